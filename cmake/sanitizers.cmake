@@ -1,0 +1,10 @@
+# INFERSCOPE_SANITIZE=address -> ASan + UBSan; thread -> TSan. Applied to every target.
+if(INFERSCOPE_SANITIZE STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+elseif(INFERSCOPE_SANITIZE STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(NOT INFERSCOPE_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "INFERSCOPE_SANITIZE must be '', 'address' or 'thread', not '${INFERSCOPE_SANITIZE}'")
+endif()

@@ -1,0 +1,39 @@
+// The sampler chain: repetition penalty -> temperature -> top-k -> top-p -> min-p -> draw.
+// Temperature 0 (or top-k 1) is greedy. The same seed gives the same tokens.
+#pragma once
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+namespace inferscope {
+
+struct SamplingParams {
+  float temperature = 0.0f;      // 0 = greedy
+  int32_t top_k = 0;             // 0 = off
+  float top_p = 1.0f;            // 1 = off
+  float min_p = 0.0f;            // 0 = off; keep tokens with p >= min_p * p_max
+  float repeat_penalty = 1.0f;   // 1 = off; llama.cpp's rule: logit>0 ? logit/pen : logit*pen
+  int32_t repeat_last_n = 64;    // how many recent tokens the penalty looks at
+  uint64_t seed = 0xC0FFEE;
+};
+
+class Sampler {
+ public:
+  explicit Sampler(const SamplingParams& params);
+  // Picks the next token from one row of logits; `history` is the sequence so far (prompt + output).
+  int32_t sample(std::span<const float> logits, std::span<const int32_t> history);
+  // The probabilities the draw used at the last sample() (after every filter), sparse: (id, p).
+  const std::vector<std::pair<int32_t, float>>& last_distribution() const { return candidates_; }
+  const SamplingParams& params() const { return params_; }
+
+ private:
+  SamplingParams params_;
+  std::mt19937_64 rng_;
+  std::vector<std::pair<int32_t, float>> candidates_;
+};
+
+// Index of the largest value; the lowest index wins ties.
+int32_t argmax(std::span<const float> logits);
+
+}  // namespace inferscope

@@ -1,0 +1,51 @@
+// Text <-> token ids for the two GGUF tokenizer families.
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/tokenizer/vocab.h"
+
+namespace inferscope {
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  const Vocab& vocab() const { return vocab_; }
+
+  // add_bos: prepend BOS when the vocabulary asks for it (vocab().add_bos) and has one.
+  // parse_special: text that spells a control token ("<|im_start|>") becomes that one token.
+  std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special = true) const;
+
+  // The raw bytes a token stands for (byte tokens give their byte; control tokens give their text
+  // only when render_special is set, else nothing). May be an incomplete UTF-8 sequence.
+  std::string token_to_piece(TokenId id, bool render_special = false) const;
+  // Concatenated pieces, with the SentencePiece leading space of the first token removed.
+  std::string decode(const std::vector<TokenId>& ids, bool render_special = false) const;
+
+  // Builds the tokenizer the file's vocabulary names; throws GgufError for an unknown one.
+  static std::unique_ptr<Tokenizer> from_gguf(const GgufFile& file);
+  static std::unique_ptr<Tokenizer> from_vocab(Vocab vocab);
+
+ protected:
+  explicit Tokenizer(Vocab vocab) : vocab_(std::move(vocab)) {}
+  // Encodes text that contains no special tokens.
+  virtual void encode_fragment(std::string_view text, bool first_fragment, std::vector<TokenId>& out) const = 0;
+  virtual std::string piece_of(TokenId id) const = 0;
+  Vocab vocab_;
+};
+
+// Turns a stream of token pieces into text that never ends inside a UTF-8 character.
+class Utf8StreamDecoder {
+ public:
+  // Appends bytes; returns the longest prefix of pending bytes that forms whole characters.
+  std::string push(std::string_view bytes);
+  // What is left at the end of the stream (invalid or incomplete bytes become U+FFFD).
+  std::string flush();
+
+ private:
+  std::string pending_;
+};
+
+}  // namespace inferscope

@@ -1,0 +1,21 @@
+// What this CPU offers, read once at run time.
+#pragma once
+#include <string>
+
+namespace inferscope {
+
+struct CpuFeatures {
+  bool avx2 = false;
+  bool fma = false;
+  bool f16c = false;
+  bool avx512f = false;
+  int hardware_threads = 1;
+  std::string model_name;  // from /proc/cpuinfo when available
+};
+
+const CpuFeatures& cpu_features();
+
+// True when the AVX2 kernels may run (AVX2 + FMA + F16C), unless INFERSCOPE_FORCE_SCALAR=1.
+bool use_avx2();
+
+}  // namespace inferscope

@@ -1,0 +1,27 @@
+// Element-wise and row-wise ops of the forward pass (f32 activations).
+#pragma once
+#include <cstdint>
+
+namespace inferscope {
+
+// out = x / sqrt(mean(x^2) + eps) * weight, for one row of n (out may alias x).
+void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float eps);
+
+// Rotary embedding in place on one head vector of head_dim floats at position pos, rotating
+// adjacent pairs (2i, 2i+1) for 2i < rope_dim with angle pos * freq_scale * base^(-2i/rope_dim)
+// (llama.cpp's "normal" rope, which GGUF llama files are written for).
+void rope(float* head, int64_t head_dim, int64_t rope_dim, int32_t pos, float freq_base, float freq_scale);
+
+// In place softmax of n values.
+void softmax(float* x, int64_t n);
+
+// gate[i] = silu(gate[i]) * up[i].
+void swiglu(float* gate, const float* up, int64_t n);
+
+// y[i] += x[i].
+void add_inplace(float* y, const float* x, int64_t n);
+
+// Fixed-order dot product of two f32 vectors (AVX2 when available; same order whatever the caller).
+float dot_f32(const float* a, const float* b, int64_t n);
+
+}  // namespace inferscope

@@ -1,0 +1,28 @@
+// A fixed pool of worker threads that runs one parallel job at a time (the caller's thread joins in).
+#pragma once
+#include <cstdint>
+#include <functional>
+
+namespace inferscope {
+
+class ThreadPool {
+ public:
+  // n_threads counts the calling thread; 0 means std::thread::hardware_concurrency().
+  explicit ThreadPool(int n_threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const;
+
+  // Runs fn(begin, end) over [0, n) split into contiguous chunks of at least `grain` items,
+  // on all threads, and returns when every chunk is done. The split never changes the result
+  // of a well-formed kernel: each item must be computed independently of the chunking.
+  void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t begin, int64_t end)>& fn);
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+}  // namespace inferscope
