@@ -34,6 +34,9 @@ class GgufFile {
  public:
   // Throws GgufError. The mapping lives as long as the GgufFile.
   static std::unique_ptr<GgufFile> open(const std::string& path);
+  // Parses a GGUF image already in memory (tests, fuzzing); `data` must outlive the result and
+  // `name` stands for the path in messages.
+  static std::unique_ptr<GgufFile> open_bytes(const uint8_t* data, size_t size, const std::string& name);
   ~GgufFile();
   GgufFile(const GgufFile&) = delete;
   GgufFile& operator=(const GgufFile&) = delete;
@@ -74,6 +77,7 @@ class GgufFile {
   uint64_t data_offset_ = 0;
   const uint8_t* base_ = nullptr;
   size_t size_ = 0;
+  bool mapped_ = false;  // base_ is our mmap (unmapped in the destructor), not caller memory
   std::vector<std::pair<std::string, GgufValue>> kv_;
   std::map<std::string, size_t> kv_index_;
   std::vector<GgufTensorInfo> tensors_;

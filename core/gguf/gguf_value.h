@@ -47,4 +47,8 @@ struct GgufValue {
   std::string to_display_string(size_t max_items = 8) const;  // for `inspect`
 };
 
+// Deep equality: same type ids and the same values (element by element for arrays).
+bool operator==(const GgufArray& a, const GgufArray& b);
+bool operator==(const GgufValue& a, const GgufValue& b);
+
 }  // namespace inferscope

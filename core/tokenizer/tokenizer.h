@@ -12,10 +12,13 @@ namespace inferscope {
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
+  Tokenizer(const Tokenizer&) = delete;  // subclasses keep views into vocab_
+  Tokenizer& operator=(const Tokenizer&) = delete;
   const Vocab& vocab() const { return vocab_; }
 
   // add_bos: prepend BOS when the vocabulary asks for it (vocab().add_bos) and has one.
-  // parse_special: text that spells a control token ("<|im_start|>") becomes that one token.
+  // parse_special: text that spells a CONTROL, USER_DEFINED or UNKNOWN token ("<|im_start|>")
+  // becomes that one token; where spellings overlap, longer tokens are taken first.
   std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special = true) const;
 
   // The raw bytes a token stands for (byte tokens give their byte; control tokens give their text
@@ -29,11 +32,16 @@ class Tokenizer {
   static std::unique_ptr<Tokenizer> from_vocab(Vocab vocab);
 
  protected:
-  explicit Tokenizer(Vocab vocab) : vocab_(std::move(vocab)) {}
-  // Encodes text that contains no special tokens.
-  virtual void encode_fragment(std::string_view text, bool first_fragment, std::vector<TokenId>& out) const = 0;
+  explicit Tokenizer(Vocab vocab);
+  // Encodes text that contains no special tokens. after_special: the text starts the input or
+  // follows a special token (where SentencePiece adds its space prefix).
+  virtual void encode_fragment(std::string_view text, bool after_special, std::vector<TokenId>& out) const = 0;
+  // The bytes of a NORMAL (or otherwise non-special, non-byte) token.
   virtual std::string piece_of(TokenId id) const = 0;
   Vocab vocab_;
+
+ private:
+  std::vector<TokenId> specials_;  // tokens parse_special matches, longest spelling first
 };
 
 // Turns a stream of token pieces into text that never ends inside a UTF-8 character.

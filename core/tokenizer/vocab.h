@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -12,6 +13,9 @@ using TokenId = int32_t;
 
 // GGUF tokenizer.ggml.token_type values.
 enum class TokenType : int32_t { UNDEFINED = 0, NORMAL = 1, UNKNOWN = 2, CONTROL = 3, USER_DEFINED = 4, UNUSED = 5, BYTE = 6 };
+
+// The byte a BYTE token spelled "<0xNN>" stands for; -1 when the text is not of that form.
+int byte_token_value(std::string_view text);
 
 struct Vocab {
   std::string model;  // tokenizer.ggml.model: "llama" (SentencePiece) or "gpt2" (byte-level BPE)

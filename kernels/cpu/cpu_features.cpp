@@ -1,0 +1,58 @@
+#include "kernels/cpu/cpu_features.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+namespace inferscope {
+namespace {
+
+// The "model name" line of /proc/cpuinfo, or "" where there is none.
+std::string read_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const auto start = line.find_first_not_of(" \t", colon + 1);
+    return start == std::string::npos ? std::string() : line.substr(start);
+  }
+  return {};
+}
+
+CpuFeatures detect() {
+  CpuFeatures f;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  f.avx2 = __builtin_cpu_supports("avx2");
+  f.fma = __builtin_cpu_supports("fma");
+  f.f16c = __builtin_cpu_supports("f16c");
+  f.avx512f = __builtin_cpu_supports("avx512f");
+#endif
+  const unsigned threads = std::thread::hardware_concurrency();
+  f.hardware_threads = threads == 0 ? 1 : static_cast<int>(threads);
+  f.model_name = read_model_name();
+  return f;
+}
+
+}  // namespace
+
+const CpuFeatures& cpu_features() {
+  static const CpuFeatures features = detect();
+  return features;
+}
+
+bool use_avx2() {
+  // decided once (the environment is read at the first call): hot loops ask on every call
+  static const bool avx2 = [] {
+    const CpuFeatures& f = cpu_features();
+    const char* force = std::getenv("INFERSCOPE_FORCE_SCALAR");
+    if (force != nullptr && std::strcmp(force, "1") == 0) return false;
+    return f.avx2 && f.fma && f.f16c;
+  }();
+  return avx2;
+}
+
+}  // namespace inferscope

@@ -15,7 +15,8 @@ struct CpuFeatures {
 
 const CpuFeatures& cpu_features();
 
-// True when the AVX2 kernels may run (AVX2 + FMA + F16C), unless INFERSCOPE_FORCE_SCALAR=1.
+// True when the AVX2 kernels may run (AVX2 + FMA + F16C), unless INFERSCOPE_FORCE_SCALAR=1
+// (the environment is read once, at the first call).
 bool use_avx2();
 
 }  // namespace inferscope

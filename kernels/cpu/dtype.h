@@ -28,7 +28,7 @@ enum class DType : uint32_t {
 
 struct DTypeInfo {
   DType type;
-  std::string_view name;  // "f32", "q4_1", ... (ggml's spelling, lower case)
+  std::string_view name;  // "f32", "q4_1", "q4_K", ... (ggml's spelling; dtype_from_name ignores case)
   int64_t block_size;     // elements per block (1 for plain floats)
   size_t block_bytes;     // bytes per block
   bool can_load;          // we can dequantize it (Q2_K/Q3_K are known but not supported)

@@ -23,10 +23,15 @@ struct MatrixRef {
 // count are (each output is one dot product with a fixed reduction order).
 void matmul(const MatrixRef& w, const float* x, int64_t n_tok, float* y, ThreadPool& pool);
 
+// Which kernel family runs: Auto = AVX2 when use_avx2(), else scalar. Throws std::invalid_argument
+// for a weight type the family cannot multiply (and Avx2 on a CPU without AVX2/FMA/F16C).
+enum class KernelChoice { Auto, Scalar, Avx2 };
+void matmul(const MatrixRef& w, const float* x, int64_t n_tok, float* y, ThreadPool& pool, KernelChoice choice);
+
 // The plain reference: dequantize each row, dot in double. Slow, obviously right.
 void matmul_reference(const MatrixRef& w, const float* x, int64_t n_tok, float* y);
 
-// Which kernel matmul() uses for this type on this CPU ("avx2", "scalar").
+// Which kernel matmul() uses for this type on this CPU ("avx2", "scalar"; "none" if unsupported).
 const char* matmul_kernel_name(DType type);
 
 }  // namespace inferscope

@@ -1,0 +1,66 @@
+// Row-wise ops of the forward pass. Each reduction runs in one fixed order, so a row's result never
+// depends on the batch it is in.
+#include "kernels/cpu/ops.h"
+
+#include <cmath>
+
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/vec_dot.h"
+
+namespace inferscope {
+
+void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float eps) {
+  double sum_sq = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum_sq += static_cast<double>(x[i]) * x[i];
+  const float scale = static_cast<float>(1.0 / std::sqrt(sum_sq / static_cast<double>(n) + eps));
+  for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
+}
+
+void rope(float* head, int64_t head_dim, int64_t rope_dim, int32_t pos, float freq_base, float freq_scale) {
+  rope_heads(head, 1, head_dim, rope_dim, pos, freq_base, freq_scale);
+}
+
+void rope_heads(float* heads, int64_t n_heads, int64_t head_dim, int64_t rope_dim, int32_t pos, float freq_base,
+                float freq_scale) {
+  // frequencies base^(-2i/rope_dim) by repeated multiplication in double (error ~1e-15, far below f32)
+  const double step = std::pow(static_cast<double>(freq_base), -2.0 / static_cast<double>(rope_dim));
+  double freq = 1.0;
+  for (int64_t i = 0; 2 * i + 1 < rope_dim && 2 * i + 1 < head_dim; ++i, freq *= step) {
+    const double theta = static_cast<double>(pos) * static_cast<double>(freq_scale) * freq;
+    const float c = static_cast<float>(std::cos(theta)), s = static_cast<float>(std::sin(theta));
+    for (int64_t h = 0; h < n_heads; ++h) {
+      float* pair = heads + h * head_dim + 2 * i;
+      const float x0 = pair[0], x1 = pair[1];
+      pair[0] = x0 * c - x1 * s;
+      pair[1] = x0 * s + x1 * c;
+    }
+  }
+}
+
+void softmax(float* x, int64_t n) {
+  if (n <= 0) return;
+  float max = x[0];
+  for (int64_t i = 1; i < n; ++i) max = std::fmax(max, x[i]);
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void swiglu(float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+void add_inplace(float* y, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+float dot_f32(const float* a, const float* b, int64_t n) {
+  const cpu::DotKernel* k = use_avx2() ? cpu::avx2_kernel(DType::F32) : cpu::scalar_kernel(DType::F32);
+  return k->dot(a, b, n);
+}
+
+}  // namespace inferscope

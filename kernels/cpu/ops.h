@@ -12,6 +12,11 @@ void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float e
 // (llama.cpp's "normal" rope, which GGUF llama files are written for).
 void rope(float* head, int64_t head_dim, int64_t rope_dim, int32_t pos, float freq_base, float freq_scale);
 
+// rope() on n_heads consecutive head vectors (stride head_dim) of one token, computing each angle's
+// sin/cos once for all of them; bit-identical to calling rope() per head.
+void rope_heads(float* heads, int64_t n_heads, int64_t head_dim, int64_t rope_dim, int32_t pos, float freq_base,
+                float freq_scale);
+
 // In place softmax of n values.
 void softmax(float* x, int64_t n);
 

@@ -24,14 +24,30 @@ struct BlockQ5_1 { f16_bits d; f16_bits m; uint8_t qh[4]; uint8_t qs[QK5_1 / 2];
 struct BlockQ8_0 { f16_bits d; int8_t qs[QK8_0]; };
 // x_i = qs_i * d; s = d * sum(qs) (used as the activation partner of Q4_1/Q5_1).
 struct BlockQ8_1 { f16_bits d; f16_bits s; int8_t qs[QK8_1]; };
-// 8 sub-blocks of 32: x = d * scale_j * q - dmin * min_j, 6-bit scale_j/min_j packed in scales[12].
+// 8 sub-blocks of 32: element 32*j + l is x = d * scale_j * q - dmin * min_j (see k_scale_min for the
+// 6-bit scale_j/min_j packed in scales[12]); q = low nibble of qs[32*(j/2) + l] for even j, high for odd j.
 struct BlockQ4_K { f16_bits d; f16_bits dmin; uint8_t scales[K_SCALE_SIZE]; uint8_t qs[QK_K / 2]; };
-// As Q4_K with a fifth bit per element in qh.
+// As Q4_K, with q's fifth bit (value 16) for element 32*j + l in bit j of qh[l].
 struct BlockQ5_K { f16_bits d; f16_bits dmin; uint8_t scales[K_SCALE_SIZE]; uint8_t qh[QK_K / 8]; uint8_t qs[QK_K / 2]; };
-// 16 sub-blocks of 16: x = d * scales_j * (q - 32), q 6 bits = 4 low bits in ql, 2 high bits in qh.
+// 16 sub-blocks of 16: element i is x = d * scales[i/16] * (q - 32), q of 6 bits. Writing
+// i = 128*h + 32*k + l (k < 4, l < 32): the 4 low bits are the low (k < 2) or high (k >= 2) nibble
+// of ql[64*h + 32*(k%2) + l], the 2 high bits are bits 2k..2k+1 of qh[32*h + l].
 struct BlockQ6_K { uint8_t ql[QK_K / 2]; uint8_t qh[QK_K / 4]; int8_t scales[QK_K / 16]; f16_bits d; };
-// Activation partner of the K-quants: x_i = qs_i * d; bsums[j] = sum of qs over group j of 16.
+// Activation partner of the K-quants: x_i = qs_i * d (d is f32); bsums[j] = sum of qs over group j of 16.
 struct BlockQ8_K { float d; int8_t qs[QK_K]; int16_t bsums[QK_K / 16]; };
+
+// The 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block: for j < 4 the low 6 bits of
+// scales[j] and scales[j+4]; for j >= 4 the nibbles of scales[j+4] (scale low, min high) topped with
+// the 2 spare high bits of scales[j-4] (scale) and scales[j] (min).
+inline void k_scale_min(int j, const uint8_t* scales, uint8_t& scale, uint8_t& min) {
+  if (j < 4) {
+    scale = scales[j] & 63;
+    min = scales[j + 4] & 63;
+  } else {
+    scale = static_cast<uint8_t>((scales[j + 4] & 0x0f) | ((scales[j - 4] >> 6) << 4));
+    min = static_cast<uint8_t>((scales[j + 4] >> 4) | ((scales[j] >> 6) << 4));
+  }
+}
 
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);

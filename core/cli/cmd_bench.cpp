@@ -1,0 +1,147 @@
+// inferscope-cli bench: llama-bench-style prompt processing (ppN) and text generation (tgN) speed.
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "core/cli/commands.h"
+#include "core/cli/model_options.h"
+#include "core/engine/runtime.h"
+#include "core/gguf/gguf_file.h"
+#include "kernels/cpu/cpu_features.h"
+
+namespace inferscope::cli {
+namespace {
+
+struct BenchRow {
+  std::string test;  // "pp512", "tg128"
+  int64_t n_prompt = 0, n_gen = 0;
+  std::vector<double> samples_ts;  // tokens per second of each repetition
+  double mean() const {
+    double s = 0;
+    for (double x : samples_ts) s += x;
+    return samples_ts.empty() ? 0 : s / static_cast<double>(samples_ts.size());
+  }
+  double stddev() const {
+    if (samples_ts.size() < 2) return 0;
+    const double m = mean();
+    double s = 0;
+    for (double x : samples_ts) s += (x - m) * (x - m);
+    return std::sqrt(s / static_cast<double>(samples_ts.size() - 1));
+  }
+};
+
+// Random non-special token ids, as llama-bench feeds.
+std::vector<TokenId> random_tokens(const LlamaModel& model, int64_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<TokenId> ids(static_cast<size_t>(n));
+  for (TokenId& id : ids) id = static_cast<TokenId>(rng() % static_cast<uint64_t>(model.config().vocab_size));
+  return ids;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// One prefill of n tokens into an empty sequence.
+double run_pp(Runtime& rt, const std::vector<TokenId>& tokens) {
+  rt.reset(0);
+  const auto t0 = std::chrono::steady_clock::now();
+  rt.append(0, tokens);
+  return static_cast<double>(tokens.size()) / seconds_since(t0);
+}
+
+// n single-token decode steps from an empty sequence.
+double run_tg(Runtime& rt, const std::vector<TokenId>& tokens) {
+  rt.reset(0);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (TokenId id : tokens) rt.append(0, std::span(&id, 1));
+  return static_cast<double>(tokens.size()) / seconds_since(t0);
+}
+
+std::string fmt(double v, int precision) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
+}  // namespace
+
+int cmd_bench(int argc, char** argv) {
+  std::vector<OptionSpec> specs = with_model_options({
+      {"--n-prompt", "-p", true, "prompt tokens of the pp test (default 512; 0 skips it)"},
+      {"--n-gen", "-n", true, "generated tokens of the tg test (default 128; 0 skips it)"},
+      {"--repetitions", "-r", true, "repetitions of each test (default 5)"},
+      {"--output", "-o", true, "md (default) | csv | json"},
+  });
+  if (print_help_if_asked("bench --model PATH [-p 512] [-n 128] [-r 5] [--threads N] [-o md|csv|json]", specs, argc,
+                          argv)) {
+    return 0;
+  }
+  const Args args(specs, argc, argv, 2);
+  const int64_t n_prompt = args.integer("--n-prompt", 512, 0, 1 << 20);
+  const int64_t n_gen = args.integer("--n-gen", 128, 0, 1 << 20);
+  const int64_t reps = args.integer("--repetitions", 5, 1, 1000);
+  const std::string output = args.choice("--output", "md", {"md", "csv", "json"});
+  auto model = load_model(args);
+  RuntimeOptions options = runtime_options(args);
+  if (std::max(n_prompt, n_gen) > model->config().context_length) {
+    throw UsageError("the test lengths exceed the model's context length of " +
+                     std::to_string(model->config().context_length));
+  }
+  options.context_length = static_cast<int32_t>(std::max<int64_t>(1, std::max(n_prompt, n_gen)));
+  Runtime rt(*model, options);
+
+  std::vector<BenchRow> rows;
+  if (n_prompt > 0) {
+    BenchRow row{"pp" + std::to_string(n_prompt), n_prompt, 0, {}};
+    const auto tokens = random_tokens(*model, n_prompt, 1);
+    run_pp(rt, tokens);  // warm-up
+    for (int64_t i = 0; i < reps; ++i) row.samples_ts.push_back(run_pp(rt, tokens));
+    rows.push_back(row);
+  }
+  if (n_gen > 0) {
+    BenchRow row{"tg" + std::to_string(n_gen), 0, n_gen, {}};
+    const auto tokens = random_tokens(*model, n_gen, 2);
+    run_tg(rt, std::vector<TokenId>(tokens.begin(), tokens.begin() + std::min<int64_t>(n_gen, 16)));  // warm-up
+    for (int64_t i = 0; i < reps; ++i) row.samples_ts.push_back(run_tg(rt, tokens));
+    rows.push_back(row);
+  }
+  rt.reset(0);
+
+  const std::string model_name = model->config().name;
+  const double size_gib = static_cast<double>(model->weights().matrix_bytes()) / (1024.0 * 1024.0 * 1024.0);
+  const double params_m = static_cast<double>(model->parameter_count()) / 1e6;
+  const std::string backend = use_avx2() ? "CPU AVX2" : "CPU scalar";
+  if (output == "json") {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const BenchRow& r : rows) {
+      arr.push_back({{"model_filename", model->file().path()}, {"model_type", model_name},
+                     {"model_size", model->weights().matrix_bytes()}, {"model_n_params", model->parameter_count()},
+                     {"backends", backend}, {"n_threads", rt.threads()}, {"kv_dtype", dtype_name(options.kv_dtype)},
+                     {"test", r.test}, {"n_prompt", r.n_prompt}, {"n_gen", r.n_gen}, {"avg_ts", r.mean()},
+                     {"stddev_ts", r.stddev()}, {"samples_ts", r.samples_ts}});
+    }
+    std::cout << arr.dump(2) << "\n";
+  } else if (output == "csv") {
+    std::cout << "model,size_gib,params_m,backend,threads,test,n_prompt,n_gen,avg_ts,stddev_ts\n";
+    for (const BenchRow& r : rows) {
+      std::cout << '"' << model_name << "\"," << fmt(size_gib, 4) << "," << fmt(params_m, 2) << "," << backend << ","
+                << rt.threads() << "," << r.test << "," << r.n_prompt << "," << r.n_gen << "," << fmt(r.mean(), 2)
+                << "," << fmt(r.stddev(), 2) << "\n";
+    }
+  } else {
+    std::cout << "| model | size | params | backend | threads | test | t/s |\n"
+              << "| --- | ---: | ---: | --- | ---: | ---: | ---: |\n";
+    for (const BenchRow& r : rows) {
+      std::cout << "| " << model_name << " | " << fmt(size_gib * 1024, 2) << " MiB | " << fmt(params_m, 2) << " M | "
+                << backend << " | " << rt.threads() << " | " << r.test << " | " << fmt(r.mean(), 2) << " ± "
+                << fmt(r.stddev(), 2) << " |\n";
+    }
+  }
+  return 0;
+}
+
+}  // namespace inferscope::cli

@@ -1,0 +1,13 @@
+// The inferscope-cli subcommands; each returns the process exit code.
+#pragma once
+
+namespace inferscope::cli {
+
+int cmd_generate(int argc, char** argv);
+int cmd_chat(int argc, char** argv);
+int cmd_inspect(int argc, char** argv);
+int cmd_tokenize(int argc, char** argv);
+int cmd_devices(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
+
+}  // namespace inferscope::cli

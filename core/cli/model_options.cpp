@@ -1,0 +1,38 @@
+#include "core/cli/model_options.h"
+
+#include <iostream>
+
+namespace inferscope::cli {
+
+std::vector<OptionSpec> model_option_specs() {
+  return {
+      {"--model", "-m", true, "GGUF model file"},
+      {"--threads", "-t", true, "worker threads (default: all cores)"},
+      {"--kv-dtype", "", true, "KV cache precision: f16 (default) | f32"},
+      {"--ctx", "-c", true, "context length (default: the model's)"},
+      {"--chat-template", "", true, "override the chat template: chatml|llama2|llama3|zephyr|mistral|gemma|phi3"},
+  };
+}
+
+std::vector<OptionSpec> with_model_options(std::vector<OptionSpec> specs) {
+  for (OptionSpec& s : model_option_specs()) specs.push_back(std::move(s));
+  return specs;
+}
+
+std::unique_ptr<LlamaModel> load_model(const Args& args) {
+  ModelLoadOptions options;
+  options.chat_template_override = args.str("--chat-template", "");
+  auto model = LlamaModel::load(args.required("--model"), options);
+  if (!model->chat_template_warning().empty()) std::cerr << "warning: " << model->chat_template_warning() << "\n";
+  return model;
+}
+
+RuntimeOptions runtime_options(const Args& args) {
+  RuntimeOptions o;
+  o.threads = static_cast<int32_t>(args.integer("--threads", 0, 0, 1024));
+  o.kv_dtype = args.choice("--kv-dtype", "f16", {"f16", "f32"}) == "f32" ? DType::F32 : DType::F16;
+  o.context_length = static_cast<int32_t>(args.integer("--ctx", 0, 0, 1 << 24));
+  return o;
+}
+
+}  // namespace inferscope::cli

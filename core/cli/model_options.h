@@ -1,0 +1,19 @@
+// Options shared by every subcommand that runs the model, and loading the model from them.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "core/cli/args.h"
+#include "core/engine/runtime.h"
+#include "core/model/llama_model.h"
+
+namespace inferscope::cli {
+
+// --model, --threads, --kv-dtype, --ctx, --chat-template
+std::vector<OptionSpec> model_option_specs();
+std::vector<OptionSpec> with_model_options(std::vector<OptionSpec> specs);
+
+std::unique_ptr<LlamaModel> load_model(const Args& args);
+RuntimeOptions runtime_options(const Args& args);
+
+}  // namespace inferscope::cli

@@ -1,0 +1,24 @@
+#include "core/engine/prompt.h"
+
+#include <stdexcept>
+
+namespace inferscope {
+
+std::vector<TokenId> encode_prompt(const LlamaModel& model, const std::string& text) {
+  const Vocab& vocab = model.tokenizer().vocab();
+  if (text.empty()) {
+    if (vocab.bos < 0) throw std::invalid_argument("an empty prompt needs a BOS token, and this vocabulary has none");
+    return {vocab.bos};
+  }
+  std::vector<TokenId> ids = model.tokenizer().encode(text, true);
+  if (ids.empty()) throw std::invalid_argument("the prompt encodes to no tokens");
+  return ids;
+}
+
+std::vector<TokenId> encode_chat(const LlamaModel& model, const std::vector<ChatMessage>& messages) {
+  const ChatTemplate& tmpl = model.chat_template();
+  // Templates that spell BOS in the text get it from there, not from the tokenizer.
+  return model.tokenizer().encode(tmpl.render(messages, true), !tmpl.bos_in_text, true);
+}
+
+}  // namespace inferscope

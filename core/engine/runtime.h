@@ -1,0 +1,67 @@
+// One model with its thread pool, KV cache and attention: appends tokens to sequences and returns
+// their logits. The single-session path of the CLI (generate, chat, bench, perplexity) runs on it.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/kv/kv_cache.h"
+#include "core/model/llama_forward.h"
+#include "core/tokenizer/vocab.h"
+
+namespace inferscope {
+
+class Attention;
+class LlamaModel;
+class ThreadPool;
+
+struct RuntimeOptions {
+  int32_t threads = 0;          // 0 = every hardware thread
+  DType kv_dtype = DType::F16;  // F16 or F32
+  int32_t context_length = 0;   // 0 = the model's; at most the model's
+  int32_t max_sequences = 1;    // regions the KV cache holds at once
+  int32_t prefill_chunk = 512;  // tokens per forward pass while feeding a long prompt
+};
+
+// Raised when a sequence would grow past the context length.
+class ContextFullError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Runtime {
+ public:
+  Runtime(const LlamaModel& model, const RuntimeOptions& options);
+  ~Runtime();
+
+  const LlamaModel& model() const { return model_; }
+  int32_t context_length() const { return context_length_; }
+  int32_t threads() const;
+  const KvCache& kv() const { return *kv_; }
+
+  // Feeds tokens after what `seq` holds; returns the logits after the last one (vocab floats,
+  // valid until the next call). Throws ContextFullError (nothing changes) past the context length.
+  std::span<const float> append(SeqId seq, std::span<const TokenId> tokens);
+  // Logits at every position of `tokens` (n x vocab), for perplexity.
+  std::span<const float> append_all_logits(SeqId seq, std::span<const TokenId> tokens);
+  void reset(SeqId seq);
+  const std::vector<TokenId>& tokens(SeqId seq) const;  // everything the sequence holds
+  int32_t length(SeqId seq) const { return static_cast<int32_t>(tokens(seq).size()); }
+  size_t last_attention_scratch_bytes() const { return forward_.last_attention_scratch_bytes(); }
+
+ private:
+  std::span<const float> feed(SeqId seq, std::span<const TokenId> tokens, bool all_logits);
+  const LlamaModel& model_;
+  int32_t context_length_;
+  int32_t prefill_chunk_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<KvCache> kv_;
+  std::unique_ptr<Attention> attention_;
+  LlamaForward forward_;
+  std::map<SeqId, std::vector<TokenId>> tokens_;
+  std::vector<float> logits_, chunk_logits_;
+};
+
+}  // namespace inferscope

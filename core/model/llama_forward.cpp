@@ -1,0 +1,126 @@
+#include "core/model/llama_forward.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "core/attention/attention.h"
+#include "core/model/llama_model.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/ops.h"
+#include "kernels/cpu/quantize.h"
+#include "kernels/cpu/thread_pool.h"
+
+namespace inferscope {
+namespace {
+
+float* row(std::vector<float>& m, int64_t r, int64_t width) { return m.data() + r * width; }
+
+// out[t] = rmsnorm(in[t]) * weight, for each of n rows.
+void rmsnorm_rows(float* out, const float* in, const float* weight, int64_t n, int64_t dim, float eps) {
+  for (int64_t t = 0; t < n; ++t) rmsnorm(out + t * dim, in + t * dim, weight, dim, eps);
+}
+
+}  // namespace
+
+LlamaForward::LlamaForward(const LlamaModel& model) : model_(model) {}
+
+void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
+                       std::vector<float>& logits) {
+  const LlamaConfig& c = model_.config();
+  const LlamaWeights& w = model_.weights();
+  const int64_t dim = c.dim, q_dim = int64_t{c.n_heads} * c.head_dim, kv_dim = c.kv_dim(), hd = c.head_dim;
+
+  int64_t n_tok = 0, n_logits = 0;
+  for (const BatchSeq& s : batch) {
+    if (s.pos0 < 0 || s.pos0 + static_cast<int64_t>(s.tokens.size()) > kv.length(s.seq)) {
+      throw std::invalid_argument("forward: sequence " + std::to_string(s.seq) + " has no cache room for positions " +
+                                  std::to_string(s.pos0) + ".." + std::to_string(s.pos0 + s.tokens.size()));
+    }
+    n_tok += static_cast<int64_t>(s.tokens.size());
+    n_logits += s.tokens.empty() ? 0 : (s.all_logits ? static_cast<int64_t>(s.tokens.size()) : 1);
+  }
+  x_.resize(n_tok * dim);
+  xb_.resize(n_tok * dim);
+  q_.resize(n_tok * q_dim);
+  k_.resize(n_tok * kv_dim);
+  v_.resize(n_tok * kv_dim);
+  att_.resize(n_tok * q_dim);
+  gate_.resize(n_tok * c.ffn_dim);
+  up_.resize(n_tok * c.ffn_dim);
+
+  // token embedding: x[t] = token_embd[token]
+  int64_t t = 0;
+  for (const BatchSeq& s : batch) {
+    for (TokenId id : s.tokens) {
+      if (id < 0 || id >= c.vocab_size) {
+        throw std::invalid_argument("forward: token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                                    std::to_string(c.vocab_size - 1) + ")");
+      }
+      const auto* src = static_cast<const uint8_t*>(w.token_embd.data) + w.token_embd.row_stride * id;
+      dequantize_row(w.token_embd.type, src, row(x_, t++, dim), dim);
+    }
+  }
+
+  const AttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim};
+  std::vector<AttentionSeq> att_seqs(batch.size());
+  attention_scratch_bytes_ = 0;
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    const LlamaLayerWeights& lw = w.layers[l];
+    // attention rmsnorm
+    rmsnorm_rows(xb_.data(), x_.data(), lw.attn_norm, n_tok, dim, c.rms_eps);
+    // q, k, v projections for every token of the step at once
+    matmul(lw.wq, xb_.data(), n_tok, q_.data(), pool);
+    matmul(lw.wk, xb_.data(), n_tok, k_.data(), pool);
+    matmul(lw.wv, xb_.data(), n_tok, v_.data(), pool);
+    // RoPE on q and k at each token's position, then K/V into the cache
+    t = 0;
+    for (size_t si = 0; si < batch.size(); ++si) {
+      const BatchSeq& s = batch[si];
+      for (size_t i = 0; i < s.tokens.size(); ++i, ++t) {
+        const int32_t pos = s.pos0 + static_cast<int32_t>(i);
+        for (int32_t h = 0; h < c.n_heads; ++h) {
+          rope(row(q_, t, q_dim) + h * hd, hd, c.rope_dim, pos, c.rope_freq_base, c.rope_freq_scale);
+        }
+        for (int32_t h = 0; h < c.n_kv_heads; ++h) {
+          rope(row(k_, t, kv_dim) + h * hd, hd, c.rope_dim, pos, c.rope_freq_base, c.rope_freq_scale);
+        }
+        kv.store(l, s.seq, pos, row(k_, t, kv_dim), row(v_, t, kv_dim));
+      }
+    }
+    // attention of each sequence's queries over its cached context
+    t = 0;
+    for (size_t si = 0; si < batch.size(); ++si) {
+      const BatchSeq& s = batch[si];
+      att_seqs[si] = AttentionSeq{row(q_, t, q_dim), row(att_, t, q_dim), static_cast<int32_t>(s.tokens.size()),
+                                  s.pos0, kv.view(l, s.seq)};
+      t += static_cast<int64_t>(s.tokens.size());
+    }
+    attention_scratch_bytes_ = std::max(attention_scratch_bytes_, attention.scratch_bytes(att_seqs, shape));
+    attention.forward(att_seqs, shape, pool);
+    // output projection and residual
+    matmul(lw.wo, att_.data(), n_tok, xb_.data(), pool);
+    add_inplace(x_.data(), xb_.data(), n_tok * dim);
+    // ffn rmsnorm, then SwiGLU: w_down(silu(w_gate x) * w_up x), and residual
+    rmsnorm_rows(xb_.data(), x_.data(), lw.ffn_norm, n_tok, dim, c.rms_eps);
+    matmul(lw.w_gate, xb_.data(), n_tok, gate_.data(), pool);
+    matmul(lw.w_up, xb_.data(), n_tok, up_.data(), pool);
+    swiglu(gate_.data(), up_.data(), n_tok * c.ffn_dim);
+    matmul(lw.w_down, gate_.data(), n_tok, xb_.data(), pool);
+    add_inplace(x_.data(), xb_.data(), n_tok * dim);
+  }
+
+  // final rmsnorm of the rows that need logits, then the classifier
+  last_.resize(n_logits * dim);
+  int64_t r = 0;
+  t = 0;
+  for (const BatchSeq& s : batch) {
+    const int64_t n = static_cast<int64_t>(s.tokens.size());
+    const int64_t first = s.all_logits ? 0 : n - 1;
+    for (int64_t i = first; i < n; ++i) rmsnorm(row(last_, r++, dim), row(x_, t + i, dim), w.output_norm, dim, c.rms_eps);
+    t += n;
+  }
+  logits.resize(n_logits * c.vocab_size);
+  matmul(w.output, last_.data(), n_logits, logits.data(), pool);
+}
+
+}  // namespace inferscope

@@ -1,0 +1,44 @@
+// The Llama forward pass over a batch of sequences that share one step (llama2.c's forward(),
+// batched): every sequence brings a run of new tokens; K/V go through the KvCache; logits are
+// computed only where asked.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/kv/kv_cache.h"
+#include "core/tokenizer/vocab.h"
+
+namespace inferscope {
+
+class Attention;
+class LlamaModel;
+class ThreadPool;
+
+struct BatchSeq {
+  SeqId seq = 0;
+  std::span<const TokenId> tokens;  // new tokens, at positions pos0 .. pos0 + size - 1
+  int32_t pos0 = 0;                 // the cache must already hold room up to pos0 + size
+  bool all_logits = false;          // logits for every token (perplexity, draft verification), else the last
+};
+
+class LlamaForward {
+ public:
+  explicit LlamaForward(const LlamaModel& model);
+
+  // Appends K/V of every new token to `kv` and writes logits: one row of vocab_size floats per
+  // requested position, sequences in batch order. Throws std::invalid_argument for a bad token id
+  // or a batch the cache has no room for.
+  void run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
+           std::vector<float>& logits);
+
+  size_t last_attention_scratch_bytes() const { return attention_scratch_bytes_; }
+
+ private:
+  const LlamaModel& model_;
+  // Activations of the step, (tokens, width) row-major.
+  std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, last_;
+  size_t attention_scratch_bytes_ = 0;
+};
+
+}  // namespace inferscope

@@ -1,0 +1,42 @@
+#include "core/model/llama_model.h"
+
+#include <stdexcept>
+
+#include "core/gguf/gguf_file.h"
+
+namespace inferscope {
+
+LlamaModel::~LlamaModel() = default;
+
+std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& path, const ModelLoadOptions& options) {
+  std::unique_ptr<LlamaModel> m(new LlamaModel());
+  m->file_ = GgufFile::open(path);
+  m->config_ = LlamaConfig::from_gguf(*m->file_);
+  m->weights_ = LlamaWeights::from_gguf(*m->file_, m->config_);
+  m->tokenizer_ = Tokenizer::from_gguf(*m->file_);
+  if (m->tokenizer_->vocab().size() != m->config_.vocab_size) {
+    throw GgufError(path + ": tokenizer.ggml.tokens: " + std::to_string(m->tokenizer_->vocab().size()) +
+                    " tokens, but token_embd.weight has " + std::to_string(m->config_.vocab_size) + " rows");
+  }
+  if (!options.chat_template_override.empty()) {
+    const auto family = chat_family_from_name(options.chat_template_override);
+    if (!family) throw std::invalid_argument("unknown chat template '" + options.chat_template_override + "'");
+    m->chat_template_ = ChatTemplate::of_family(*family, m->tokenizer_->vocab());
+  } else {
+    m->chat_template_ = ChatTemplate::detect(m->file_->get_string_or("tokenizer.chat_template", ""),
+                                             m->tokenizer_->vocab(), &m->chat_template_warning_);
+  }
+  return m;
+}
+
+KvGeometry LlamaModel::kv_geometry(DType kv_dtype) const {
+  return KvGeometry{config_.n_layers, config_.n_kv_heads, config_.head_dim, kv_dtype};
+}
+
+int64_t LlamaModel::parameter_count() const {
+  int64_t n = 0;
+  for (const GgufTensorInfo& t : file_->tensors()) n += t.n_elements();
+  return n;
+}
+
+}  // namespace inferscope

@@ -1,0 +1,84 @@
+#include "core/model/llama_weights.h"
+
+#include <string>
+
+#include "core/gguf/gguf_file.h"
+#include "kernels/cpu/quantize.h"
+
+namespace inferscope {
+namespace {
+
+std::string shape_string(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// A 2-D weight with ggml dims {cols, rows}: rows of `cols` contiguous elements.
+MatrixRef matrix(const GgufFile& f, const std::string& name, int64_t rows, int64_t cols) {
+  const GgufTensorInfo& t = f.tensor(name);
+  if (t.dims.size() != 2 || t.dims[0] != cols || t.dims[1] != rows) {
+    throw GgufError(f.path() + ": tensor '" + name + "': shape " + shape_string(t.dims) + ", expected [" +
+                    std::to_string(cols) + ", " + std::to_string(rows) + "]");
+  }
+  if (!dtype_info(t.type).can_load) {
+    throw GgufError(f.path() + ": tensor '" + name + "': type " + std::string(dtype_name(t.type)) +
+                    " is not supported");
+  }
+  return MatrixRef{t.type, t.data, rows, cols, row_bytes(t.type, cols)};
+}
+
+// A norm vector; converted to f32 (into `owned`) when the file stores it otherwise.
+const float* vector_f32(const GgufFile& f, const std::string& name, int64_t n,
+                        std::vector<std::vector<float>>& owned) {
+  const GgufTensorInfo& t = f.tensor(name);
+  if (t.n_elements() != n) {
+    throw GgufError(f.path() + ": tensor '" + name + "': shape " + shape_string(t.dims) + ", expected [" +
+                    std::to_string(n) + "]");
+  }
+  if (t.type == DType::F32) return reinterpret_cast<const float*>(t.data);
+  if (!dtype_info(t.type).can_load || n % dtype_info(t.type).block_size != 0) {
+    throw GgufError(f.path() + ": tensor '" + name + "': type " + std::string(dtype_name(t.type)) +
+                    " is not supported for a norm vector");
+  }
+  owned.emplace_back(static_cast<size_t>(n));
+  dequantize_row(t.type, t.data, owned.back().data(), n);
+  return owned.back().data();
+}
+
+}  // namespace
+
+size_t LlamaWeights::matrix_bytes() const {
+  auto bytes = [](const MatrixRef& m) { return m.row_stride * static_cast<size_t>(m.rows); };
+  size_t total = bytes(token_embd);
+  for (const auto& l : layers) {
+    total += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) + bytes(l.w_gate) + bytes(l.w_up) + bytes(l.w_down);
+  }
+  if (output.data != token_embd.data) total += bytes(output);
+  return total;
+}
+
+LlamaWeights LlamaWeights::from_gguf(const GgufFile& f, const LlamaConfig& c) {
+  LlamaWeights w;
+  const int64_t q_dim = int64_t{c.n_heads} * c.head_dim;
+  w.token_embd = matrix(f, "token_embd.weight", c.vocab_size, c.dim);
+  for (int32_t i = 0; i < c.n_layers; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    LlamaLayerWeights l;
+    l.attn_norm = vector_f32(f, p + "attn_norm.weight", c.dim, w.owned_norms);
+    l.wq = matrix(f, p + "attn_q.weight", q_dim, c.dim);
+    l.wk = matrix(f, p + "attn_k.weight", c.kv_dim(), c.dim);
+    l.wv = matrix(f, p + "attn_v.weight", c.kv_dim(), c.dim);
+    l.wo = matrix(f, p + "attn_output.weight", c.dim, q_dim);
+    l.ffn_norm = vector_f32(f, p + "ffn_norm.weight", c.dim, w.owned_norms);
+    l.w_gate = matrix(f, p + "ffn_gate.weight", c.ffn_dim, c.dim);
+    l.w_up = matrix(f, p + "ffn_up.weight", c.ffn_dim, c.dim);
+    l.w_down = matrix(f, p + "ffn_down.weight", c.dim, c.ffn_dim);
+    w.layers.push_back(l);
+  }
+  w.output_norm = vector_f32(f, "output_norm.weight", c.dim, w.owned_norms);
+  w.output = c.tied_output ? w.token_embd : matrix(f, "output.weight", c.vocab_size, c.dim);
+  return w;
+}
+
+}  // namespace inferscope

@@ -1,0 +1,39 @@
+// Pointers to a Llama model's tensors, in the format the file stores them (no conversion at load).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/model/model_config.h"
+#include "kernels/cpu/matmul.h"
+
+namespace inferscope {
+
+class GgufFile;
+
+struct LlamaLayerWeights {
+  const float* attn_norm = nullptr;  // (dim)
+  MatrixRef wq;                      // (n_heads * head_dim, dim)
+  MatrixRef wk;                      // (n_kv_heads * head_dim, dim)
+  MatrixRef wv;                      // (n_kv_heads * head_dim, dim)
+  MatrixRef wo;                      // (dim, n_heads * head_dim)
+  const float* ffn_norm = nullptr;   // (dim)
+  MatrixRef w_gate;                  // (ffn_dim, dim)
+  MatrixRef w_up;                    // (ffn_dim, dim)
+  MatrixRef w_down;                  // (dim, ffn_dim)
+};
+
+struct LlamaWeights {
+  MatrixRef token_embd;              // (vocab, dim)
+  std::vector<LlamaLayerWeights> layers;
+  const float* output_norm = nullptr;  // (dim)
+  MatrixRef output;                  // (vocab, dim); token_embd when tied
+  std::vector<std::vector<float>> owned_norms;  // norm vectors converted to f32 when stored otherwise
+
+  size_t matrix_bytes() const;  // bytes of every 2-D weight (the memory a decode step streams)
+
+  // Checks every tensor's presence, shape and type against the config; throws GgufError naming
+  // the file and tensor.
+  static LlamaWeights from_gguf(const GgufFile& file, const LlamaConfig& config);
+};
+
+}  // namespace inferscope

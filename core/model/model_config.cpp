@@ -1,0 +1,83 @@
+#include "core/model/model_config.h"
+
+#include <filesystem>
+#include <string>
+
+#include "core/gguf/gguf_file.h"
+
+namespace inferscope {
+namespace {
+
+// Architectures whose tensors and metadata follow llama.cpp's LLM_ARCH_LLAMA layout.
+bool is_llama_family(const std::string& arch) { return arch == "llama"; }
+
+int32_t positive_int(const GgufFile& f, const std::string& key, int64_t value, int64_t max_value) {
+  if (value <= 0 || value > max_value) {
+    throw GgufError(f.path() + ": metadata " + key + ": value " + std::to_string(value) +
+                    " is out of range (1.." + std::to_string(max_value) + ")");
+  }
+  return static_cast<int32_t>(value);
+}
+
+}  // namespace
+
+LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
+  LlamaConfig c;
+  c.architecture = f.get_string("general.architecture");
+  if (!is_llama_family(c.architecture)) {
+    throw GgufError(f.path() + ": metadata general.architecture: '" + c.architecture +
+                    "' is not supported (supported: llama)");
+  }
+  const std::string a = c.architecture + ".";
+  c.name = f.get_string_or("general.name", std::filesystem::path(f.path()).stem().string());
+  c.n_layers = positive_int(f, a + "block_count", f.get_int(a + "block_count"), 1024);
+  c.dim = positive_int(f, a + "embedding_length", f.get_int(a + "embedding_length"), 1 << 16);
+  c.n_heads = positive_int(f, a + "attention.head_count", f.get_int(a + "attention.head_count"), 1024);
+  // llama.cpp: head_count_kv defaults to head_count (plain multi-head attention).
+  c.n_kv_heads = positive_int(f, a + "attention.head_count_kv",
+                              f.get_int_or(a + "attention.head_count_kv", c.n_heads), c.n_heads);
+  c.ffn_dim = positive_int(f, a + "feed_forward_length", f.get_int(a + "feed_forward_length"), 1 << 18);
+  c.context_length = positive_int(f, a + "context_length", f.get_int(a + "context_length"), 1 << 24);
+  if (c.dim % c.n_heads != 0) {
+    throw GgufError(f.path() + ": metadata " + a + "embedding_length: " + std::to_string(c.dim) +
+                    " is not a multiple of head_count " + std::to_string(c.n_heads));
+  }
+  if (c.n_heads % c.n_kv_heads != 0) {
+    throw GgufError(f.path() + ": metadata " + a + "attention.head_count_kv: " + std::to_string(c.n_kv_heads) +
+                    " does not divide head_count " + std::to_string(c.n_heads));
+  }
+  c.head_dim = c.dim / c.n_heads;
+  // llama.cpp defaults: rope over the whole head, base 10000, eps 1e-5.
+  c.rope_dim = positive_int(f, a + "rope.dimension_count", f.get_int_or(a + "rope.dimension_count", c.head_dim),
+                            c.head_dim);
+  if (c.rope_dim % 2 != 0) {
+    throw GgufError(f.path() + ": metadata " + a + "rope.dimension_count: " + std::to_string(c.rope_dim) + " is odd");
+  }
+  c.rope_freq_base = static_cast<float>(f.get_float_or(a + "rope.freq_base", 10000.0));
+  c.rms_eps = static_cast<float>(f.get_float_or(a + "attention.layer_norm_rms_epsilon", 1e-5));
+  if (!(c.rope_freq_base > 0.0f) || !(c.rms_eps > 0.0f)) {
+    throw GgufError(f.path() + ": metadata " + a + "rope.freq_base / layer_norm_rms_epsilon must be positive");
+  }
+  const std::string scaling = f.get_string_or(a + "rope.scaling.type", "none");
+  if (scaling == "linear") {
+    const double factor = f.get_float(a + "rope.scaling.factor");
+    if (!(factor > 0.0)) {
+      throw GgufError(f.path() + ": metadata " + a + "rope.scaling.factor: " + std::to_string(factor) +
+                      " must be positive");
+    }
+    c.rope_freq_scale = static_cast<float>(1.0 / factor);
+  } else if (scaling != "none") {
+    throw GgufError(f.path() + ": metadata " + a + "rope.scaling.type: '" + scaling +
+                    "' is not supported (supported: none, linear)");
+  }
+  const GgufTensorInfo& embd = f.tensor("token_embd.weight");
+  if (embd.dims.size() != 2 || embd.dims[0] != c.dim) {
+    throw GgufError(f.path() + ": tensor 'token_embd.weight': shape does not match embedding_length " +
+                    std::to_string(c.dim));
+  }
+  c.vocab_size = positive_int(f, "token_embd.weight rows", embd.dims[1], 1 << 24);
+  c.tied_output = f.find_tensor("output.weight") == nullptr;
+  return c;
+}
+
+}  // namespace inferscope

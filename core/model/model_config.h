@@ -1,0 +1,33 @@
+// Hyperparameters of a Llama-family model, read from GGUF metadata.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace inferscope {
+
+class GgufFile;
+
+struct LlamaConfig {
+  std::string architecture;   // general.architecture ("llama")
+  std::string name;           // general.name, or the file name
+  int32_t n_layers = 0;       // {arch}.block_count
+  int32_t dim = 0;            // {arch}.embedding_length
+  int32_t n_heads = 0;        // {arch}.attention.head_count
+  int32_t n_kv_heads = 0;     // {arch}.attention.head_count_kv (GQA when < n_heads)
+  int32_t head_dim = 0;       // dim / n_heads
+  int32_t ffn_dim = 0;        // {arch}.feed_forward_length
+  int32_t vocab_size = 0;     // rows of token_embd.weight
+  int32_t context_length = 0; // {arch}.context_length
+  int32_t rope_dim = 0;       // {arch}.rope.dimension_count (default head_dim)
+  float rope_freq_base = 10000.0f;  // {arch}.rope.freq_base (llama.cpp's default 10000)
+  float rope_freq_scale = 1.0f;     // 1 / {arch}.rope.scaling.factor for linear scaling
+  float rms_eps = 1e-5f;            // {arch}.attention.layer_norm_rms_epsilon
+  bool tied_output = false;         // no output.weight: the classifier reuses token_embd.weight
+
+  int32_t kv_dim() const { return n_kv_heads * head_dim; }
+  // Throws GgufError naming the file and key for a missing or impossible value, and refuses
+  // architectures other than the Llama family by name.
+  static LlamaConfig from_gguf(const GgufFile& file);
+};
+
+}  // namespace inferscope

@@ -1,0 +1,42 @@
+// Internal to kernels/cpu: dot products of a stored weight row with an activation row, per weight
+// type, in a scalar and an AVX2 family. matmul() picks one family and calls it per output.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/dtype.h"
+
+namespace inferscope::cpu {
+
+// sum over n elements of w[i] * a[i]; w is in the weight type, a in the kernel's activation type.
+using VecDotFn = float (*)(const void* w, const void* a, int64_t n);
+
+// out[t * out_stride + r] = dot(weight row r, activation row t) for r < n_rows, t < n_tok.
+// Every output is bit-identical to the VecDotFn of the same kernel on the same two rows.
+using GemmFn = void (*)(const void* w, size_t w_stride, int64_t n_rows, const void* a, size_t a_stride,
+                        int64_t n_tok, int64_t n, float* out, int64_t out_stride);
+
+struct DotKernel {
+  DType act_type;    // the activation format: X rows are quantized to it (F32: used as they are)
+  VecDotFn dot;      // one output
+  GemmFn gemm;       // a tile of outputs reusing weight loads across tokens; nullptr: loop over dot
+  const char* name;  // "scalar" or "avx2"
+};
+
+// Scale and min (6 bits each) of sub-block j (0..7) of a Q4_K/Q5_K block's packed scales[12].
+// static: each translation unit (scalar, AVX2) keeps its own copy, compiled with its own flags.
+static inline void k_scale_min(const uint8_t* scales, int j, int& scale, int& min) {
+  if (j < 4) {
+    scale = scales[j] & 63;
+    min = scales[j + 4] & 63;
+  } else {  // low 4 bits in bytes 8..11, high 2 bits in the top of bytes 0..7
+    scale = (scales[j + 4] & 0xF) | ((scales[j - 4] >> 6) << 4);
+    min = (scales[j + 4] >> 4) | ((scales[j] >> 6) << 4);
+  }
+}
+
+// The kernel for this weight type, or nullptr when the family has none.
+const DotKernel* scalar_kernel(DType weight_type);
+const DotKernel* avx2_kernel(DType weight_type);  // call only when use_avx2() (or the CPU has AVX2+FMA+F16C)
+
+}  // namespace inferscope::cpu

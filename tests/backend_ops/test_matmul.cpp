@@ -1,0 +1,284 @@
+// matmul and the per-type dot kernels (scalar and AVX2) against the plain reference, on random
+// weights (random codes, random scales) and random activations; plus batch invariance.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/quant_blocks.h"
+#include "kernels/cpu/quantize.h"
+#include "kernels/cpu/thread_pool.h"
+#include "kernels/cpu/vec_dot.h"
+
+namespace inferscope {
+namespace {
+
+const DType kWeightTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1,
+                              DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+
+bool is_float_type(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
+// Byte offsets of the f16 scale fields (d, m/dmin) inside one block of a quantized type.
+std::vector<size_t> scale_fields(DType t) {
+  switch (t) {
+    case DType::Q4_0: return {offsetof(BlockQ4_0, d)};
+    case DType::Q4_1: return {offsetof(BlockQ4_1, d), offsetof(BlockQ4_1, m)};
+    case DType::Q5_0: return {offsetof(BlockQ5_0, d)};
+    case DType::Q5_1: return {offsetof(BlockQ5_1, d), offsetof(BlockQ5_1, m)};
+    case DType::Q8_0: return {offsetof(BlockQ8_0, d)};
+    case DType::Q4_K: return {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)};
+    case DType::Q5_K: return {offsetof(BlockQ5_K, d), offsetof(BlockQ5_K, dmin)};
+    case DType::Q6_K: return {offsetof(BlockQ6_K, d)};
+    default: return {};
+  }
+}
+
+struct Weights {
+  std::vector<uint8_t> bytes;
+  MatrixRef ref;
+};
+
+// Float types: N(0,1) values rounded to the type. Block types: every code byte random (all code
+// values occur) and every scale a random f16 in +-[0.005, 0.05].
+Weights random_weights(DType type, int64_t rows, int64_t cols, std::mt19937& rng) {
+  Weights w;
+  const size_t stride = row_bytes(type, cols);
+  w.bytes.resize(stride * static_cast<size_t>(rows));
+  if (is_float_type(type)) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (float& v : row) v = normal(rng);
+      quantize_row(type, row.data(), w.bytes.data() + r * stride, cols);
+    }
+  } else {
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (uint8_t& b : w.bytes) b = static_cast<uint8_t>(byte(rng));
+    std::uniform_real_distribution<float> mag(0.005f, 0.05f);
+    const size_t block_bytes = dtype_info(type).block_bytes;
+    for (size_t off = 0; off < w.bytes.size(); off += block_bytes)
+      for (size_t field : scale_fields(type)) {
+        const uint16_t h = f32_to_fp16(byte(rng) & 1 ? mag(rng) : -mag(rng));
+        std::memcpy(w.bytes.data() + off + field, &h, sizeof h);
+      }
+  }
+  w.ref = MatrixRef{type, w.bytes.data(), rows, cols, stride};
+  return w;
+}
+
+std::vector<float> random_activations(int64_t n_tok, int64_t cols, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(n_tok * cols));
+  for (float& v : x) v = normal(rng);
+  return x;
+}
+
+std::vector<float> poisoned(size_t n) { return std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()); }
+
+// The reference and, per output, the sum of its squared terms sum_c (w_rc x_tc)^2: the size an output
+// has before cancellation, so that an output that happens to be near 0 does not blow up the ratio.
+struct Reference {
+  std::vector<float> y;
+  std::vector<double> term_sq;
+};
+
+Reference reference(const MatrixRef& w, const std::vector<float>& x, int64_t n_tok) {
+  Reference ref{std::vector<float>(static_cast<size_t>(w.rows * n_tok)), {}};
+  matmul_reference(w, x.data(), n_tok, ref.y.data());
+  std::vector<float> row(static_cast<size_t>(w.cols));
+  ref.term_sq.resize(ref.y.size());
+  for (int64_t r = 0; r < w.rows; ++r) {
+    dequantize_row(w.type, static_cast<const uint8_t*>(w.data) + r * w.row_stride, row.data(), w.cols);
+    for (int64_t t = 0; t < n_tok; ++t) {
+      double sq = 0.0;
+      for (int64_t c = 0; c < w.cols; ++c) sq += std::pow(static_cast<double>(row[c]) * x[t * w.cols + c], 2);
+      ref.term_sq[t * w.rows + r] = sq;
+    }
+  }
+  return ref;
+}
+
+// Normalised MSE: sum (y - ref)^2 / sum term_sq; NaN if any y is not finite (every bound check fails).
+double nmse(const std::vector<float>& y, const Reference& ref) {
+  double err = 0.0, norm = 0.0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    if (!std::isfinite(y[i])) return std::numeric_limits<double>::quiet_NaN();
+    err += std::pow(static_cast<double>(y[i]) - ref.y[i], 2);
+    norm += ref.term_sq[i];
+  }
+  return err / norm;
+}
+
+// Bound against the float reference: float weights see only f32 rounding; the others also see the
+// activations rounded to 8 bits.
+double nmse_bound(DType t) { return is_float_type(t) ? 1e-12 : 5e-4; }
+
+// Bound against the reference on the activations as the kernel sees them: f32 accumulation only,
+// except that Q8_1 stores each block's activation sum as an f16 (Q4_1/Q5_1 use it for the mins).
+double exact_bound(DType t) { return t == DType::Q4_1 || t == DType::Q5_1 ? 1e-7 : 1e-12; }
+
+// The activation format the kernel family uses for this weight type.
+DType act_type(DType t) { return cpu::scalar_kernel(t)->act_type; }
+
+// X rounded through the activation format and back: what the integer kernels really multiply.
+std::vector<float> as_kernel_sees(const std::vector<float>& x, int64_t n_tok, int64_t cols, DType act) {
+  if (act == DType::F32) return x;
+  std::vector<uint8_t> q(row_bytes(act, cols));
+  std::vector<float> back(x.size());
+  for (int64_t t = 0; t < n_tok; ++t) {
+    quantize_row(act, x.data() + t * cols, q.data(), cols);
+    dequantize_row(act, q.data(), back.data() + t * cols, cols);
+  }
+  return back;
+}
+
+bool avx2_available() {
+  const CpuFeatures& f = cpu_features();
+  return f.avx2 && f.fma && f.f16c;
+}
+
+using Param = std::tuple<DType, KernelChoice>;
+
+class MatmulTest : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    if (std::get<1>(GetParam()) == KernelChoice::Avx2 && !avx2_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C";
+  }
+  DType type() const { return std::get<0>(GetParam()); }
+  KernelChoice choice() const { return std::get<1>(GetParam()); }
+  const cpu::DotKernel& kernel() const {
+    return *(choice() == KernelChoice::Avx2 ? cpu::avx2_kernel(type()) : cpu::scalar_kernel(type()));
+  }
+  // Column counts: whole blocks, including a single block and odd block counts.
+  std::vector<int64_t> col_grid() const {
+    const int64_t bs = dtype_info(type()).block_size;
+    if (bs == 1) return {1, 7, 33, 96, 577};
+    if (bs == 32) return {32, 96, 576};
+    return {256, 768};
+  }
+};
+
+TEST_P(MatmulTest, MatchesReferenceOnOddShapes) {
+  std::mt19937 rng(1234 + static_cast<int>(type()));
+  ThreadPool pool(2);
+  for (int64_t cols : col_grid())
+    for (int64_t rows : {1, 3, 37})
+      for (int64_t n_tok : {1, 2, 3, 7, 64}) {
+        SCOPED_TRACE("cols " + std::to_string(cols) + " rows " + std::to_string(rows) + " n_tok " +
+                     std::to_string(n_tok));
+        const Weights w = random_weights(type(), rows, cols, rng);
+        const std::vector<float> x = random_activations(n_tok, cols, rng);
+        std::vector<float> y = poisoned(static_cast<size_t>(rows * n_tok));
+        matmul(w.ref, x.data(), n_tok, y.data(), pool, choice());
+
+        EXPECT_LT(nmse(y, reference(w.ref, x, n_tok)), nmse_bound(type()));
+        // against the activations as the kernel sees them, only the float accumulation differs
+        const std::vector<float> xk = as_kernel_sees(x, n_tok, cols, act_type(type()));
+        EXPECT_LT(nmse(y, reference(w.ref, xk, n_tok)), exact_bound(type()));
+      }
+}
+
+TEST_P(MatmulTest, GemmOutputsEqualSingleDots) {
+  const cpu::DotKernel& k = kernel();
+  std::mt19937 rng(99);
+  const int64_t rows = 11, n_tok = 9, cols = col_grid().back();
+  const Weights w = random_weights(type(), rows, cols, rng);
+  const std::vector<float> x = random_activations(n_tok, cols, rng);
+  const size_t a_stride = row_bytes(k.act_type, cols);
+  std::vector<uint8_t> a(a_stride * n_tok);
+  for (int64_t t = 0; t < n_tok; ++t) quantize_row(k.act_type, x.data() + t * cols, a.data() + t * a_stride, cols);
+
+  std::vector<float> y = poisoned(static_cast<size_t>(rows * n_tok));
+  ThreadPool pool(1);
+  matmul(w.ref, x.data(), n_tok, y.data(), pool, choice());
+  for (int64_t t = 0; t < n_tok; ++t)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float single = k.dot(w.bytes.data() + r * w.ref.row_stride, a.data() + t * a_stride, cols);
+      ASSERT_EQ(std::memcmp(&single, &y[t * rows + r], sizeof(float)), 0) << "t " << t << " r " << r;
+    }
+}
+
+TEST_P(MatmulTest, BatchInvariantAcrossBatchAndThreads) {
+  std::mt19937 rng(7);
+  const int64_t rows = 45, n_tok = 64, cols = col_grid().back();
+  const Weights w = random_weights(type(), rows, cols, rng);
+  const std::vector<float> x = random_activations(n_tok, cols, rng);
+
+  std::vector<float> full = poisoned(static_cast<size_t>(rows * n_tok));
+  ThreadPool pool1(1);
+  matmul(w.ref, x.data(), n_tok, full.data(), pool1, choice());
+
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    std::vector<float> y = poisoned(full.size());
+    matmul(w.ref, x.data(), n_tok, y.data(), pool, choice());
+    EXPECT_EQ(std::memcmp(y.data(), full.data(), full.size() * sizeof(float)), 0) << threads << " threads";
+  }
+
+  ThreadPool pool3(3);
+  // each row alone, and each row inside a batch of 7 starting at every offset (other neighbours)
+  for (int64_t t = 0; t < n_tok; ++t) {
+    std::vector<float> alone = poisoned(static_cast<size_t>(rows));
+    matmul(w.ref, x.data() + t * cols, 1, alone.data(), pool3, choice());
+    ASSERT_EQ(std::memcmp(alone.data(), &full[t * rows], rows * sizeof(float)), 0) << "token " << t << " alone";
+  }
+  for (int64_t start = 0; start + 7 <= n_tok; start += 5) {
+    std::vector<float> part = poisoned(static_cast<size_t>(rows * 7));
+    matmul(w.ref, x.data() + start * cols, 7, part.data(), pool3, choice());
+    ASSERT_EQ(std::memcmp(part.data(), &full[start * rows], part.size() * sizeof(float)), 0) << "batch at " << start;
+  }
+}
+
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  return std::string(dtype_name(std::get<0>(info.param))) +
+         (std::get<1>(info.param) == KernelChoice::Avx2 ? "_avx2" : "_scalar");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest,
+                         ::testing::Combine(::testing::ValuesIn(kWeightTypes),
+                                            ::testing::Values(KernelChoice::Scalar, KernelChoice::Avx2)),
+                         param_name);
+
+TEST(MatmulDispatch, ScalarAndAvx2AgreeClosely) {
+  if (!avx2_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C";
+  std::mt19937 rng(5);
+  ThreadPool pool(2);
+  for (DType t : kWeightTypes) {
+    const int64_t cols = dtype_info(t).block_size == 256 ? 512 : 576;
+    const Weights w = random_weights(t, 19, cols, rng);
+    const std::vector<float> x = random_activations(5, cols, rng);
+    std::vector<float> ys = poisoned(19 * 5), ya = poisoned(19 * 5);
+    matmul(w.ref, x.data(), 5, ys.data(), pool, KernelChoice::Scalar);
+    matmul(w.ref, x.data(), 5, ya.data(), pool, KernelChoice::Avx2);
+    EXPECT_LT(nmse(ya, reference(w.ref, x, 5)), nmse_bound(t)) << dtype_name(t);
+    for (size_t i = 0; i < ys.size(); ++i) EXPECT_NEAR(ya[i], ys[i], 1e-4 * (1.0 + std::fabs(ys[i]))) << dtype_name(t);
+  }
+}
+
+TEST(MatmulDispatch, KernelNameFollowsCpu) {
+  const char* expected = use_avx2() ? "avx2" : "scalar";
+  EXPECT_STREQ(matmul_kernel_name(DType::Q4_1), expected);
+  EXPECT_STREQ(matmul_kernel_name(DType::Q8_0), expected);
+  EXPECT_STREQ(matmul_kernel_name(DType::Q2_K), "none");
+}
+
+TEST(MatmulDispatch, RejectsUnsupportedTypesAndPartialBlocks) {
+  ThreadPool pool(1);
+  std::vector<uint8_t> data(4096);
+  std::vector<float> x(512, 1.0f), y(8);
+  EXPECT_THROW(matmul(MatrixRef{DType::Q2_K, data.data(), 1, 256, 84}, x.data(), 1, y.data(), pool),
+               std::invalid_argument);
+  EXPECT_THROW(matmul(MatrixRef{DType::Q4_1, data.data(), 1, 48, 40}, x.data(), 1, y.data(), pool),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace inferscope

@@ -1,0 +1,146 @@
+// inferscope-cli as a user runs it: output, JSON fields, and exit codes for bad input.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_models.h"
+
+namespace {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+// Runs inferscope-cli with `args`; stderr joins stdout unless `keep_stderr_apart`.
+CliRun cli(const std::string& args, bool keep_stderr_apart = false) {
+  const std::string cmd = std::string(INFERSCOPE_CLI) + " " + args + (keep_stderr_apart ? " 2>/dev/null" : " 2>&1");
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string stdout_only(const std::string& args) {
+  return cli(args, true).out;
+}
+
+TEST(Cli, GenerateJsonCarriesTokensAndMetrics) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  const auto j = nlohmann::json::parse(stdout_only("generate --model " + path + " --prompt '' -n 8 --json"));
+  EXPECT_EQ(j["tokens"], nlohmann::json({403, 407, 261, 378, 432, 383, 286, 261}));
+  EXPECT_EQ(j["prompt_tokens"], 1);
+  EXPECT_EQ(j["text"].get<std::string>().rfind("Once upon a time", 0), 0u);
+  EXPECT_GT(j["metrics"]["decode_tokens_per_second"].get<double>(), 0.0);
+  EXPECT_GT(j["metrics"]["time_to_first_token_seconds"].get<double>(), 0.0);
+  EXPECT_TRUE(j["metrics"].contains("prefill_tokens_per_second"));
+}
+
+TEST(Cli, GenerateStreamsPlainText) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  const CliRun r = cli("generate --model " + path + " --prompt 'Once upon a time' -n 12");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("there was a little girl"), std::string::npos) << r.out;
+}
+
+TEST(Cli, SameSeedSameText) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  const std::string args = "generate --model " + path + " --prompt 'Once' -n 24 --temp 0.9 --top-p 0.95 --json";
+  const auto a = nlohmann::json::parse(stdout_only(args + " --seed 7"));
+  const auto b = nlohmann::json::parse(stdout_only(args + " --seed 7"));
+  const auto c = nlohmann::json::parse(stdout_only(args + " --seed 8"));
+  EXPECT_EQ(a["tokens"], b["tokens"]);
+  EXPECT_NE(a["tokens"], c["tokens"]);
+}
+
+TEST(Cli, TokenizeJson) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  const auto j = nlohmann::json::parse(stdout_only("tokenize --model " + path + " --text 'Once upon a time' --json"));
+  EXPECT_EQ(j["ids"], nlohmann::json({1, 403, 407, 261, 378}));
+  ASSERT_EQ(j["pieces"].size(), 5u);
+  const auto no_bos = nlohmann::json::parse(stdout_only("tokenize --model " + path + " --text 'Once' --no-bos --json"));
+  EXPECT_NE(no_bos["ids"][0], 1);
+}
+
+TEST(Cli, InspectReportsGeometryAndKvBytes) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  const auto j = nlohmann::json::parse(stdout_only("inspect --model " + path + " --json --batch 3"));
+  EXPECT_EQ(j["hyperparameters"]["n_kv_heads"], 4);
+  EXPECT_EQ(j["hyperparameters"]["rope_freq_base"], 10000.0);
+  EXPECT_EQ(j["tensors"].size(), 48u);
+  // 2 x 2 bytes (f16) x 5 layers x 4 kv heads x head dim 8
+  EXPECT_EQ(j["kv_cache"]["bytes_per_token"], 640);
+  EXPECT_EQ(j["kv_cache"]["bytes_full_context"], 640 * 2048 * 3);
+  EXPECT_EQ(j["tokenizer"]["model"], "llama");
+  EXPECT_EQ(j["tokenizer"]["add_bos"], true);
+  const auto f32 = nlohmann::json::parse(stdout_only("inspect --model " + path + " --json --kv-dtype f32"));
+  EXPECT_EQ(f32["kv_cache"]["bytes_per_token"], 1280);
+}
+
+TEST(Cli, InspectDemoModel) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::demo_model_path());
+  const auto j = nlohmann::json::parse(stdout_only("inspect --model " + path + " --json"));
+  EXPECT_EQ(j["hyperparameters"]["n_layers"], 30);
+  EXPECT_EQ(j["tokenizer"]["pre"], "smollm");
+  EXPECT_EQ(j["chat_template"], "chatml");
+  // 2 x 2 bytes x 30 layers x 3 kv heads x 64
+  EXPECT_EQ(j["kv_cache"]["bytes_per_token"], 23040);
+}
+
+TEST(Cli, BenchJsonRows) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  const auto j = nlohmann::json::parse(stdout_only("bench --model " + path + " -p 32 -n 8 -r 2 -o json --threads 1"));
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["test"], "pp32");
+  EXPECT_EQ(j[0]["n_prompt"], 32);
+  EXPECT_EQ(j[1]["test"], "tg8");
+  EXPECT_EQ(j[1]["n_gen"], 8);
+  EXPECT_EQ(j[1]["n_threads"], 1);
+  EXPECT_GT(j[0]["avg_ts"].get<double>(), 0.0);
+  EXPECT_GE(j[0]["stddev_ts"].get<double>(), 0.0);
+}
+
+TEST(Cli, DevicesListsCpuFeatures) {
+  const CliRun r = cli("devices");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("AVX2"), std::string::npos);
+  EXPECT_NE(r.out.find("CUDA"), std::string::npos);
+}
+
+TEST(Cli, ChatKeepsHistoryAndResets) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  const CliRun r = cli("chat --model " + path + " -n 4 <<'EOF'\nhello\nagain\n/reset\n/quit\nEOF");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("[conversation reset]"), std::string::npos) << r.out;
+}
+
+TEST(Cli, BadInputExitsTwoWithAClearMessage) {
+  const CliRun missing = cli("generate --model /nonexistent.gguf --prompt hi");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.out.find("/nonexistent.gguf"), std::string::npos) << missing.out;
+
+  const CliRun unknown = cli("generate --bogus 1");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.out.find("--bogus"), std::string::npos);
+
+  const CliRun bad_number = cli("generate --model x.gguf --prompt hi --top-k many");
+  EXPECT_EQ(bad_number.exit_code, 2);
+  EXPECT_NE(bad_number.out.find("--top-k"), std::string::npos);
+
+  const std::string junk = ::testing::TempDir() + "/junk.gguf";
+  std::ofstream(junk) << "this is not a model file";
+  const CliRun bad_file = cli("inspect --model " + junk);
+  EXPECT_EQ(bad_file.exit_code, 2);
+  EXPECT_NE(bad_file.out.find("junk.gguf"), std::string::npos) << bad_file.out;
+  EXPECT_EQ(bad_file.out.find("terminate"), std::string::npos) << bad_file.out;
+
+  EXPECT_EQ(cli("frobnicate").exit_code, 2);
+}
+
+}  // namespace

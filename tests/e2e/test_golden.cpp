@@ -1,0 +1,63 @@
+// Real models, real text: stories260K's published greedy output and the demo model's chat answer.
+#include <gtest/gtest.h>
+
+#include "core/engine/generation.h"
+#include "core/engine/prompt.h"
+#include "core/engine/runtime.h"
+#include "core/model/llama_model.h"
+#include "core/sample/sampler.h"
+#include "tests/support/test_models.h"
+
+namespace inferscope {
+namespace {
+
+// ../shared/models/README.md: the first 32 ids generated greedily from BOS.
+const std::vector<TokenId> kStoriesGolden = {403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315,
+                                             421, 395, 317, 426, 338, 401, 396, 267, 337, 410, 408,
+                                             419, 292, 411, 322, 265, 282, 295, 433, 426, 385};
+
+GenerationResult greedy(const LlamaModel& model, const std::vector<TokenId>& prompt, int32_t n, DType kv_dtype,
+                        int32_t threads) {
+  RuntimeOptions options;
+  options.kv_dtype = kv_dtype;
+  options.threads = threads;
+  Runtime runtime(model, options);
+  Sampler sampler(SamplingParams{});
+  return generate(runtime, 0, prompt, n, sampler, nullptr);
+}
+
+class StoriesGolden : public ::testing::TestWithParam<std::tuple<DType, int32_t>> {};
+
+TEST_P(StoriesGolden, GreedyFromBosMatchesPublishedIds) {
+  INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  const auto [kv_dtype, threads] = GetParam();
+  const GenerationResult r = greedy(*model, encode_prompt(*model, ""), 32, kv_dtype, threads);
+  EXPECT_EQ(r.tokens, kStoriesGolden);
+  EXPECT_EQ(r.text.rfind("Once upon a time, there was a little girl named Lily.", 0), 0u) << r.text;
+}
+
+INSTANTIATE_TEST_SUITE_P(KvDtypesAndThreads, StoriesGolden,
+                         ::testing::Combine(::testing::Values(DType::F16, DType::F32), ::testing::Values(1, 2)));
+
+TEST(StoriesGolden, LongerRunMatchesTheDocumentedStory) {
+  INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  const GenerationResult r = greedy(*model, encode_prompt(*model, ""), 100, DType::F16, 0);
+  EXPECT_EQ(r.text.rfind("Once upon a time, there was a little girl named Lily. She loved to play outside in the "
+                         "park. One",
+                         0),
+            0u)
+      << r.text;
+}
+
+TEST(DemoModel, AnswersTheCapitalOfFrance) {
+  INFERSCOPE_REQUIRE_FILE(path, test::demo_model_path());
+  const auto model = LlamaModel::load(path);
+  const std::vector<TokenId> prompt = encode_chat(*model, {{"user", "What is the capital of France?"}});
+  const GenerationResult r = greedy(*model, prompt, 48, DType::F16, 0);
+  EXPECT_NE(r.text.find("Paris"), std::string::npos) << r.text;
+}
+
+}  // namespace
+}  // namespace inferscope

@@ -1,0 +1,170 @@
+#include "tests/support/reference_llama.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "core/gguf/gguf_file.h"
+#include "kernels/cpu/quantize.h"
+
+namespace inferscope::test {
+namespace {
+
+// y += x (the residual connections).
+void add(std::vector<double>& y, const std::vector<double>& x) {
+  for (size_t i = 0; i < y.size(); ++i) y[i] += x[i];
+}
+
+}  // namespace
+
+ReferenceLlama::ReferenceLlama(const GgufFile& file, const SyntheticModelSpec& spec, const ReferenceOptions& options)
+    : spec_(spec), options_(options) {
+  const int64_t q_dim = int64_t{spec.n_heads} * spec.head_dim(), kv_dim = int64_t{spec.n_kv_heads} * spec.head_dim();
+  token_embd_ = load_matrix(file, "token_embd.weight", spec.vocab, spec.dim);
+  for (int32_t l = 0; l < spec.n_layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    Layer layer;
+    layer.attn_norm = load_vector(file, p + "attn_norm.weight", spec.dim);
+    layer.wq = load_matrix(file, p + "attn_q.weight", q_dim, spec.dim);
+    layer.wk = load_matrix(file, p + "attn_k.weight", kv_dim, spec.dim);
+    layer.wv = load_matrix(file, p + "attn_v.weight", kv_dim, spec.dim);
+    layer.wo = load_matrix(file, p + "attn_output.weight", spec.dim, q_dim);
+    layer.ffn_norm = load_vector(file, p + "ffn_norm.weight", spec.dim);
+    layer.w_gate = load_matrix(file, p + "ffn_gate.weight", spec.ffn_dim, spec.dim);
+    layer.w_up = load_matrix(file, p + "ffn_up.weight", spec.ffn_dim, spec.dim);
+    layer.w_down = load_matrix(file, p + "ffn_down.weight", spec.dim, spec.ffn_dim);
+    layers_.push_back(std::move(layer));
+  }
+  output_norm_ = load_vector(file, "output_norm.weight", spec.dim);
+  output_ = spec.tied_output ? token_embd_ : load_matrix(file, "output.weight", spec.vocab, spec.dim);
+}
+
+ReferenceLlama::Matrix ReferenceLlama::load_matrix(const GgufFile& file, const std::string& name, int64_t rows,
+                                                   int64_t cols) {
+  const GgufTensorInfo& t = file.tensor(name);
+  if (t.dims.size() != 2 || t.dims[0] != cols || t.dims[1] != rows) {
+    throw std::runtime_error("reference: tensor " + name + " has an unexpected shape");
+  }
+  Matrix m{rows, cols, std::vector<double>(static_cast<size_t>(rows * cols))};
+  std::vector<float> row(static_cast<size_t>(cols));
+  const size_t stride = row_bytes(t.type, cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    // the same stored (possibly quantized) values the optimized kernels read, widened to double
+    dequantize_row(t.type, t.data + r * stride, row.data(), cols);
+    for (int64_t c = 0; c < cols; ++c) m.values[static_cast<size_t>(r * cols + c)] = row[static_cast<size_t>(c)];
+  }
+  return m;
+}
+
+std::vector<double> ReferenceLlama::load_vector(const GgufFile& file, const std::string& name, int64_t n) {
+  const GgufTensorInfo& t = file.tensor(name);
+  if (t.n_elements() != n) throw std::runtime_error("reference: tensor " + name + " has an unexpected size");
+  std::vector<float> v(static_cast<size_t>(n));
+  dequantize_row(t.type, t.data, v.data(), n);
+  return {v.begin(), v.end()};
+}
+
+void ReferenceLlama::rope(double* head, int32_t pos) const {
+  const int32_t rope_dim = spec_.effective_rope_dim();
+  const double scale = spec_.rope_linear_factor > 0.0f ? 1.0 / spec_.rope_linear_factor : 1.0;
+  for (int32_t i = 0; 2 * i < rope_dim; ++i) {
+    const double theta = pos * scale * std::pow(static_cast<double>(spec_.rope_base), -2.0 * i / rope_dim);
+    // the pair rotated together: adjacent (2i, 2i+1), or the mutation's (i, i + rope_dim/2)
+    const bool split = options_.mutation == ReferenceMutation::RopeHalfSplit;
+    double& x0 = head[split ? i : 2 * i];
+    double& x1 = head[split ? i + rope_dim / 2 : 2 * i + 1];
+    const double a = x0, b = x1;
+    x0 = a * std::cos(theta) - b * std::sin(theta);
+    x1 = a * std::sin(theta) + b * std::cos(theta);
+  }
+}
+
+std::vector<double> ReferenceLlama::matvec(const Matrix& w, const std::vector<double>& x) const {
+  std::vector<double> in = x;
+  if (options_.activation_type != DType::F32) {
+    // round the input as the optimized matmul does: to f32, then to the 8-bit activation blocks
+    const std::vector<float> f(x.begin(), x.end());
+    std::vector<uint8_t> blocks(row_bytes(options_.activation_type, w.cols));
+    std::vector<float> rounded(f.size());
+    quantize_row(options_.activation_type, f.data(), blocks.data(), w.cols);
+    dequantize_row(options_.activation_type, blocks.data(), rounded.data(), w.cols);
+    in.assign(rounded.begin(), rounded.end());
+  }
+  // y = W x
+  std::vector<double> y(static_cast<size_t>(w.rows), 0.0);
+  for (int64_t r = 0; r < w.rows; ++r) {
+    const double* row = w.values.data() + r * w.cols;
+    double sum = 0.0;
+    for (int64_t c = 0; c < w.cols; ++c) sum += row[c] * in[static_cast<size_t>(c)];
+    y[static_cast<size_t>(r)] = sum;
+  }
+  return y;
+}
+
+std::vector<double> ReferenceLlama::rmsnorm(const std::vector<double>& x, const std::vector<double>& weight) const {
+  double sum_sq = 0.0;
+  for (double v : x) sum_sq += v * v;
+  const double inv = 1.0 / std::sqrt(sum_sq / static_cast<double>(x.size()) + spec_.rms_eps);
+  std::vector<double> out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) out[i] = x[i] * inv * weight[i];
+  return out;
+}
+
+std::vector<double> ReferenceLlama::attention(const Layer& layer, const std::vector<double>& q) const {
+  const int32_t hd = spec_.head_dim(), n = length_ + 1;
+  const size_t kv_dim = static_cast<size_t>(spec_.n_kv_heads) * hd;
+  std::vector<double> out(q.size(), 0.0), scores(static_cast<size_t>(n));
+  for (int32_t h = 0; h < spec_.n_heads; ++h) {
+    const int32_t kv_head = options_.mutation == ReferenceMutation::GqaModulo ? h % spec_.n_kv_heads
+                                                                      : h / (spec_.n_heads / spec_.n_kv_heads);
+    const double* qh = q.data() + static_cast<size_t>(h) * hd;
+    // scores against every position so far (causal: nothing later exists yet), then softmax
+    double max_score = -INFINITY;
+    for (int32_t t = 0; t < n; ++t) {
+      const double* k = layer.keys.data() + t * kv_dim + static_cast<size_t>(kv_head) * hd;
+      double dot = 0.0;
+      for (int32_t d = 0; d < hd; ++d) dot += qh[d] * k[d];
+      scores[static_cast<size_t>(t)] = dot / std::sqrt(static_cast<double>(hd));
+      max_score = std::max(max_score, scores[static_cast<size_t>(t)]);
+    }
+    double sum = 0.0;
+    for (double& s : scores) sum += (s = std::exp(s - max_score));
+    double* oh = out.data() + static_cast<size_t>(h) * hd;
+    for (int32_t t = 0; t < n; ++t) {
+      const double* v = layer.values.data() + t * kv_dim + static_cast<size_t>(kv_head) * hd;
+      for (int32_t d = 0; d < hd; ++d) oh[d] += scores[static_cast<size_t>(t)] / sum * v[d];
+    }
+  }
+  return out;
+}
+
+std::vector<double> ReferenceLlama::step(int32_t token) {
+  if (token < 0 || token >= spec_.vocab) throw std::out_of_range("reference: token outside the vocabulary");
+  const int32_t pos = length_, hd = spec_.head_dim();
+  // embedding
+  std::vector<double> x(token_embd_.values.begin() + int64_t{token} * spec_.dim,
+                        token_embd_.values.begin() + int64_t{token + 1} * spec_.dim);
+  for (Layer& layer : layers_) {
+    // attention block: norm, projections, RoPE on q and k, K/V history, attention, output, residual
+    const std::vector<double> xb = rmsnorm(x, layer.attn_norm);
+    std::vector<double> q = matvec(layer.wq, xb), k = matvec(layer.wk, xb);
+    const std::vector<double> v = matvec(layer.wv, xb);
+    for (int32_t h = 0; h < spec_.n_heads; ++h) rope(q.data() + static_cast<size_t>(h) * hd, pos);
+    for (int32_t h = 0; h < spec_.n_kv_heads; ++h) rope(k.data() + static_cast<size_t>(h) * hd, pos);
+    layer.keys.insert(layer.keys.end(), k.begin(), k.end());
+    layer.values.insert(layer.values.end(), v.begin(), v.end());
+    add(x, matvec(layer.wo, attention(layer, q)));
+    // ffn block: norm, SwiGLU w_down(silu(w_gate x) * w_up x), residual
+    const std::vector<double> xf = rmsnorm(x, layer.ffn_norm);
+    std::vector<double> gate = matvec(layer.w_gate, xf);
+    const std::vector<double> up = matvec(layer.w_up, xf);
+    for (size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
+    add(x, matvec(layer.w_down, gate));
+  }
+  ++length_;
+  // final norm and classifier
+  return matvec(output_, rmsnorm(x, output_norm_));
+}
+
+}  // namespace inferscope::test

@@ -1,0 +1,67 @@
+// A plain Llama forward pass in double precision, one token at a time, to check the optimized one
+// against. It reads the weights straight from the GGUF tensors by name (not through LlamaWeights)
+// and its shape from the SyntheticModelSpec (not through LlamaConfig), so a loader bug cannot
+// hide by being shared. It keeps its own full K/V history.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cpu/dtype.h"
+#include "tests/support/synthetic_model.h"
+
+namespace inferscope {
+
+class GgufFile;
+
+namespace test {
+
+// Deliberate bugs, so tests can prove their tolerance would catch them.
+enum class ReferenceMutation {
+  None,
+  RopeHalfSplit,  // rotate (i, i + rope_dim/2) instead of adjacent pairs (2i, 2i+1)
+  GqaModulo,      // query head h reads kv head h % n_kv_heads instead of h / (n_heads / n_kv_heads)
+};
+
+struct ReferenceOptions {
+  // The format the optimized matmul rounds each activation row to before multiplying it with a
+  // quantized weight (Q8_0 or Q8_1); F32: none. Rounding the reference's inputs the same way keeps
+  // the comparison tight for quantized weights.
+  DType activation_type = DType::F32;
+  ReferenceMutation mutation = ReferenceMutation::None;
+};
+
+class ReferenceLlama {
+ public:
+  ReferenceLlama(const GgufFile& file, const SyntheticModelSpec& spec, const ReferenceOptions& options = {});
+
+  // Appends one token at the next position; returns the vocab logits there.
+  std::vector<double> step(int32_t token);
+  int32_t length() const { return length_; }
+
+ private:
+  struct Matrix {
+    int64_t rows = 0, cols = 0;
+    std::vector<double> values;  // row-major, dequantized
+  };
+  struct Layer {
+    std::vector<double> attn_norm, ffn_norm;
+    Matrix wq, wk, wv, wo, w_gate, w_up, w_down;
+    std::vector<double> keys, values;  // (length, n_kv_heads * head_dim) after RoPE / as projected
+  };
+  static Matrix load_matrix(const GgufFile& file, const std::string& name, int64_t rows, int64_t cols);
+  static std::vector<double> load_vector(const GgufFile& file, const std::string& name, int64_t n);
+  void rope(double* head, int32_t pos) const;
+  std::vector<double> rmsnorm(const std::vector<double>& x, const std::vector<double>& weight) const;
+  std::vector<double> matvec(const Matrix& w, const std::vector<double>& x) const;
+  std::vector<double> attention(const Layer& layer, const std::vector<double>& q) const;
+
+  SyntheticModelSpec spec_;
+  ReferenceOptions options_;
+  Matrix token_embd_, output_;
+  std::vector<double> output_norm_;
+  std::vector<Layer> layers_;
+  int32_t length_ = 0;
+};
+
+}  // namespace test
+}  // namespace inferscope

@@ -1,0 +1,45 @@
+// Random-weight Llama models of any shape and weight type, written as GGUF by the project's own
+// writer, so the loader and the forward pass can be tested at shapes real files lack.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kernels/cpu/dtype.h"
+
+namespace inferscope {
+
+class LlamaModel;
+
+namespace test {
+
+struct SyntheticModelSpec {
+  int32_t dim = 64;
+  int32_t n_layers = 2;
+  int32_t n_heads = 4;
+  int32_t n_kv_heads = 2;
+  int32_t ffn_dim = 96;
+  int32_t vocab = 48;               // at least 3: <unk>, <s>, </s> come first
+  int32_t context_length = 64;
+  int32_t rope_dim = 0;             // 0: the key is omitted and rope covers the whole head
+  float rope_base = 10000.0f;
+  float rope_linear_factor = 0.0f;  // > 0: rope.scaling.type "linear" with this factor
+  float rms_eps = 1e-5f;
+  bool tied_output = false;         // true: no output.weight, logits reuse token_embd.weight
+  DType weight_dtype = DType::F32;  // every 2-D matrix (norm vectors stay f32)
+  uint32_t seed = 1;
+
+  int32_t head_dim() const { return dim / n_heads; }
+  int32_t effective_rope_dim() const { return rope_dim > 0 ? rope_dim : head_dim(); }
+  std::string describe() const;  // "dim 64, 2 layers, 4/2 heads, ..." for failure messages
+};
+
+// Writes the model (with a small SentencePiece vocabulary) to `path`. Throws std::invalid_argument
+// when a matrix width is not a whole number of blocks of the weight type.
+void write_synthetic_model(const SyntheticModelSpec& spec, const std::string& path);
+
+// Writes the model to a temporary file, loads it, and deletes the file (the mapping stays valid).
+std::unique_ptr<LlamaModel> load_synthetic_model(const SyntheticModelSpec& spec);
+
+}  // namespace test
+}  // namespace inferscope

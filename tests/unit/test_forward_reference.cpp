@@ -1,0 +1,215 @@
+// The optimized Llama forward pass (Runtime -> LlamaForward -> CPU kernels) against the plain
+// double-precision reference, on synthetic models of many shapes and every writable weight type.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/engine/runtime.h"
+#include "core/model/llama_model.h"
+#include "tests/support/reference_llama.h"
+#include "tests/support/synthetic_model.h"
+
+namespace inferscope::test {
+namespace {
+
+constexpr int kPromptTokens = 10;
+constexpr int kDecodeSteps = 4;
+
+// Shapes whose matrix widths are whole blocks of 32, so every weight type can store them.
+SyntheticModelSpec gqa3_shape() {  // 6 query heads share 2 kv heads; rope over the whole head
+  SyntheticModelSpec s;
+  s.dim = 96, s.n_heads = 6, s.n_kv_heads = 2, s.ffn_dim = 160, s.vocab = 40, s.seed = 11;
+  return s;
+}
+SyntheticModelSpec gqa2_partial_rope_shape() {  // rope on 8 of 16 dims, small base, linear scaling, tied
+  SyntheticModelSpec s;
+  s.dim = 64, s.n_heads = 4, s.n_kv_heads = 2, s.ffn_dim = 96, s.vocab = 45, s.rope_dim = 8;
+  s.rope_base = 500.0f, s.rope_linear_factor = 2.0f, s.tied_output = true, s.seed = 12;
+  return s;
+}
+SyntheticModelSpec mha_three_layer_shape() {  // plain multi-head attention, 3 layers
+  SyntheticModelSpec s;
+  s.dim = 64, s.n_layers = 3, s.n_heads = 4, s.n_kv_heads = 4, s.ffn_dim = 128, s.vocab = 35, s.seed = 13;
+  return s;
+}
+// Odd sizes only plain float weights can hold.
+SyntheticModelSpec mqa_odd_shape() {  // 5 heads of 12 share one kv head; ffn 100; rope on 6 of 12
+  SyntheticModelSpec s;
+  s.dim = 60, s.n_heads = 5, s.n_kv_heads = 1, s.ffn_dim = 100, s.vocab = 37, s.rope_dim = 6, s.seed = 14;
+  return s;
+}
+SyntheticModelSpec odd_head_dim_shape() {  // head_dim 7 (rope on 6 of 7), 6 heads over 3 kv heads, tied
+  SyntheticModelSpec s;
+  s.dim = 42, s.n_heads = 6, s.n_kv_heads = 3, s.ffn_dim = 50, s.vocab = 29, s.rope_dim = 6;
+  s.tied_output = true, s.seed = 15;
+  return s;
+}
+
+struct Case {
+  std::string name;
+  SyntheticModelSpec spec;
+  DType kv_dtype;
+  // Bound on max|optimized - reference| / max|reference| over one position's logits.
+  double bound;
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+// The format matmul rounds activations to for this weight type (llama.cpp's vec_dot_type).
+DType activation_type(DType weight) {
+  switch (weight) {
+    case DType::Q8_0:
+    case DType::Q4_0:
+    case DType::Q5_0: return DType::Q8_0;
+    case DType::Q4_1:
+    case DType::Q5_1: return DType::Q8_1;
+    default: return DType::F32;
+  }
+}
+
+// Bounds per configuration (observed errors are 5-20x smaller; each is far below what a wrong
+// RoPE pairing, a wrong rope base or a wrong GQA head mapping produces, which the test checks):
+// - f32 or f16 weights with an f32 cache: the kernels compute in f32 on the same stored values the
+//   reference reads, so only f32 rounding remains: 1e-4.
+// - f16 cache: K and V are rounded to 11 significant bits (relative 2^-12 each): 5e-3.
+// - Q8_0/Q4_0/Q5_0 and Q4_1/Q5_1 weights: the kernels also round each activation row to 8-bit
+//   blocks (Q8_0 / Q8_1), about 0.4% per element, which compounds over layers: 3e-2.
+constexpr double kFloatBound = 1e-4;
+constexpr double kF16CacheBound = 5e-3;
+constexpr double kQuantizedBound = 3e-2;
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  const std::vector<std::pair<std::string, SyntheticModelSpec>> block_shapes = {
+      {"gqa3", gqa3_shape()}, {"gqa2_partial_rope_tied", gqa2_partial_rope_shape()}, {"mha_3layers", mha_three_layer_shape()}};
+  const std::vector<std::pair<std::string, SyntheticModelSpec>> odd_shapes = {{"mqa_odd", mqa_odd_shape()},
+                                                                             {"odd_head_dim", odd_head_dim_shape()}};
+  for (DType w : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1}) {
+    const bool is_float = w == DType::F32 || w == DType::F16;
+    auto shapes = block_shapes;
+    if (is_float) shapes.insert(shapes.end(), odd_shapes.begin(), odd_shapes.end());
+    for (auto [shape_name, spec] : shapes) {
+      spec.weight_dtype = w;
+      const std::string base = shape_name + "_" + std::string(dtype_name(w));
+      cases.push_back({base + "_kvf32", spec, DType::F32, is_float ? kFloatBound : kQuantizedBound});
+      if (w == DType::F32) cases.push_back({base + "_kvf16", spec, DType::F16, kF16CacheBound});
+    }
+  }
+  return cases;
+}
+
+// max|a - b| / max|b| over one position's logits.
+double relative_error(std::span<const float> got, const std::vector<double>& want) {
+  double max_diff = 0.0, max_ref = 0.0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;  // NaN never passes
+    max_diff = std::max(max_diff, std::abs(got[i] - want[i]));
+    max_ref = std::max(max_ref, std::abs(want[i]));
+  }
+  return max_diff / max_ref;
+}
+
+// Random token ids (seeded), never all the same, so positions differ.
+std::vector<TokenId> random_tokens(int n, int32_t vocab, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<TokenId> dist(0, vocab - 1);
+  std::vector<TokenId> ids(static_cast<size_t>(n));
+  for (TokenId& id : ids) id = dist(rng);
+  return ids;
+}
+
+// Logits of the optimized pass at every position: the prompt in one append_all_logits call, then
+// one append() per decode token.
+std::vector<std::vector<float>> optimized_logits(const LlamaModel& model, DType kv_dtype,
+                                                 const std::vector<TokenId>& tokens) {
+  Runtime rt(model, RuntimeOptions{.threads = 2, .kv_dtype = kv_dtype});
+  const auto vocab = static_cast<size_t>(model.config().vocab_size);
+  std::vector<std::vector<float>> out;
+  const std::span<const float> prompt = rt.append_all_logits(0, std::span(tokens).first(kPromptTokens));
+  for (size_t p = 0; p < kPromptTokens; ++p) out.emplace_back(prompt.begin() + p * vocab, prompt.begin() + (p + 1) * vocab);
+  for (size_t p = kPromptTokens; p < tokens.size(); ++p) {
+    const std::span<const float> step = rt.append(0, std::span(tokens).subspan(p, 1));
+    out.emplace_back(step.begin(), step.end());
+  }
+  return out;
+}
+
+// The worst relative error over all positions between `got` and a reference run over `tokens`.
+double worst_error(const std::vector<std::vector<float>>& got, ReferenceLlama ref, const std::vector<TokenId>& tokens) {
+  double worst = 0.0;
+  for (size_t p = 0; p < tokens.size(); ++p) worst = std::max(worst, relative_error(got[p], ref.step(tokens[p])));
+  return worst;
+}
+
+class ForwardReferenceTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ForwardReferenceTest, MatchesReferenceAtEveryPosition) {
+  const Case& c = GetParam();
+  SCOPED_TRACE(c.spec.describe());
+  const auto model = load_synthetic_model(c.spec);
+  const std::vector<TokenId> tokens = random_tokens(kPromptTokens + kDecodeSteps, c.spec.vocab, c.spec.seed);
+  const auto got = optimized_logits(*model, c.kv_dtype, tokens);
+  ASSERT_EQ(got.size(), tokens.size());
+
+  ReferenceLlama ref(model->file(), c.spec, {.activation_type = activation_type(c.spec.weight_dtype)});
+  for (size_t p = 0; p < tokens.size(); ++p) {
+    const double err = relative_error(got[p], ref.step(tokens[p]));
+    EXPECT_LE(err, c.bound) << "position " << p << (p < kPromptTokens ? " (prompt)" : " (decode)");
+  }
+}
+
+// The bound is tight enough to catch the bugs it exists for: the optimized logits are farther than
+// the bound from a reference that pairs RoPE dimensions wrongly, uses another rope base, or maps
+// query heads to the wrong kv heads.
+TEST_P(ForwardReferenceTest, BoundCatchesRopeAndGqaBugs) {
+  const Case& c = GetParam();
+  SCOPED_TRACE(c.spec.describe());
+  const auto model = load_synthetic_model(c.spec);
+  const std::vector<TokenId> tokens = random_tokens(kPromptTokens + kDecodeSteps, c.spec.vocab, c.spec.seed);
+  const auto got = optimized_logits(*model, c.kv_dtype, tokens);
+
+  const DType act = activation_type(c.spec.weight_dtype);
+  // a margin of 3x, so the catch does not hinge on this seed
+  EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), c.spec, {act, ReferenceMutation::RopeHalfSplit}), tokens),
+            3 * c.bound)
+      << "half-split RoPE pairs";
+  SyntheticModelSpec other_base = c.spec;
+  other_base.rope_base *= 1.5f;
+  EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), other_base, {act}), tokens), 3 * c.bound)
+      << "rope base x1.5";
+  // with one kv head, or one query head per kv head, every mapping agrees
+  if (c.spec.n_kv_heads > 1 && c.spec.n_kv_heads < c.spec.n_heads) {
+    EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), c.spec, {act, ReferenceMutation::GqaModulo}), tokens),
+              3 * c.bound)
+        << "query head h on kv head h % n_kv_heads";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ForwardReferenceTest, ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<Case>& param) { return param.param.name; });
+
+// The loader reads the synthetic shape back as written (the reference relies on the spec).
+TEST(SyntheticModel, ConfigMatchesSpec) {
+  const SyntheticModelSpec spec = gqa2_partial_rope_shape();
+  const auto model = load_synthetic_model(spec);
+  const LlamaConfig& c = model->config();
+  EXPECT_EQ(c.dim, spec.dim);
+  EXPECT_EQ(c.n_layers, spec.n_layers);
+  EXPECT_EQ(c.n_heads, spec.n_heads);
+  EXPECT_EQ(c.n_kv_heads, spec.n_kv_heads);
+  EXPECT_EQ(c.head_dim, spec.head_dim());
+  EXPECT_EQ(c.ffn_dim, spec.ffn_dim);
+  EXPECT_EQ(c.vocab_size, spec.vocab);
+  EXPECT_EQ(c.rope_dim, spec.rope_dim);
+  EXPECT_FLOAT_EQ(c.rope_freq_base, spec.rope_base);
+  EXPECT_FLOAT_EQ(c.rope_freq_scale, 1.0f / spec.rope_linear_factor);
+  EXPECT_TRUE(c.tied_output);
+  EXPECT_EQ(model->tokenizer().vocab().bos, 1);
+}
+
+}  // namespace
+}  // namespace inferscope::test
