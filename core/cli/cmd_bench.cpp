@@ -11,6 +11,8 @@
 #include "core/engine/runtime.h"
 #include "core/gguf/gguf_file.h"
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/memory_bandwidth.h"
+#include "kernels/cpu/thread_pool.h"
 
 namespace inferscope::cli {
 namespace {
@@ -75,6 +77,7 @@ int cmd_bench(int argc, char** argv) {
       {"--n-gen", "-n", true, "generated tokens of the tg test (default 128; 0 skips it)"},
       {"--repetitions", "-r", true, "repetitions of each test (default 5)"},
       {"--output", "-o", true, "md (default) | csv | json"},
+      {"--bandwidth", "", false, "also measure memory read bandwidth and the decode roofline it implies"},
   });
   if (print_help_if_asked("bench --model PATH [-p 512] [-n 128] [-r 5] [--threads N] [-o md|csv|json]", specs, argc,
                           argv)) {
@@ -110,6 +113,13 @@ int cmd_bench(int argc, char** argv) {
     rows.push_back(row);
   }
   rt.reset(0);
+  // Decode reads every weight once per token: bandwidth / weight bytes bounds tg from above.
+  BandwidthResult bw;
+  if (args.has("--bandwidth")) {
+    ThreadPool pool(rt.threads());
+    bw = measure_read_bandwidth(pool, size_t{1} << 30, 5);
+  }
+  const double roofline_tg = bw.read_bytes_per_second / static_cast<double>(model->weights().matrix_bytes());
 
   const std::string model_name = model->config().name;
   const double size_gib = static_cast<double>(model->weights().matrix_bytes()) / (1024.0 * 1024.0 * 1024.0);
@@ -123,6 +133,11 @@ int cmd_bench(int argc, char** argv) {
                      {"backends", backend}, {"n_threads", rt.threads()}, {"kv_dtype", dtype_name(options.kv_dtype)},
                      {"test", r.test}, {"n_prompt", r.n_prompt}, {"n_gen", r.n_gen}, {"avg_ts", r.mean()},
                      {"stddev_ts", r.stddev()}, {"samples_ts", r.samples_ts}});
+    }
+    if (bw.repetitions > 0) {
+      arr.push_back({{"test", "mem_read"}, {"n_threads", rt.threads()}, {"buffer_bytes", bw.buffer_bytes},
+                     {"read_bytes_per_second", bw.read_bytes_per_second}, {"weight_bytes", model->weights().matrix_bytes()},
+                     {"roofline_tg_ts", roofline_tg}});
     }
     std::cout << arr.dump(2) << "\n";
   } else if (output == "csv") {
@@ -139,6 +154,11 @@ int cmd_bench(int argc, char** argv) {
       std::cout << "| " << model_name << " | " << fmt(size_gib * 1024, 2) << " MiB | " << fmt(params_m, 2) << " M | "
                 << backend << " | " << rt.threads() << " | " << r.test << " | " << fmt(r.mean(), 2) << " ± "
                 << fmt(r.stddev(), 2) << " |\n";
+    }
+    if (bw.repetitions > 0) {
+      std::cout << "\nmemory read bandwidth: " << fmt(bw.read_bytes_per_second / 1e9, 2) << " GB/s (" << rt.threads()
+                << " threads); weights " << fmt(static_cast<double>(model->weights().matrix_bytes()) / 1e6, 1)
+                << " MB per token -> decode roofline " << fmt(roofline_tg, 1) << " t/s\n";
     }
   }
   return 0;

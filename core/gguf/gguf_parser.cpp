@@ -108,6 +108,8 @@ GgufValue GgufParser::read_value(GgufType type, const std::string& field, int de
         cur_.fail(field, "arrays nested deeper than " + std::to_string(kMaxArrayDepth) + " levels");
       const auto n = cur_.read<uint64_t>(field);
       cur_.check_count(n, min_value_bytes(elem), field, "array length");
+      if (n > kMaxArrayItems)
+        cur_.fail(field, "array length " + std::to_string(n) + " is more than the limit of " + std::to_string(kMaxArrayItems));
       GgufArray arr{elem, {}};
       arr.items.reserve(static_cast<size_t>(n));
       for (uint64_t i = 0; i < n; ++i) arr.items.push_back(read_value(elem, field, depth + 1));

@@ -18,6 +18,8 @@ class GgufParser {
 
   static constexpr uint32_t kMaxDims = 4;
   static constexpr int kMaxArrayDepth = 8;  // arrays of arrays of ... beyond this are refused
+  // Each item costs ~50 bytes in memory for 1 byte in the file; 2^24 is 64x the largest vocabulary.
+  static constexpr uint64_t kMaxArrayItems = uint64_t{1} << 24;
 
  private:
   void read_header(uint64_t& n_tensors, uint64_t& n_kv);

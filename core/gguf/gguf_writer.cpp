@@ -176,7 +176,7 @@ void GgufWriter::add_tensor(const std::string& name, DType type, std::vector<int
 
 void GgufWriter::add_tensor_f32(const std::string& name, std::vector<int64_t> dims, const std::vector<float>& values) {
   std::vector<uint8_t> bytes(values.size() * sizeof(float));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());  // memcpy(null, ...) is UB
   add_tensor(name, DType::F32, std::move(dims), std::move(bytes));
 }
 

@@ -24,6 +24,7 @@ ContiguousKvCache::ContiguousKvCache(KvGeometry geometry, int32_t max_seq_len, s
 }
 
 bool ContiguousKvCache::allocate(SeqId seq, int32_t n_new) {
+  if (n_new < 0) throw std::invalid_argument("contiguous KV cache: cannot allocate a negative token count");
   auto it = seqs_.find(seq);
   if (it == seqs_.end()) {
     if (n_new > max_seq_len_) return false;

@@ -18,13 +18,14 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& path, const Mode
     throw GgufError(path + ": tokenizer.ggml.tokens: " + std::to_string(m->tokenizer_->vocab().size()) +
                     " tokens, but token_embd.weight has " + std::to_string(m->config_.vocab_size) + " rows");
   }
+  m->chat_template_ = ChatTemplate::detect(m->file_->get_string_or("tokenizer.chat_template", ""),
+                                           m->tokenizer_->vocab(), &m->chat_template_warning_);
   if (!options.chat_template_override.empty()) {
     const auto family = chat_family_from_name(options.chat_template_override);
     if (!family) throw std::invalid_argument("unknown chat template '" + options.chat_template_override + "'");
-    m->chat_template_ = ChatTemplate::of_family(*family, m->tokenizer_->vocab());
-  } else {
-    m->chat_template_ = ChatTemplate::detect(m->file_->get_string_or("tokenizer.chat_template", ""),
-                                             m->tokenizer_->vocab(), &m->chat_template_warning_);
+    // Forcing the family the file already has keeps what detection found (its default system prompt).
+    if (*family != m->chat_template_.family) m->chat_template_ = ChatTemplate::of_family(*family, m->tokenizer_->vocab());
+    m->chat_template_warning_.clear();
   }
   return m;
 }

@@ -21,13 +21,16 @@ class Tokenizer {
   // becomes that one token; where spellings overlap, longer tokens are taken first.
   std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special = true) const;
 
-  // The raw bytes a token stands for (byte tokens give their byte; control tokens give their text
-  // only when render_special is set, else nothing). May be an incomplete UTF-8 sequence.
+  // The raw bytes a token stands for (byte tokens give their byte; CONTROL, USER_DEFINED and
+  // UNKNOWN tokens give their text only when render_special is set, else nothing). May be an
+  // incomplete UTF-8 sequence. Throws std::out_of_range for an id outside the vocabulary.
   std::string token_to_piece(TokenId id, bool render_special = false) const;
-  // Concatenated pieces, with the SentencePiece leading space of the first token removed.
+  // Concatenated pieces; with add_space_prefix, the space encode put before the first text token
+  // is removed again, so decode(encode(s)) == s.
   std::string decode(const std::vector<TokenId>& ids, bool render_special = false) const;
 
-  // Builds the tokenizer the file's vocabulary names; throws GgufError for an unknown one.
+  // Builds the tokenizer the vocabulary names ("llama" or "gpt2"); throws GgufError for an unknown
+  // model or pre-tokenizer (from_gguf's message names the file).
   static std::unique_ptr<Tokenizer> from_gguf(const GgufFile& file);
   static std::unique_ptr<Tokenizer> from_vocab(Vocab vocab);
 
@@ -47,7 +50,8 @@ class Tokenizer {
 // Turns a stream of token pieces into text that never ends inside a UTF-8 character.
 class Utf8StreamDecoder {
  public:
-  // Appends bytes; returns the longest prefix of pending bytes that forms whole characters.
+  // Appends bytes; returns the longest prefix of pending bytes that forms whole characters
+  // (bytes that can never start or continue a character come out as U+FFFD at once).
   std::string push(std::string_view bytes);
   // What is left at the end of the stream (invalid or incomplete bytes become U+FFFD).
   std::string flush();

@@ -25,7 +25,7 @@ struct Vocab {
   std::vector<TokenType> types;
   std::vector<std::string> merges;  // "a b" pairs, rank = index (gpt2)
   TokenId bos = -1, eos = -1, unk = -1, pad = -1, eot = -1;  // -1 when the model has none
-  bool add_bos = false;           // default true for llama (SentencePiece) vocabularies
+  bool add_bos = false;           // default true for llama (SentencePiece) and Llama-3 BPE vocabularies
   bool add_eos = false;
   bool add_space_prefix = false;  // default true for SentencePiece
   std::unordered_map<std::string, TokenId> token_to_id;

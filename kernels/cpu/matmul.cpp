@@ -65,7 +65,7 @@ void matmul(const MatrixRef& w, const float* x, int64_t n_tok, float* y, ThreadP
     scratch.resize(a_stride * static_cast<size_t>(n_tok));
     uint8_t* q = scratch.data();
     pool.parallel_for(n_tok, kQuantizeGrain, [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) quantize_row(k->act_type, x + t * w.cols, q + t * a_stride, w.cols);
+      for (int64_t t = t0; t < t1; ++t) k->quantize(x + t * w.cols, q + t * a_stride, w.cols);
     });
     a = q;
   }

@@ -3,8 +3,10 @@
 #include "kernels/cpu/ops.h"
 
 #include <cmath>
+#include <stdexcept>
 
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/ops_kernels.h"
 #include "kernels/cpu/vec_dot.h"
 
 namespace inferscope {
@@ -22,22 +24,66 @@ void rope(float* head, int64_t head_dim, int64_t rope_dim, int32_t pos, float fr
 
 void rope_heads(float* heads, int64_t n_heads, int64_t head_dim, int64_t rope_dim, int32_t pos, float freq_base,
                 float freq_scale) {
+  constexpr int64_t kMaxPairs = 512;  // the angles live on the stack (heads are 64..256 wide in practice)
+  float cos_v[kMaxPairs], sin_v[kMaxPairs];
+  if (rope_dim / 2 > kMaxPairs) throw std::invalid_argument("rope: rope_dim above 1024");
+  rope_cos_sin(cos_v, sin_v, rope_dim, pos, freq_base, freq_scale);
+  rope_apply(heads, n_heads, head_dim, rope_dim, cos_v, sin_v);
+}
+
+void rope_cos_sin(float* cos_out, float* sin_out, int64_t rope_dim, int32_t pos, float freq_base, float freq_scale) {
   // frequencies base^(-2i/rope_dim) by repeated multiplication in double (error ~1e-15, far below f32)
   const double step = std::pow(static_cast<double>(freq_base), -2.0 / static_cast<double>(rope_dim));
   double freq = 1.0;
-  for (int64_t i = 0; 2 * i + 1 < rope_dim && 2 * i + 1 < head_dim; ++i, freq *= step) {
-    const double theta = static_cast<double>(pos) * static_cast<double>(freq_scale) * freq;
-    const float c = static_cast<float>(std::cos(theta)), s = static_cast<float>(std::sin(theta));
-    for (int64_t h = 0; h < n_heads; ++h) {
-      float* pair = heads + h * head_dim + 2 * i;
-      const float x0 = pair[0], x1 = pair[1];
-      pair[0] = x0 * c - x1 * s;
-      pair[1] = x0 * s + x1 * c;
+  for (int64_t i = 0; i < rope_dim / 2; ++i, freq *= step) {
+    double s = 0.0, c = 0.0;
+    ::sincos(static_cast<double>(pos) * static_cast<double>(freq_scale) * freq, &s, &c);
+    cos_out[i] = static_cast<float>(c);
+    sin_out[i] = static_cast<float>(s);
+  }
+}
+
+void rope_apply(float* heads, int64_t n_heads, int64_t head_dim, int64_t rope_dim, const float* cos_in,
+                const float* sin_in) {
+  const int64_t n_pairs = (rope_dim < head_dim ? rope_dim : head_dim) / 2;
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* head = heads + h * head_dim;
+    for (int64_t i = 0; i < n_pairs; ++i) {
+      const float x0 = head[2 * i], x1 = head[2 * i + 1];
+      head[2 * i] = x0 * cos_in[i] - x1 * sin_in[i];
+      head[2 * i + 1] = x0 * sin_in[i] + x1 * cos_in[i];
     }
   }
 }
 
 void softmax(float* x, int64_t n) {
+  if (use_avx2()) {
+    cpu::softmax_avx2(x, n);
+  } else {
+    cpu::softmax_scalar(x, n);
+  }
+}
+
+void swiglu(float* gate, const float* up, int64_t n) {
+  if (use_avx2()) {
+    cpu::swiglu_avx2(gate, up, n);
+  } else {
+    cpu::swiglu_scalar(gate, up, n);
+  }
+}
+
+void add_inplace(float* y, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+float dot_f32(const float* a, const float* b, int64_t n) {
+  const cpu::DotKernel* k = use_avx2() ? cpu::avx2_kernel(DType::F32) : cpu::scalar_kernel(DType::F32);
+  return k->dot(a, b, n);
+}
+
+namespace cpu {
+
+void softmax_scalar(float* x, int64_t n) {
   if (n <= 0) return;
   float max = x[0];
   for (int64_t i = 1; i < n; ++i) max = std::fmax(max, x[i]);
@@ -50,17 +96,9 @@ void softmax(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
-void swiglu(float* gate, const float* up, int64_t n) {
+void swiglu_scalar(float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
-void add_inplace(float* y, const float* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
-}
-
-float dot_f32(const float* a, const float* b, int64_t n) {
-  const cpu::DotKernel* k = use_avx2() ? cpu::avx2_kernel(DType::F32) : cpu::scalar_kernel(DType::F32);
-  return k->dot(a, b, n);
-}
-
+}  // namespace cpu
 }  // namespace inferscope

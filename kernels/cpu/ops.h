@@ -17,6 +17,12 @@ void rope(float* head, int64_t head_dim, int64_t rope_dim, int32_t pos, float fr
 void rope_heads(float* heads, int64_t n_heads, int64_t head_dim, int64_t rope_dim, int32_t pos, float freq_base,
                 float freq_scale);
 
+// The two halves of rope_heads(), so that a caller can compute a position's rope_dim/2 cos and sin
+// values once and apply them to every layer's q and k: bit-identical to rope_heads().
+void rope_cos_sin(float* cos_out, float* sin_out, int64_t rope_dim, int32_t pos, float freq_base, float freq_scale);
+void rope_apply(float* heads, int64_t n_heads, int64_t head_dim, int64_t rope_dim, const float* cos_in,
+                const float* sin_in);
+
 // In place softmax of n values.
 void softmax(float* x, int64_t n);
 

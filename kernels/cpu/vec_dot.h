@@ -16,11 +16,15 @@ using VecDotFn = float (*)(const void* w, const void* a, int64_t n);
 using GemmFn = void (*)(const void* w, size_t w_stride, int64_t n_rows, const void* a, size_t a_stride,
                         int64_t n_tok, int64_t n, float* out, int64_t out_stride);
 
+// Rounds one activation row of n floats into the kernel's activation format.
+using QuantizeFn = void (*)(const float* x, void* dst, int64_t n);
+
 struct DotKernel {
-  DType act_type;    // the activation format: X rows are quantized to it (F32: used as they are)
-  VecDotFn dot;      // one output
-  GemmFn gemm;       // a tile of outputs reusing weight loads across tokens; nullptr: loop over dot
-  const char* name;  // "scalar" or "avx2"
+  DType act_type;       // the activation format: X rows are quantized to it (F32: used as they are)
+  QuantizeFn quantize;  // into act_type, byte-identical in both families; nullptr for F32
+  VecDotFn dot;         // one output
+  GemmFn gemm;          // a tile of outputs reusing weight loads across tokens; nullptr: loop over dot
+  const char* name;     // "scalar" or "avx2"
 };
 
 // Scale and min (6 bits each) of sub-block j (0..7) of a Q4_K/Q5_K block's packed scales[12].

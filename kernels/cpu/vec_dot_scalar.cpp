@@ -193,17 +193,22 @@ float dot_q6_k(const void* w, const void* a, int64_t n) {
   return sum;
 }
 
-constexpr DotKernel kF32{DType::F32, dot_f32, nullptr, "scalar"};
-constexpr DotKernel kF16{DType::F32, dot_f16, nullptr, "scalar"};
-constexpr DotKernel kBF16{DType::F32, dot_bf16, nullptr, "scalar"};
-constexpr DotKernel kQ8_0{DType::Q8_0, dot_q8_0, nullptr, "scalar"};
-constexpr DotKernel kQ4_0{DType::Q8_0, dot_q4_0, nullptr, "scalar"};
-constexpr DotKernel kQ4_1{DType::Q8_1, dot_q4_1, nullptr, "scalar"};
-constexpr DotKernel kQ5_0{DType::Q8_0, dot_q5_0, nullptr, "scalar"};
-constexpr DotKernel kQ5_1{DType::Q8_1, dot_q5_1, nullptr, "scalar"};
-constexpr DotKernel kQ4_K{DType::Q8_K, dot_q4_k, nullptr, "scalar"};
-constexpr DotKernel kQ5_K{DType::Q8_K, dot_q5_k, nullptr, "scalar"};
-constexpr DotKernel kQ6_K{DType::Q8_K, dot_q6_k, nullptr, "scalar"};
+template <DType kAct>
+void quantize_as(const float* x, void* dst, int64_t n) {
+  quantize_row(kAct, x, dst, n);
+}
+
+constexpr DotKernel kF32{DType::F32, nullptr, dot_f32, nullptr, "scalar"};
+constexpr DotKernel kF16{DType::F32, nullptr, dot_f16, nullptr, "scalar"};
+constexpr DotKernel kBF16{DType::F32, nullptr, dot_bf16, nullptr, "scalar"};
+constexpr DotKernel kQ8_0{DType::Q8_0, quantize_as<DType::Q8_0>, dot_q8_0, nullptr, "scalar"};
+constexpr DotKernel kQ4_0{DType::Q8_0, quantize_as<DType::Q8_0>, dot_q4_0, nullptr, "scalar"};
+constexpr DotKernel kQ4_1{DType::Q8_1, quantize_as<DType::Q8_1>, dot_q4_1, nullptr, "scalar"};
+constexpr DotKernel kQ5_0{DType::Q8_0, quantize_as<DType::Q8_0>, dot_q5_0, nullptr, "scalar"};
+constexpr DotKernel kQ5_1{DType::Q8_1, quantize_as<DType::Q8_1>, dot_q5_1, nullptr, "scalar"};
+constexpr DotKernel kQ4_K{DType::Q8_K, quantize_as<DType::Q8_K>, dot_q4_k, nullptr, "scalar"};
+constexpr DotKernel kQ5_K{DType::Q8_K, quantize_as<DType::Q8_K>, dot_q5_k, nullptr, "scalar"};
+constexpr DotKernel kQ6_K{DType::Q8_K, quantize_as<DType::Q8_K>, dot_q6_k, nullptr, "scalar"};
 
 }  // namespace
 

@@ -206,6 +206,24 @@ TEST_P(MatmulTest, GemmOutputsEqualSingleDots) {
     }
 }
 
+TEST_P(MatmulTest, ActivationQuantizerMatchesQuantizeRow) {
+  const cpu::DotKernel& k = kernel();
+  if (k.quantize == nullptr) GTEST_SKIP() << "f32 activations are used as they are";
+  std::mt19937 rng(11);
+  const int64_t cols = 2048;
+  std::vector<float> x = random_activations(1, cols, rng);
+  for (int64_t i = 0; i < 256; ++i) x[i] = 0.0f;                 // an all-zero block (d = 0)
+  for (int64_t i = 256; i < 512; ++i) x[i] *= 1e-30f;            // tiny values
+  for (int64_t i = 512; i < 768; ++i) x[i] *= 1e6f;              // large values
+  for (int64_t i = 768; i < 1024; ++i) x[i] = static_cast<float>(i % 255 - 127) * 0.5f;  // halves: ties
+  x[1024] = 127.0f;  // with amax 127, d = 1 and the tie-making values below round exactly
+  for (int64_t i = 1025; i < 1056; ++i) x[i] = static_cast<float>(i - 1040) + 0.5f;
+  std::vector<uint8_t> want(row_bytes(k.act_type, cols)), got(want.size(), 0xAB);
+  quantize_row(k.act_type, x.data(), want.data(), cols);
+  k.quantize(x.data(), got.data(), cols);
+  EXPECT_EQ(got, want);
+}
+
 TEST_P(MatmulTest, BatchInvariantAcrossBatchAndThreads) {
   std::mt19937 rng(7);
   const int64_t rows = 45, n_tok = 64, cols = col_grid().back();

@@ -6,10 +6,13 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <iterator>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/ops_kernels.h"
 #include "kernels/cpu/vec_dot.h"
 
 namespace inferscope {
@@ -82,48 +85,86 @@ TEST(Ops, RopeMatchesDoubleFormula) {
   }
 }
 
-TEST(Ops, RopeHeadsEqualsRopePerHead) {
+TEST(Ops, RopeHeadsAndPrecomputedAnglesEqualRopePerHead) {
   std::mt19937 rng(3);
-  const int64_t n_heads = 9, head_dim = 64;
+  const int64_t n_heads = 9, head_dim = 64, rope_dim = 48;
   const std::vector<float> heads = random_vec(n_heads * head_dim, rng);
-  std::vector<float> together = heads, apart = heads;
-  rope_heads(together.data(), n_heads, head_dim, 48, 1234, 10000.0f, 1.0f);
-  for (int64_t h = 0; h < n_heads; ++h) rope(apart.data() + h * head_dim, head_dim, 48, 1234, 10000.0f, 1.0f);
+  std::vector<float> together = heads, apart = heads, split = heads;
+  rope_heads(together.data(), n_heads, head_dim, rope_dim, 1234, 10000.0f, 1.0f);
+  for (int64_t h = 0; h < n_heads; ++h) rope(apart.data() + h * head_dim, head_dim, rope_dim, 1234, 10000.0f, 1.0f);
+  std::vector<float> cos_v(rope_dim / 2), sin_v(rope_dim / 2);
+  rope_cos_sin(cos_v.data(), sin_v.data(), rope_dim, 1234, 10000.0f, 1.0f);
+  rope_apply(split.data(), n_heads, head_dim, rope_dim, cos_v.data(), sin_v.data());
   EXPECT_EQ(std::memcmp(together.data(), apart.data(), heads.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(split.data(), apart.data(), heads.size() * sizeof(float)), 0);
+  EXPECT_NE(std::memcmp(split.data(), heads.data(), heads.size() * sizeof(float)), 0);
 }
 
-TEST(Ops, SoftmaxIsStableAndMatchesFormula) {
+// The exp-heavy ops in each family: the public entry point and the two families it chooses from.
+struct ExpOps {
+  const char* name;
+  void (*softmax)(float*, int64_t);
+  void (*swiglu)(float*, const float*, int64_t);
+};
+
+class ExpOpsTest : public ::testing::TestWithParam<ExpOps> {
+ protected:
+  void SetUp() override {
+    const CpuFeatures& f = cpu_features();
+    if (std::string(GetParam().name) == "avx2" && !(f.avx2 && f.fma && f.f16c)) GTEST_SKIP() << "no AVX2/FMA/F16C";
+  }
+};
+
+TEST_P(ExpOpsTest, SoftmaxIsStableAndMatchesFormula) {
   std::mt19937 rng(4);
-  for (int64_t n : {1, 5, 300}) {
+  for (int64_t n : {1, 5, 8, 13, 300}) {
     for (float shift : {0.0f, 1000.0f, -1000.0f}) {  // large logits must not overflow exp
-      std::vector<float> x = random_vec(n, rng, 4.0f);
+      std::vector<float> x = random_vec(n, rng, 30.0f);  // spreads of 100+: tiny terms too
       for (float& v : x) v += shift;
       double max = -INFINITY, sum = 0.0;
       for (float v : x) max = std::fmax(max, v);
       for (float v : x) sum += std::exp(static_cast<double>(v) - max);
       std::vector<double> want(x.size());
       for (int64_t i = 0; i < n; ++i) want[i] = std::exp(static_cast<double>(x[i]) - max) / sum;
-      softmax(x.data(), n);
-      expect_close(x, want, 1e-5);
+      GetParam().softmax(x.data(), n);
+      expect_close(x, want, 1e-6);
     }
   }
 }
 
-TEST(Ops, SoftmaxPropagatesNaN) {
-  std::vector<float> x = {1.0f, std::numeric_limits<float>::quiet_NaN(), 2.0f};
-  softmax(x.data(), 3);
-  for (float v : x) EXPECT_TRUE(std::isnan(v));
+TEST_P(ExpOpsTest, SoftmaxPropagatesNaN) {
+  for (int64_t n : {3, 11}) {
+    std::vector<float> x(static_cast<size_t>(n), 1.0f);
+    x[1] = std::numeric_limits<float>::quiet_NaN();
+    GetParam().softmax(x.data(), n);
+    for (float v : x) EXPECT_TRUE(std::isnan(v));
+  }
 }
 
-TEST(Ops, SwigluMatchesFormula) {
+TEST_P(ExpOpsTest, SwigluMatchesFormulaOverTheWholeRange) {
   std::mt19937 rng(5);
-  std::vector<float> gate = random_vec(1536, rng, 4.0f);
-  const std::vector<float> up = random_vec(1536, rng);
-  std::vector<double> want(gate.size());
-  for (size_t i = 0; i < gate.size(); ++i) want[i] = gate[i] / (1.0 + std::exp(-static_cast<double>(gate[i]))) * up[i];
-  swiglu(gate.data(), up.data(), 1536);
-  expect_close(gate, want, 1e-6);
+  for (int64_t n : {1, 7, 1536}) {
+    std::vector<float> gate = random_vec(n, rng, 4.0f);
+    const std::vector<float> up = random_vec(n, rng);
+    // extremes: exp(-g) overflows, underflows, and lands near the f32 limits
+    const float extremes[] = {-100.0f, -88.5f, -87.0f, -20.0f, 20.0f, 87.0f, 88.5f, 100.0f};
+    for (size_t i = 0; i < gate.size() && i < std::size(extremes); ++i) gate[i] = extremes[i];
+    std::vector<double> want(gate.size());
+    for (size_t i = 0; i < gate.size(); ++i)
+      want[i] = gate[i] / (1.0 + std::exp(-static_cast<double>(gate[i]))) * up[i];
+    GetParam().swiglu(gate.data(), up.data(), n);
+    expect_close(gate, want, 1e-6);
+  }
+  std::vector<float> nan_gate = {std::numeric_limits<float>::quiet_NaN()}, one = {1.0f};
+  GetParam().swiglu(nan_gate.data(), one.data(), 1);
+  EXPECT_TRUE(std::isnan(nan_gate[0]));
 }
+
+INSTANTIATE_TEST_SUITE_P(Families, ExpOpsTest,
+                         ::testing::Values(ExpOps{"public", softmax, swiglu},
+                                           ExpOps{"scalar", cpu::softmax_scalar, cpu::swiglu_scalar},
+                                           ExpOps{"avx2", cpu::softmax_avx2, cpu::swiglu_avx2}),
+                         [](const ::testing::TestParamInfo<ExpOps>& p) { return std::string(p.param.name); });
 
 TEST(Ops, AddInplaceAdds) {
   std::mt19937 rng(6);

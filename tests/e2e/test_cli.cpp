@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/gguf/gguf_file.h"
+#include "core/gguf/gguf_writer.h"
 #include "tests/support/test_models.h"
 
 namespace {
@@ -66,6 +68,23 @@ TEST(Cli, TokenizeJson) {
   ASSERT_EQ(j["pieces"].size(), 5u);
   const auto no_bos = nlohmann::json::parse(stdout_only("tokenize --model " + path + " --text 'Once' --no-bos --json"));
   EXPECT_NE(no_bos["ids"][0], 1);
+}
+
+TEST(Cli, TokenizeWorksOnAVocabularyOnlyFile) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  const auto model = inferscope::GgufFile::open(path);
+  inferscope::GgufWriter writer;
+  for (const auto& [key, value] : model->metadata()) {
+    if (key.rfind("tokenizer.", 0) == 0 || key == "general.architecture") writer.set(key, value);
+  }
+  const std::string vocab_only = ::testing::TempDir() + "/vocab-only.gguf";
+  writer.write(vocab_only);
+  const auto j = nlohmann::json::parse(stdout_only("tokenize --model " + vocab_only + " --text 'Once upon a time' --json"));
+  EXPECT_EQ(j["ids"], nlohmann::json({1, 403, 407, 261, 378}));
+  // The same file cannot run: generate names what is missing.
+  const CliRun run = cli("generate --model " + vocab_only + " --prompt hi");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.out.find("llama.block_count"), std::string::npos) << run.out;
 }
 
 TEST(Cli, InspectReportsGeometryAndKvBytes) {

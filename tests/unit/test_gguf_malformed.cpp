@@ -177,6 +177,9 @@ TEST(GgufMalformed, StringAndArrayLengths) {
   // 16 uint32 values need 64 bytes; 63 are there.
   EXPECT_ERROR_HAS(with_value(9).u32(4).u64(16).zeros(63).b, "metadata 'key.x'", "array length 16");
   EXPECT_EQ(error_of(with_value(9).u32(4).u64(16).zeros(64).b), "no error");
+  // An array the file could hold, but whose in-memory form (~50 bytes per item) would be too big.
+  EXPECT_ERROR_HAS(with_value(9).u32(0).u64((uint64_t{1} << 24) + 1).zeros((size_t{1} << 24) + 1).b, "metadata 'key.x'",
+                   "array length 16777217 is more than the limit of 16777216");
   EXPECT_ERROR_HAS(Raw().header(3, 1, 0).u64(kHuge).zeros(32).b, "tensor #0 name", "string length");
 }
 

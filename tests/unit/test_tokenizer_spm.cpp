@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "core/gguf/gguf_file.h"
+#include "core/gguf/gguf_writer.h"
 #include "core/tokenizer/tokenizer.h"
 #include "tests/support/test_models.h"
 #include "tests/support/tokenizer_fixture.h"
@@ -84,6 +86,68 @@ TEST(SpmTokenizer, ByteFallbackForMissingCharacters) {
 TEST(SpmTokenizer, UnknownWithoutByteTokens) {
   const auto tok = Tokenizer::from_vocab(spm_vocab({{kSpace, -3}, {"h", -4}}, false));
   EXPECT_EQ(tok->encode("h\xC3\xA9", false), (std::vector<TokenId>{3, 4, 0, 0}));
+}
+
+// Writes a GGUF holding only tokenizer metadata (with `extra` keys on top) and returns its path.
+std::string write_vocab_file(const std::string& name, const std::vector<std::string>& tokens,
+                             const std::vector<int32_t>& types,
+                             const std::vector<std::pair<std::string, GgufValue>>& extra) {
+  GgufWriter w;
+  w.set("tokenizer.ggml.model", GgufValue::str("llama"));
+  w.set("tokenizer.ggml.tokens", GgufValue::strings(tokens));
+  w.set("tokenizer.ggml.scores", GgufValue::f32s(std::vector<float>(tokens.size(), 0.0f)));
+  w.set("tokenizer.ggml.token_type", GgufValue::i32s(types));
+  for (const auto& [key, value] : extra) w.set(key, value);
+  const auto path = (std::filesystem::temp_directory_path() / ("inferscope_" + name + ".gguf")).string();
+  w.write(path);
+  return path;
+}
+
+TEST(VocabFromGguf, DefaultsAndEndOfTurn) {
+  const std::vector<std::string> tokens = {"<unk>", "<s>", "</s>", "<|end|>", "<|im_end|>"};
+  const std::vector<int32_t> types = {2, 3, 3, 1, 3};  // <|end|> is a NORMAL token here
+  const auto path = write_vocab_file("vocab_defaults", tokens, types, {});
+  const Vocab v = Vocab::from_gguf(*GgufFile::open(path));
+  EXPECT_EQ(v.bos, 1);
+  EXPECT_EQ(v.eos, 2);
+  EXPECT_EQ(v.unk, 0);
+  EXPECT_TRUE(v.add_bos);
+  EXPECT_TRUE(v.add_space_prefix);
+  EXPECT_EQ(v.eot, 4);  // the first candidate that is a control token
+  EXPECT_TRUE(v.is_eog(4));
+  EXPECT_FALSE(v.is_eog(3));
+
+  const auto no_bos = write_vocab_file("vocab_no_bos", tokens, types,
+                                       {{"tokenizer.ggml.add_bos_token", GgufValue::boolean(false)},
+                                        {"tokenizer.ggml.add_space_prefix", GgufValue::boolean(false)}});
+  const Vocab v2 = Vocab::from_gguf(*GgufFile::open(no_bos));
+  EXPECT_FALSE(v2.add_bos);
+  EXPECT_FALSE(v2.add_space_prefix);
+  std::filesystem::remove(path);
+  std::filesystem::remove(no_bos);
+}
+
+TEST(VocabFromGguf, BadFieldsNameFileAndKey) {
+  const auto short_scores = write_vocab_file("vocab_short_scores", {"<unk>", "a"}, {2, 1},
+                                             {{"tokenizer.ggml.scores", GgufValue::f32s({0.0f})}});
+  try {
+    Vocab::from_gguf(*GgufFile::open(short_scores));
+    ADD_FAILURE() << "no error for 1 score for 2 tokens";
+  } catch (const GgufError& e) {
+    EXPECT_NE(std::string(e.what()).find(short_scores), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tokenizer.ggml.scores"), std::string::npos) << e.what();
+  }
+  const auto bert = write_vocab_file("vocab_bert", {"<unk>", "a"}, {2, 1},
+                                     {{"tokenizer.ggml.model", GgufValue::str("bert")}});
+  try {
+    Tokenizer::from_gguf(*GgufFile::open(bert));
+    ADD_FAILURE() << "no error for tokenizer model bert";
+  } catch (const GgufError& e) {
+    EXPECT_NE(std::string(e.what()).find(bert), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'bert'"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(short_scores);
+  std::filesystem::remove(bert);
 }
 
 TEST(SpmStories260K, VocabularyFromGguf) {

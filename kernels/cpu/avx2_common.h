@@ -1,0 +1,34 @@
+// Internal to the *_avx2.cpp files (compiled with -mavx2 -mfma -mf16c): small shared helpers.
+// Everything here is static, and those files use no std:: templates: the linker could otherwise pick
+// an AVX2-compiled copy of an inline function for the scalar family too.
+#pragma once
+#include <immintrin.h>
+
+#include "kernels/cpu/quant_blocks.h"
+#include "kernels/cpu/vec_dot.h"
+
+namespace inferscope::cpu {
+
+// Fixed-tree horizontal sum: (lo128 + hi128), then lanes (0+2, 1+3), then (0 + 1).
+static inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+static inline float f16(f16_bits h) { return _cvtsh_ss(h); }
+
+// a * b + c with one rounding (an intrinsic, so no libm or std:: inline is involved).
+static inline float fma1(float a, float b, float c) {
+  return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
+}
+
+// quantize_row() to Q8_0 / Q8_1, byte for byte, eight elements at a time (quantize_avx2.cpp).
+void quantize_q8_0_avx2(const float* x, void* dst, int64_t n);
+void quantize_q8_1_avx2(const float* x, void* dst, int64_t n);
+
+// The AVX2 kernels of the 32-element block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1), with tiled GEMMs.
+const DotKernel* avx2_block_kernel(DType weight_type);
+
+}  // namespace inferscope::cpu

@@ -1,0 +1,232 @@
+// AVX2 kernels of the 32-element block types, whose activations are Q8_0/Q8_1: codes multiplied
+// with _mm256_maddubs_epi16 (unsigned x signed -> int16 pairs), widened with _mm256_madd_epi16, then
+// one float multiply-add per block. The GEMM runs R weight rows x T tokens at once (each weight block
+// unpacked once per T tokens), each output keeping its own accumulator, so every output is
+// bit-identical to the single dot, which is the 1x1 tile.
+#include <cstddef>
+#include <cstring>
+
+#include "kernels/cpu/avx2_common.h"
+
+namespace inferscope::cpu {
+namespace {
+
+// 16 bytes of packed nibbles -> 32 codes 0..15: element j (low nibble of byte j) then j+16 (high nibble).
+__m256i nibbles(const uint8_t* qs) {
+  // the bytes in both halves; shifting the upper half's dwords right by 4 brings each high nibble down
+  const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+  const __m256i shifted = _mm256_srlv_epi32(both, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4));
+  return _mm256_and_si256(shifted, _mm256_set1_epi8(0x0F));
+}
+
+// The Q5 fifth bits (bit j of the little-endian qh word) as 0x10 in byte j, 0 elsewhere.
+__m256i fifth_bits(const uint8_t* qh) {
+  uint32_t bits;
+  std::memcpy(&bits, qh, sizeof bits);
+  // copy byte k of the word into bytes 8k..8k+7, then keep in byte i only bit (i mod 8) of it
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(static_cast<int>(bits)),
+      _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
+  const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+  return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+}
+
+// Sums of 4 adjacent byte products (unsigned u x signed s) in 8 int32 lanes.
+__m256i dot4(__m256i u, __m256i s) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+// ---- 32-element block types: how to load a weight block and an activation block, and their
+// integer dot (8 int32 lanes). The float part is shared by gemm_tile below.
+
+// The f16 pair at p (d then m, or d then s) as floats in lanes 0 and 1 of an otherwise zero vector.
+__m256 half_pair(const void* p) {
+  uint32_t raw;
+  std::memcpy(&raw, p, sizeof raw);
+  return _mm256_zextps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(raw))));
+}
+
+__m256 broadcast_lane0(__m256 v) { return _mm256_broadcastss_ps(_mm256_castps256_ps128(v)); }
+
+// Weights stored as unsigned codes u with value (u - kOffset) * d [+ m].
+template <class Block, int kOffset, bool kHasMin, bool kFifthBit>
+struct UnsignedCodes {
+  struct W {
+    __m256i u;
+    __m256 d;  // d in every lane
+    __m256 m;  // m in lane 1, zero elsewhere (kHasMin only)
+  };
+  static W load(const Block& x) {
+    __m256i u = nibbles(x.qs);
+    if constexpr (kFifthBit) u = _mm256_or_si256(u, fifth_bits(x.qh));
+    if constexpr (kHasMin) {
+      static_assert(offsetof(Block, m) == offsetof(Block, d) + 2);
+      const __m256 dm = half_pair(&x.d);
+      return {u, broadcast_lane0(dm), _mm256_blend_ps(_mm256_setzero_ps(), dm, 0b10)};
+    } else {
+      return {u, _mm256_set1_ps(f16(x.d)), _mm256_setzero_ps()};
+    }
+  }
+};
+
+// Activations Q8_0/Q8_1: codes, and kOffset * (sum of each 4) to subtract for offset weights.
+template <class ActBlock, int kOffset, bool kHasSum>
+struct SignedActs {
+  struct A {
+    __m256i q, offset;
+    __m256 d;   // d in every lane
+    __m256 ds;  // d in lane 0, s in lane 1, zero elsewhere (kHasSum only)
+  };
+  static A load(const ActBlock& y) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.qs));
+    __m256i offset = _mm256_setzero_si256();
+    if constexpr (kOffset != 0) offset = dot4(_mm256_set1_epi8(kOffset), q);
+    if constexpr (kHasSum) {
+      static_assert(offsetof(ActBlock, s) == offsetof(ActBlock, d) + 2);
+      const __m256 ds = half_pair(&y.d);
+      return {q, offset, broadcast_lane0(ds), ds};
+    } else {
+      return {q, offset, _mm256_set1_ps(f16(y.d)), _mm256_setzero_ps()};
+    }
+  }
+};
+
+template <class WBlock, class ABlock, int kOffset, bool kHasMin, bool kFifthBit>
+struct OffsetPolicy {
+  using WeightBlock = WBlock;
+  using ActBlock = ABlock;
+  static constexpr bool kMin = kHasMin;
+  using Wt = UnsignedCodes<WBlock, kOffset, kHasMin, kFifthBit>;
+  using Ac = SignedActs<ABlock, kOffset, kHasMin>;
+  using W = typename Wt::W;
+  using A = typename Ac::A;
+  static W load_w(const WBlock& x) { return Wt::load(x); }
+  static A load_a(const ABlock& y) { return Ac::load(y); }
+  // sum (u - kOffset) * q = sum u*q - kOffset * sum q, exact in int32
+  static __m256i idot(const W& w, const A& a) {
+    const __m256i p = dot4(w.u, a.q);
+    return kOffset == 0 ? p : _mm256_sub_epi32(p, a.offset);
+  }
+};
+
+using Q4_0Policy = OffsetPolicy<BlockQ4_0, BlockQ8_0, 8, false, false>;
+using Q4_1Policy = OffsetPolicy<BlockQ4_1, BlockQ8_1, 0, true, false>;
+using Q5_0Policy = OffsetPolicy<BlockQ5_0, BlockQ8_0, 16, false, true>;
+using Q5_1Policy = OffsetPolicy<BlockQ5_1, BlockQ8_1, 0, true, true>;
+
+// Q8_0 x Q8_0: signed x signed, via |w| (unsigned) times a carrying w's sign.
+struct Q8_0Policy {
+  using WeightBlock = BlockQ8_0;
+  using ActBlock = BlockQ8_0;
+  static constexpr bool kMin = false;
+  struct W {
+    __m256i q, abs;
+    __m256 d, m;
+  };
+  struct A {
+    __m256i q;
+    __m256 d, ds;
+  };
+  static W load_w(const BlockQ8_0& x) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs));
+    return {q, _mm256_sign_epi8(q, q), _mm256_set1_ps(f16(x.d)), _mm256_setzero_ps()};
+  }
+  static A load_a(const BlockQ8_0& y) {
+    return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.qs)), _mm256_set1_ps(f16(y.d)), _mm256_setzero_ps()};
+  }
+  // |w| * (a * sign(w)) = w * a; |w| = 128 for w = -128 still fits the unsigned operand
+  static __m256i idot(const W& w, const A& a) { return dot4(w.abs, _mm256_sign_epi8(a.q, w.q)); }
+};
+
+// R weight rows x T tokens over nb blocks. Per output and block: acc = fma(float(isum), dw*da, acc),
+// then for the types with mins acc = fma((0, m, 0..), (da, s, 0..), acc), which adds m*s to lane 1.
+// Output = hsum(acc). The same operations on the same values for every R and T.
+template <class P, int R, int T>
+void gemm_tile(const uint8_t* w, size_t w_stride, const uint8_t* a, size_t a_stride, int64_t nb, float* out,
+               int64_t out_stride) {
+  using WB = typename P::WeightBlock;
+  using AB = typename P::ActBlock;
+  __m256 acc[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    typename P::W wr[R];
+    for (int r = 0; r < R; ++r) wr[r] = P::load_w(reinterpret_cast<const WB*>(w + r * w_stride)[b]);
+    for (int t = 0; t < T; ++t) {
+      const typename P::A at = P::load_a(reinterpret_cast<const AB*>(a + t * a_stride)[b]);
+      for (int r = 0; r < R; ++r) {
+        const __m256 sums = _mm256_cvtepi32_ps(P::idot(wr[r], at));
+        acc[r][t] = _mm256_fmadd_ps(sums, _mm256_mul_ps(wr[r].d, at.d), acc[r][t]);
+        if constexpr (P::kMin) acc[r][t] = _mm256_fmadd_ps(wr[r].m, at.ds, acc[r][t]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) out[t * out_stride + r] = hsum(acc[r][t]);
+}
+
+// Rows per tile and tokens per tile: 8 accumulators leave room for codes and scales in 16 registers.
+constexpr int kTileRows = 2;
+constexpr int kTileTokens = 4;
+
+// One strip of n_tok (at most kTileTokens) tokens over R rows.
+template <class P, int R>
+void gemm_strip(const uint8_t* w, size_t w_stride, const uint8_t* a, size_t a_stride, int64_t n_tok, int64_t nb,
+                float* out, int64_t out_stride) {
+  switch (n_tok) {
+    case 1: gemm_tile<P, R, 1>(w, w_stride, a, a_stride, nb, out, out_stride); break;
+    case 2: gemm_tile<P, R, 2>(w, w_stride, a, a_stride, nb, out, out_stride); break;
+    case 3: gemm_tile<P, R, 3>(w, w_stride, a, a_stride, nb, out, out_stride); break;
+    default: gemm_tile<P, R, kTileTokens>(w, w_stride, a, a_stride, nb, out, out_stride); break;
+  }
+}
+
+template <class P>
+void gemm_blocks(const void* w, size_t w_stride, int64_t n_rows, const void* a, size_t a_stride, int64_t n_tok,
+                 int64_t n, float* out, int64_t out_stride) {
+  const auto* wb = static_cast<const uint8_t*>(w);
+  const auto* ab = static_cast<const uint8_t*>(a);
+  const int64_t nb = n / 32;
+  // tokens outer, rows inner: the caller's few rows stay in L1 while the tokens stream past
+  for (int64_t t = 0; t < n_tok; t += kTileTokens) {
+    const int64_t nt = n_tok - t < kTileTokens ? n_tok - t : kTileTokens;
+    const uint8_t* at = ab + t * a_stride;
+    float* ot = out + t * out_stride;
+    int64_t r = 0;
+    for (; r + kTileRows <= n_rows; r += kTileRows)
+      gemm_strip<P, kTileRows>(wb + r * w_stride, w_stride, at, a_stride, nt, nb, ot + r, out_stride);
+    for (; r < n_rows; ++r) gemm_strip<P, 1>(wb + r * w_stride, w_stride, at, a_stride, nt, nb, ot + r, out_stride);
+  }
+}
+
+template <class P>
+float dot_blocks(const void* w, const void* a, int64_t n) {
+  float out;
+  gemm_tile<P, 1, 1>(static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(a), 0, n / 32, &out, 0);
+  return out;
+}
+
+template <class P, DType kAct, QuantizeFn kQuantize>
+constexpr DotKernel kernel{kAct, kQuantize, dot_blocks<P>, gemm_blocks<P>, "avx2"};
+
+constexpr const DotKernel& kQ8_0 = kernel<Q8_0Policy, DType::Q8_0, quantize_q8_0_avx2>;
+constexpr const DotKernel& kQ4_0 = kernel<Q4_0Policy, DType::Q8_0, quantize_q8_0_avx2>;
+constexpr const DotKernel& kQ4_1 = kernel<Q4_1Policy, DType::Q8_1, quantize_q8_1_avx2>;
+constexpr const DotKernel& kQ5_0 = kernel<Q5_0Policy, DType::Q8_0, quantize_q8_0_avx2>;
+constexpr const DotKernel& kQ5_1 = kernel<Q5_1Policy, DType::Q8_1, quantize_q8_1_avx2>;
+
+}  // namespace
+
+const DotKernel* avx2_block_kernel(DType weight_type) {
+  switch (weight_type) {
+    case DType::Q8_0: return &kQ8_0;
+    case DType::Q4_0: return &kQ4_0;
+    case DType::Q4_1: return &kQ4_1;
+    case DType::Q5_0: return &kQ5_0;
+    case DType::Q5_1: return &kQ5_1;
+    default: return nullptr;
+  }
+}
+
+}  // namespace inferscope::cpu

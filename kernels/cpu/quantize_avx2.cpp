@@ -1,0 +1,71 @@
+// AVX2 quantization of activation rows to Q8_0 and Q8_1, byte-identical to quantize_row() for finite
+// input: the same float operations per element (d = amax/127, q = round(x * (1/d)) half away from
+// zero), eight elements at a time.
+#include "kernels/cpu/avx2_common.h"
+#include "kernels/cpu/quantize.h"
+
+namespace inferscope::cpu {
+namespace {
+
+// std::round in 8 lanes: truncate, then step one away from zero where |fraction| >= 0.5.
+__m256 round_half_away(__m256 v) {
+  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+  const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256 frac = _mm256_andnot_ps(sign_bit, _mm256_sub_ps(v, t));  // exact: |v - trunc(v)|
+  const __m256 away = _mm256_or_ps(_mm256_and_ps(v, sign_bit), _mm256_set1_ps(1.0f));  // +-1 with v's sign
+  return _mm256_add_ps(t, _mm256_and_ps(_mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ), away));
+}
+
+// One block of 32: writes the codes to qs, returns d (unrounded) and the sum of the codes.
+float quantize_block(const float* x, int8_t* qs, int32_t& sum) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  __m256 v[4];
+  __m256 amax = _mm256_setzero_ps();
+  for (int k = 0; k < 4; ++k) {
+    v[k] = _mm256_loadu_ps(x + 8 * k);
+    amax = _mm256_max_ps(amax, _mm256_and_ps(v[k], abs_mask));
+  }
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+  const float d = _mm_cvtss_f32(m4) / 127.0f;
+  const __m256 id = _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
+  __m256i q[4];
+  __m256i sums = _mm256_setzero_si256();
+  for (int k = 0; k < 4; ++k) {
+    q[k] = _mm256_cvtps_epi32(round_half_away(_mm256_mul_ps(v[k], id)));
+    sums = _mm256_add_epi32(sums, q[k]);
+  }
+  // int32 -> int8 with in-lane packs, then undo their interleaving of the two 128-bit halves
+  const __m256i packed =
+      _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs),
+                      _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
+  s4 = _mm_add_epi32(s4, _mm_unpackhi_epi64(s4, s4));
+  s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 1));
+  sum = _mm_cvtsi128_si32(s4);
+  return d;
+}
+
+}  // namespace
+
+void quantize_q8_0_avx2(const float* x, void* dst, int64_t n) {
+  auto* b = static_cast<BlockQ8_0*>(dst);
+  for (int64_t i = 0; i < n / QK8_0; ++i) {
+    int32_t sum;
+    b[i].d = f32_to_fp16(quantize_block(x + i * QK8_0, b[i].qs, sum));
+  }
+}
+
+void quantize_q8_1_avx2(const float* x, void* dst, int64_t n) {
+  auto* b = static_cast<BlockQ8_1*>(dst);
+  for (int64_t i = 0; i < n / QK8_1; ++i) {
+    int32_t sum;
+    const float d = quantize_block(x + i * QK8_1, b[i].qs, sum);
+    b[i].d = f32_to_fp16(d);
+    b[i].s = f32_to_fp16(static_cast<float>(sum) * d);  // with the unrounded d, as quantize_row
+  }
+}
+
+}  // namespace inferscope::cpu

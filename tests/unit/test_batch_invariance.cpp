@@ -1,0 +1,180 @@
+// Batch invariance (ARCHITECTURE.md §3): a sequence's logits are bit-identical whichever other
+// sequences share the step, however many threads run it, and however its prompt is chunked.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/attention/naive_attention.h"
+#include "core/engine/runtime.h"
+#include "core/kv/contiguous_kv_cache.h"
+#include "core/model/llama_forward.h"
+#include "core/model/llama_model.h"
+#include "kernels/cpu/thread_pool.h"
+#include "tests/support/synthetic_model.h"
+
+namespace inferscope::test {
+namespace {
+
+constexpr int32_t kMaxSeqLen = 48;
+
+// Bitwise equality of two float rows, naming the first difference.
+::testing::AssertionResult bit_identical(std::span<const float> a, std::span<const float> b) {
+  if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes " << a.size() << " vs " << b.size();
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0) {
+      return ::testing::AssertionFailure() << "element " << i << ": " << a[i] << " vs " << b[i] << " (of "
+                                           << a.size() << ")";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Ids 3.. of the synthetic vocabulary, varied by `salt` so sequences differ.
+std::vector<TokenId> tokens(int n, int salt, int32_t vocab) {
+  std::vector<TokenId> ids;
+  for (int i = 0; i < n; ++i) ids.push_back(3 + (i * 7 + salt * 13) % (vocab - 3));
+  return ids;
+}
+
+// One sequence of the mixed step: what it already holds, then what it brings to the step.
+struct SeqPlan {
+  SeqId seq;
+  std::vector<TokenId> history;
+  std::vector<TokenId> step;
+  bool all_logits;
+};
+
+// The three sequences of the mixed step: a fresh 7-token prefill, a decode after 5 tokens, and a
+// 4-token prefill chunk after 3 tokens that asks for every position's logits.
+std::vector<SeqPlan> mixed_plans(int32_t vocab) {
+  return {{10, {}, tokens(7, 1, vocab), false},
+          {11, tokens(5, 2, vocab), tokens(1, 3, vocab), false},
+          {12, tokens(3, 4, vocab), tokens(4, 5, vocab), true}};
+}
+
+// A model, a cache with room for every plan, and the forward pass over them.
+class Harness {
+ public:
+  Harness(const LlamaModel& model, int threads)
+      : kv_(model.kv_geometry(DType::F16), kMaxSeqLen,
+            model.kv_geometry(DType::F16).bytes_per_token() * kMaxSeqLen * 4),
+        pool_(threads),
+        forward_(model) {}
+
+  // Runs one step of `batch` (allocating its cache room first); returns the logits.
+  std::vector<float> run(const std::vector<BatchSeq>& batch) {
+    for (const BatchSeq& b : batch) EXPECT_TRUE(kv_.allocate(b.seq, static_cast<int32_t>(b.tokens.size())));
+    std::vector<float> logits;
+    forward_.run(batch, kv_, attention_, pool_, logits);
+    return logits;
+  }
+  int32_t length(SeqId seq) const { return kv_.length(seq); }
+
+ private:
+  ContiguousKvCache kv_;
+  NaiveAttention attention_;
+  ThreadPool pool_;
+  LlamaForward forward_;
+};
+
+// Each plan on its own: its history in one step, then its step alone. Logits in plan order.
+std::vector<float> run_alone(const LlamaModel& model, const std::vector<SeqPlan>& plans, int threads) {
+  Harness h(model, threads);
+  std::vector<float> out;
+  for (const SeqPlan& p : plans) {
+    if (!p.history.empty()) h.run({BatchSeq{p.seq, p.history, 0, false}});
+    const std::vector<float> logits = h.run({BatchSeq{p.seq, p.step, h.length(p.seq), p.all_logits}});
+    out.insert(out.end(), logits.begin(), logits.end());
+  }
+  return out;
+}
+
+// Every history in one step, then every step in one mixed step. Logits in plan order.
+std::vector<float> run_mixed(const LlamaModel& model, const std::vector<SeqPlan>& plans, int threads) {
+  Harness h(model, threads);
+  std::vector<BatchSeq> histories, steps;
+  for (const SeqPlan& p : plans) {
+    if (!p.history.empty()) histories.push_back(BatchSeq{p.seq, p.history, 0, false});
+  }
+  h.run(histories);
+  for (const SeqPlan& p : plans) steps.push_back(BatchSeq{p.seq, p.step, h.length(p.seq), p.all_logits});
+  return h.run(steps);
+}
+
+class BatchInvarianceTest : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override {
+    spec_.dim = 64, spec_.n_heads = 4, spec_.n_kv_heads = 2, spec_.ffn_dim = 96, spec_.vocab = 40;
+    spec_.context_length = kMaxSeqLen, spec_.weight_dtype = GetParam(), spec_.seed = 21;
+    model_ = load_synthetic_model(spec_);
+  }
+  SyntheticModelSpec spec_;
+  std::unique_ptr<LlamaModel> model_;
+};
+
+TEST_P(BatchInvarianceTest, MixedStepEqualsEachSequenceAlone) {
+  const auto plans = mixed_plans(spec_.vocab);
+  const std::vector<float> alone = run_alone(*model_, plans, 2);
+  const std::vector<float> mixed = run_mixed(*model_, plans, 2);
+  ASSERT_EQ(alone.size(), static_cast<size_t>(spec_.vocab) * (1 + 1 + 4));
+  EXPECT_TRUE(bit_identical(mixed, alone));
+  // the sequences' rows really differ, so equality above is not trivial
+  const std::span<const float> all(alone);
+  EXPECT_FALSE(bit_identical(all.first(spec_.vocab), all.subspan(spec_.vocab, spec_.vocab)));
+}
+
+TEST_P(BatchInvarianceTest, ThreadCountDoesNotChangeLogits) {
+  const auto plans = mixed_plans(spec_.vocab);
+  const std::vector<float> one = run_mixed(*model_, plans, 1);
+  for (int threads : {2, 3}) EXPECT_TRUE(bit_identical(run_mixed(*model_, plans, threads), one)) << threads << " threads";
+}
+
+TEST_P(BatchInvarianceTest, PrefillChunkingDoesNotChangeLogits) {
+  const std::vector<TokenId> prompt = tokens(20, 6, spec_.vocab), next = tokens(1, 7, spec_.vocab);
+  // every position's logits and one decode step after the prompt, for one prefill chunk size
+  auto run = [&](int32_t chunk, std::vector<float>& all, std::vector<float>& decode) {
+    Runtime rt(*model_, RuntimeOptions{.threads = 2, .prefill_chunk = chunk});
+    const std::span<const float> a = rt.append_all_logits(0, prompt);
+    all.assign(a.begin(), a.end());
+    const std::span<const float> d = rt.append(0, next);
+    decode.assign(d.begin(), d.end());
+  };
+  std::vector<float> whole_all, whole_decode;
+  run(512, whole_all, whole_decode);
+  ASSERT_EQ(whole_all.size(), prompt.size() * spec_.vocab);
+  for (int32_t chunk : {1, 3, 7}) {
+    std::vector<float> all, decode;
+    run(chunk, all, decode);
+    EXPECT_TRUE(bit_identical(all, whole_all)) << "chunks of " << chunk;
+    EXPECT_TRUE(bit_identical(decode, whole_decode)) << "chunks of " << chunk;
+    // append() returns the last row of what append_all_logits() gives
+    Runtime rt(*model_, RuntimeOptions{.threads = 2, .prefill_chunk = chunk});
+    EXPECT_TRUE(bit_identical(rt.append(0, prompt), std::span(whole_all).last(spec_.vocab))) << "chunks of " << chunk;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(WeightTypes, BatchInvarianceTest,
+                         ::testing::Values(DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,
+                                           DType::Q5_1),
+                         [](const ::testing::TestParamInfo<DType>& param) { return std::string(dtype_name(param.param)); });
+
+// A sequence that brings no new tokens to a step (run() counts no logits for it) must leave the
+// others' logits alone.
+TEST(BatchInvariance, SequenceWithNoNewTokensIsIgnored) {
+  SyntheticModelSpec spec;
+  spec.context_length = kMaxSeqLen;
+  const auto model = load_synthetic_model(spec);
+  const std::vector<TokenId> held = tokens(3, 8, spec.vocab), step = tokens(4, 9, spec.vocab);
+  Harness alone(*model, 2);
+  const std::vector<float> want = alone.run({BatchSeq{1, step, 0, false}});
+  Harness h(*model, 2);
+  h.run({BatchSeq{0, held, 0, false}});
+  const std::vector<float> got = h.run({BatchSeq{0, {}, 3, false}, BatchSeq{1, step, 0, false}});
+  EXPECT_TRUE(bit_identical(got, want));
+}
+
+}  // namespace
+}  // namespace inferscope::test
