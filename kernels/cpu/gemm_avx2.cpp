@@ -1,7 +1,7 @@
 // AVX2 kernels of the 32-element block types, whose activations are Q8_0/Q8_1: codes multiplied
 // with _mm256_maddubs_epi16 (unsigned x signed -> int16 pairs), widened with _mm256_madd_epi16, then
 // one float multiply-add per block. The GEMM runs R weight rows x T tokens at once (each weight block
-// unpacked once per T tokens), each output keeping its own accumulator, so every output is
+// unpacked once per T tokens), each output keeping its own accumulators, so every output is
 // bit-identical to the single dot, which is the 1x1 tile.
 #include <cstddef>
 #include <cstring>
@@ -37,35 +37,34 @@ __m256i dot4(__m256i u, __m256i s) {
   return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
 }
 
-// ---- 32-element block types: how to load a weight block and an activation block, and their
-// integer dot (8 int32 lanes). The float part is shared by gemm_tile below.
+// Per block type: how to load a weight block and an activation block, and their integer dot
+// (8 int32 lanes). Scales come as (d, m) and (d, s) pairs in lanes 0 and 1 of a 128-bit vector.
 
-// The f16 pair at p (d then m, or d then s) as floats in lanes 0 and 1 of an otherwise zero vector.
-__m256 half_pair(const void* p) {
+// The f16 pair at p (d then m, or d then s) as floats in lanes 0 and 1, zeros above.
+__m128 half_pair(const void* p) {
   uint32_t raw;
   std::memcpy(&raw, p, sizeof raw);
-  return _mm256_zextps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(raw))));
+  return _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(raw)));
 }
 
-__m256 broadcast_lane0(__m256 v) { return _mm256_broadcastss_ps(_mm256_castps256_ps128(v)); }
+// A single f16 as a float in lane 0, zeros above.
+__m128 half_one(f16_bits h) { return _mm_cvtph_ps(_mm_cvtsi32_si128(h)); }
 
 // Weights stored as unsigned codes u with value (u - kOffset) * d [+ m].
 template <class Block, int kOffset, bool kHasMin, bool kFifthBit>
 struct UnsignedCodes {
   struct W {
     __m256i u;
-    __m256 d;  // d in every lane
-    __m256 m;  // m in lane 1, zero elsewhere (kHasMin only)
+    __m128 dm;  // (d, m); m = 0 without mins
   };
   static W load(const Block& x) {
     __m256i u = nibbles(x.qs);
     if constexpr (kFifthBit) u = _mm256_or_si256(u, fifth_bits(x.qh));
     if constexpr (kHasMin) {
       static_assert(offsetof(Block, m) == offsetof(Block, d) + 2);
-      const __m256 dm = half_pair(&x.d);
-      return {u, broadcast_lane0(dm), _mm256_blend_ps(_mm256_setzero_ps(), dm, 0b10)};
+      return {u, half_pair(&x.d)};
     } else {
-      return {u, _mm256_set1_ps(f16(x.d)), _mm256_setzero_ps()};
+      return {u, half_one(x.d)};
     }
   }
 };
@@ -75,8 +74,7 @@ template <class ActBlock, int kOffset, bool kHasSum>
 struct SignedActs {
   struct A {
     __m256i q, offset;
-    __m256 d;   // d in every lane
-    __m256 ds;  // d in lane 0, s in lane 1, zero elsewhere (kHasSum only)
+    __m128 ds;  // (d, s); s = 0 without sums
   };
   static A load(const ActBlock& y) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.qs));
@@ -84,10 +82,9 @@ struct SignedActs {
     if constexpr (kOffset != 0) offset = dot4(_mm256_set1_epi8(kOffset), q);
     if constexpr (kHasSum) {
       static_assert(offsetof(ActBlock, s) == offsetof(ActBlock, d) + 2);
-      const __m256 ds = half_pair(&y.d);
-      return {q, offset, broadcast_lane0(ds), ds};
+      return {q, offset, half_pair(&y.d)};
     } else {
-      return {q, offset, _mm256_set1_ps(f16(y.d)), _mm256_setzero_ps()};
+      return {q, offset, half_one(y.d)};
     }
   }
 };
@@ -122,26 +119,58 @@ struct Q8_0Policy {
   static constexpr bool kMin = false;
   struct W {
     __m256i q, abs;
-    __m256 d, m;
+    __m128 dm;
   };
   struct A {
     __m256i q;
-    __m256 d, ds;
+    __m128 ds;
   };
   static W load_w(const BlockQ8_0& x) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs));
-    return {q, _mm256_sign_epi8(q, q), _mm256_set1_ps(f16(x.d)), _mm256_setzero_ps()};
+    return {q, _mm256_sign_epi8(q, q), half_one(x.d)};
   }
   static A load_a(const BlockQ8_0& y) {
-    return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.qs)), _mm256_set1_ps(f16(y.d)), _mm256_setzero_ps()};
+    return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.qs)), half_one(y.d)};
   }
   // |w| * (a * sign(w)) = w * a; |w| = 128 for w = -128 still fits the unsigned operand
   static __m256i idot(const W& w, const A& a) { return dot4(w.abs, _mm256_sign_epi8(a.q, w.q)); }
 };
 
-// R weight rows x T tokens over nb blocks. Per output and block: acc = fma(float(isum), dw*da, acc),
-// then for the types with mins acc = fma((0, m, 0..), (da, s, 0..), acc), which adds m*s to lane 1.
-// Output = hsum(acc). The same operations on the same values for every R and T.
+// The mins term of a tile, m_r * s_t summed over the blocks for every (row r, token t) pair, kept in
+// the lanes of one vector: one fma per block instead of one per pair. Lane of pair (r, t): r*T + t,
+// except for a single token, where the weight pairs unpack to (d0, d1, m0, m1) and lane 2 + r serves.
+template <int R, int T>
+struct TileMins {
+  static_assert(R <= 2 && T <= 4);
+  static int lane(int r, int t) { return T == 1 ? 2 + r : r * T + t; }
+
+  // dm: (d, m) of each row's block; ds: (d, s) of each token's block.
+  static __m256 add(const __m128* dm, const __m128* ds, __m256 mins) {
+    const __m128 zero = _mm_setzero_ps();
+    const __m128 rows = _mm_unpacklo_ps(dm[0], R > 1 ? dm[R - 1] : zero);  // (d0, d1, m0, m1)
+    if constexpr (T == 1) {
+      const __m128 s = _mm_permute_ps(ds[0], 0x55);  // s in every lane
+      return _mm256_zextps128_ps256(_mm_fmadd_ps(rows, s, _mm256_castps256_ps128(mins)));
+    } else {
+      // tokens' s values (s0, s1, s2, s3) from (d0, d1, s0, s1) and (d2, d3, s2, s3)
+      const __m128 t01 = _mm_unpacklo_ps(ds[0], ds[1]);
+      // (the index clamps only keep the unused branches of small T in bounds)
+      const __m128 t23 = _mm_unpacklo_ps(T > 2 ? ds[T > 2 ? 2 : 0] : zero, T > 3 ? ds[T - 1] : zero);
+      const __m128 s = _mm_movehl_ps(t23, t01);
+      // lane i takes m of row i / T and s of token i % T
+      const __m256 m_lanes = _mm256_permutevar8x32_ps(
+          _mm256_zextps128_ps256(rows), _mm256_setr_epi32(2 + 0 / T, 2 + 1 / T, 2 + 2 / T, 2 + 3 / T, 2 + 4 / T,
+                                                          2 + 5 / T, 2 + 6 / T, 2 + 7 / T));
+      const __m256 s_lanes = _mm256_permutevar8x32_ps(
+          _mm256_zextps128_ps256(s), _mm256_setr_epi32(0 % T, 1 % T, 2 % T, 3 % T, 4 % T, 5 % T, 6 % T, 7 % T));
+      return _mm256_fmadd_ps(m_lanes, s_lanes, mins);
+    }
+  }
+};
+
+// R weight rows x T tokens over nb blocks. Per output and block:
+//   acc = fma(float(isum), dw * da, acc) in 8 lanes,  min = fma(m, s, min)  (types with mins)
+// and output = hsum(acc) + min. Every output sees exactly these operations whatever R and T are.
 template <class P, int R, int T>
 void gemm_tile(const uint8_t* w, size_t w_stride, const uint8_t* a, size_t a_stride, int64_t nb, float* out,
                int64_t out_stride) {
@@ -150,20 +179,35 @@ void gemm_tile(const uint8_t* w, size_t w_stride, const uint8_t* a, size_t a_str
   __m256 acc[R][T];
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+  __m256 mins = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     typename P::W wr[R];
+    typename P::A at[T];
     for (int r = 0; r < R; ++r) wr[r] = P::load_w(reinterpret_cast<const WB*>(w + r * w_stride)[b]);
+    for (int t = 0; t < T; ++t) at[t] = P::load_a(reinterpret_cast<const AB*>(a + t * a_stride)[b]);
+    if constexpr (P::kMin) {
+      __m128 dm[R], ds[T];
+      for (int r = 0; r < R; ++r) dm[r] = wr[r].dm;
+      for (int t = 0; t < T; ++t) ds[t] = at[t].ds;
+      mins = TileMins<R, T>::add(dm, ds, mins);
+    }
+    __m256 dw[R];
+    for (int r = 0; r < R; ++r) dw[r] = _mm256_broadcastss_ps(wr[r].dm);
     for (int t = 0; t < T; ++t) {
-      const typename P::A at = P::load_a(reinterpret_cast<const AB*>(a + t * a_stride)[b]);
+      const __m256 da = _mm256_broadcastss_ps(at[t].ds);
       for (int r = 0; r < R; ++r) {
-        const __m256 sums = _mm256_cvtepi32_ps(P::idot(wr[r], at));
-        acc[r][t] = _mm256_fmadd_ps(sums, _mm256_mul_ps(wr[r].d, at.d), acc[r][t]);
-        if constexpr (P::kMin) acc[r][t] = _mm256_fmadd_ps(wr[r].m, at.ds, acc[r][t]);
+        const __m256 sums = _mm256_cvtepi32_ps(P::idot(wr[r], at[t]));
+        acc[r][t] = _mm256_fmadd_ps(sums, _mm256_mul_ps(dw[r], da), acc[r][t]);
       }
     }
   }
+  alignas(32) float min_lanes[8];
+  _mm256_store_ps(min_lanes, mins);
   for (int r = 0; r < R; ++r)
-    for (int t = 0; t < T; ++t) out[t * out_stride + r] = hsum(acc[r][t]);
+    for (int t = 0; t < T; ++t) {
+      out[t * out_stride + r] = hsum(acc[r][t]);
+      if constexpr (P::kMin) out[t * out_stride + r] += min_lanes[TileMins<R, T>::lane(r, t)];
+    }
 }
 
 // Rows per tile and tokens per tile: 8 accumulators leave room for codes and scales in 16 registers.

@@ -77,8 +77,9 @@ void add_inplace(float* y, const float* x, int64_t n) {
 }
 
 float dot_f32(const float* a, const float* b, int64_t n) {
-  const cpu::DotKernel* k = use_avx2() ? cpu::avx2_kernel(DType::F32) : cpu::scalar_kernel(DType::F32);
-  return k->dot(a, b, n);
+  // chosen once: attention calls this for every (query, key) pair
+  static const cpu::VecDotFn dot = (use_avx2() ? cpu::avx2_kernel(DType::F32) : cpu::scalar_kernel(DType::F32))->dot;
+  return dot(a, b, n);
 }
 
 namespace cpu {

@@ -2,7 +2,6 @@
 // input: the same float operations per element (d = amax/127, q = round(x * (1/d)) half away from
 // zero), eight elements at a time.
 #include "kernels/cpu/avx2_common.h"
-#include "kernels/cpu/quantize.h"
 
 namespace inferscope::cpu {
 namespace {
@@ -48,13 +47,16 @@ float quantize_block(const float* x, int8_t* qs, int32_t& sum) {
   return d;
 }
 
+// f32 -> f16 bits, rounding to nearest even as f32_to_fp16() does, in one F16C instruction.
+f16_bits to_f16(float f) { return static_cast<f16_bits>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)); }
+
 }  // namespace
 
 void quantize_q8_0_avx2(const float* x, void* dst, int64_t n) {
   auto* b = static_cast<BlockQ8_0*>(dst);
   for (int64_t i = 0; i < n / QK8_0; ++i) {
     int32_t sum;
-    b[i].d = f32_to_fp16(quantize_block(x + i * QK8_0, b[i].qs, sum));
+    b[i].d = to_f16(quantize_block(x + i * QK8_0, b[i].qs, sum));
   }
 }
 
@@ -63,8 +65,8 @@ void quantize_q8_1_avx2(const float* x, void* dst, int64_t n) {
   for (int64_t i = 0; i < n / QK8_1; ++i) {
     int32_t sum;
     const float d = quantize_block(x + i * QK8_1, b[i].qs, sum);
-    b[i].d = f32_to_fp16(d);
-    b[i].s = f32_to_fp16(static_cast<float>(sum) * d);  // with the unrounded d, as quantize_row
+    b[i].d = to_f16(d);
+    b[i].s = to_f16(static_cast<float>(sum) * d);  // with the unrounded d, as quantize_row
   }
 }
 

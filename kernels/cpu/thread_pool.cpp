@@ -37,6 +37,10 @@ void backoff(int poll) {
 
 using Fn = std::function<void(int64_t, int64_t)>;
 
+// The pool whose job this thread is running (its workers always; a caller during parallel_for), so
+// that a parallel_for nested inside a job runs inline instead of waiting for itself.
+thread_local const void* tls_running_pool = nullptr;
+
 }  // namespace
 
 struct ThreadPool::Impl {
@@ -88,6 +92,7 @@ struct ThreadPool::Impl {
   }
 
   void worker_loop() {
+    tls_running_pool = this;
     uint32_t seen = 0;
     for (;;) {
       for (int i = 0; i < kPausePolls + kYieldPolls && generation.load() == seen && !stop.load(); ++i) backoff(i);
@@ -127,12 +132,18 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain,
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   const int64_t n_chunks = std::min<int64_t>(n / grain, kChunksPerThread * size());
-  if (n_chunks <= 1 || impl_->workers.empty()) {
+  if (n_chunks <= 1 || impl_->workers.empty() || tls_running_pool == impl_) {
     fn(0, n);
     return;
   }
   Impl& p = *impl_;
   std::lock_guard<std::mutex> run_lock(p.run_mu);
+  // restored on every exit, the rethrow below included (the caller may be another pool's worker)
+  struct Mark {
+    const void* previous = tls_running_pool;
+    ~Mark() { tls_running_pool = previous; }
+  } mark;
+  tls_running_pool = impl_;
   const uint32_t gen = p.generation.load() + 1;
   p.fn.store(&fn, std::memory_order_relaxed);
   p.n.store(n, std::memory_order_relaxed);

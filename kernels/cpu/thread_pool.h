@@ -18,6 +18,8 @@ class ThreadPool {
   // Runs fn(begin, end) over [0, n) split into contiguous chunks of at least `grain` items,
   // on all threads, and returns when every chunk is done. The split never changes the result
   // of a well-formed kernel: each item must be computed independently of the chunking.
+  // An exception thrown by fn reaches the caller (the first one; the remaining chunks are skipped).
+  // A parallel_for on the same pool from inside fn runs inline on the calling thread.
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t begin, int64_t end)>& fn);
 
  private:

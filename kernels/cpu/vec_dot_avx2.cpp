@@ -85,8 +85,10 @@ __m256i q45_k_isum(const uint8_t* qs, const uint8_t* qh, const int* scales, cons
     }
     const __m256i q8_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * c));
     const __m256i q8_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 64 * c + 32));
-    const __m256i p_lo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, q8_lo), _mm256_set1_epi16(static_cast<short>(scales[2 * c])));
-    const __m256i p_hi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, q8_hi), _mm256_set1_epi16(static_cast<short>(scales[2 * c + 1])));
+    const __m256i sc_lo = _mm256_set1_epi16(static_cast<short>(scales[2 * c]));
+    const __m256i sc_hi = _mm256_set1_epi16(static_cast<short>(scales[2 * c + 1]));
+    const __m256i p_lo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, q8_lo), sc_lo);
+    const __m256i p_hi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, q8_hi), sc_hi);
     isum = _mm256_add_epi32(isum, _mm256_add_epi32(p_lo, p_hi));
   }
   return isum;

@@ -215,9 +215,10 @@ TEST_P(MatmulTest, ActivationQuantizerMatchesQuantizeRow) {
   for (int64_t i = 0; i < 256; ++i) x[i] = 0.0f;                 // an all-zero block (d = 0)
   for (int64_t i = 256; i < 512; ++i) x[i] *= 1e-30f;            // tiny values
   for (int64_t i = 512; i < 768; ++i) x[i] *= 1e6f;              // large values
-  for (int64_t i = 768; i < 1024; ++i) x[i] = static_cast<float>(i % 255 - 127) * 0.5f;  // halves: ties
+  for (int64_t i = 768; i < 1024; ++i) x[i] = static_cast<float>(i % 255 - 127) * 0.5f;  // multiples of 0.5
   x[1024] = 127.0f;  // with amax 127, d = 1 and the tie-making values below round exactly
   for (int64_t i = 1025; i < 1056; ++i) x[i] = static_cast<float>(i - 1040) + 0.5f;
+  for (int64_t i = 1056; i < 1088; ++i) x[i] = 1e7f * static_cast<float>(i - 1070);  // d beyond the f16 range
   std::vector<uint8_t> want(row_bytes(k.act_type, cols)), got(want.size(), 0xAB);
   quantize_row(k.act_type, x.data(), want.data(), cols);
   k.quantize(x.data(), got.data(), cols);
@@ -233,6 +234,8 @@ TEST_P(MatmulTest, BatchInvariantAcrossBatchAndThreads) {
   std::vector<float> full = poisoned(static_cast<size_t>(rows * n_tok));
   ThreadPool pool1(1);
   matmul(w.ref, x.data(), n_tok, full.data(), pool1, choice());
+  // every output written (the poison is gone), so equal bytes below mean equal results
+  for (float v : full) ASSERT_TRUE(std::isfinite(v));
 
   for (int threads : {2, 3}) {
     ThreadPool pool(threads);

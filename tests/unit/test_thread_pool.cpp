@@ -114,6 +114,18 @@ TEST(ThreadPool, ShutsDownCleanlyWhenWorkersSleep) {
   pool.reset();
 }
 
+TEST(ThreadPool, NestedParallelForRunsInline) {
+  ThreadPool pool(2);
+  std::vector<std::atomic<int>> hits(64);
+  pool.parallel_for(8, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      pool.parallel_for(8, 1, [&](int64_t ib, int64_t ie) {
+        for (int64_t j = ib; j < ie; ++j) ++hits[i * 8 + j];
+      });
+  });
+  for (const auto& h : hits) EXPECT_EQ(h.load(), 1);
+}
+
 TEST(ThreadPool, EmptyRangeRunsNothing) {
   ThreadPool pool(2);
   bool called = false;
