@@ -62,6 +62,18 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
     }
   }
 
+  // RoPE angles of each token's position, shared by every layer
+  const int64_t half_rope = c.rope_dim / 2;
+  rope_cos_.resize(n_tok * half_rope);
+  rope_sin_.resize(n_tok * half_rope);
+  t = 0;
+  for (const BatchSeq& s : batch) {
+    for (size_t i = 0; i < s.tokens.size(); ++i, ++t) {
+      rope_cos_sin(row(rope_cos_, t, half_rope), row(rope_sin_, t, half_rope), c.rope_dim,
+                   s.pos0 + static_cast<int32_t>(i), c.rope_freq_base, c.rope_freq_scale);
+    }
+  }
+
   const AttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim};
   std::vector<AttentionSeq> att_seqs(batch.size());
   attention_scratch_bytes_ = 0;
@@ -78,14 +90,11 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
     for (size_t si = 0; si < batch.size(); ++si) {
       const BatchSeq& s = batch[si];
       for (size_t i = 0; i < s.tokens.size(); ++i, ++t) {
-        const int32_t pos = s.pos0 + static_cast<int32_t>(i);
-        for (int32_t h = 0; h < c.n_heads; ++h) {
-          rope(row(q_, t, q_dim) + h * hd, hd, c.rope_dim, pos, c.rope_freq_base, c.rope_freq_scale);
-        }
-        for (int32_t h = 0; h < c.n_kv_heads; ++h) {
-          rope(row(k_, t, kv_dim) + h * hd, hd, c.rope_dim, pos, c.rope_freq_base, c.rope_freq_scale);
-        }
-        kv.store(l, s.seq, pos, row(k_, t, kv_dim), row(v_, t, kv_dim));
+        const float* cos = row(rope_cos_, t, half_rope);
+        const float* sin = row(rope_sin_, t, half_rope);
+        rope_apply(row(q_, t, q_dim), c.n_heads, hd, c.rope_dim, cos, sin);
+        rope_apply(row(k_, t, kv_dim), c.n_kv_heads, hd, c.rope_dim, cos, sin);
+        kv.store(l, s.seq, s.pos0 + static_cast<int32_t>(i), row(k_, t, kv_dim), row(v_, t, kv_dim));
       }
     }
     // attention of each sequence's queries over its cached context

@@ -38,6 +38,7 @@ class LlamaForward {
   const LlamaModel& model_;
   // Activations of the step, (tokens, width) row-major.
   std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, last_;
+  std::vector<float> rope_cos_, rope_sin_;  // (tokens, rope_dim / 2)
   size_t attention_scratch_bytes_ = 0;
 };
 
