@@ -2,6 +2,7 @@
 // weights (random codes, random scales) and random activations; plus batch invariance.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -117,16 +118,30 @@ double nmse(const std::vector<float>& y, const Reference& ref) {
   return err / norm;
 }
 
-// Bound against the float reference: float weights see only f32 rounding; the others also see the
-// activations rounded to 8 bits.
-double nmse_bound(DType t) { return is_float_type(t) ? 1e-12 : 5e-4; }
+// Bound against the float reference: float weights and f32 activations see only f32 rounding; int8
+// activations also see the activations rounded to 8 bits.
+double nmse_bound(DType t, ActivationPrecision p) {
+  return is_float_type(t) || p == ActivationPrecision::F32 ? 1e-12 : 5e-4;
+}
 
-// Bound against the reference on the activations as the kernel sees them: f32 accumulation only,
-// except that Q8_1 stores each block's activation sum as an f16 (Q4_1/Q5_1 use it for the mins).
-double exact_bound(DType t) { return t == DType::Q4_1 || t == DType::Q5_1 ? 1e-7 : 1e-12; }
+// Largest |y - ref| over the size of the output's terms, sqrt(term_sq): about sqrt(cols) f32 ulps when
+// only f32 rounding differs. NaN if any y is not finite.
+double max_rel_error(const std::vector<float>& y, const Reference& ref) {
+  double worst = 0.0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    if (!std::isfinite(y[i])) return std::numeric_limits<double>::quiet_NaN();
+    worst = std::max(worst, std::fabs(static_cast<double>(y[i]) - ref.y[i]) / std::sqrt(ref.term_sq[i]));
+  }
+  return worst;
+}
 
-// The activation format the kernel family uses for this weight type.
-DType act_type(DType t) { return cpu::scalar_kernel(t)->act_type; }
+// Bound against the reference on the activations as the kernel sees them (activation format act):
+// f32 accumulation only, except that Q8_1 stores each block's activation sum as an f16 (Q4_1/Q5_1
+// use it for the mins).
+double exact_bound(DType act) { return act == DType::Q8_1 ? 1e-7 : 1e-12; }
+
+// The activation format the kernel family uses for this weight type and precision.
+DType act_type(DType t, ActivationPrecision p) { return cpu::scalar_kernel(t, p)->act_type; }
 
 // X rounded through the activation format and back: what the integer kernels really multiply.
 std::vector<float> as_kernel_sees(const std::vector<float>& x, int64_t n_tok, int64_t cols, DType act) {
@@ -145,17 +160,20 @@ bool avx2_available() {
   return f.avx2 && f.fma && f.f16c;
 }
 
-using Param = std::tuple<DType, KernelChoice>;
+using Param = std::tuple<DType, ActivationPrecision, KernelChoice>;
 
 class MatmulTest : public ::testing::TestWithParam<Param> {
  protected:
   void SetUp() override {
-    if (std::get<1>(GetParam()) == KernelChoice::Avx2 && !avx2_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C";
+    if (choice() == KernelChoice::Avx2 && !avx2_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C";
   }
   DType type() const { return std::get<0>(GetParam()); }
-  KernelChoice choice() const { return std::get<1>(GetParam()); }
+  ActivationPrecision precision() const { return std::get<1>(GetParam()); }
+  KernelChoice choice() const { return std::get<2>(GetParam()); }
+  MatmulOptions options() const { return MatmulOptions{precision(), choice()}; }
   const cpu::DotKernel& kernel() const {
-    return *(choice() == KernelChoice::Avx2 ? cpu::avx2_kernel(type()) : cpu::scalar_kernel(type()));
+    return *(choice() == KernelChoice::Avx2 ? cpu::avx2_kernel(type(), precision())
+                                            : cpu::scalar_kernel(type(), precision()));
   }
   // Column counts: whole blocks, including a single block and odd block counts.
   std::vector<int64_t> col_grid() const {
@@ -171,18 +189,24 @@ TEST_P(MatmulTest, MatchesReferenceOnOddShapes) {
   ThreadPool pool(2);
   for (int64_t cols : col_grid())
     for (int64_t rows : {1, 3, 37})
-      for (int64_t n_tok : {1, 2, 3, 7, 64}) {
+      for (int64_t n_tok : {1, 2, 3, 4, 5, 7, 64}) {
         SCOPED_TRACE("cols " + std::to_string(cols) + " rows " + std::to_string(rows) + " n_tok " +
                      std::to_string(n_tok));
         const Weights w = random_weights(type(), rows, cols, rng);
         const std::vector<float> x = random_activations(n_tok, cols, rng);
         std::vector<float> y = poisoned(static_cast<size_t>(rows * n_tok));
-        matmul(w.ref, x.data(), n_tok, y.data(), pool, choice());
+        matmul(w.ref, x.data(), n_tok, y.data(), pool, options());
 
-        EXPECT_LT(nmse(y, reference(w.ref, x, n_tok)), nmse_bound(type()));
+        const Reference ref = reference(w.ref, x, n_tok);
+        EXPECT_LT(nmse(y, ref), nmse_bound(type(), precision()));
+        // f32 activations: every output within f32 rounding of the double reference
+        if (precision() == ActivationPrecision::F32) {
+          EXPECT_LT(max_rel_error(y, ref), 1e-5);
+        }
         // against the activations as the kernel sees them, only the float accumulation differs
-        const std::vector<float> xk = as_kernel_sees(x, n_tok, cols, act_type(type()));
-        EXPECT_LT(nmse(y, reference(w.ref, xk, n_tok)), exact_bound(type()));
+        const DType act = act_type(type(), precision());
+        const std::vector<float> xk = as_kernel_sees(x, n_tok, cols, act);
+        EXPECT_LT(nmse(y, reference(w.ref, xk, n_tok)), exact_bound(act));
       }
 }
 
@@ -198,7 +222,7 @@ TEST_P(MatmulTest, GemmOutputsEqualSingleDots) {
 
   std::vector<float> y = poisoned(static_cast<size_t>(rows * n_tok));
   ThreadPool pool(1);
-  matmul(w.ref, x.data(), n_tok, y.data(), pool, choice());
+  matmul(w.ref, x.data(), n_tok, y.data(), pool, options());
   for (int64_t t = 0; t < n_tok; ++t)
     for (int64_t r = 0; r < rows; ++r) {
       const float single = k.dot(w.bytes.data() + r * w.ref.row_stride, a.data() + t * a_stride, cols);
@@ -233,14 +257,14 @@ TEST_P(MatmulTest, BatchInvariantAcrossBatchAndThreads) {
 
   std::vector<float> full = poisoned(static_cast<size_t>(rows * n_tok));
   ThreadPool pool1(1);
-  matmul(w.ref, x.data(), n_tok, full.data(), pool1, choice());
+  matmul(w.ref, x.data(), n_tok, full.data(), pool1, options());
   // every output written (the poison is gone), so equal bytes below mean equal results
   for (float v : full) ASSERT_TRUE(std::isfinite(v));
 
   for (int threads : {2, 3}) {
     ThreadPool pool(threads);
     std::vector<float> y = poisoned(full.size());
-    matmul(w.ref, x.data(), n_tok, y.data(), pool, choice());
+    matmul(w.ref, x.data(), n_tok, y.data(), pool, options());
     EXPECT_EQ(std::memcmp(y.data(), full.data(), full.size() * sizeof(float)), 0) << threads << " threads";
   }
 
@@ -248,23 +272,25 @@ TEST_P(MatmulTest, BatchInvariantAcrossBatchAndThreads) {
   // each row alone, and each row inside a batch of 7 starting at every offset (other neighbours)
   for (int64_t t = 0; t < n_tok; ++t) {
     std::vector<float> alone = poisoned(static_cast<size_t>(rows));
-    matmul(w.ref, x.data() + t * cols, 1, alone.data(), pool3, choice());
+    matmul(w.ref, x.data() + t * cols, 1, alone.data(), pool3, options());
     ASSERT_EQ(std::memcmp(alone.data(), &full[t * rows], rows * sizeof(float)), 0) << "token " << t << " alone";
   }
   for (int64_t start = 0; start + 7 <= n_tok; start += 5) {
     std::vector<float> part = poisoned(static_cast<size_t>(rows * 7));
-    matmul(w.ref, x.data() + start * cols, 7, part.data(), pool3, choice());
+    matmul(w.ref, x.data() + start * cols, 7, part.data(), pool3, options());
     ASSERT_EQ(std::memcmp(part.data(), &full[start * rows], part.size() * sizeof(float)), 0) << "batch at " << start;
   }
 }
 
 std::string param_name(const ::testing::TestParamInfo<Param>& info) {
   return std::string(dtype_name(std::get<0>(info.param))) +
-         (std::get<1>(info.param) == KernelChoice::Avx2 ? "_avx2" : "_scalar");
+         (std::get<1>(info.param) == ActivationPrecision::F32 ? "_f32act" : "_q8act") +
+         (std::get<2>(info.param) == KernelChoice::Avx2 ? "_avx2" : "_scalar");
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest,
                          ::testing::Combine(::testing::ValuesIn(kWeightTypes),
+                                            ::testing::Values(ActivationPrecision::F32, ActivationPrecision::Q8),
                                             ::testing::Values(KernelChoice::Scalar, KernelChoice::Avx2)),
                          param_name);
 
@@ -272,33 +298,63 @@ TEST(MatmulDispatch, ScalarAndAvx2AgreeClosely) {
   if (!avx2_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C";
   std::mt19937 rng(5);
   ThreadPool pool(2);
-  for (DType t : kWeightTypes) {
-    const int64_t cols = dtype_info(t).block_size == 256 ? 512 : 576;
-    const Weights w = random_weights(t, 19, cols, rng);
-    const std::vector<float> x = random_activations(5, cols, rng);
-    std::vector<float> ys = poisoned(19 * 5), ya = poisoned(19 * 5);
-    matmul(w.ref, x.data(), 5, ys.data(), pool, KernelChoice::Scalar);
-    matmul(w.ref, x.data(), 5, ya.data(), pool, KernelChoice::Avx2);
-    EXPECT_LT(nmse(ya, reference(w.ref, x, 5)), nmse_bound(t)) << dtype_name(t);
-    for (size_t i = 0; i < ys.size(); ++i) EXPECT_NEAR(ya[i], ys[i], 1e-4 * (1.0 + std::fabs(ys[i]))) << dtype_name(t);
-  }
+  for (ActivationPrecision p : {ActivationPrecision::F32, ActivationPrecision::Q8})
+    for (DType t : kWeightTypes) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + (p == ActivationPrecision::F32 ? " f32act" : " q8act"));
+      const int64_t cols = dtype_info(t).block_size == 256 ? 512 : 576;
+      const Weights w = random_weights(t, 19, cols, rng);
+      const std::vector<float> x = random_activations(5, cols, rng);
+      std::vector<float> ys = poisoned(19 * 5), ya = poisoned(19 * 5);
+      matmul(w.ref, x.data(), 5, ys.data(), pool, MatmulOptions{p, KernelChoice::Scalar});
+      matmul(w.ref, x.data(), 5, ya.data(), pool, MatmulOptions{p, KernelChoice::Avx2});
+      const Reference ref = reference(w.ref, x, 5);
+      EXPECT_LT(nmse(ya, ref), nmse_bound(t, p));
+      // the two families differ only in f32 rounding, plus the int8 kernels' f16 activation sums
+      const double tol = p == ActivationPrecision::F32 ? 1e-5 : 1e-4;
+      for (size_t i = 0; i < ys.size(); ++i)
+        EXPECT_NEAR(ya[i], ys[i], tol * std::sqrt(ref.term_sq[i])) << "output " << i;
+    }
+}
+
+TEST(MatmulDispatch, DefaultIsF32ActivationsAndKeepsOutlierBlocksExact) {
+  // one large activation per block: rounding to 8 bits wipes out the block's small ones, f32 keeps them
+  std::mt19937 rng(17);
+  ThreadPool pool(2);
+  const int64_t rows = 16, cols = 256, n_tok = 3;
+  const Weights w = random_weights(DType::Q4_1, rows, cols, rng);
+  std::vector<float> x = random_activations(n_tok, cols, rng);
+  for (size_t i = 0; i < x.size(); i += 32) x[i] = 1000.0f;
+  const Reference ref = reference(w.ref, x, n_tok);
+
+  std::vector<float> by_default = poisoned(rows * n_tok), f32 = poisoned(rows * n_tok), q8 = poisoned(rows * n_tok);
+  matmul(w.ref, x.data(), n_tok, by_default.data(), pool);
+  matmul(w.ref, x.data(), n_tok, f32.data(), pool, MatmulOptions{ActivationPrecision::F32});
+  matmul(w.ref, x.data(), n_tok, q8.data(), pool, MatmulOptions{ActivationPrecision::Q8});
+  EXPECT_EQ(std::memcmp(by_default.data(), f32.data(), f32.size() * sizeof(float)), 0);
+  EXPECT_LT(max_rel_error(f32, ref), 1e-5);
+  EXPECT_GT(max_rel_error(q8, ref), 1e-3);  // the int8 path really is coarser here
 }
 
 TEST(MatmulDispatch, KernelNameFollowsCpu) {
   const char* expected = use_avx2() ? "avx2" : "scalar";
-  EXPECT_STREQ(matmul_kernel_name(DType::Q4_1), expected);
-  EXPECT_STREQ(matmul_kernel_name(DType::Q8_0), expected);
-  EXPECT_STREQ(matmul_kernel_name(DType::Q2_K), "none");
+  for (ActivationPrecision p : {ActivationPrecision::F32, ActivationPrecision::Q8}) {
+    EXPECT_STREQ(matmul_kernel_name(DType::Q4_1, p), expected);
+    EXPECT_STREQ(matmul_kernel_name(DType::Q8_0, p), expected);
+    EXPECT_STREQ(matmul_kernel_name(DType::Q6_K, p), expected);
+    EXPECT_STREQ(matmul_kernel_name(DType::Q2_K, p), "none");
+  }
 }
 
 TEST(MatmulDispatch, RejectsUnsupportedTypesAndPartialBlocks) {
   ThreadPool pool(1);
   std::vector<uint8_t> data(4096);
   std::vector<float> x(512, 1.0f), y(8);
-  EXPECT_THROW(matmul(MatrixRef{DType::Q2_K, data.data(), 1, 256, 84}, x.data(), 1, y.data(), pool),
-               std::invalid_argument);
-  EXPECT_THROW(matmul(MatrixRef{DType::Q4_1, data.data(), 1, 48, 40}, x.data(), 1, y.data(), pool),
-               std::invalid_argument);
+  for (ActivationPrecision p : {ActivationPrecision::F32, ActivationPrecision::Q8}) {
+    EXPECT_THROW(matmul(MatrixRef{DType::Q2_K, data.data(), 1, 256, 84}, x.data(), 1, y.data(), pool, {p}),
+                 std::invalid_argument);
+    EXPECT_THROW(matmul(MatrixRef{DType::Q4_1, data.data(), 1, 48, 40}, x.data(), 1, y.data(), pool, {p}),
+                 std::invalid_argument);
+  }
 }
 
 }  // namespace

@@ -190,10 +190,10 @@ TEST(Ops, DotF32MatchesDoubleAndIsRepeatable) {
     const float again = dot_f32(a.data(), b.data(), n);
     EXPECT_EQ(std::memcmp(&got, &again, sizeof got), 0);
     // both kernel families agree with the double sum as well
-    EXPECT_NEAR(cpu::scalar_kernel(DType::F32)->dot(a.data(), b.data(), n), want, 1e-6 * mag);
+    EXPECT_NEAR(cpu::scalar_kernel(DType::F32, ActivationPrecision::F32)->dot(a.data(), b.data(), n), want, 1e-6 * mag);
     const CpuFeatures& f = cpu_features();
     if (f.avx2 && f.fma && f.f16c) {
-      EXPECT_NEAR(cpu::avx2_kernel(DType::F32)->dot(a.data(), b.data(), n), want, 1e-6 * mag);
+      EXPECT_NEAR(cpu::avx2_kernel(DType::F32, ActivationPrecision::F32)->dot(a.data(), b.data(), n), want, 1e-6 * mag);
     }
   }
 }
