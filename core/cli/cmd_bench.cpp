@@ -124,13 +124,14 @@ int cmd_bench(int argc, char** argv) {
   const std::string model_name = model->config().name;
   const double size_gib = static_cast<double>(model->weights().matrix_bytes()) / (1024.0 * 1024.0 * 1024.0);
   const double params_m = static_cast<double>(model->parameter_count()) / 1e6;
-  const std::string backend = use_avx2() ? "CPU AVX2" : "CPU scalar";
+  const std::string activations = options.activations == ActivationPrecision::Q8 ? "q8" : "f32";
+  const std::string backend = std::string(use_avx2() ? "CPU AVX2" : "CPU scalar") + " act " + activations;
   if (output == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (const BenchRow& r : rows) {
       arr.push_back({{"model_filename", model->file().path()}, {"model_type", model_name},
                      {"model_size", model->weights().matrix_bytes()}, {"model_n_params", model->parameter_count()},
-                     {"backends", backend}, {"n_threads", rt.threads()}, {"kv_dtype", dtype_name(options.kv_dtype)},
+                     {"backends", backend}, {"n_threads", rt.threads()}, {"kv_dtype", dtype_name(options.kv_dtype)}, {"activations", activations},
                      {"test", r.test}, {"n_prompt", r.n_prompt}, {"n_gen", r.n_gen}, {"avg_ts", r.mean()},
                      {"stddev_ts", r.stddev()}, {"samples_ts", r.samples_ts}});
     }

@@ -9,6 +9,7 @@ std::vector<OptionSpec> model_option_specs() {
       {"--model", "-m", true, "GGUF model file"},
       {"--threads", "-t", true, "worker threads (default: all cores)"},
       {"--kv-dtype", "", true, "KV cache precision: f16 (default) | f32"},
+      {"--activations", "", true, "how activations meet quantized weights: f32 (default, exact) | q8 (int8, as llama.cpp)"},
       {"--ctx", "-c", true, "context length (default: the model's)"},
       {"--chat-template", "", true, "override the chat template: chatml|llama2|llama3|zephyr|mistral|gemma|phi3"},
   };
@@ -32,6 +33,8 @@ RuntimeOptions runtime_options(const Args& args) {
   o.threads = static_cast<int32_t>(args.integer("--threads", 0, 0, 1024));
   o.kv_dtype = args.choice("--kv-dtype", "f16", {"f16", "f32"}) == "f32" ? DType::F32 : DType::F16;
   o.context_length = static_cast<int32_t>(args.integer("--ctx", 0, 0, 1 << 24));
+  o.activations = args.choice("--activations", "f32", {"f32", "q8"}) == "q8" ? ActivationPrecision::Q8
+                                                                            : ActivationPrecision::F32;
   return o;
 }
 

@@ -9,7 +9,7 @@
 
 namespace inferscope::cli {
 
-// --model, --threads, --kv-dtype, --ctx, --chat-template
+// --model, --threads, --kv-dtype, --activations, --ctx, --chat-template
 std::vector<OptionSpec> model_option_specs();
 std::vector<OptionSpec> with_model_options(std::vector<OptionSpec> specs);
 

@@ -16,8 +16,9 @@ Runtime::Runtime(const LlamaModel& model, const RuntimeOptions& options)
       context_length_(options.context_length > 0 ? std::min(options.context_length, model.config().context_length)
                                                  : model.config().context_length),
       prefill_chunk_(std::max(1, options.prefill_chunk)),
+      activations_(options.activations),
       pool_(std::make_unique<ThreadPool>(options.threads)),
-      forward_(model) {
+      forward_(model, MatmulOptions{options.activations}) {
   if (options.kv_dtype != DType::F16 && options.kv_dtype != DType::F32) {
     throw std::invalid_argument("KV cache dtype must be f16 or f32, not " + std::string(dtype_name(options.kv_dtype)));
   }

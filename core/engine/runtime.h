@@ -23,6 +23,7 @@ struct RuntimeOptions {
   int32_t context_length = 0;   // 0 = the model's; at most the model's
   int32_t max_sequences = 1;    // regions the KV cache holds at once
   int32_t prefill_chunk = 512;  // tokens per forward pass while feeding a long prompt
+  ActivationPrecision activations = ActivationPrecision::F32;  // how activations meet quantized weights
 };
 
 // Raised when a sequence would grow past the context length.
@@ -39,6 +40,7 @@ class Runtime {
   const LlamaModel& model() const { return model_; }
   int32_t context_length() const { return context_length_; }
   int32_t threads() const;
+  ActivationPrecision activations() const { return activations_; }
   const KvCache& kv() const { return *kv_; }
 
   // Feeds tokens after what `seq` holds; returns the logits after the last one (vocab floats,
@@ -56,6 +58,7 @@ class Runtime {
   const LlamaModel& model_;
   int32_t context_length_;
   int32_t prefill_chunk_;
+  ActivationPrecision activations_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<KvCache> kv_;
   std::unique_ptr<Attention> attention_;

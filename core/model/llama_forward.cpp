@@ -23,7 +23,7 @@ void rmsnorm_rows(float* out, const float* in, const float* weight, int64_t n, i
 
 }  // namespace
 
-LlamaForward::LlamaForward(const LlamaModel& model) : model_(model) {}
+LlamaForward::LlamaForward(const LlamaModel& model, const MatmulOptions& matmul) : model_(model), matmul_(matmul) {}
 
 void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
                        std::vector<float>& logits) {
@@ -82,9 +82,9 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
     // attention rmsnorm
     rmsnorm_rows(xb_.data(), x_.data(), lw.attn_norm, n_tok, dim, c.rms_eps);
     // q, k, v projections for every token of the step at once
-    matmul(lw.wq, xb_.data(), n_tok, q_.data(), pool);
-    matmul(lw.wk, xb_.data(), n_tok, k_.data(), pool);
-    matmul(lw.wv, xb_.data(), n_tok, v_.data(), pool);
+    matmul(lw.wq, xb_.data(), n_tok, q_.data(), pool, matmul_);
+    matmul(lw.wk, xb_.data(), n_tok, k_.data(), pool, matmul_);
+    matmul(lw.wv, xb_.data(), n_tok, v_.data(), pool, matmul_);
     // RoPE on q and k at each token's position, then K/V into the cache
     t = 0;
     for (size_t si = 0; si < batch.size(); ++si) {
@@ -108,14 +108,14 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
     attention_scratch_bytes_ = std::max(attention_scratch_bytes_, attention.scratch_bytes(att_seqs, shape));
     attention.forward(att_seqs, shape, pool);
     // output projection and residual
-    matmul(lw.wo, att_.data(), n_tok, xb_.data(), pool);
+    matmul(lw.wo, att_.data(), n_tok, xb_.data(), pool, matmul_);
     add_inplace(x_.data(), xb_.data(), n_tok * dim);
     // ffn rmsnorm, then SwiGLU: w_down(silu(w_gate x) * w_up x), and residual
     rmsnorm_rows(xb_.data(), x_.data(), lw.ffn_norm, n_tok, dim, c.rms_eps);
-    matmul(lw.w_gate, xb_.data(), n_tok, gate_.data(), pool);
-    matmul(lw.w_up, xb_.data(), n_tok, up_.data(), pool);
+    matmul(lw.w_gate, xb_.data(), n_tok, gate_.data(), pool, matmul_);
+    matmul(lw.w_up, xb_.data(), n_tok, up_.data(), pool, matmul_);
     swiglu(gate_.data(), up_.data(), n_tok * c.ffn_dim);
-    matmul(lw.w_down, gate_.data(), n_tok, xb_.data(), pool);
+    matmul(lw.w_down, gate_.data(), n_tok, xb_.data(), pool, matmul_);
     add_inplace(x_.data(), xb_.data(), n_tok * dim);
   }
 
@@ -130,7 +130,7 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
     t += n;
   }
   logits.resize(n_logits * c.vocab_size);
-  matmul(w.output, last_.data(), n_logits, logits.data(), pool);
+  matmul(w.output, last_.data(), n_logits, logits.data(), pool, matmul_);
 }
 
 }  // namespace inferscope

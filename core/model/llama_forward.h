@@ -8,6 +8,7 @@
 
 #include "core/kv/kv_cache.h"
 #include "core/tokenizer/vocab.h"
+#include "kernels/cpu/matmul.h"
 
 namespace inferscope {
 
@@ -24,7 +25,8 @@ struct BatchSeq {
 
 class LlamaForward {
  public:
-  explicit LlamaForward(const LlamaModel& model);
+  // `matmul` says how activations meet quantized weights (exact f32 by default, or int8 as llama.cpp).
+  explicit LlamaForward(const LlamaModel& model, const MatmulOptions& matmul = {});
 
   // Appends K/V of every new token to `kv` and writes logits: one row of vocab_size floats per
   // requested position, sequences in batch order. Throws std::invalid_argument for a bad token id
@@ -36,6 +38,7 @@ class LlamaForward {
 
  private:
   const LlamaModel& model_;
+  MatmulOptions matmul_;
   // Activations of the step, (tokens, width) row-major.
   std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, last_;
   std::vector<float> rope_cos_, rope_sin_;  // (tokens, rope_dim / 2)

@@ -28,7 +28,12 @@ static inline float fma1(float a, float b, float c) {
 void quantize_q8_0_avx2(const float* x, void* dst, int64_t n);
 void quantize_q8_1_avx2(const float* x, void* dst, int64_t n);
 
-// The AVX2 kernels of the 32-element block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1), with tiled GEMMs.
+// The AVX2 int8-activation kernels of the 32-element block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1),
+// with tiled GEMMs (gemm_avx2.cpp).
 const DotKernel* avx2_block_kernel(DType weight_type);
+
+// The AVX2 f32-activation kernels of the quantized types, with tiled GEMMs (gemm_f32act_avx2.cpp);
+// nullptr for the float types.
+const DotKernel* avx2_f32act_kernel(DType weight_type);
 
 }  // namespace inferscope::cpu

@@ -1,9 +1,12 @@
 // Reference dequantization: one plain loop per type, element by element as quant_blocks.h describes.
-// The fast kernels are tested against these, so clarity wins over speed here.
+// The fast kernels are tested against these, so clarity wins over speed here; the one exception is
+// F16 (the KV cache format, hot in attention), which uses F16C when use_avx2().
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/dequantize_kernels.h"
 #include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/quantize.h"
 
@@ -127,17 +130,28 @@ void dequant_q8_k(const BlockQ8_K* b, float* y, int64_t nb) {
 
 }  // namespace
 
+namespace cpu {
+
+void dequantize_f16_scalar(const void* src, float* dst, int64_t n) {
+  const auto* h = static_cast<const f16_bits*>(src);
+  for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_f32(h[i]);
+}
+
+}  // namespace cpu
+
 void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
   const DTypeInfo& info = dtype_info(type);
   row_bytes(type, n);  // throws unless n is a whole number of blocks
   const int64_t nb = n / info.block_size;
   switch (type) {
     case DType::F32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
-    case DType::F16: {
-      const auto* h = static_cast<const f16_bits*>(src);
-      for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_f32(h[i]);
+    case DType::F16:
+      if (use_avx2()) {
+        cpu::dequantize_f16_avx2(src, dst, n);
+      } else {
+        cpu::dequantize_f16_scalar(src, dst, n);
+      }
       return;
-    }
     case DType::BF16: {
       const auto* h = static_cast<const bf16_bits*>(src);
       for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(h[i]);

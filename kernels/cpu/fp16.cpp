@@ -16,7 +16,11 @@ float fp16_to_f32(uint16_t h) {
     const float mag = std::ldexp(static_cast<float>(mant), -24);
     return sign ? -mag : mag;
   }
-  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));  // inf, NaN (payload kept)
+  if (exp == 31) {
+    // inf; a NaN keeps its payload and comes back quiet, as IEEE conversion (and F16C) does
+    const uint32_t quiet = mant != 0 ? 0x00400000u : 0u;
+    return std::bit_cast<float>(sign | 0x7f800000u | quiet | (mant << 13));
+  }
   // Normal: rebias the exponent from 15 to 127 and widen the mantissa from 10 to 23 bits.
   return std::bit_cast<float>(sign | ((exp + 112u) << 23) | (mant << 13));
 }

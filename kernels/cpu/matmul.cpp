@@ -1,5 +1,5 @@
-// matmul: quantize each activation row once to the kernel's activation type, then split the output
-// rows across threads; each output is one dot product of one weight row with one activation row.
+// matmul: quantize each activation row once to the kernel's activation type (unless it takes f32
+// activations as they are), then split the output rows across threads; each output is one dot product of one weight row with one activation row.
 #include "kernels/cpu/matmul.h"
 
 #include <algorithm>
@@ -20,12 +20,13 @@ constexpr int64_t kRowBlock = 32;
 // Activation rows per quantization chunk (quantizing a row costs about as much as one small dot).
 constexpr int64_t kQuantizeGrain = 16;
 
-const cpu::DotKernel* find_kernel(DType type, KernelChoice choice) {
+const cpu::DotKernel* find_kernel(DType type, const MatmulOptions& options) {
   const CpuFeatures& f = cpu_features();
-  switch (choice) {
-    case KernelChoice::Auto: return use_avx2() ? cpu::avx2_kernel(type) : cpu::scalar_kernel(type);
-    case KernelChoice::Scalar: return cpu::scalar_kernel(type);
-    case KernelChoice::Avx2: return f.avx2 && f.fma && f.f16c ? cpu::avx2_kernel(type) : nullptr;
+  const ActivationPrecision act = options.activations;
+  switch (options.kernels) {
+    case KernelChoice::Auto: return use_avx2() ? cpu::avx2_kernel(type, act) : cpu::scalar_kernel(type, act);
+    case KernelChoice::Scalar: return cpu::scalar_kernel(type, act);
+    case KernelChoice::Avx2: return f.avx2 && f.fma && f.f16c ? cpu::avx2_kernel(type, act) : nullptr;
   }
   return nullptr;
 }
@@ -45,12 +46,9 @@ void run_rows(const cpu::DotKernel& k, const MatrixRef& w, const uint8_t* a, siz
 
 }  // namespace
 
-void matmul(const MatrixRef& w, const float* x, int64_t n_tok, float* y, ThreadPool& pool) {
-  matmul(w, x, n_tok, y, pool, KernelChoice::Auto);
-}
-
-void matmul(const MatrixRef& w, const float* x, int64_t n_tok, float* y, ThreadPool& pool, KernelChoice choice) {
-  const cpu::DotKernel* k = find_kernel(w.type, choice);
+void matmul(const MatrixRef& w, const float* x, int64_t n_tok, float* y, ThreadPool& pool,
+            const MatmulOptions& options) {
+  const cpu::DotKernel* k = find_kernel(w.type, options);
   if (k == nullptr) throw std::invalid_argument("matmul: no kernel for weight type " + std::string(dtype_name(w.type)));
   if (w.cols % dtype_info(w.type).block_size != 0 || w.cols % dtype_info(k->act_type).block_size != 0)
     throw std::invalid_argument("matmul: " + std::to_string(w.cols) + " columns is not a whole number of blocks");
@@ -92,8 +90,8 @@ void matmul_reference(const MatrixRef& w, const float* x, int64_t n_tok, float* 
   }
 }
 
-const char* matmul_kernel_name(DType type) {
-  const cpu::DotKernel* k = find_kernel(type, KernelChoice::Auto);
+const char* matmul_kernel_name(DType type, ActivationPrecision activations) {
+  const cpu::DotKernel* k = find_kernel(type, MatmulOptions{activations, KernelChoice::Auto});
   return k == nullptr ? "none" : k->name;
 }
 

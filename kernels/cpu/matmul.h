@@ -18,20 +18,35 @@ struct MatrixRef {
   size_t row_stride = 0;  // bytes; row_bytes(type, cols) for a dense matrix
 };
 
+// How activations meet quantized weights. F32: each weight block is dequantized on the fly (exactly:
+// every dequantized value is representable in f32) and multiplied with the f32 activations, so the
+// result differs from a dequantize-then-dot reference only by f32 rounding ("weight-only
+// quantization"). Q8: the activations are rounded to 8-bit blocks (Q8_0/Q8_1/Q8_K) and multiplied in
+// integers, as llama.cpp does: faster, but the rounding can change greedy output. F32/F16/BF16 weights
+// use f32 activations under both.
+enum class ActivationPrecision { F32, Q8 };
+
+// Which kernel family runs: Auto = AVX2 when use_avx2(), else scalar.
+enum class KernelChoice { Auto, Scalar, Avx2 };
+
+struct MatmulOptions {
+  ActivationPrecision activations = ActivationPrecision::F32;
+  KernelChoice kernels = KernelChoice::Auto;
+};
+
 // X: n_tok rows of `w.cols` floats; Y: n_tok rows of `w.rows` floats.
 // Batch invariance: Y[t][r] is bit-identical whatever n_tok, the other rows of X, and the thread
 // count are (each output is one dot product with a fixed reduction order).
-void matmul(const MatrixRef& w, const float* x, int64_t n_tok, float* y, ThreadPool& pool);
-
-// Which kernel family runs: Auto = AVX2 when use_avx2(), else scalar. Throws std::invalid_argument
-// for a weight type the family cannot multiply (and Avx2 on a CPU without AVX2/FMA/F16C).
-enum class KernelChoice { Auto, Scalar, Avx2 };
-void matmul(const MatrixRef& w, const float* x, int64_t n_tok, float* y, ThreadPool& pool, KernelChoice choice);
+// Throws std::invalid_argument for a weight type the family cannot multiply, for partial blocks, and
+// for KernelChoice::Avx2 on a CPU without AVX2/FMA/F16C.
+void matmul(const MatrixRef& w, const float* x, int64_t n_tok, float* y, ThreadPool& pool,
+            const MatmulOptions& options = {});
 
 // The plain reference: dequantize each row, dot in double. Slow, obviously right.
 void matmul_reference(const MatrixRef& w, const float* x, int64_t n_tok, float* y);
 
-// Which kernel matmul() uses for this type on this CPU ("avx2", "scalar"; "none" if unsupported).
-const char* matmul_kernel_name(DType type);
+// Which kernel family matmul() uses for this type and precision on this CPU ("avx2", "scalar";
+// "none" if unsupported).
+const char* matmul_kernel_name(DType type, ActivationPrecision activations = ActivationPrecision::F32);
 
 }  // namespace inferscope

@@ -78,7 +78,9 @@ void add_inplace(float* y, const float* x, int64_t n) {
 
 float dot_f32(const float* a, const float* b, int64_t n) {
   // chosen once: attention calls this for every (query, key) pair
-  static const cpu::VecDotFn dot = (use_avx2() ? cpu::avx2_kernel(DType::F32) : cpu::scalar_kernel(DType::F32))->dot;
+  constexpr ActivationPrecision kAct = ActivationPrecision::F32;
+  static const cpu::VecDotFn dot =
+      (use_avx2() ? cpu::avx2_kernel(DType::F32, kAct) : cpu::scalar_kernel(DType::F32, kAct))->dot;
   return dot(a, b, n);
 }
 

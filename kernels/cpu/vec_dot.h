@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/dtype.h"
+#include "kernels/cpu/matmul.h"
 
 namespace inferscope::cpu {
 
@@ -39,8 +40,12 @@ static inline void k_scale_min(const uint8_t* scales, int j, int& scale, int& mi
   }
 }
 
-// The kernel for this weight type, or nullptr when the family has none.
-const DotKernel* scalar_kernel(DType weight_type);
-const DotKernel* avx2_kernel(DType weight_type);  // call only when use_avx2() (or the CPU has AVX2+FMA+F16C)
+// The kernel for this weight type and activation precision, or nullptr when the family has none.
+const DotKernel* scalar_kernel(DType weight_type, ActivationPrecision activations);
+// call only when use_avx2() (or the CPU has AVX2+FMA+F16C)
+const DotKernel* avx2_kernel(DType weight_type, ActivationPrecision activations);
+
+// The scalar f32-activation kernels of the quantized types (vec_dot_f32act_scalar.cpp), nullptr for others.
+const DotKernel* scalar_f32act_kernel(DType weight_type);
 
 }  // namespace inferscope::cpu

@@ -1,5 +1,6 @@
-// AVX2/FMA/F16C dot products of the float types and the K-quants (compiled with -mavx2 -mfma
-// -mf16c; run only when use_avx2()); the 32-element block types live in gemm_avx2.cpp.
+// AVX2/FMA/F16C dot products of the float types and of the K-quants with Q8_K activations (compiled
+// with -mavx2 -mfma -mf16c; run only when use_avx2()); the 32-element block types with int8
+// activations live in gemm_avx2.cpp, the f32-activation kernels in gemm_f32act_avx2.cpp.
 #include <cstring>
 
 #include "kernels/cpu/avx2_common.h"
@@ -156,11 +157,15 @@ constexpr DotKernel kQ6_K{DType::Q8_K, quantize_q8_k, dot_q6_k, nullptr, "avx2"}
 
 }  // namespace
 
-const DotKernel* avx2_kernel(DType weight_type) {
+const DotKernel* avx2_kernel(DType weight_type, ActivationPrecision activations) {
   switch (weight_type) {
     case DType::F32: return &kF32;
     case DType::F16: return &kF16;
     case DType::BF16: return &kBF16;
+    default: break;
+  }
+  if (activations == ActivationPrecision::F32) return avx2_f32act_kernel(weight_type);
+  switch (weight_type) {
     case DType::Q4_K: return &kQ4_K;
     case DType::Q5_K: return &kQ5_K;
     case DType::Q6_K: return &kQ6_K;

@@ -1,5 +1,5 @@
-// Plain C++ dot products, one per weight type: the fallback family and the readable statement of
-// what each AVX2 kernel computes (integer sums per block, then one float multiply-add per block).
+// Plain C++ dot products, one per weight type, with int8 activations for the quantized types: the
+// fallback family and the readable statement of what each AVX2 kernel computes (integer sums per block, then one float multiply-add per block).
 #include <cstring>
 
 #include "kernels/cpu/quant_blocks.h"
@@ -212,11 +212,15 @@ constexpr DotKernel kQ6_K{DType::Q8_K, quantize_as<DType::Q8_K>, dot_q6_k, nullp
 
 }  // namespace
 
-const DotKernel* scalar_kernel(DType weight_type) {
+const DotKernel* scalar_kernel(DType weight_type, ActivationPrecision activations) {
   switch (weight_type) {
     case DType::F32: return &kF32;
     case DType::F16: return &kF16;
     case DType::BF16: return &kBF16;
+    default: break;
+  }
+  if (activations == ActivationPrecision::F32) return scalar_f32act_kernel(weight_type);
+  switch (weight_type) {
     case DType::Q8_0: return &kQ8_0;
     case DType::Q4_0: return &kQ4_0;
     case DType::Q4_1: return &kQ4_1;
