@@ -15,7 +15,7 @@ Args::Args(const std::vector<OptionSpec>& specs, int argc, char** argv, int firs
     }
     if (spec == nullptr) throw UsageError("unknown option '" + arg + "'");
     if (!spec->takes_value) {
-      values_[spec->name] = "1";
+      flags_.insert(spec->name);
       continue;
     }
     if (i + 1 >= argc) throw UsageError("option " + spec->name + " needs a value");

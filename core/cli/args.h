@@ -28,7 +28,7 @@ class Args {
   // Parses argv[first..argc) against `specs`; throws UsageError for unknown options or a missing value.
   Args(const std::vector<OptionSpec>& specs, int argc, char** argv, int first);
 
-  bool has(const std::string& name) const { return values_.count(name) > 0; }
+  bool has(const std::string& name) const { return flags_.count(name) > 0 || values_.count(name) > 0; }
   std::string str(const std::string& name, const std::string& fallback) const;
   std::string required(const std::string& name) const;
   int64_t integer(const std::string& name, int64_t fallback, int64_t min_value, int64_t max_value) const;
@@ -38,6 +38,7 @@ class Args {
 
  private:
   std::map<std::string, std::string> values_;
+  std::set<std::string> flags_;  // options without a value that were given
 };
 
 // "  --name VALUE   help" lines for a usage message.

@@ -95,6 +95,7 @@ int cmd_bench(int argc, char** argv) {
                      std::to_string(model->config().context_length));
   }
   options.context_length = static_cast<int32_t>(std::max<int64_t>(1, std::max(n_prompt, n_gen)));
+  options.prefix_cache = false;  // every repetition must compute its prompt, as llama-bench does
   Runtime rt(*model, options);
 
   std::vector<BenchRow> rows;

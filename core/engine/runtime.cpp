@@ -5,7 +5,6 @@
 #include <string>
 
 #include "core/attention/naive_attention.h"
-#include "core/kv/contiguous_kv_cache.h"
 #include "core/model/llama_model.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -23,8 +22,20 @@ Runtime::Runtime(const LlamaModel& model, const RuntimeOptions& options)
     throw std::invalid_argument("KV cache dtype must be f16 or f32, not " + std::string(dtype_name(options.kv_dtype)));
   }
   const KvGeometry geometry = model.kv_geometry(options.kv_dtype);
-  const size_t budget = geometry.bytes_per_token() * context_length_ * std::max(1, options.max_sequences);
-  kv_ = std::make_unique<ContiguousKvCache>(geometry, context_length_, budget);
+  KvConfig kv;
+  kv.kind = options.kv_kind;
+  kv.block_size = options.block_size;
+  kv.max_seq_len = context_length_;
+  kv.prefix_cache = options.prefix_cache;
+  // By default, room for max_sequences whole contexts (rounded up to whole blocks when paged).
+  const size_t slots = options.kv_kind == KvKind::Paged
+                           ? (static_cast<size_t>(context_length_) + options.block_size - 1) / options.block_size *
+                                 options.block_size
+                           : static_cast<size_t>(context_length_);
+  kv.budget_bytes = options.kv_budget_bytes > 0
+                        ? options.kv_budget_bytes
+                        : geometry.bytes_per_token() * slots * static_cast<size_t>(std::max(1, options.max_sequences));
+  kv_ = make_kv_cache(geometry, kv);
   attention_ = std::make_unique<NaiveAttention>();
 }
 
@@ -40,6 +51,11 @@ const std::vector<TokenId>& Runtime::tokens(SeqId seq) const {
 
 void Runtime::reset(SeqId seq) {
   kv_->free(seq);
+  tokens_.erase(seq);
+}
+
+void Runtime::discard(SeqId seq) {
+  kv_->discard(seq);
   tokens_.erase(seq);
 }
 
@@ -66,19 +82,27 @@ std::span<const float> Runtime::feed(SeqId seq, std::span<const TokenId> tokens,
     }
   }
   logits_.clear();
+  if (length(seq) == 0 && !all_logits) {
+    // Blocks of an identical prompt prefix may still be cached: reuse their K/V instead of recomputing.
+    const int32_t reused = kv_->attach_prefix(seq, tokens);
+    tokens_[seq].assign(tokens.begin(), tokens.begin() + reused);
+    tokens = tokens.subspan(static_cast<size_t>(reused));
+  }
   // Long prompts go through in chunks so activations stay bounded.
   for (size_t begin = 0; begin < tokens.size(); begin += prefill_chunk_) {
     const size_t n = std::min<size_t>(prefill_chunk_, tokens.size() - begin);
     const std::span<const TokenId> chunk = tokens.subspan(begin, n);
     const int32_t pos0 = length(seq);
-    if (!kv_->allocate(seq, static_cast<int32_t>(n))) {
-      throw std::runtime_error("the KV cache has no room for sequence " + std::to_string(seq));
+    if (!kv_->allocate(seq, static_cast<int32_t>(n), chunk)) {
+      throw std::runtime_error("the KV cache has no room for " + std::to_string(n) + " more tokens of sequence " +
+                               std::to_string(seq) + " (budget " + std::to_string(kv_->stats().budget_bytes) +
+                               " bytes)");
     }
     const BatchSeq b{seq, chunk, pos0, all_logits};
     try {
       forward_.run(std::span(&b, 1), *kv_, *attention_, *pool_, chunk_logits_);
     } catch (...) {
-      reset(seq);  // the cache holds slots the step never filled: the sequence cannot continue
+      discard(seq);  // the cache holds slots the step never filled: the sequence cannot continue
       throw;
     }
     auto& held_tokens = tokens_[seq];

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/kv/kv_cache.h"
+#include "core/kv/kv_config.h"
 #include "core/model/llama_forward.h"
 #include "core/tokenizer/vocab.h"
 
@@ -21,7 +22,11 @@ struct RuntimeOptions {
   int32_t threads = 0;          // 0 = every hardware thread
   DType kv_dtype = DType::F16;  // F16 or F32
   int32_t context_length = 0;   // 0 = the model's; at most the model's
-  int32_t max_sequences = 1;    // regions the KV cache holds at once
+  int32_t max_sequences = 1;    // sequences the default KV budget holds at full context
+  KvKind kv_kind = KvKind::Paged;
+  int32_t block_size = 16;      // paged KV: tokens per block
+  size_t kv_budget_bytes = 0;   // 0 = max_sequences full contexts
+  bool prefix_cache = true;     // paged KV: reuse blocks of an identical prompt prefix
   int32_t prefill_chunk = 512;  // tokens per forward pass while feeding a long prompt
   ActivationPrecision activations = ActivationPrecision::F32;  // how activations meet quantized weights
 };
@@ -45,6 +50,7 @@ class Runtime {
 
   // Feeds tokens after what `seq` holds; returns the logits after the last one (vocab floats,
   // valid until the next call). Throws ContextFullError (nothing changes) past the context length.
+  // A new sequence first re-attaches cached K/V of an identical prompt prefix (paged prefix cache).
   std::span<const float> append(SeqId seq, std::span<const TokenId> tokens);
   // Logits at every position of `tokens` (n x vocab), for perplexity.
   std::span<const float> append_all_logits(SeqId seq, std::span<const TokenId> tokens);
@@ -55,6 +61,7 @@ class Runtime {
 
  private:
   std::span<const float> feed(SeqId seq, std::span<const TokenId> tokens, bool all_logits);
+  void discard(SeqId seq);  // after a failed step: drop the sequence and its unfinished K/V
   const LlamaModel& model_;
   int32_t context_length_;
   int32_t prefill_chunk_;

@@ -1,5 +1,6 @@
 #include "core/kv/contiguous_kv_cache.h"
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -23,22 +24,56 @@ ContiguousKvCache::ContiguousKvCache(KvGeometry geometry, int32_t max_seq_len, s
   }
 }
 
-bool ContiguousKvCache::allocate(SeqId seq, int32_t n_new) {
+int32_t ContiguousKvCache::take_region() {
+  for (size_t r = 0; r < region_free_.size(); ++r) {
+    if (!region_free_[r]) continue;
+    region_free_[r] = false;
+    return static_cast<int32_t>(r);
+  }
+  return -1;
+}
+
+bool ContiguousKvCache::allocate(SeqId seq, int32_t n_new, std::span<const int32_t> /*tokens*/) {
   if (n_new < 0) throw std::invalid_argument("contiguous KV cache: cannot allocate a negative token count");
   auto it = seqs_.find(seq);
   if (it == seqs_.end()) {
+    // A new sequence reserves a whole region for max_seq_len tokens, whatever it will use.
     if (n_new > max_seq_len_) return false;
-    for (size_t r = 0; r < region_free_.size(); ++r) {
-      if (!region_free_[r]) continue;
-      region_free_[r] = false;
-      seqs_[seq] = Sequence{static_cast<int32_t>(r), n_new};
-      return true;
-    }
-    return false;
+    const int32_t region = take_region();
+    if (region < 0) return false;
+    seqs_[seq] = Sequence{region, n_new};
+    return true;
   }
   if (it->second.length + n_new > max_seq_len_) return false;
   it->second.length += n_new;
   return true;
+}
+
+bool ContiguousKvCache::fork(SeqId parent, SeqId child) {
+  const Sequence& p = seqs_.at(parent);
+  if (seqs_.count(child) != 0) throw std::invalid_argument("contiguous KV cache: fork into an existing sequence");
+  const int32_t region = take_region();
+  if (region < 0) return false;
+  // Regions are never shared: the child gets a copy of the parent's filled rows in every layer.
+  const size_t n_regions = region_free_.size();
+  for (auto& layer : storage_) {
+    for (size_t kv_half = 0; kv_half < 2; ++kv_half) {
+      uint8_t* base = layer.get() + kv_half * n_regions * region_bytes_per_layer_;
+      for (int32_t h = 0; h < geometry_.n_kv_heads; ++h) {
+        const size_t head = h * head_stride_;
+        std::memcpy(base + region * region_bytes_per_layer_ + head, base + p.region * region_bytes_per_layer_ + head,
+                    static_cast<size_t>(p.length) * geometry_.head_dim * geometry_.element_bytes());
+      }
+    }
+  }
+  seqs_[child] = Sequence{region, p.length};
+  return true;
+}
+
+void ContiguousKvCache::truncate(SeqId seq, int32_t length) {
+  Sequence& s = seqs_.at(seq);
+  if (length < 0 || length > s.length) throw std::out_of_range("contiguous KV cache: truncate beyond the length");
+  s.length = length;
 }
 
 void ContiguousKvCache::free(SeqId seq) {
@@ -90,6 +125,25 @@ KvStats ContiguousKvCache::stats() const {
     s.allocated_tokens += max_seq_len_;
   }
   return s;
+}
+
+}  // namespace inferscope
+
+namespace inferscope {
+
+KvSnapshot ContiguousKvCache::snapshot() const {
+  KvSnapshot snap;
+  snap.kind = "contiguous";
+  snap.block_size = max_seq_len_;
+  snap.blocks.resize(region_free_.size());
+  for (const auto& [id, seq] : seqs_) {
+    KvSnapshot::Block& region = snap.blocks[seq.region];
+    region.owners = {id};
+    region.ref_count = 1;
+    region.filled = seq.length;
+    snap.sequences.push_back(KvSnapshot::Sequence{id, seq.length, {seq.region}});
+  }
+  return snap;
 }
 
 }  // namespace inferscope

@@ -14,12 +14,15 @@ class ContiguousKvCache final : public KvCache {
   ContiguousKvCache(KvGeometry geometry, int32_t max_seq_len, size_t budget_bytes);
 
   std::string name() const override { return "contiguous"; }
-  bool allocate(SeqId seq, int32_t n_new) override;
+  bool allocate(SeqId seq, int32_t n_new, std::span<const int32_t> tokens = {}) override;
   void free(SeqId seq) override;
+  bool fork(SeqId parent, SeqId child) override;
+  void truncate(SeqId seq, int32_t length) override;
   int32_t length(SeqId seq) const override;
   void store(int32_t layer, SeqId seq, int32_t pos, const float* k, const float* v) override;
   KvView view(int32_t layer, SeqId seq) const override;
   KvStats stats() const override;
+  KvSnapshot snapshot() const override;
 
   int32_t max_seq_len() const { return max_seq_len_; }
   int32_t regions() const { return static_cast<int32_t>(region_free_.size()); }
@@ -30,6 +33,8 @@ class ContiguousKvCache final : public KvCache {
     int32_t region = 0;  // this sequence's block table: one entry
     int32_t length = 0;
   };
+  // Takes the lowest free region, or -1 when none is left.
+  int32_t take_region();
   int32_t max_seq_len_;
   size_t head_stride_;             // K (or V) of one head for max_seq_len tokens
   size_t region_bytes_per_layer_;  // K (or V) of one layer for max_seq_len tokens

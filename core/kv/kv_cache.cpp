@@ -25,6 +25,20 @@ const uint8_t* KvView::value(int32_t t, int32_t head, int32_t head_dim) const {
          static_cast<size_t>(t % block_size) * head_dim * elt;
 }
 
+double KvStats::kv_cache_usage_perc() const {
+  return budget_bytes == 0 ? 0.0 : static_cast<double>(used_bytes) / static_cast<double>(budget_bytes);
+}
+
+double KvStats::kv_internal_fragmentation_perc() const {
+  if (!paged || allocated_tokens == 0) return 0.0;  // contiguous: its waste is reserved-unused
+  return static_cast<double>(allocated_tokens - filled_tokens) / static_cast<double>(allocated_tokens);
+}
+
+double KvStats::kv_reserved_unused_perc() const {
+  if (paged || allocated_tokens == 0) return 0.0;  // paged reserves nothing ahead
+  return static_cast<double>(allocated_tokens - filled_tokens) / static_cast<double>(allocated_tokens);
+}
+
 void KvCache::write_row(uint8_t* dst, const float* src) const {
   if (geometry_.dtype == DType::F32) {
     std::memcpy(dst, src, sizeof(float) * geometry_.head_dim);

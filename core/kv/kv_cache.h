@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,12 +44,45 @@ struct KvView {
   const uint8_t* value(int32_t t, int32_t head, int32_t head_dim) const;
 };
 
+// Memory accounting, the numbers the dashboards plot. Every *_perc is a fraction 0..1 (as vLLM).
 struct KvStats {
+  bool paged = false;
   size_t budget_bytes = 0;
-  size_t used_bytes = 0;        // bytes of reserved/allocated storage
-  size_t filled_tokens = 0;     // token slots holding K/V
-  size_t allocated_tokens = 0;  // token slots allocated (contiguous: reserved)
+  size_t used_bytes = 0;        // bytes of storage held by sequences (contiguous: whole reservations)
+  size_t filled_tokens = 0;     // token slots holding K/V of live sequences (shared slots once)
+  size_t allocated_tokens = 0;  // token slots allocated (paged: blocks x block_size; contiguous: reserved)
   int32_t sequences = 0;
+  // Paged only (0 for contiguous):
+  int32_t blocks_total = 0, blocks_used = 0, blocks_cached = 0, blocks_free = 0;
+  int32_t blocks_shared = 0;         // used blocks with more than one owner
+  size_t bytes_saved_by_sharing = 0; // what the extra owners of shared blocks would otherwise hold
+  int64_t prefix_cache_queries = 0;  // prompt tokens looked up in the prefix cache
+  int64_t prefix_cache_hits = 0;     // of those, tokens found
+  int64_t evictions = 0;             // cached blocks reclaimed for new data
+
+  double kv_cache_usage_perc() const;             // used / budget
+  double kv_internal_fragmentation_perc() const;  // paged: allocated-but-unfilled slots / allocated slots
+  double kv_reserved_unused_perc() const;         // contiguous: reserved-but-unfilled slots / reserved slots
+};
+
+// What the GUI's block-table view draws: a copy, taken between steps.
+struct KvSnapshot {
+  struct Block {
+    std::vector<SeqId> owners;  // empty when free or cached
+    int32_t ref_count = 0;
+    int32_t filled = 0;         // token slots written
+    bool cached = false;        // free, but holding a reusable prefix block
+    uint64_t hash = 0;          // prefix hash of a full block (0 when none)
+  };
+  struct Sequence {
+    SeqId id = 0;
+    int32_t length = 0;
+    std::vector<int32_t> block_table;  // logical block i -> physical block (contiguous: its region)
+  };
+  std::string kind;                    // "paged" or "contiguous"
+  int32_t block_size = 0;              // contiguous: the reservation length
+  std::vector<Block> blocks;           // contiguous: one per region
+  std::vector<Sequence> sequences;
 };
 
 class KvCache {
@@ -57,17 +91,33 @@ class KvCache {
   virtual std::string name() const = 0;
   const KvGeometry& geometry() const { return geometry_; }
 
-  // Makes room for n_new more tokens of `seq` (a new sequence starts empty). Returns false, and
-  // changes nothing, when the budget or the sequence's limit cannot hold them.
-  virtual bool allocate(SeqId seq, int32_t n_new) = 0;
-  // Releases everything `seq` holds (no-op for an unknown sequence).
+  // Makes room for n_new more tokens of `seq` (a new sequence starts empty). `tokens`, when given,
+  // are the ids of those n_new tokens: a paged cache hashes every block they fill, so later prompts
+  // can reuse it (prefix caching). Returns false, and changes nothing, when the budget or the
+  // sequence's limit cannot hold them (out of memory is a state: the scheduler waits or preempts).
+  // Blocks are registered for reuse at allocation, before their K/V are written: this is safe
+  // because the forward pass stores every sequence's K/V of a layer before any attention reads it.
+  virtual bool allocate(SeqId seq, int32_t n_new, std::span<const int32_t> tokens = {}) = 0;
+  // For a sequence not yet in the cache: attaches cached blocks that hold a prefix of `prompt` and
+  // returns how many tokens they cover (whole blocks, always fewer than prompt.size() so at least one
+  // token is computed for the logits). 0 when nothing matches or the cache does not share.
+  virtual int32_t attach_prefix(SeqId seq, std::span<const int32_t> prompt) { return 0; }
+  // Releases everything `seq` holds; full blocks stay reusable (no-op for an unknown sequence).
   virtual void free(SeqId seq) = 0;
+  // Releases `seq` and forgets its blocks' contents (after a failed step wrote only some of them).
+  virtual void discard(SeqId seq) { free(seq); }
+  // `child` (new) shares all of `parent`'s tokens; the first write into a shared, partly filled
+  // block copies it (copy-on-write). False when the cache cannot (contiguous: no room for a copy).
+  virtual bool fork(SeqId parent, SeqId child) = 0;
+  // Shortens `seq` to `length` tokens (speculative-decoding rollback, regenerate).
+  virtual void truncate(SeqId seq, int32_t length) = 0;
   // Tokens allocated to `seq` so far (0 for an unknown sequence).
   virtual int32_t length(SeqId seq) const = 0;
   // Writes K and V (n_kv_heads * head_dim floats each) of the token at `pos` (< length(seq)).
   virtual void store(int32_t layer, SeqId seq, int32_t pos, const float* k, const float* v) = 0;
   virtual KvView view(int32_t layer, SeqId seq) const = 0;
   virtual KvStats stats() const = 0;
+  virtual KvSnapshot snapshot() const = 0;
 
  protected:
   explicit KvCache(KvGeometry geometry) : geometry_(geometry) {}

@@ -1,0 +1,28 @@
+// Which KV cache manager to build, and with what memory: the "KV mode" toggle.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "core/kv/kv_cache.h"
+
+namespace inferscope {
+
+enum class KvKind { Paged, Contiguous };
+std::string_view kv_kind_name(KvKind kind);
+std::optional<KvKind> kv_kind_from_name(std::string_view name);
+
+struct KvConfig {
+  KvKind kind = KvKind::Paged;
+  int32_t block_size = 16;   // paged: tokens per block (8, 16 or 32)
+  size_t budget_bytes = 0;   // memory for K/V of all sequences
+  int32_t max_seq_len = 0;   // contiguous: tokens reserved per sequence (the model's context by default)
+  bool prefix_cache = true;  // paged: reuse full blocks across sequences with the same prefix
+};
+
+// Throws std::invalid_argument naming the bad setting (block size, a budget below one sequence...).
+std::unique_ptr<KvCache> make_kv_cache(const KvGeometry& geometry, const KvConfig& config);
+
+}  // namespace inferscope
