@@ -16,11 +16,18 @@ const std::vector<TokenId> kStoriesGolden = {403, 407, 261, 378, 432, 383, 286, 
                                              421, 395, 317, 426, 338, 401, 396, 267, 337, 410, 408,
                                              419, 292, 411, 322, 265, 282, 295, 433, 426, 385};
 
+struct KvChoice {
+  KvKind kind;
+  int32_t block_size;
+};
+
 GenerationResult greedy(const LlamaModel& model, const std::vector<TokenId>& prompt, int32_t n, DType kv_dtype,
-                        int32_t threads) {
+                        int32_t threads, KvChoice kv = {KvKind::Paged, 16}) {
   RuntimeOptions options;
   options.kv_dtype = kv_dtype;
   options.threads = threads;
+  options.kv_kind = kv.kind;
+  options.block_size = kv.block_size;
   Runtime runtime(model, options);
   Sampler sampler(SamplingParams{});
   return generate(runtime, 0, prompt, n, sampler, nullptr);
@@ -49,6 +56,40 @@ TEST(StoriesGolden, LongerRunMatchesTheDocumentedStory) {
                          0),
             0u)
       << r.text;
+}
+
+// Greedy output is the same token for token whichever KV manager and block size hold the cache.
+class StoriesAcrossKvManagers : public ::testing::TestWithParam<KvChoice> {};
+
+TEST_P(StoriesAcrossKvManagers, GreedyIdsMatchGolden) {
+  INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  const GenerationResult r = greedy(*model, encode_prompt(*model, ""), 32, DType::F16, 2, GetParam());
+  EXPECT_EQ(r.tokens, kStoriesGolden);
+}
+
+INSTANTIATE_TEST_SUITE_P(PagedAndContiguous, StoriesAcrossKvManagers,
+                         ::testing::Values(KvChoice{KvKind::Paged, 8}, KvChoice{KvKind::Paged, 16},
+                                           KvChoice{KvKind::Paged, 32}, KvChoice{KvKind::Contiguous, 0}));
+
+TEST(StoriesPrefixCache, ReattachedPrefixGivesIdenticalLogits) {
+  INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  RuntimeOptions options;
+  options.block_size = 8;
+  Runtime runtime(*model, options);
+  const std::vector<TokenId> prompt = model->tokenizer().encode(
+      "Once upon a time, there was a little girl named Lily. She loved to play outside in the park.", true);
+  ASSERT_GT(prompt.size(), 16u);
+  const std::span<const float> first_logits = runtime.append(0, prompt);
+  const std::vector<float> first(first_logits.begin(), first_logits.end());
+  runtime.reset(0);  // its full blocks stay in the prefix cache
+  const std::span<const float> second = runtime.append(1, prompt);
+  EXPECT_TRUE(std::equal(first.begin(), first.end(), second.begin(), second.end()));
+  // Whole blocks are reused, leaving at least the last token to compute.
+  const KvStats stats = runtime.kv().stats();
+  EXPECT_EQ(stats.prefix_cache_hits, static_cast<int64_t>((prompt.size() - 1) / 8 * 8));
+  EXPECT_EQ(stats.prefix_cache_queries, static_cast<int64_t>(2 * prompt.size()));
 }
 
 TEST(DemoModel, AnswersTheCapitalOfFrance) {
