@@ -9,7 +9,7 @@
 
 #include "core/attention/naive_attention.h"
 #include "core/engine/runtime.h"
-#include "core/kv/contiguous_kv_cache.h"
+#include "core/kv/kv_config.h"
 #include "core/model/llama_forward.h"
 #include "core/model/llama_model.h"
 #include "kernels/cpu/thread_pool.h"
@@ -55,26 +55,33 @@ std::vector<SeqPlan> mixed_plans(int32_t vocab) {
           {12, tokens(3, 4, vocab), tokens(4, 5, vocab), true}};
 }
 
+// The contiguous cache with room for every plan; the KV layout tests swap in paged ones.
+KvConfig contiguous_room() { return KvConfig{.kind = KvKind::Contiguous, .max_seq_len = kMaxSeqLen}; }
+
 // A model, a cache with room for every plan, and the forward pass over them.
 class Harness {
  public:
-  Harness(const LlamaModel& model, int threads)
-      : kv_(model.kv_geometry(DType::F16), kMaxSeqLen,
-            model.kv_geometry(DType::F16).bytes_per_token() * kMaxSeqLen * 4),
+  Harness(const LlamaModel& model, int threads, KvConfig kv = contiguous_room())
+      : kv_(make_kv_cache(model.kv_geometry(DType::F16),
+                          with_budget(kv, model.kv_geometry(DType::F16).bytes_per_token() * kMaxSeqLen * 4))),
         pool_(threads),
         forward_(model) {}
 
   // Runs one step of `batch` (allocating its cache room first); returns the logits.
   std::vector<float> run(const std::vector<BatchSeq>& batch) {
-    for (const BatchSeq& b : batch) EXPECT_TRUE(kv_.allocate(b.seq, static_cast<int32_t>(b.tokens.size())));
+    for (const BatchSeq& b : batch) EXPECT_TRUE(kv_->allocate(b.seq, static_cast<int32_t>(b.tokens.size())));
     std::vector<float> logits;
-    forward_.run(batch, kv_, attention_, pool_, logits);
+    forward_.run(batch, *kv_, attention_, pool_, logits);
     return logits;
   }
-  int32_t length(SeqId seq) const { return kv_.length(seq); }
+  int32_t length(SeqId seq) const { return kv_->length(seq); }
 
  private:
-  ContiguousKvCache kv_;
+  static KvConfig with_budget(KvConfig kv, size_t bytes) {
+    kv.budget_bytes = bytes;
+    return kv;
+  }
+  std::unique_ptr<KvCache> kv_;
   NaiveAttention attention_;
   ThreadPool pool_;
   LlamaForward forward_;
@@ -93,8 +100,9 @@ std::vector<float> run_alone(const LlamaModel& model, const std::vector<SeqPlan>
 }
 
 // Every history in one step, then every step in one mixed step. Logits in plan order.
-std::vector<float> run_mixed(const LlamaModel& model, const std::vector<SeqPlan>& plans, int threads) {
-  Harness h(model, threads);
+std::vector<float> run_mixed(const LlamaModel& model, const std::vector<SeqPlan>& plans, int threads,
+                             KvConfig kv = contiguous_room()) {
+  Harness h(model, threads, kv);
   std::vector<BatchSeq> histories, steps;
   for (const SeqPlan& p : plans) {
     if (!p.history.empty()) histories.push_back(BatchSeq{p.seq, p.history, 0, false});
@@ -130,6 +138,15 @@ TEST_P(BatchInvarianceTest, ThreadCountDoesNotChangeLogits) {
   const auto plans = mixed_plans(spec_.vocab);
   const std::vector<float> one = run_mixed(*model_, plans, 1);
   for (int threads : {2, 3}) EXPECT_TRUE(bit_identical(run_mixed(*model_, plans, threads), one)) << threads << " threads";
+}
+
+TEST_P(BatchInvarianceTest, KvLayoutDoesNotChangeLogits) {
+  const auto plans = mixed_plans(spec_.vocab);
+  const std::vector<float> contiguous = run_mixed(*model_, plans, 2);
+  for (int32_t block : {8, 16, 32}) {
+    const KvConfig paged{.kind = KvKind::Paged, .block_size = block};
+    EXPECT_TRUE(bit_identical(run_mixed(*model_, plans, 2, paged), contiguous)) << "paged, block size " << block;
+  }
 }
 
 TEST_P(BatchInvarianceTest, PrefillChunkingDoesNotChangeLogits) {
