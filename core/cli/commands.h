@@ -9,5 +9,6 @@ int cmd_inspect(int argc, char** argv);
 int cmd_tokenize(int argc, char** argv);
 int cmd_devices(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+int cmd_serve_sim(int argc, char** argv);
 
 }  // namespace inferscope::cli

@@ -21,6 +21,7 @@ const Command kCommands[] = {
     {"inspect", inferscope::cli::cmd_inspect, "model architecture, tensors, tokenizer, KV-cache size"},
     {"devices", inferscope::cli::cmd_devices, "CPU features and GPUs"},
     {"bench", inferscope::cli::cmd_bench, "prompt-processing and generation speed (llama-bench style)"},
+    {"serve-sim", inferscope::cli::cmd_serve_sim, "replay a serving workload: scheduler, KV memory, TTFT, tokens/s"},
 };
 
 void usage(std::ostream& out) {

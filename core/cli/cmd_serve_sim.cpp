@@ -1,0 +1,185 @@
+// inferscope-cli serve-sim: replay a serving workload through the scheduler and a KV cache manager,
+// and report memory use, concurrency, preemptions, prefix-cache hits, throughput and TTFT.
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "core/cli/commands.h"
+#include "core/cli/model_options.h"
+#include "core/sched/dry_run_executor.h"
+#include "core/sched/model_executor.h"
+#include "core/sched/serve_sim.h"
+#include "core/sched/workload.h"
+
+namespace inferscope::cli {
+namespace {
+
+// "A:B" (or "A" for A:A) as a length range.
+LengthRange length_range(const Args& args, const std::string& name) {
+  const std::string v = args.required(name);
+  const size_t colon = v.find(':');
+  LengthRange r;
+  try {
+    size_t used = 0;
+    r.min = std::stoi(v.substr(0, colon), &used);
+    if (used != (colon == std::string::npos ? v.size() : colon)) throw std::invalid_argument(v);
+    r.max = colon == std::string::npos ? r.min : std::stoi(v.substr(colon + 1), &used);
+    if (colon != std::string::npos && used != v.size() - colon - 1) throw std::invalid_argument(v);
+  } catch (const std::logic_error&) {
+    throw UsageError(name + ": '" + v + "' is not a range A:B of token counts");
+  }
+  if (r.min < 1 || r.max < r.min) throw UsageError(name + ": '" + v + "' needs 1 <= A <= B");
+  return r;
+}
+
+Workload workload_from(const Args& args) {
+  if (args.has("--workload") == args.has("--generate-workload")) {
+    throw UsageError("give exactly one of --workload FILE and --generate-workload N");
+  }
+  if (args.has("--workload")) return load_workload(args.str("--workload", ""));
+  return generate_workload(static_cast<int32_t>(args.integer("--generate-workload", 0, 1, 1 << 20)),
+                           length_range(args, "--prompt-len"), length_range(args, "--output-len"),
+                           static_cast<uint64_t>(args.integer("--seed", 1, 0, INT64_MAX)));
+}
+
+std::string perc(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * fraction);
+  return buf;
+}
+
+std::string num(double v, const char* format = "%.3f") {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+void print_text(const ServeSimResult& result, const nlohmann::json& config) {
+  const ServeSummary& s = result.summary;
+  std::cout << "serve-sim: " << s.requests_total << " requests, " << config["kv"].get<std::string>() << " KV";
+  if (config["kv"] == "paged") {
+    std::cout << " (block " << config["block_size"] << ", prefix cache " << (config["prefix_cache"] ? "on" : "off")
+              << ")";
+  } else {
+    std::cout << " (max_seq_len " << config["max_seq_len"] << " per request)";
+  }
+  std::cout << ", budget " << num(config["kv_budget_bytes"].get<double>() / (1 << 20), "%.2f") << " MiB, "
+            << (config["dry_run"] ? "dry run on a virtual clock" : "real model on the wall clock") << "\n"
+            << "  requests        finished " << s.requests_finished << ", refused " << s.requests_refused << " in "
+            << s.steps << " steps, " << num(s.duration_s) << " s\n"
+            << "  KV usage        peak " << perc(s.kv_cache_usage_perc_peak) << ", mean "
+            << perc(s.kv_cache_usage_perc_mean) << "\n"
+            << "  KV waste        internal fragmentation " << perc(s.kv_internal_fragmentation_perc_mean)
+            << ", reserved but unused " << perc(s.kv_reserved_unused_perc_mean) << " (means)\n"
+            << "  concurrency     max " << s.max_concurrent_requests << ", mean "
+            << num(s.num_requests_running_mean, "%.1f") << ", preemptions " << s.num_preemptions << "\n"
+            << "  prefix cache    hit rate " << perc(s.prefix_cache_hit_rate) << " (" << s.prefix_cache_hits << " of "
+            << s.prefix_cache_queries << " prompt tokens)\n"
+            << "  tokens          prefill " << s.prefill_tokens << ", decode " << s.decode_tokens << ", output "
+            << s.output_tokens << " -> " << num(s.tokens_per_second, "%.1f") << " output tokens/s\n"
+            << "  TTFT            p50 " << num(s.time_to_first_token_seconds_p50) << " s, p99 "
+            << num(s.time_to_first_token_seconds_p99) << " s\n"
+            << "  e2e latency     p50 " << num(s.e2e_request_latency_seconds_p50) << " s, p99 "
+            << num(s.e2e_request_latency_seconds_p99) << " s\n";
+  for (const ServeRequestResult& r : result.requests) {
+    if (r.request.state == RequestState::Refused) {
+      std::cout << "  refused         request " << r.request.id << ": " << r.request.refusal << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+int cmd_serve_sim(int argc, char** argv) {
+  const StepCost default_cost = default_step_cost();
+  std::vector<OptionSpec> specs = with_model_options({
+      {"--workload", "-w", true, "workload JSON file (see resources/workloads/)"},
+      {"--generate-workload", "", true, "instead of a file: N requests arriving at once, lengths uniform in..."},
+      {"--prompt-len", "", true, "...A:B prompt tokens"},
+      {"--output-len", "", true, "...C:D output tokens"},
+      {"--seed", "", true, "seed of generated lengths and pseudo-random prompt ids (default 1)"},
+      {"--max-seq-len", "", true, "contiguous KV: tokens reserved per request (default: the context length)"},
+      {"--dry-run", "", false, "no forward pass: scheduler and KV manager only, on a virtual clock"},
+      {"--step-fixed-ms", "", true,
+       "dry run: modelled cost of a step (default " + num(default_cost.fixed_s * 1e3, "%.2f") + ")"},
+      {"--step-per-token-ms", "", true,
+       "dry run: modelled cost per token in a step (default " + num(default_cost.per_token_s * 1e3, "%.3f") + ")"},
+      {"--stop-at-eos", "", false, "real run: end a request at an end-of-generation token (default: run to output_tokens)"},
+      {"--json", "", false, "print one JSON object instead of the summary"},
+  });
+  if (print_help_if_asked("serve-sim --model PATH (--workload FILE | --generate-workload N --prompt-len A:B "
+                          "--output-len C:D [--seed S]) [--kv paged|contiguous] [--block-size N] [--kv-budget-mib M] "
+                          "[--max-seq-len L] [--prefix-cache on|off] [--dry-run] [--json]",
+                          specs, argc, argv)) {
+    return 0;
+  }
+  const Args args(specs, argc, argv, 2);
+  const bool dry_run = args.has("--dry-run");
+  if (!dry_run && (args.has("--step-fixed-ms") || args.has("--step-per-token-ms"))) {
+    throw UsageError("--step-fixed-ms and --step-per-token-ms model a step of the --dry-run only");
+  }
+  const StepCost cost{args.real("--step-fixed-ms", default_cost.fixed_s * 1e3, 0, 1e6) / 1e3,
+                      args.real("--step-per-token-ms", default_cost.per_token_s * 1e3, 0, 1e6) / 1e3};
+  const Workload workload = workload_from(args);
+  const RuntimeOptions options = runtime_options(args);
+  auto model = load_model(args);
+
+  const int32_t model_ctx = model->config().context_length;
+  const int32_t context = options.context_length > 0 ? std::min(options.context_length, model_ctx) : model_ctx;
+  KvConfig kv_config;
+  kv_config.kind = options.kv_kind;
+  kv_config.block_size = options.block_size;
+  kv_config.prefix_cache = options.prefix_cache;
+  kv_config.max_seq_len = static_cast<int32_t>(args.integer("--max-seq-len", context, 1, context));
+  const KvGeometry geometry = model->kv_geometry(options.kv_dtype);
+  // Default budget: one request at max_seq_len (whole blocks when paged), as every other command.
+  const size_t default_slots = (static_cast<size_t>(kv_config.max_seq_len) + kv_config.block_size - 1) /
+                               kv_config.block_size * kv_config.block_size;
+  kv_config.budget_bytes = options.kv_budget_bytes > 0 ? options.kv_budget_bytes
+                                                       : geometry.bytes_per_token() * default_slots;
+  std::unique_ptr<KvCache> kv;
+  try {
+    kv = make_kv_cache(geometry, kv_config);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+
+  const Tokenizer& tokenizer = model->tokenizer();
+  std::vector<Request> requests = materialize_workload(
+      workload, [&](std::string_view text, bool add_bos) { return tokenizer.encode(text, add_bos); },
+      model->config().vocab_size, static_cast<uint64_t>(args.integer("--seed", 1, 0, INT64_MAX)));
+
+  std::unique_ptr<StepExecutor> executor;
+  if (dry_run) {
+    executor = std::make_unique<DryRunExecutor>(cost, model->config().vocab_size);
+  } else {
+    ModelExecutorOptions mo;
+    mo.threads = options.threads;
+    mo.matmul = MatmulOptions{options.activations};
+    mo.stop_at_eog = args.has("--stop-at-eos");
+    executor = std::make_unique<ModelExecutor>(*model, *kv, mo);
+  }
+  const ServeSimResult result =
+      run_serve_sim(std::move(requests), *kv, request_limit(*kv, kv_config, context), *executor, dry_run);
+
+  const nlohmann::json config = {{"kv", kv_kind_name(kv_config.kind)},
+                                 {"block_size", kv_config.block_size},
+                                 {"kv_budget_bytes", kv_config.budget_bytes},
+                                 {"max_seq_len", kv_config.max_seq_len},
+                                 {"prefix_cache", kv_config.prefix_cache},
+                                 {"dry_run", dry_run},
+                                 {"step_fixed_s", cost.fixed_s},
+                                 {"step_per_token_s", cost.per_token_s}};
+  if (args.has("--json")) {
+    nlohmann::json out = summary_json(result.summary);
+    out["config"] = config;
+    out["requests"] = requests_json(result.requests);
+    std::cout << out.dump(2) << "\n";
+  } else {
+    print_text(result, config);
+  }
+  return 0;
+}
+
+}  // namespace inferscope::cli

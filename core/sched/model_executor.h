@@ -1,0 +1,43 @@
+// Runs a scheduled step on the real model: one batched forward pass for every scheduled sequence,
+// then each request's own sampler picks its next token. Timed on the wall clock.
+#pragma once
+#include <map>
+#include <memory>
+
+#include "core/attention/attention.h"
+#include "core/model/llama_forward.h"
+#include "core/sample/sampler.h"
+#include "core/sched/step_executor.h"
+
+namespace inferscope {
+
+class LlamaModel;
+class ThreadPool;
+
+struct ModelExecutorOptions {
+  int32_t threads = 0;          // 0 = every hardware thread
+  MatmulOptions matmul;
+  SamplingParams sampling;      // every request's sampler (greedy by default)
+  bool stop_at_eog = false;     // end a request at an end-of-generation token (else run to output_tokens)
+};
+
+class ModelExecutor final : public StepExecutor {
+ public:
+  ModelExecutor(const LlamaModel& model, KvCache& kv, const ModelExecutorOptions& options);
+  ~ModelExecutor() override;
+  double execute(const StepPlan& plan, std::vector<SampledToken>& sampled) override;
+  void forget(RequestId id) override { samplers_.erase(id); }
+
+ private:
+  const LlamaModel& model_;
+  KvCache& kv_;
+  ModelExecutorOptions options_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<Attention> attention_;
+  LlamaForward forward_;
+  std::map<RequestId, Sampler> samplers_;
+  std::vector<BatchSeq> batch_;
+  std::vector<float> logits_;
+};
+
+}  // namespace inferscope

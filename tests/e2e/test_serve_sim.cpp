@@ -1,0 +1,210 @@
+// serve-sim on real models: batched, scheduled (and preempted) greedy generation gives every
+// request exactly the tokens it gets alone, with either KV manager; the CLI reports what it should.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/engine/generation.h"
+#include "core/engine/prompt.h"
+#include "core/engine/runtime.h"
+#include "core/kv/kv_config.h"
+#include "core/model/llama_model.h"
+#include "core/sample/sampler.h"
+#include "core/sched/model_executor.h"
+#include "core/sched/serve_sim.h"
+#include "tests/support/test_models.h"
+
+namespace inferscope {
+namespace {
+
+struct Prompt {
+  const char* text;
+  int32_t output_tokens;
+};
+const Prompt kPrompts[] = {{"Once upon a time", 40}, {"Lily and Tom", 25}, {"The little dog", 60},
+                           {"One day", 33},          {"The sun was", 50},  {"Sam had a big", 45}};
+
+// What each prompt generates alone: greedy, one sequence, contiguous cache, stopping at EOS.
+std::vector<TokenId> alone(const LlamaModel& model, const std::vector<TokenId>& prompt, int32_t n) {
+  RuntimeOptions options;
+  options.kv_kind = KvKind::Contiguous;
+  options.threads = 1;
+  Runtime runtime(model, options);
+  Sampler sampler(SamplingParams{});
+  return generate(runtime, 0, prompt, n, sampler, nullptr).tokens;
+}
+
+struct KvCase {
+  const char* name;
+  KvConfig config;
+  bool expect_preemption;
+};
+
+class ServeSimBatchInvariance : public ::testing::TestWithParam<KvCase> {};
+
+TEST_P(ServeSimBatchInvariance, EveryRequestGetsItsAloneTokens) {
+  INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  const KvGeometry geometry = model->kv_geometry(DType::F16);
+  KvConfig config = GetParam().config;
+  config.budget_bytes *= geometry.bytes_per_token();  // the cases give their budget in tokens
+  auto kv = make_kv_cache(geometry, config);
+
+  std::vector<Request> requests;
+  for (size_t i = 0; i < std::size(kPrompts); ++i) {
+    Request r;
+    r.id = static_cast<RequestId>(i);
+    r.tokens = encode_prompt(*model, kPrompts[i].text);
+    r.prompt_tokens = static_cast<int32_t>(r.tokens.size());
+    r.max_output_tokens = kPrompts[i].output_tokens;
+    requests.push_back(r);
+  }
+  ModelExecutorOptions options;
+  options.threads = 2;
+  options.stop_at_eog = true;  // as generate() does
+  ModelExecutor executor(*model, *kv, options);
+  const ServeSimResult result = run_serve_sim(requests, *kv, request_limit(*kv, config, model->config().context_length),
+                                              executor, false);
+
+  EXPECT_EQ(result.summary.requests_finished, static_cast<int32_t>(std::size(kPrompts)));
+  EXPECT_GT(result.summary.max_concurrent_requests, 1);
+  if (GetParam().expect_preemption) {
+    EXPECT_GT(result.summary.num_preemptions, 0);
+  }
+  for (size_t i = 0; i < std::size(kPrompts); ++i) {
+    const Request& served = result.requests[i].request;
+    const std::vector<TokenId> output(served.tokens.begin() + served.prompt_tokens, served.tokens.end());
+    EXPECT_EQ(output, alone(*model, requests[i].tokens, kPrompts[i].output_tokens))
+        << "request " << i << " (\"" << kPrompts[i].text << "\"), preempted " << served.num_preemptions << " times";
+    EXPECT_GT(output.size(), 10u);
+  }
+}
+
+KvConfig kv(KvKind kind, int32_t block_size, int32_t budget_tokens, int32_t max_seq_len = 0) {
+  KvConfig c;
+  c.kind = kind;
+  c.block_size = block_size;
+  c.budget_bytes = static_cast<size_t>(budget_tokens);
+  c.max_seq_len = max_seq_len;
+  return c;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Managers, ServeSimBatchInvariance,
+    ::testing::Values(KvCase{"contiguous", kv(KvKind::Contiguous, 16, 4 * 128, 128), false},
+                      KvCase{"paged16", kv(KvKind::Paged, 16, 1024), false},
+                      // 12 blocks of 8 for six requests of up to 64 tokens: requests are preempted and recomputed.
+                      KvCase{"paged8_preempting", kv(KvKind::Paged, 8, 96), true}),
+    [](const ::testing::TestParamInfo<KvCase>& param) { return std::string(param.param.name); });
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+};
+
+// Runs inferscope-cli; stderr is kept only when `with_stderr`.
+CliRun cli(const std::string& args, bool with_stderr = false) {
+  const std::string cmd = std::string(INFERSCOPE_CLI) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+nlohmann::json serve_json(const std::string& args) {
+  const CliRun r = cli("serve-sim " + args + " --json");
+  EXPECT_EQ(r.exit_code, 0) << args;
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(ServeSimCli, JsonHasEveryRequiredKeyInRange) {
+  INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
+  for (const char* manager : {"paged", "contiguous --max-seq-len 64"}) {
+    const auto j = serve_json("--model " + path + " --generate-workload 6 --prompt-len 4:24 --output-len 4:24 " +
+                              "--kv-budget-mib 1 --kv " + manager);
+    for (const char* key : {"kv_cache_usage_perc_peak", "kv_cache_usage_perc_mean", "kv_internal_fragmentation_perc_mean",
+                            "kv_reserved_unused_perc_mean", "prefix_cache_hit_rate"}) {
+      ASSERT_TRUE(j.contains(key)) << key;
+      EXPECT_GE(j[key].get<double>(), 0.0) << key;
+      EXPECT_LE(j[key].get<double>(), 1.0) << key;
+    }
+    for (const char* key : {"max_concurrent_requests", "num_preemptions", "tokens_per_second",
+                            "time_to_first_token_seconds_p50", "time_to_first_token_seconds_p99", "requests_finished",
+                            "prefill_tokens", "requests_refused", "steps", "duration_s"}) {
+      ASSERT_TRUE(j.contains(key)) << key;
+      EXPECT_GE(j[key].get<double>(), 0.0) << key;
+    }
+    EXPECT_EQ(j["requests_finished"], 6);
+    EXPECT_EQ(j["max_concurrent_requests"], 6) << "1 MiB holds all six at once";
+    EXPECT_GT(j["kv_cache_usage_perc_peak"].get<double>(), 0.0);
+    EXPECT_GT(j["tokens_per_second"].get<double>(), 0.0);
+    EXPECT_GT(j["time_to_first_token_seconds_p50"].get<double>(), 0.0);
+    EXPECT_LE(j["time_to_first_token_seconds_p50"].get<double>(), j["time_to_first_token_seconds_p99"].get<double>());
+    EXPECT_EQ(j["requests"].size(), 6u);
+  }
+}
+
+TEST(ServeSimCli, OversizedRequestsAreRefusedWithAReason) {
+  INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
+  // stories260K's context is 2048 tokens; 4 MiB of paged KV would hold 6553.
+  const std::string args = "--model " + path + " --kv-budget-mib 4 --dry-run --generate-workload ";
+  const auto j = serve_json(args + "3 --prompt-len 2100:2100 --output-len 4:4");
+  EXPECT_EQ(j["requests_refused"], 3);
+  EXPECT_EQ(j["requests_finished"], 0);
+  EXPECT_EQ(j["requests"][0]["finish"], "refused");
+  EXPECT_NE(j["requests"][0]["refusal"].get<std::string>().find("context length (2048)"), std::string::npos);
+  const CliRun text = cli("serve-sim " + args + "1 --prompt-len 2100 --output-len 4");
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("refused         request 0: needs 2103 KV slots"), std::string::npos) << text.out;
+}
+
+TEST(ServeSimCli, DemoModelShowsPagingAndPrefixCaching) {
+  INFERSCOPE_REQUIRE_FILE(path, test::demo_model_path());
+  const std::string workloads = std::string(INFERSCOPE_SOURCE_DIR) + "/resources/workloads/";
+  const std::string mixed = "--model " + path + " --workload " + workloads + "mixed.json --dry-run --kv-budget-mib 96";
+  const auto contiguous = serve_json(mixed + " --kv contiguous --max-seq-len 2048");
+  const auto paged = serve_json(mixed + " --kv paged");
+  EXPECT_GT(contiguous["kv_reserved_unused_perc_mean"].get<double>(), 0.5);
+  EXPECT_LT(paged["kv_internal_fragmentation_perc_mean"].get<double>(), 0.05);
+  EXPECT_GE(paged["max_concurrent_requests"].get<int>(), 2 * contiguous["max_concurrent_requests"].get<int>());
+  EXPECT_EQ(paged["requests_finished"], 32);
+
+  const std::string shared = "--model " + path + " --workload " + workloads + "shared_system_prompt.json --dry-run";
+  const auto on = serve_json(shared + " --prefix-cache on");
+  const auto off = serve_json(shared + " --prefix-cache off");
+  EXPECT_GT(on["prefix_cache_hit_rate"].get<double>(), 0.5);
+  EXPECT_EQ(off["prefix_cache_hit_rate"].get<double>(), 0.0);
+  EXPECT_LT(on["prefill_tokens"].get<double>(), 0.5 * off["prefill_tokens"].get<double>());
+  EXPECT_LT(on["time_to_first_token_seconds_p50"].get<double>(), off["time_to_first_token_seconds_p50"].get<double>());
+}
+
+TEST(ServeSimCli, BadInputExitsTwoWithAClearMessage) {
+  INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
+  const std::string model = "serve-sim --model " + path;
+  const CliRun neither = cli(model, true);
+  EXPECT_EQ(neither.exit_code, 2);
+  EXPECT_NE(neither.out.find("--workload FILE and --generate-workload N"), std::string::npos) << neither.out;
+  const CliRun range = cli(model + " --generate-workload 2 --prompt-len 9:3 --output-len 4", true);
+  EXPECT_EQ(range.exit_code, 2);
+  EXPECT_NE(range.out.find("--prompt-len"), std::string::npos) << range.out;
+  const CliRun cost = cli(model + " --generate-workload 2 --prompt-len 3 --output-len 4 --step-fixed-ms 2", true);
+  EXPECT_EQ(cost.exit_code, 2);
+  EXPECT_NE(cost.out.find("--dry-run"), std::string::npos) << cost.out;
+
+  const std::string bad = (std::filesystem::temp_directory_path() / "inferscope_serve_sim_bad.json").string();
+  std::ofstream(bad) << R"({"requests": [{"prompt_tokens": 4, "output_tokens": 4}, {"prompt_tokens": 4}]})";
+  const CliRun malformed = cli(model + " --workload " + bad, true);
+  EXPECT_EQ(malformed.exit_code, 2);
+  EXPECT_NE(malformed.out.find(bad + ": request 1: \"output_tokens\" is missing"), std::string::npos) << malformed.out;
+  std::filesystem::remove(bad);
+}
+
+}  // namespace
+}  // namespace inferscope
