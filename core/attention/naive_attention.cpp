@@ -4,20 +4,12 @@
 #include <cmath>
 #include <vector>
 
+#include "core/attention/kv_rows.h"
 #include "kernels/cpu/ops.h"
-#include "kernels/cpu/quantize.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace inferscope {
 namespace {
-
-// Copies `n` cached rows (K or V of one head) into f32.
-void gather_rows(const KvView& kv, bool values, int32_t head, int32_t n, int32_t head_dim, float* dst) {
-  for (int32_t t = 0; t < n; ++t) {
-    const uint8_t* src = values ? kv.value(t, head, head_dim) : kv.key(t, head, head_dim);
-    dequantize_row(kv.dtype, src, dst + static_cast<size_t>(t) * head_dim, head_dim);
-  }
-}
 
 // One (sequence, query head): S = Q·Kᵀ·scale, causal mask, softmax, O = P·V.
 void attend_head(const AttentionSeq& s, const AttentionShape& shape, int32_t head) {
@@ -28,8 +20,8 @@ void attend_head(const AttentionSeq& s, const AttentionShape& shape, int32_t hea
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   std::vector<float> k(static_cast<size_t>(ctx) * hd), v(static_cast<size_t>(ctx) * hd);
   std::vector<float> scores(static_cast<size_t>(s.n_q) * ctx);
-  gather_rows(s.kv, false, kv_head, ctx, hd, k.data());
-  gather_rows(s.kv, true, kv_head, ctx, hd, v.data());
+  gather_kv_rows(s.kv, KvPart::Keys, kv_head, 0, ctx, hd, k.data());
+  gather_kv_rows(s.kv, KvPart::Values, kv_head, 0, ctx, hd, v.data());
   for (int32_t i = 0; i < s.n_q; ++i) {
     const float* q = s.q + i * q_stride + static_cast<size_t>(head) * hd;
     float* row = scores.data() + static_cast<size_t>(i) * ctx;

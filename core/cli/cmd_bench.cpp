@@ -8,6 +8,7 @@
 
 #include "core/cli/commands.h"
 #include "core/cli/model_options.h"
+#include "core/attention/attention_bench.h"
 #include "core/engine/runtime.h"
 #include "core/gguf/gguf_file.h"
 #include "kernels/cpu/cpu_features.h"
@@ -69,6 +70,43 @@ std::string fmt(double v, int precision) {
   return s.str();
 }
 
+// One attention call per context and phase, naive vs flash, with the model's attention shape.
+int attention_sweep(const LlamaModel& model, const RuntimeOptions& runtime, int32_t reps, const std::string& output) {
+  AttentionBenchOptions o;
+  o.shape = AttentionShape{model.config().n_heads, model.config().n_kv_heads, model.config().head_dim};
+  o.kv_dtype = runtime.kv_dtype;
+  o.block_size = runtime.block_size;
+  o.repeats = reps;
+  ThreadPool pool(runtime.threads);
+  const std::vector<AttentionBenchRow> rows = run_attention_sweep(o, pool);
+  if (output == "json") {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const AttentionBenchRow& r : rows) {
+      arr.push_back({{"implementation", r.implementation}, {"phase", r.phase}, {"context", r.context},
+                     {"seconds_mean", r.seconds_mean}, {"seconds_sd", r.seconds_sd},
+                     {"attention_scratch_bytes", r.scratch_bytes}, {"max_abs_diff", r.max_abs_diff},
+                     {"n_threads", pool.size()}});
+    }
+    std::cout << arr.dump(2) << "\n";
+    return 0;
+  }
+  const bool csv = output == "csv";
+  std::cout << (csv ? "implementation,phase,context,ms_mean,ms_sd,scratch_bytes,max_abs_diff\n"
+                    : "| attention | phase | context | ms per call | scratch | max abs diff |\n"
+                      "| --- | --- | ---: | ---: | ---: | ---: |\n");
+  for (const AttentionBenchRow& r : rows) {
+    if (csv) {
+      std::cout << r.implementation << "," << r.phase << "," << r.context << "," << fmt(r.seconds_mean * 1e3, 4) << ","
+                << fmt(r.seconds_sd * 1e3, 4) << "," << r.scratch_bytes << "," << r.max_abs_diff << "\n";
+    } else {
+      std::cout << "| " << r.implementation << " | " << r.phase << " | " << r.context << " | "
+                << fmt(r.seconds_mean * 1e3, 3) << " ± " << fmt(r.seconds_sd * 1e3, 3) << " | "
+                << fmt(static_cast<double>(r.scratch_bytes) / 1024.0, 1) << " KiB | " << r.max_abs_diff << " |\n";
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
@@ -78,6 +116,7 @@ int cmd_bench(int argc, char** argv) {
       {"--repetitions", "-r", true, "repetitions of each test (default 5)"},
       {"--output", "-o", true, "md (default) | csv | json"},
       {"--bandwidth", "", false, "also measure memory read bandwidth and the decode roofline it implies"},
+      {"--attention-sweep", "", false, "instead: time one attention call, naive vs flash, for context 128..8192"},
   });
   if (print_help_if_asked("bench --model PATH [-p 512] [-n 128] [-r 5] [--threads N] [-o md|csv|json]", specs, argc,
                           argv)) {
@@ -90,6 +129,7 @@ int cmd_bench(int argc, char** argv) {
   const std::string output = args.choice("--output", "md", {"md", "csv", "json"});
   auto model = load_model(args);
   RuntimeOptions options = runtime_options(args);
+  if (args.has("--attention-sweep")) return attention_sweep(*model, options, static_cast<int32_t>(reps), output);
   if (std::max(n_prompt, n_gen) > model->config().context_length) {
     throw UsageError("the test lengths exceed the model's context length of " +
                      std::to_string(model->config().context_length));

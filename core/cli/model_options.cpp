@@ -11,6 +11,7 @@ std::vector<OptionSpec> model_option_specs() {
       {"--kv-dtype", "", true, "KV cache precision: f16 (default) | f32"},
       {"--activations", "", true, "how activations meet quantized weights: f32 (default, exact) | q8 (int8, as llama.cpp)"},
       {"--ctx", "-c", true, "context length (default: the model's)"},
+      {"--attention", "", true, "attention: flash (default, tiled with online softmax) | naive (full score matrix)"},
       {"--kv", "", true, "KV cache manager: paged (default, PagedAttention blocks) | contiguous (one reservation per sequence)"},
       {"--block-size", "", true, "paged KV: tokens per block, 8 | 16 (default) | 32"},
       {"--kv-budget-mib", "", true, "KV cache memory in MiB (default: room for the full context)"},
@@ -37,6 +38,7 @@ RuntimeOptions runtime_options(const Args& args) {
   o.threads = static_cast<int32_t>(args.integer("--threads", 0, 0, 1024));
   o.kv_dtype = args.choice("--kv-dtype", "f16", {"f16", "f32"}) == "f32" ? DType::F32 : DType::F16;
   o.context_length = static_cast<int32_t>(args.integer("--ctx", 0, 0, 1 << 24));
+  o.attention = args.choice("--attention", "flash", {"flash", "naive"});
   o.kv_kind = *kv_kind_from_name(args.choice("--kv", "paged", {"paged", "contiguous"}));
   o.block_size = std::stoi(args.choice("--block-size", "16", {"8", "16", "32"}));
   o.kv_budget_bytes = static_cast<size_t>(args.integer("--kv-budget-mib", 0, 1, 1 << 20)) << 20;

@@ -9,7 +9,7 @@
 
 namespace inferscope::cli {
 
-// --model, --threads, --kv-dtype, --activations, --ctx, --kv, --block-size, --kv-budget-mib, --prefix-cache,
+// --model, --threads, --kv-dtype, --activations, --attention, --ctx, --kv, --block-size, --kv-budget-mib, --prefix-cache,
 // --chat-template
 std::vector<OptionSpec> model_option_specs();
 std::vector<OptionSpec> with_model_options(std::vector<OptionSpec> specs);

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/attention/naive_attention.h"
+#include "core/attention/attention_factory.h"
 #include "core/model/llama_model.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -36,12 +36,14 @@ Runtime::Runtime(const LlamaModel& model, const RuntimeOptions& options)
                         ? options.kv_budget_bytes
                         : geometry.bytes_per_token() * slots * static_cast<size_t>(std::max(1, options.max_sequences));
   kv_ = make_kv_cache(geometry, kv);
-  attention_ = std::make_unique<NaiveAttention>();
+  attention_ = make_attention(options.attention);
 }
 
 Runtime::~Runtime() = default;
 
 int32_t Runtime::threads() const { return pool_->size(); }
+
+std::string Runtime::attention() const { return attention_->name(); }
 
 const std::vector<TokenId>& Runtime::tokens(SeqId seq) const {
   static const std::vector<TokenId> empty;

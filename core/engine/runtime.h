@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/kv/kv_cache.h"
@@ -29,6 +30,7 @@ struct RuntimeOptions {
   bool prefix_cache = true;     // paged KV: reuse blocks of an identical prompt prefix
   int32_t prefill_chunk = 512;  // tokens per forward pass while feeding a long prompt
   ActivationPrecision activations = ActivationPrecision::F32;  // how activations meet quantized weights
+  std::string attention = "flash";  // "flash" (tiled, online softmax) or "naive" (full score matrix)
 };
 
 // Raised when a sequence would grow past the context length.
@@ -45,6 +47,7 @@ class Runtime {
   const LlamaModel& model() const { return model_; }
   int32_t context_length() const { return context_length_; }
   int32_t threads() const;
+  std::string attention() const;  // the implementation in use
   ActivationPrecision activations() const { return activations_; }
   const KvCache& kv() const { return *kv_; }
 

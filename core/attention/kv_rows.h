@@ -1,0 +1,15 @@
+// Reads a run of one KV head's cached rows (K or V) into f32, whatever the view's layout: a run that
+// crosses paged blocks is read block by block, each block's part as one contiguous dequantize.
+#pragma once
+#include <cstdint>
+
+#include "core/kv/kv_cache.h"
+
+namespace inferscope {
+
+enum class KvPart { Keys, Values };
+
+// dst (n, head_dim) = K or V of positions t0 .. t0+n-1 of KV head `head`.
+void gather_kv_rows(const KvView& kv, KvPart part, int32_t head, int32_t t0, int32_t n, int32_t head_dim, float* dst);
+
+}  // namespace inferscope
