@@ -1,29 +1,32 @@
-// inferscope-cli chat: an interactive conversation in the terminal; the history stays in the KV cache.
-#include <algorithm>
+// inferscope-cli chat: an interactive conversation in the terminal, served by the Engine. The reply
+// streams from the engine thread while this thread keeps reading stdin: a line typed during a reply
+// is queued as the next turn, and /stop cancels the reply. The prefix cache reuses the history's K/V.
+#include <condition_variable>
+#include <deque>
 #include <iostream>
+#include <mutex>
 #include <string>
 
 #include "core/cli/commands.h"
 #include "core/cli/model_options.h"
-#include "core/engine/prompt.h"
 #include "core/cli/sampling_options.h"
-#include "core/engine/generation.h"
+#include "core/engine/engine.h"
+#include "core/model/llama_model.h"
 
 namespace inferscope::cli {
 namespace {
 
-constexpr SeqId kChatSeq = 0;
-
-// Feeds only what the cache lacks: when the cached tokens are a prefix of the new prompt, the
-// conversation so far is reused; otherwise the sequence starts over.
-std::vector<TokenId> tokens_to_feed(Runtime& runtime, const std::vector<TokenId>& prompt) {
-  const std::vector<TokenId>& held = runtime.tokens(kChatSeq);
-  if (held.size() < prompt.size() && std::equal(held.begin(), held.end(), prompt.begin())) {
-    return {prompt.begin() + static_cast<std::ptrdiff_t>(held.size()), prompt.end()};
-  }
-  runtime.reset(kChatSeq);
-  return prompt;
-}
+// The conversation, shared by the stdin thread and the engine's callbacks.
+struct Conversation {
+  std::mutex mu;
+  std::condition_variable idle;
+  std::vector<ChatMessage> messages;
+  std::deque<std::string> queued;  // turns typed while a reply streamed
+  std::string reply;
+  int32_t reply_tokens = 0;
+  RequestId current = -1;          // the streaming reply, -1 when none
+  bool forget_reply = false;       // /reset cancelled the streaming reply: keep it out of the history
+};
 
 }  // namespace
 
@@ -33,51 +36,92 @@ int cmd_chat(int argc, char** argv) {
       {"--n-predict", "-n", true, "tokens per reply at most (default 512)"},
   });
   for (OptionSpec& s : sampling_option_specs()) specs.push_back(s);
-  if (print_help_if_asked("chat --model PATH [options]   (type /reset to start over, /quit to leave)", specs, argc,
-                          argv)) {
+  if (print_help_if_asked("chat --model PATH [options]   (/stop ends a reply, /reset starts over, /quit leaves)",
+                          specs, argc, argv)) {
     return 0;
   }
   const Args args(specs, argc, argv, 2);
   const int32_t max_tokens = static_cast<int32_t>(args.integer("--n-predict", 512, 1, 1 << 30));
+  const SamplingParams sampling = sampling_params(args);
   auto model = load_model(args);
-  Runtime runtime(*model, runtime_options(args));
-  Sampler sampler(sampling_params(args));
+  const RuntimeOptions ro = runtime_options(args);
+  EngineConfig config;
+  config.kv = KvConfig{ro.kv_kind, ro.block_size, ro.kv_budget_bytes, 0, ro.prefix_cache};
+  config.kv_dtype = ro.kv_dtype;
+  config.context_length = ro.context_length;
+  config.threads = ro.threads;
+  config.matmul = MatmulOptions{ro.activations};
 
-  std::vector<ChatMessage> messages;
-  if (args.has("--system")) messages.push_back({"system", args.str("--system", "")});
-  const size_t first_turn = messages.size();
-  std::cerr << model->config().name << " (" << chat_family_name(model->chat_template().family)
-            << " template). /reset starts over, /quit leaves.\n";
-  std::string line;
-  while (true) {
-    std::cout << "> " << std::flush;
-    if (!std::getline(std::cin, line) || line == "/quit") break;
-    if (line == "/reset") {
-      messages.resize(first_turn);
-      runtime.reset(kChatSeq);
-      std::cout << "[conversation reset]\n";
-      continue;
+  Conversation conv;
+  if (args.has("--system")) conv.messages.push_back({"system", args.str("--system", "")});
+  const size_t first_turn = conv.messages.size();
+  std::unique_ptr<Engine> engine;
+  // Starts the next queued turn (conv.mu held, nothing streaming).
+  auto send_next = [&] {
+    if (conv.queued.empty()) return;
+    conv.messages.push_back({"user", conv.queued.front()});
+    conv.queued.pop_front();
+    EngineRequest r;
+    r.messages = conv.messages;
+    r.sampling = sampling;
+    r.max_tokens = max_tokens;
+    r.stop = model->chat_template().stop_strings();
+    conv.reply.clear();
+    conv.reply_tokens = 0;
+    conv.current = engine->submit(std::move(r));
+  };
+  EngineCallbacks cb;
+  cb.on_token = [&](RequestId, std::string_view piece, TokenId token, const TokenTiming&) {
+    std::lock_guard lock(conv.mu);
+    conv.reply += piece;
+    conv.reply_tokens += token >= 0 ? 1 : 0;
+    std::cout << piece << std::flush;
+  };
+  cb.on_error = [&](RequestId, const std::string& message) { std::cerr << "\n[error: " << message << "]\n"; };
+  cb.on_finished = [&](RequestId, StopReason reason) {
+    std::lock_guard lock(conv.mu);
+    if (conv.forget_reply) {
+      conv.forget_reply = false;
+    } else if (reason == StopReason::Failed) {
+      conv.messages.pop_back();  // the turn could not be answered
+    } else {
+      conv.messages.push_back({"assistant", conv.reply});
     }
-    if (line.empty()) continue;
-    messages.push_back({"user", line});
-    const std::vector<TokenId> prompt = encode_chat(*model, messages);
-    if (static_cast<int32_t>(prompt.size()) >= runtime.context_length()) {
-      std::cout << "[the conversation no longer fits the context of " << runtime.context_length()
-                << " tokens; /reset to start over]\n";
-      messages.pop_back();
-      continue;
-    }
-    const std::vector<TokenId> feed = tokens_to_feed(runtime, prompt);
-    const GenerationResult r = generate(runtime, kChatSeq, feed, max_tokens, sampler, [](std::string_view text) {
-      std::cout << text << std::flush;
-      return true;
-    });
-    messages.push_back({"assistant", r.text});
     std::cout << "\n";
-    std::cerr << "[" << r.tokens.size() << " tokens, " << static_cast<int>(r.decode_tokens_per_second) << " tok/s, context "
-              << runtime.length(kChatSeq) << "/" << runtime.context_length() << "]\n";
-    if (r.finish == FinishReason::ContextFull) std::cout << "[the context is full; /reset to start over]\n";
+    std::cerr << "[" << conv.reply_tokens << " tokens, " << stop_reason_name(reason) << "]\n";
+    conv.current = -1;
+    send_next();
+    if (conv.current < 0) conv.idle.notify_all();
+  };
+  engine = std::make_unique<Engine>(*model, config, cb);
+
+  std::cerr << model->config().name << " (" << chat_family_name(model->chat_template().family)
+            << " template). Type while a reply streams to queue the next turn; /stop ends a reply, /reset starts "
+               "over, /quit leaves.\n";
+  std::string line;
+  while (std::getline(std::cin, line) && line != "/quit") {
+    std::lock_guard lock(conv.mu);
+    if (line == "/stop") {
+      if (conv.current >= 0) engine->cancel(conv.current);
+    } else if (line == "/reset") {
+      if (conv.current >= 0) {
+        engine->cancel(conv.current);
+        conv.forget_reply = true;
+      }
+      conv.queued.clear();
+      conv.messages.resize(first_turn);
+      std::cout << "[conversation reset]\n";
+    } else if (!line.empty()) {
+      conv.queued.push_back(line);
+      if (conv.current < 0) send_next();
+    }
   }
+  {
+    // At the end of input, let the replies already asked for finish.
+    std::unique_lock lock(conv.mu);
+    if (line != "/quit") conv.idle.wait(lock, [&] { return conv.current < 0; });
+  }
+  engine.reset();  // joins the engine thread before the conversation goes away
   return 0;
 }
 

@@ -2,6 +2,9 @@
 // and report memory use, concurrency, preemptions, prefix-cache hits, throughput and TTFT.
 #include <cstdint>
 #include <cstdio>
+#include <climits>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -41,6 +44,19 @@ Workload workload_from(const Args& args) {
   return generate_workload(static_cast<int32_t>(args.integer("--generate-workload", 0, 1, 1 << 20)),
                            length_range(args, "--prompt-len"), length_range(args, "--output-len"),
                            static_cast<uint64_t>(args.integer("--seed", 1, 0, INT64_MAX)));
+}
+
+// Writes a temporary file next to `path`, then renames it over `path`: readers never see half a file.
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << text;
+    if (!f.flush()) throw std::runtime_error("cannot write " + tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + ec.message());
 }
 
 std::string perc(double fraction) {
@@ -106,11 +122,16 @@ int cmd_serve_sim(int argc, char** argv) {
       {"--step-per-token-ms", "", true,
        "dry run: modelled cost per token in a step (default " + num(default_cost.per_token_s * 1e3, "%.3f") + ")"},
       {"--stop-at-eos", "", false, "real run: end a request at an end-of-generation token (default: run to output_tokens)"},
+      {"--scheduler", "", true, "continuous (default: every step admits) or static (a batch runs until its longest ends)"},
+      {"--max-batch-tokens", "", true, "tokens computed per step at most; prompts go in chunks behind decodes (default: no limit)"},
+      {"--max-running", "", true, "requests running at once at most (default: no limit)"},
+      {"--metrics-json", "", true, "also write the JSON report (summary, config, every request) to FILE"},
       {"--json", "", false, "print one JSON object instead of the summary"},
   });
   if (print_help_if_asked("serve-sim --model PATH (--workload FILE | --generate-workload N --prompt-len A:B "
                           "--output-len C:D [--seed S]) [--kv paged|contiguous] [--block-size N] [--kv-budget-mib M] "
-                          "[--max-seq-len L] [--prefix-cache on|off] [--dry-run] [--json]",
+                          "[--max-seq-len L] [--prefix-cache on|off] [--scheduler continuous|static] [--max-batch-tokens N] "
+                          "[--max-running N] [--dry-run] [--json] [--metrics-json FILE]",
                           specs, argc, argv)) {
     return 0;
   }
@@ -121,6 +142,13 @@ int cmd_serve_sim(int argc, char** argv) {
   }
   const StepCost cost{args.real("--step-fixed-ms", default_cost.fixed_s * 1e3, 0, 1e6) / 1e3,
                       args.real("--step-per-token-ms", default_cost.per_token_s * 1e3, 0, 1e6) / 1e3};
+  SchedulerConfig sched;
+  const std::string policy = args.str("--scheduler", "continuous");
+  const auto parsed_policy = scheduler_policy_from_name(policy);
+  if (!parsed_policy) throw UsageError("--scheduler: '" + policy + "' is not continuous or static");
+  sched.policy = *parsed_policy;
+  sched.max_batch_tokens = static_cast<int32_t>(args.integer("--max-batch-tokens", 0, 0, INT32_MAX));
+  sched.max_running = static_cast<int32_t>(args.integer("--max-running", 0, 0, INT32_MAX));
   const Workload workload = workload_from(args);
   const RuntimeOptions options = runtime_options(args);
   auto model = load_model(args);
@@ -161,7 +189,7 @@ int cmd_serve_sim(int argc, char** argv) {
     executor = std::make_unique<ModelExecutor>(*model, *kv, mo);
   }
   const ServeSimResult result =
-      run_serve_sim(std::move(requests), *kv, request_limit(*kv, kv_config, context), *executor, dry_run);
+      run_serve_sim(std::move(requests), *kv, request_limit(*kv, kv_config, context), *executor, dry_run, sched);
 
   const nlohmann::json config = {{"kv", kv_kind_name(kv_config.kind)},
                                  {"block_size", kv_config.block_size},
@@ -170,11 +198,15 @@ int cmd_serve_sim(int argc, char** argv) {
                                  {"prefix_cache", kv_config.prefix_cache},
                                  {"dry_run", dry_run},
                                  {"step_fixed_s", cost.fixed_s},
-                                 {"step_per_token_s", cost.per_token_s}};
+                                 {"step_per_token_s", cost.per_token_s},
+                                 {"scheduler", scheduler_policy_name(sched.policy)},
+                                 {"max_batch_tokens", sched.max_batch_tokens},
+                                 {"max_running", sched.max_running}};
+  nlohmann::json out = summary_json(result.summary);
+  out["config"] = config;
+  out["requests"] = requests_json(result.requests);
+  if (args.has("--metrics-json")) write_file_atomically(args.str("--metrics-json", ""), out.dump(2) + "\n");
   if (args.has("--json")) {
-    nlohmann::json out = summary_json(result.summary);
-    out["config"] = config;
-    out["requests"] = requests_json(result.requests);
     std::cout << out.dump(2) << "\n";
   } else {
     print_text(result, config);

@@ -18,6 +18,14 @@ const char* finish_reason_name(FinishReason reason) {
   return "unknown";
 }
 
+std::string output_piece(const Tokenizer& tokenizer, TokenId previous, TokenId next) {
+  std::string piece = tokenizer.token_to_piece(next);
+  if (tokenizer.vocab().add_space_prefix && previous >= 0 && previous == tokenizer.vocab().bos && piece.starts_with(' ')) {
+    piece.erase(0, 1);
+  }
+  return piece;
+}
+
 GenerationResult generate(Runtime& runtime, int32_t seq, std::span<const TokenId> prompt, int32_t max_tokens,
                           Sampler& sampler, const TextCallback& on_text) {
   using clock = std::chrono::steady_clock;
@@ -46,13 +54,8 @@ GenerationResult generate(Runtime& runtime, int32_t seq, std::span<const TokenId
       break;
     }
     r.tokens.push_back(next);
-    std::string piece = tok.token_to_piece(next);
-    // SentencePiece's decoder drops the word-start space of the first token after BOS.
     const std::vector<TokenId>& held = runtime.tokens(seq);
-    if (tok.vocab().add_space_prefix && !held.empty() && held.back() == tok.vocab().bos && piece.starts_with(' ')) {
-      piece.erase(0, 1);
-    }
-    if (!emit(piece)) {
+    if (!emit(output_piece(tok, held.empty() ? -1 : held.back(), next))) {
       r.finish = FinishReason::Cancelled;
       break;
     }

@@ -13,6 +13,7 @@ namespace inferscope {
 
 class Runtime;
 class Sampler;
+class Tokenizer;
 
 enum class FinishReason { Stop, Length, ContextFull, Cancelled };
 const char* finish_reason_name(FinishReason reason);
@@ -26,6 +27,10 @@ struct GenerationResult {
   double prefill_tokens_per_second = 0;
   double decode_tokens_per_second = 0;     // tokens after the first, over the time after the first
 };
+
+// The text token `next` adds after `previous`: its piece, without the word-start space that
+// SentencePiece's decoder drops from the first token after BOS.
+std::string output_piece(const Tokenizer& tokenizer, TokenId previous, TokenId next);
 
 // Called with each piece of text as soon as it forms whole UTF-8 characters; return false to stop.
 using TextCallback = std::function<bool(std::string_view text)>;

@@ -10,7 +10,7 @@ namespace inferscope {
 
 ModelExecutor::ModelExecutor(const LlamaModel& model, KvCache& kv, const ModelExecutorOptions& options)
     : model_(model),
-      kv_(kv),
+      kv_(&kv),
       options_(options),
       pool_(std::make_unique<ThreadPool>(options.threads)),
       attention_(std::make_unique<NaiveAttention>()),
@@ -22,13 +22,17 @@ double ModelExecutor::execute(const StepPlan& plan, std::vector<SampledToken>& s
   const auto start = std::chrono::steady_clock::now();
   batch_.clear();
   for (const ScheduledSeq& s : plan.seqs) batch_.push_back(BatchSeq{s.id, s.new_tokens(), s.pos0(), false});
-  forward_.run(batch_, kv_, *attention_, *pool_, logits_);
+  forward_.run(batch_, *kv_, *attention_, *pool_, logits_);
 
   // One row of logits per sequence (its last position), in plan order.
   const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
   sampled.clear();
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
     const ScheduledSeq& s = plan.seqs[i];
+    if (!s.sample) {
+      sampled.push_back(SampledToken{});  // a prefill chunk: its logits are not used
+      continue;
+    }
     Sampler& sampler = samplers_.try_emplace(s.id, options_.sampling).first->second;
     const TokenId next = sampler.sample(std::span(logits_).subspan(i * vocab, vocab), s.history);
     sampled.push_back(SampledToken{next, options_.stop_at_eog && model_.tokenizer().vocab().is_eog(next)});

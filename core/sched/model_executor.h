@@ -17,7 +17,7 @@ class ThreadPool;
 struct ModelExecutorOptions {
   int32_t threads = 0;          // 0 = every hardware thread
   MatmulOptions matmul;
-  SamplingParams sampling;      // every request's sampler (greedy by default)
+  SamplingParams sampling;      // the sampler of a request without its own (greedy by default)
   bool stop_at_eog = false;     // end a request at an end-of-generation token (else run to output_tokens)
 };
 
@@ -27,10 +27,14 @@ class ModelExecutor final : public StepExecutor {
   ~ModelExecutor() override;
   double execute(const StepPlan& plan, std::vector<SampledToken>& sampled) override;
   void forget(RequestId id) override { samplers_.erase(id); }
+  // Gives `id` its own sampler (before its first step).
+  void set_sampling(RequestId id, const SamplingParams& params) { samplers_.insert_or_assign(id, Sampler(params)); }
+  // Runs later steps on another cache (the engine replaced it between steps).
+  void rebind(KvCache& kv) { kv_ = &kv; }
 
  private:
   const LlamaModel& model_;
-  KvCache& kv_;
+  KvCache* kv_;
   ModelExecutorOptions options_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Attention> attention_;

@@ -11,7 +11,20 @@ namespace inferscope {
 using RequestId = int32_t;  // also the request's sequence id in the KV cache
 
 enum class RequestState { Waiting, Running, Finished, Refused };
-enum class StopReason { Length, EndOfGeneration };  // output_tokens reached, or an end-of-generation token
+// output_tokens reached, an end-of-generation token, a stop string, cancelled, or a failed step.
+enum class StopReason { Length, EndOfGeneration, StopString, Aborted, Failed };
+
+// vLLM's finish reasons: "stop" (end of generation or a stop string), "length", "abort", "error".
+inline const char* stop_reason_name(StopReason reason) {
+  switch (reason) {
+    case StopReason::Length: return "length";
+    case StopReason::EndOfGeneration:
+    case StopReason::StopString: return "stop";
+    case StopReason::Aborted: return "abort";
+    case StopReason::Failed: return "error";
+  }
+  return "unknown";
+}
 
 struct Request {
   RequestId id = 0;
@@ -22,6 +35,7 @@ struct Request {
   RequestState state = RequestState::Waiting;
   StopReason stop = StopReason::Length;
   int32_t num_preemptions = 0;
+  int32_t num_computed = 0;        // leading tokens whose K/V the cache holds (chunked prefill progress)
   std::string refusal;             // why it was refused (state Refused)
 
   int32_t output_tokens() const { return static_cast<int32_t>(tokens.size()) - prompt_tokens; }

@@ -1,6 +1,7 @@
 #include "core/sched/scheduler.h"
 
 #include <algorithm>
+#include <climits>
 #include <stdexcept>
 
 namespace inferscope {
@@ -35,7 +36,42 @@ RequestLimit request_limit(const KvCache& kv, const KvConfig& config, int32_t co
   return limit;
 }
 
-Scheduler::Scheduler(KvCache& kv, RequestLimit limit) : kv_(kv), limit_(std::move(limit)) {}
+std::string_view scheduler_policy_name(SchedulerPolicy policy) {
+  return policy == SchedulerPolicy::Static ? "static" : "continuous";
+}
+
+std::optional<SchedulerPolicy> scheduler_policy_from_name(std::string_view name) {
+  if (name == "continuous") return SchedulerPolicy::Continuous;
+  if (name == "static") return SchedulerPolicy::Static;
+  return std::nullopt;
+}
+
+namespace {
+
+std::string refusal(const Request& r, const RequestLimit& limit) {
+  return "needs " + std::to_string(r.max_kv_tokens()) + " KV slots (prompt " + std::to_string(r.prompt_tokens) +
+         " + output " + std::to_string(r.max_output_tokens) + " - 1) but one request can hold at most " +
+         std::to_string(limit.max_kv_tokens) + ": " + limit.why;
+}
+
+int32_t remaining(const Request& r) { return static_cast<int32_t>(r.tokens.size()) - r.num_computed; }
+
+// A decode feeds the one token sampled last step; anything else recomputes prompt (or preempted) tokens.
+bool decoding(const Request& r) { return remaining(r) == 1 && r.output_tokens() > 0; }
+
+}  // namespace
+
+Scheduler::Scheduler(KvCache& kv, RequestLimit limit, SchedulerConfig config) : kv_(&kv), limit_(std::move(limit)) {
+  set_config(config);
+}
+
+void Scheduler::set_config(const SchedulerConfig& config) {
+  if (config.max_batch_tokens < 0 || config.max_running < 0) {
+    throw std::invalid_argument("scheduler: max_batch_tokens and max_running must be >= 0 (0 = no limit)");
+  }
+  config_ = config;
+  admission_blocked_ = false;
+}
 
 bool Scheduler::add(Request request) {
   if (requests_.contains(request.id)) {
@@ -48,15 +84,13 @@ bool Scheduler::add(Request request) {
   }
   const RequestId id = request.id;
   const bool fits = request.max_kv_tokens() <= limit_.max_kv_tokens;
+  request.num_computed = 0;
   if (fits) {
     request.state = RequestState::Waiting;
     waiting_.push_back(id);
   } else {
     request.state = RequestState::Refused;
-    request.refusal = "needs " + std::to_string(request.max_kv_tokens()) + " KV slots (prompt " +
-                      std::to_string(request.prompt_tokens) + " + output " +
-                      std::to_string(request.max_output_tokens) + " - 1) but one request can hold at most " +
-                      std::to_string(limit_.max_kv_tokens) + ": " + limit_.why;
+    request.refusal = refusal(request, limit_);
   }
   requests_.emplace(id, std::move(request));
   return fits;
@@ -64,17 +98,30 @@ bool Scheduler::add(Request request) {
 
 StepPlan Scheduler::schedule() {
   StepPlan plan;
+  const int32_t budget = config_.max_batch_tokens > 0 ? config_.max_batch_tokens : INT32_MAX;
+  const bool batch_forming = running_.empty();  // the static policy admits only between batches
   // Decodes first, oldest first: each running request feeds the token it sampled last step.
   for (size_t i = 0; i < running_.size(); ++i) {
-    const RequestId id = running_[i];
-    if (!allocate_decode(id, plan)) break;  // it was the newest; nothing runs after it
-    plan.seqs.push_back(ScheduledSeq{id, requests_.at(id).tokens, 1, false});
+    if (!decoding(requests_.at(running_[i]))) continue;
+    if (!schedule_running(running_[i], 1, plan)) break;  // it was the newest; nothing runs after it
+  }
+  // Then the next chunk of every request still in prefill, while the token budget lasts.
+  for (size_t i = 0; i < running_.size(); ++i) {
+    const Request& r = requests_.at(running_[i]);
+    const int32_t left = budget - plan.new_tokens();
+    if (left <= 0) break;
+    if (decoding(r)) continue;
+    if (!schedule_running(r.id, std::min(remaining(r), left), plan)) break;
   }
   // Admitting right after a preemption would only preempt again (vLLM does the same).
   if (!plan.preempted.empty() || admission_blocked_) return plan;
+  if (config_.policy == SchedulerPolicy::Static && !batch_forming) return plan;
   while (!waiting_.empty()) {
+    const int32_t left = budget - plan.new_tokens();
+    if (left <= 0) break;
+    if (config_.max_running > 0 && static_cast<int32_t>(running_.size()) >= config_.max_running) break;
     Request& r = requests_.at(waiting_.front());
-    if (!admit(r, plan)) {
+    if (!admit(r, left, plan)) {
       admission_blocked_ = true;  // FCFS: nobody overtakes the head of the queue
       break;
     }
@@ -85,23 +132,34 @@ StepPlan Scheduler::schedule() {
   return plan;
 }
 
-bool Scheduler::allocate_decode(RequestId id, StepPlan& plan) {
-  const Request& r = requests_.at(id);
-  while (!kv_.allocate(id, 1, std::span(&r.tokens.back(), 1))) {
+bool Scheduler::schedule_running(RequestId id, int32_t n, StepPlan& plan) {
+  Request& r = requests_.at(id);
+  const std::span<const TokenId> tokens = r.tokens;
+  while (!kv_->allocate(id, n, tokens.subspan(static_cast<size_t>(r.num_computed), static_cast<size_t>(n)))) {
     const bool self = running_.back() == id;
     preempt_newest(plan);
     if (self) return false;
   }
+  const size_t end = static_cast<size_t>(r.num_computed + n);
+  plan.seqs.push_back(ScheduledSeq{id, tokens.first(end), n, !decoding(r), end == tokens.size()});
   return true;
 }
 
 void Scheduler::preempt_newest(StepPlan& plan) {
   const RequestId victim = running_.back();
   running_.pop_back();
-  // Its K/V are complete (it has not been scheduled in this step), so full blocks stay reusable.
-  kv_.free(victim);
+  auto planned = std::find_if(plan.seqs.begin(), plan.seqs.end(), [&](const ScheduledSeq& s) { return s.id == victim; });
+  if (planned != plan.seqs.end()) {
+    // Already planned this step: its new slots will never be written, so forget them.
+    plan.seqs.erase(planned);
+    kv_->discard(victim);
+  } else {
+    // Its K/V are complete, so full blocks stay reusable.
+    kv_->free(victim);
+  }
   Request& r = requests_.at(victim);
   r.state = RequestState::Waiting;
+  r.num_computed = 0;
   ++r.num_preemptions;
   ++num_preemptions_;
   // Preempted requests arrived before everyone waiting: back to the front, oldest first.
@@ -110,16 +168,19 @@ void Scheduler::preempt_newest(StepPlan& plan) {
   admission_blocked_ = false;
 }
 
-bool Scheduler::admit(Request& r, StepPlan& plan) {
+bool Scheduler::admit(Request& r, int32_t budget, StepPlan& plan) {
   // A preempted request is recomputed from its prompt and the tokens it already generated.
   const std::span<const TokenId> tokens = r.tokens;
-  const int32_t cached = kv_.attach_prefix(r.id, tokens);
-  const int32_t n_new = static_cast<int32_t>(tokens.size()) - cached;
-  if (!kv_.allocate(r.id, n_new, tokens.subspan(static_cast<size_t>(cached)))) {
-    kv_.free(r.id);  // lets go of the attached prefix blocks (they stay cached)
+  const int32_t cached = kv_->attach_prefix(r.id, tokens);
+  const int32_t n_new = std::min(static_cast<int32_t>(tokens.size()) - cached, budget);
+  if (!kv_->allocate(r.id, n_new, tokens.subspan(static_cast<size_t>(cached), static_cast<size_t>(n_new)))) {
+    kv_->free(r.id);  // lets go of the attached prefix blocks (they stay cached)
     return false;
   }
-  plan.seqs.push_back(ScheduledSeq{r.id, tokens, n_new, true});
+  r.num_computed = cached;
+  const size_t end = static_cast<size_t>(cached + n_new);
+  plan.seqs.push_back(ScheduledSeq{r.id, tokens.first(end), n_new, true, end == tokens.size()});
+  plan.prefix_queried_tokens += static_cast<int32_t>(tokens.size());
   plan.prefix_cached_tokens += cached;
   return true;
 }
@@ -132,6 +193,8 @@ StepOutcome Scheduler::complete(const StepPlan& plan, std::span<const SampledTok
   StepOutcome outcome;
   for (size_t i = 0; i < sampled.size(); ++i) {
     Request& r = requests_.at(plan.seqs[i].id);
+    r.num_computed += plan.seqs[i].n_new;
+    if (!plan.seqs[i].sample) continue;
     if (r.output_tokens() == 0) outcome.first_token.push_back(r.id);
     bool done = sampled[i].end_of_generation;
     if (done) {
@@ -142,13 +205,68 @@ StepOutcome Scheduler::complete(const StepPlan& plan, std::span<const SampledTok
       r.stop = StopReason::Length;
     }
     if (!done) continue;
-    kv_.free(r.id);
-    running_.erase(std::find(running_.begin(), running_.end(), r.id));
-    r.state = RequestState::Finished;
+    finish(r.id, r.stop);
     outcome.finished.push_back(r.id);
-    admission_blocked_ = false;
   }
   return outcome;
+}
+
+void Scheduler::remove_running(RequestId id) {
+  running_.erase(std::find(running_.begin(), running_.end(), id));
+}
+
+void Scheduler::finish(RequestId id, StopReason reason) {
+  Request& r = requests_.at(id);
+  if (r.state == RequestState::Running) {
+    remove_running(id);
+    if (reason == StopReason::Failed) {
+      kv_->discard(id);
+    } else {
+      kv_->free(id);
+    }
+  } else if (r.state == RequestState::Waiting) {
+    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), id));
+  } else {
+    return;
+  }
+  r.state = RequestState::Finished;
+  r.stop = reason;
+  admission_blocked_ = false;
+}
+
+std::vector<RequestId> Scheduler::preempt_all() {
+  StepPlan none;
+  while (!running_.empty()) preempt_newest(none);
+  return {none.preempted.rbegin(), none.preempted.rend()};
+}
+
+std::vector<RequestId> Scheduler::rebind(KvCache& kv, RequestLimit limit) {
+  if (!running_.empty()) throw std::logic_error("scheduler: rebind while requests run (preempt_all first)");
+  kv_ = &kv;
+  limit_ = std::move(limit);
+  admission_blocked_ = false;
+  std::vector<RequestId> refused;
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    Request& r = requests_.at(*it);
+    if (r.max_kv_tokens() <= limit_.max_kv_tokens) {
+      ++it;
+      continue;
+    }
+    r.state = RequestState::Refused;
+    r.refusal = refusal(r, limit_);
+    refused.push_back(r.id);
+    it = waiting_.erase(it);
+  }
+  return refused;
+}
+
+void Scheduler::erase(RequestId id) {
+  auto it = requests_.find(id);
+  if (it == requests_.end()) return;
+  if (it->second.state == RequestState::Waiting || it->second.state == RequestState::Running) {
+    throw std::logic_error("scheduler: erase of request " + std::to_string(id) + " that has not ended");
+  }
+  requests_.erase(it);
 }
 
 }  // namespace inferscope

@@ -1,16 +1,22 @@
 // The iteration-level FCFS scheduler (Orca's continuous batching, vLLM's scheduler): every step is a
-// scheduling point. Running requests decode one token each; when the KV cache runs out, the newest
-// running request is preempted (its blocks freed, recomputed later from its prompt and output);
-// then waiting requests are admitted in arrival order while their whole remaining prompt fits,
-// stopping at the first that does not (FCFS). Finished requests free their memory at once.
+// scheduling point. Running requests decode one token each; then running requests still in prefill
+// get their next prompt chunk, and waiting requests are admitted in arrival order, while the step's
+// token budget lasts (chunked prefill: decodes first, so a long prompt never stalls anyone's
+// tokens). When the KV cache runs out, the newest running request is preempted (its blocks freed,
+// recomputed later from its prompt and output). Admission stops at the first waiting request whose
+// next chunk does not fit (FCFS) or at max_running. Finished requests free their memory at once.
+// The static policy (the pre-Orca baseline) admits a batch only when nothing runs: the batch then
+// runs until its longest request finishes.
 //
 // The scheduler sees the cache only through KvCache (allocate / attach_prefix / free): never its
 // blocks. It knows no clock and no model: an executor runs each StepPlan and reports the tokens.
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -21,12 +27,13 @@
 namespace inferscope {
 
 // One request's share of a step: the last n_new tokens of `history` are computed, at positions
-// pos0() .. history.size() - 1, and one next token is picked from the logits of the last.
+// pos0() .. history.size() - 1; when `sample` is set, one next token is picked from the logits of the last.
 struct ScheduledSeq {
   RequestId id = 0;
-  std::span<const TokenId> history;  // the request's tokens so far; valid until Scheduler::complete()
+  std::span<const TokenId> history;  // the request's tokens up to this chunk; valid until Scheduler::complete()
   int32_t n_new = 0;
-  bool prefill = false;              // admitted this step (its whole uncached prompt) rather than a decode
+  bool prefill = false;              // computes prompt (or recomputed) tokens rather than one decode token
+  bool sample = true;                // the chunk reaches the request's last token (false: a prefill chunk)
 
   int32_t pos0() const { return static_cast<int32_t>(history.size()) - n_new; }
   std::span<const TokenId> new_tokens() const { return history.last(static_cast<size_t>(n_new)); }
@@ -35,14 +42,15 @@ struct ScheduledSeq {
 struct StepPlan {
   std::vector<ScheduledSeq> seqs;     // decodes (oldest first), then admissions in FCFS order
   std::vector<RequestId> preempted;   // sent back to the waiting queue by this step
-  int32_t prefix_cached_tokens = 0;   // prompt tokens of this step's admissions found in the prefix cache
+  int32_t prefix_queried_tokens = 0;  // prompt tokens of this step's admissions looked up in the prefix cache
+  int32_t prefix_cached_tokens = 0;   // of those, tokens found
 
   bool empty() const { return seqs.empty(); }
   int32_t new_tokens() const;
   int32_t prefill_tokens() const;
 };
 
-// The token an executor picked for one scheduled sequence.
+// The token an executor picked for one scheduled sequence (ignored where the sequence does not sample).
 struct SampledToken {
   TokenId token = 0;
   bool end_of_generation = false;  // the request stops here; the token is not part of its output
@@ -62,9 +70,32 @@ struct RequestLimit {
 // Paged: the whole pool; contiguous: one reservation (max_seq_len); both at most the model's context.
 RequestLimit request_limit(const KvCache& kv, const KvConfig& config, int32_t context_length);
 
+enum class SchedulerPolicy { Continuous, Static };
+std::string_view scheduler_policy_name(SchedulerPolicy policy);
+std::optional<SchedulerPolicy> scheduler_policy_from_name(std::string_view name);
+
+struct SchedulerConfig {
+  SchedulerPolicy policy = SchedulerPolicy::Continuous;
+  int32_t max_batch_tokens = 0;  // tokens computed per step at most (decodes always run); 0 = no limit
+  int32_t max_running = 0;       // requests running at once at most (vLLM's max_num_seqs); 0 = no limit
+};
+
 class Scheduler {
  public:
-  Scheduler(KvCache& kv, RequestLimit limit);
+  Scheduler(KvCache& kv, RequestLimit limit, SchedulerConfig config = {});
+
+  // Takes effect at the next schedule(). Throws std::invalid_argument for negative limits.
+  void set_config(const SchedulerConfig& config);
+  const SchedulerConfig& config() const { return config_; }
+  // Sends every running request back to the waiting queue (recomputed later), e.g. before the
+  // cache is replaced. Returns them, oldest first.
+  std::vector<RequestId> preempt_all();
+  // Moves onto a new cache (nothing may run: preempt_all() first). Waiting requests that no longer
+  // fit the new limit are refused (Request::refusal says why) and returned.
+  std::vector<RequestId> rebind(KvCache& kv, RequestLimit limit);
+  // Ends a request at once between steps (cancelled, a stop string, a failed step): frees its memory
+  // (Failed discards it: its K/V may be unwritten). No-op for a request that already ended.
+  void finish(RequestId id, StopReason reason);
 
   // Queues an arrived request; one that could never fit (max_kv_tokens() above the limit) is refused
   // at once, with its reason in Request::refusal. Returns false when refused.
@@ -79,19 +110,25 @@ class Scheduler {
   const std::vector<RequestId>& running() const { return running_; }
   const std::deque<RequestId>& waiting() const { return waiting_; }
   bool idle() const { return running_.empty() && waiting_.empty(); }
+  bool contains(RequestId id) const { return requests_.contains(id); }
+  // Forgets an ended request's record (long-running engines); the id must not be reused.
+  void erase(RequestId id);
   int64_t num_preemptions() const { return num_preemptions_; }
 
  private:
-  // Makes room for one decode token of `id`, preempting the newest running requests while the cache
-  // is full. False when `id` itself had to be preempted.
-  bool allocate_decode(RequestId id, StepPlan& plan);
+  // Schedules the next n tokens of running request `id`, preempting the newest running requests
+  // while the cache is full. False when `id` itself had to be preempted.
+  bool schedule_running(RequestId id, int32_t n, StepPlan& plan);
   void preempt_newest(StepPlan& plan);
-  // Gives `r` cache room for its uncached tokens (after any prefix-cache hit); false, holding
-  // nothing, when they do not fit.
-  bool admit(Request& r, StepPlan& plan);
+  // Gives `r` cache room for its first chunk (after any prefix-cache hit) of at most `budget`
+  // tokens; false, holding nothing, when it does not fit.
+  bool admit(Request& r, int32_t budget, StepPlan& plan);
+  bool may_admit() const;
+  void remove_running(RequestId id);
 
-  KvCache& kv_;
+  KvCache* kv_;
   RequestLimit limit_;
+  SchedulerConfig config_;
   std::unordered_map<RequestId, Request> requests_;
   std::deque<RequestId> waiting_;   // FCFS; preempted requests go back to the front
   std::vector<RequestId> running_;  // in admission order: the newest is last

@@ -17,7 +17,7 @@ void ServeMetrics::record_step(const KvStats& kv, const StepPlan& plan, double d
   max_running_ = std::max(max_running_, static_cast<int32_t>(plan.seqs.size()));
   prefill_tokens_ += plan.prefill_tokens();
   // Counted per admission: a request retried while memory was short is looked up once here.
-  for (const ScheduledSeq& seq : plan.seqs) prefix_queries_ += seq.prefill ? static_cast<int64_t>(seq.history.size()) : 0;
+  prefix_queries_ += plan.prefix_queried_tokens;
   prefix_hits_ += plan.prefix_cached_tokens;
   decode_tokens_ += plan.new_tokens() - plan.prefill_tokens();
 }
@@ -110,7 +110,7 @@ nlohmann::json requests_json(std::span<const ServeRequestResult> results) {
       j["finish"] = "refused";
       j["refusal"] = q.refusal;
     } else {
-      j["finish"] = q.stop == StopReason::Length ? "length" : "stop";
+      j["finish"] = stop_reason_name(q.stop);
       j["time_to_first_token_seconds"] = r.first_token_s - q.arrival_s;
       j["e2e_request_latency_seconds"] = r.finished_s - q.arrival_s;
     }

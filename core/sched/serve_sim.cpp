@@ -38,7 +38,7 @@ class SimClock {
 }  // namespace
 
 ServeSimResult run_serve_sim(std::vector<Request> requests, KvCache& kv, const RequestLimit& limit,
-                             StepExecutor& executor, bool virtual_clock) {
+                             StepExecutor& executor, bool virtual_clock, const SchedulerConfig& config) {
   std::stable_sort(requests.begin(), requests.end(),
                    [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
   std::vector<RequestId> ids;
@@ -48,7 +48,7 @@ ServeSimResult run_serve_sim(std::vector<Request> requests, KvCache& kv, const R
   };
   std::map<RequestId, Times> times;
 
-  Scheduler scheduler(kv, limit);
+  Scheduler scheduler(kv, limit, config);
   ServeMetrics metrics;
   SimClock clock(virtual_clock);
   std::vector<SampledToken> sampled;

@@ -19,6 +19,6 @@ struct ServeSimResult {
 // are virtual seconds and idle gaps are skipped (the dry run); else the wall clock, sleeping until
 // arrivals. Throws std::logic_error if the scheduler stalls with requests left (never a hang).
 ServeSimResult run_serve_sim(std::vector<Request> requests, KvCache& kv, const RequestLimit& limit,
-                             StepExecutor& executor, bool virtual_clock);
+                             StepExecutor& executor, bool virtual_clock, const SchedulerConfig& config = {});
 
 }  // namespace inferscope

@@ -1,0 +1,46 @@
+#include "core/engine/engine_config.h"
+
+#include <algorithm>
+
+#include "core/model/llama_model.h"
+
+namespace inferscope {
+
+EngineConfig resolve_config(EngineConfig c, const LlamaModel& model) {
+  const int32_t model_ctx = model.config().context_length;
+  c.context_length = c.context_length > 0 ? std::min(c.context_length, model_ctx) : model_ctx;
+  if (c.kv.max_seq_len <= 0) c.kv.max_seq_len = c.context_length;
+  if (c.kv.budget_bytes == 0) {
+    // Room for 4 whole sequences (whole blocks when paged).
+    const size_t block = c.kv.kind == KvKind::Paged ? static_cast<size_t>(std::max(1, c.kv.block_size)) : 1;
+    const size_t slots = (static_cast<size_t>(c.kv.max_seq_len) + block - 1) / block * block;
+    c.kv.budget_bytes = model.kv_geometry(c.kv_dtype).bytes_per_token() * slots * 4;
+  }
+  return c;
+}
+
+bool needs_new_cache(const EngineConfig& a, const EngineConfig& b) {
+  return a.kv.kind != b.kv.kind || a.kv.block_size != b.kv.block_size || a.kv.budget_bytes != b.kv.budget_bytes ||
+         a.kv.max_seq_len != b.kv.max_seq_len || a.kv.prefix_cache != b.kv.prefix_cache ||
+         a.kv_dtype != b.kv_dtype || a.context_length != b.context_length;
+}
+
+std::string describe_change(const EngineConfig& a, const EngineConfig& b) {
+  std::string s;
+  auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
+  if (a.kv.kind != b.kv.kind) add("KV " + std::string(kv_kind_name(b.kv.kind)));
+  if (a.kv.block_size != b.kv.block_size) add("block size " + std::to_string(b.kv.block_size));
+  if (a.kv.budget_bytes != b.kv.budget_bytes) add("KV budget " + std::to_string(b.kv.budget_bytes) + " bytes");
+  if (a.kv.max_seq_len != b.kv.max_seq_len) add("max_seq_len " + std::to_string(b.kv.max_seq_len));
+  if (a.kv.prefix_cache != b.kv.prefix_cache) add(std::string("prefix cache ") + (b.kv.prefix_cache ? "on" : "off"));
+  if (a.kv_dtype != b.kv_dtype) add("KV dtype " + std::string(dtype_name(b.kv_dtype)));
+  if (a.context_length != b.context_length) add("context " + std::to_string(b.context_length));
+  if (a.scheduler.policy != b.scheduler.policy) add("scheduler " + std::string(scheduler_policy_name(b.scheduler.policy)));
+  if (a.scheduler.max_batch_tokens != b.scheduler.max_batch_tokens) {
+    add("max_batch_tokens " + std::to_string(b.scheduler.max_batch_tokens));
+  }
+  if (a.scheduler.max_running != b.scheduler.max_running) add("max_running " + std::to_string(b.scheduler.max_running));
+  return s.empty() ? "no change" : s;
+}
+
+}  // namespace inferscope

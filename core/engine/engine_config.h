@@ -1,0 +1,33 @@
+// What an Engine runs with. KV and scheduler settings can change while it runs (between steps);
+// threads and matmul precision are fixed when it is built.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "core/kv/kv_config.h"
+#include "core/sched/scheduler.h"
+#include "kernels/cpu/matmul.h"
+
+namespace inferscope {
+
+class LlamaModel;
+
+struct EngineConfig {
+  // The KV cache; changing any of these rebuilds it (running requests are preempted and recomputed).
+  KvConfig kv;                 // budget_bytes 0 = 4 sequences of max_seq_len; max_seq_len 0 = the context
+  DType kv_dtype = DType::F16;
+  int32_t context_length = 0;  // 0 = the model's; at most the model's
+  SchedulerConfig scheduler;
+  // Fixed at construction:
+  int32_t threads = 0;         // 0 = every hardware thread
+  MatmulOptions matmul;
+};
+
+// The config with its defaults filled in for `model` (context length, max_seq_len, budget).
+EngineConfig resolve_config(EngineConfig config, const LlamaModel& model);
+// True when going from `a` to `b` needs a new KV cache (both resolved).
+bool needs_new_cache(const EngineConfig& a, const EngineConfig& b);
+// One line that says what changed, for the engine's config callback.
+std::string describe_change(const EngineConfig& a, const EngineConfig& b);
+
+}  // namespace inferscope

@@ -1,0 +1,135 @@
+#include "core/engine/engine_metrics.h"
+
+#include <nlohmann/json.hpp>
+
+namespace inferscope {
+
+void EngineMetrics::on_arrival(RequestId id, double t, int32_t prompt_tokens) {
+  std::lock_guard lock(mu_);
+  RequestMetrics& m = live_[id];
+  m.id = id;
+  m.arrival_s = t;
+  m.prompt_tokens = prompt_tokens;
+  totals_.prompt_tokens_total += prompt_tokens;
+}
+
+void EngineMetrics::on_scheduled(RequestId id, double t) {
+  std::lock_guard lock(mu_);
+  auto it = live_.find(id);
+  if (it != live_.end() && it->second.request_queue_time_seconds < 0) {
+    it->second.request_queue_time_seconds = t - it->second.arrival_s;
+  }
+}
+
+void EngineMetrics::on_token(RequestId id, double t) {
+  std::lock_guard lock(mu_);
+  auto it = live_.find(id);
+  if (it == live_.end()) return;
+  RequestMetrics& m = it->second;
+  if (m.generation_tokens == 0) {
+    m.time_to_first_token_seconds = t - m.arrival_s;
+  } else if (m.inter_token_latency_seconds.size() < kMaxItl) {
+    m.inter_token_latency_seconds.push_back(t - m.last_token_s);
+  }
+  m.last_token_s = t;
+  ++m.generation_tokens;
+  ++totals_.generation_tokens_total;
+}
+
+void EngineMetrics::on_finished(RequestId id, double t, const char* reason, int32_t num_preemptions) {
+  std::lock_guard lock(mu_);
+  auto it = live_.find(id);
+  if (it == live_.end()) return;
+  RequestMetrics m = std::move(it->second);
+  live_.erase(it);
+  m.e2e_request_latency_seconds = t - m.arrival_s;
+  m.finish_reason = reason;
+  m.num_preemptions = num_preemptions;
+  finished_.push(std::move(m));
+  ++totals_.requests_finished;
+}
+
+void EngineMetrics::on_preempted(int64_t count) {
+  std::lock_guard lock(mu_);
+  totals_.num_preemptions += count;
+}
+
+void EngineMetrics::on_step(const StepMetrics& step, const KvStats& kv) {
+  std::lock_guard lock(mu_);
+  steps_.push(step);
+  ++totals_.num_steps;
+  totals_.kv = kv;
+}
+
+void EngineMetrics::set_queue(int32_t running, int32_t waiting) {
+  std::lock_guard lock(mu_);
+  totals_.num_requests_running = running;
+  totals_.num_requests_waiting = waiting;
+}
+
+EngineMetricsSnapshot EngineMetrics::snapshot(double now) const {
+  std::lock_guard lock(mu_);
+  EngineMetricsSnapshot s = totals_;
+  s.uptime_s = now;
+  s.steps = steps_.to_vector();
+  s.requests = finished_.to_vector();
+  for (const auto& [id, m] : live_) s.requests.push_back(m);
+  double seconds = 0, prefill = 0, decode = 0;
+  for (const StepMetrics& st : s.steps) {
+    seconds += st.duration_s;
+    prefill += st.prefill_tokens;
+    decode += st.decode_tokens;
+  }
+  if (seconds > 0) {
+    s.prefill_tokens_per_second = prefill / seconds;
+    s.decode_tokens_per_second = decode / seconds;
+  }
+  return s;
+}
+
+nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const StepMetrics& st : s.steps) {
+    steps.push_back({{"time_s", st.time_s},
+                     {"duration_s", st.duration_s},
+                     {"num_requests_running", st.num_requests_running},
+                     {"num_requests_waiting", st.num_requests_waiting},
+                     {"prefill_tokens", st.prefill_tokens},
+                     {"decode_tokens", st.decode_tokens},
+                     {"kv_cache_usage_perc", st.kv_cache_usage_perc},
+                     {"kv_internal_fragmentation_perc", st.kv_internal_fragmentation_perc},
+                     {"kv_reserved_unused_perc", st.kv_reserved_unused_perc}});
+  }
+  nlohmann::json requests = nlohmann::json::array();
+  for (const RequestMetrics& r : s.requests) {
+    requests.push_back({{"id", r.id},
+                        {"arrival_s", r.arrival_s},
+                        {"request_queue_time_seconds", r.request_queue_time_seconds},
+                        {"time_to_first_token_seconds", r.time_to_first_token_seconds},
+                        {"inter_token_latency_seconds", r.inter_token_latency_seconds},
+                        {"e2e_request_latency_seconds", r.e2e_request_latency_seconds},
+                        {"prompt_tokens", r.prompt_tokens},
+                        {"generation_tokens", r.generation_tokens},
+                        {"num_preemptions", r.num_preemptions},
+                        {"finish_reason", r.finish_reason}});
+  }
+  return {{"uptime_s", s.uptime_s},
+          {"num_requests_running", s.num_requests_running},
+          {"num_requests_waiting", s.num_requests_waiting},
+          {"num_preemptions", s.num_preemptions},
+          {"num_steps", s.num_steps},
+          {"requests_finished", s.requests_finished},
+          {"prompt_tokens_total", s.prompt_tokens_total},
+          {"generation_tokens_total", s.generation_tokens_total},
+          {"prefill_tokens_per_second", s.prefill_tokens_per_second},
+          {"decode_tokens_per_second", s.decode_tokens_per_second},
+          {"kv_cache_usage_perc", s.kv.kv_cache_usage_perc()},
+          {"kv_internal_fragmentation_perc", s.kv.kv_internal_fragmentation_perc()},
+          {"kv_reserved_unused_perc", s.kv.kv_reserved_unused_perc()},
+          {"prefix_cache_queries", s.kv.prefix_cache_queries},
+          {"prefix_cache_hits", s.kv.prefix_cache_hits},
+          {"steps", std::move(steps)},
+          {"requests", std::move(requests)}};
+}
+
+}  // namespace inferscope

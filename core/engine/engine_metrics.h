@@ -1,0 +1,79 @@
+// The engine's metrics in vLLM's names and units (seconds; every *_perc a fraction 0..1): per request
+// (arrival, queue time, TTFT, every inter-token latency, e2e latency, token counts, finish reason,
+// preemptions) and per step (running/waiting, tokens, KV stats). Bounded rings keep a long session's
+// memory flat. Written by the engine thread, read by anyone through snapshot() (thread-safe).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/engine/ring.h"
+#include "core/kv/kv_cache.h"
+#include "core/sched/request.h"
+
+namespace inferscope {
+
+struct RequestMetrics {
+  RequestId id = 0;
+  double arrival_s = 0;                      // seconds since the engine started
+  double request_queue_time_seconds = -1;    // arrival to first scheduled (-1: not yet)
+  double time_to_first_token_seconds = -1;   // arrival to first output token
+  double e2e_request_latency_seconds = -1;   // arrival to finish
+  std::vector<double> inter_token_latency_seconds;  // between consecutive output tokens (the first kMaxItl)
+  int32_t prompt_tokens = 0;
+  int32_t generation_tokens = 0;
+  int32_t num_preemptions = 0;
+  std::string finish_reason;                 // "stop" | "length" | "abort" | "error"; empty while running
+  double last_token_s = -1;
+};
+
+struct StepMetrics {
+  double time_s = 0;        // when the step ended, seconds since the engine started
+  double duration_s = 0;
+  int32_t num_requests_running = 0, num_requests_waiting = 0;
+  int32_t prefill_tokens = 0, decode_tokens = 0;  // tokens computed in the step
+  double kv_cache_usage_perc = 0, kv_internal_fragmentation_perc = 0, kv_reserved_unused_perc = 0;
+};
+
+struct EngineMetricsSnapshot {
+  double uptime_s = 0;
+  int32_t num_requests_running = 0, num_requests_waiting = 0;
+  int64_t num_preemptions = 0, num_steps = 0, requests_finished = 0;
+  int64_t prompt_tokens_total = 0, generation_tokens_total = 0;
+  // Over the steps in `steps` (the recent window): tokens computed / time spent in steps.
+  double prefill_tokens_per_second = 0, decode_tokens_per_second = 0;
+  KvStats kv;                            // as of the last step
+  std::vector<StepMetrics> steps;        // the most recent steps, oldest first
+  std::vector<RequestMetrics> requests;  // recently finished (oldest first), then in flight by id
+};
+
+class EngineMetrics {
+ public:
+  static constexpr size_t kMaxItl = 4096;          // inter-token latencies kept per request
+  static constexpr size_t kStepWindow = 1024;      // steps kept
+  static constexpr size_t kFinishedWindow = 1024;  // finished requests kept
+
+  void on_arrival(RequestId id, double t, int32_t prompt_tokens);
+  void on_scheduled(RequestId id, double t);  // no-op after the first time
+  void on_token(RequestId id, double t);
+  void on_finished(RequestId id, double t, const char* reason, int32_t num_preemptions);
+  void on_preempted(int64_t count);
+  void on_step(const StepMetrics& step, const KvStats& kv);
+  void set_queue(int32_t running, int32_t waiting);
+  EngineMetricsSnapshot snapshot(double now) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<RequestId, RequestMetrics> live_;
+  Ring<RequestMetrics> finished_{kFinishedWindow};
+  Ring<StepMetrics> steps_{kStepWindow};
+  EngineMetricsSnapshot totals_;  // counters and gauges; its vectors stay empty
+};
+
+nlohmann::json metrics_json(const EngineMetricsSnapshot& s);
+
+}  // namespace inferscope

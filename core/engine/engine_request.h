@@ -1,0 +1,45 @@
+// What a caller hands the Engine, and what comes back through its callbacks.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/sample/sampler.h"
+#include "core/sched/request.h"
+#include "core/tokenizer/chat_template.h"
+
+namespace inferscope {
+
+// The prompt is `messages` (rendered with the model's chat template) when given, else
+// `prompt_tokens` when given, else `prompt` as plain text ("" = BOS alone).
+struct EngineRequest {
+  std::vector<ChatMessage> messages;
+  std::vector<TokenId> prompt_tokens;
+  std::string prompt;
+  SamplingParams sampling;
+  int32_t max_tokens = 0;          // 0 = as many as the context (or the KV limit) allows
+  std::vector<std::string> stop;   // stop strings: generation ends before the first one (not shown)
+};
+
+struct TokenTiming {
+  double time_s = 0;          // seconds since the engine started
+  double since_arrival_s = 0; // since submit()
+  double inter_token_s = 0;   // since this request's previous token (its first: since submit())
+};
+
+// Called on the engine thread; they may call submit() or cancel() but must not block for long.
+struct EngineCallbacks {
+  // One output token and the text it completes (whole UTF-8 characters only; may be empty while a
+  // character or a possible stop string is incomplete). token -1: text held back until the end.
+  std::function<void(RequestId, std::string_view piece, TokenId token, const TokenTiming&)> on_token;
+  // Exactly once per submitted request, last.
+  std::function<void(RequestId, StopReason reason)> on_finished;
+  // Before on_finished(Failed): what went wrong.
+  std::function<void(RequestId, const std::string& message)> on_error;
+  // A set_config() was applied (or rejected): what changed and what it did to running requests.
+  std::function<void(bool applied, const std::string& message)> on_config;
+};
+
+}  // namespace inferscope

@@ -1,0 +1,280 @@
+// The Engine on stories260K: many concurrent greedy requests give exactly the text each gives alone
+// (through chunked prefill, preemption, static batching and a cache swap mid-run); cancel frees
+// blocks; a bad request fails alone; stop strings; metrics; shutdown with requests in flight.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/engine/engine.h"
+#include "core/engine/generation.h"
+#include "core/engine/prompt.h"
+#include "core/engine/runtime.h"
+#include "core/model/llama_model.h"
+#include "core/sample/sampler.h"
+#include "tests/support/test_models.h"
+
+namespace inferscope::test {
+namespace {
+
+const std::vector<std::string> kPrompts = {
+    "Once upon a time", "The little dog", "Lily and Tom went to the park. They saw a big", "One day",
+    "The sun was", "Sam had a red ball. He", "There was a girl named Sue who loved to", "Mom said"};
+
+// What the callbacks delivered, per request; waiting is bounded so a bug fails instead of hanging.
+struct Collector {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<RequestId, std::string> text;
+  std::map<RequestId, int32_t> tokens;
+  std::map<RequestId, StopReason> finished;
+  std::map<RequestId, int32_t> finish_calls;
+  std::map<RequestId, std::string> errors;
+
+  EngineCallbacks callbacks() {
+    EngineCallbacks c;
+    c.on_token = [this](RequestId id, std::string_view piece, TokenId token, const TokenTiming&) {
+      std::lock_guard lock(mu);
+      text[id] += piece;
+      if (token >= 0) ++tokens[id];
+      cv.notify_all();
+    };
+    c.on_finished = [this](RequestId id, StopReason reason) {
+      std::lock_guard lock(mu);
+      finished[id] = reason;
+      ++finish_calls[id];
+      cv.notify_all();
+    };
+    c.on_error = [this](RequestId id, const std::string& message) {
+      std::lock_guard lock(mu);
+      errors[id] = message;
+    };
+    return c;
+  }
+  template <typename Pred>
+  bool wait(Pred pred) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(60), pred);
+  }
+  bool wait_finished(size_t n) {
+    return wait([&] { return finished.size() >= n; });
+  }
+};
+
+struct Alone {
+  std::string text;
+  StopReason reason;
+};
+
+// The single-sequence reference: generate() on its own runtime.
+Alone alone(const LlamaModel& model, const std::string& prompt, int32_t max_tokens) {
+  RuntimeOptions o;
+  o.threads = 1;
+  Runtime runtime(model, o);
+  Sampler sampler(SamplingParams{});
+  const GenerationResult r = generate(runtime, 0, encode_prompt(model, prompt), max_tokens, sampler, nullptr);
+  return {r.text, r.finish == FinishReason::Stop ? StopReason::EndOfGeneration : StopReason::Length};
+}
+
+EngineConfig small_config() {
+  EngineConfig c;
+  c.threads = 2;
+  return c;
+}
+
+EngineRequest text_request(const std::string& prompt, int32_t max_tokens) {
+  EngineRequest r;
+  r.prompt = prompt;
+  r.max_tokens = max_tokens;
+  return r;
+}
+
+// Runs every prompt at once through an engine with `config` and checks each against alone().
+void expect_same_as_alone(const LlamaModel& model, const EngineConfig& config, int32_t max_tokens,
+                          int64_t* preemptions = nullptr) {
+  Collector got;
+  std::map<RequestId, size_t> prompt_of;
+  {
+    Engine engine(model, config, got.callbacks());
+    for (size_t i = 0; i < kPrompts.size(); ++i) prompt_of[engine.submit(text_request(kPrompts[i], max_tokens))] = i;
+    ASSERT_TRUE(got.wait_finished(kPrompts.size()));
+    if (preemptions) *preemptions = engine.metrics_snapshot().num_preemptions;
+  }
+  for (const auto& [id, i] : prompt_of) {
+    const Alone ref = alone(model, kPrompts[i], max_tokens);
+    EXPECT_EQ(got.text[id], ref.text) << "prompt " << i << ": " << kPrompts[i];
+    EXPECT_EQ(got.finished[id], ref.reason) << "prompt " << i;
+    EXPECT_EQ(got.finish_calls[id], 1);
+  }
+}
+
+TEST(Engine, ConcurrentGreedyRequestsMatchEachAloneWithChunkedPrefill) {
+  INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  EngineConfig c = small_config();
+  c.scheduler.max_batch_tokens = 8;  // prompts of up to 16 tokens go in chunks, behind the decodes
+  c.scheduler.max_running = 5;
+  expect_same_as_alone(*model, c, 48);
+}
+
+TEST(Engine, PreemptedRequestsResumeExactly) {
+  INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  EngineConfig c = small_config();
+  c.kv.block_size = 8;
+  c.kv.budget_bytes = model->kv_geometry(DType::F16).bytes_per_token() * 8 * 14;  // 112 slots for 8 x ~70
+  int64_t preemptions = 0;
+  expect_same_as_alone(*model, c, 60, &preemptions);
+  EXPECT_GT(preemptions, 0);
+}
+
+TEST(Engine, StaticBatchingGivesTheSameText) {
+  INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  EngineConfig c = small_config();
+  c.scheduler.policy = SchedulerPolicy::Static;
+  c.scheduler.max_running = 3;
+  expect_same_as_alone(*model, c, 40);
+}
+
+TEST(Engine, CancelMidStreamFreesItsBlocks) {
+  INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  Collector got;
+  Engine engine(*model, small_config(), got.callbacks());
+  const RequestId id = engine.submit(text_request("Once upon a time", 0));  // runs to the context
+  ASSERT_TRUE(got.wait([&] { return got.tokens[id] >= 5; }));
+  engine.cancel(id);
+  ASSERT_TRUE(got.wait_finished(1));
+  EXPECT_EQ(got.finished[id], StopReason::Aborted);
+  EXPECT_LT(got.tokens[id], 400);
+  const KvSnapshot snap = engine.kv_snapshot();
+  EXPECT_TRUE(snap.sequences.empty());
+  for (const KvSnapshot::Block& b : snap.blocks) EXPECT_TRUE(b.owners.empty());
+}
+
+TEST(Engine, BadRequestsFailAloneWhileOthersFinish) {
+  INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  Collector got;
+  RequestId too_long, bad_token, good;
+  {
+    Engine engine(*model, small_config(), got.callbacks());
+    EngineRequest big;
+    big.prompt_tokens.assign(static_cast<size_t>(model->config().context_length) + 10, 100);  // past the context
+    too_long = engine.submit(big);
+    EngineRequest bad;
+    bad.prompt_tokens = {1, 5000};
+    bad_token = engine.submit(bad);
+    good = engine.submit(text_request(kPrompts[0], 30));
+    ASSERT_TRUE(got.wait_finished(3));
+  }
+  EXPECT_EQ(got.finished[too_long], StopReason::Failed);
+  EXPECT_NE(got.errors[too_long].find("context length"), std::string::npos) << got.errors[too_long];
+  EXPECT_EQ(got.finished[bad_token], StopReason::Failed);
+  EXPECT_NE(got.errors[bad_token].find("5000"), std::string::npos) << got.errors[bad_token];
+  EXPECT_EQ(got.text[good], alone(*model, kPrompts[0], 30).text);
+  EXPECT_FALSE(got.errors.contains(good));
+}
+
+TEST(Engine, StopStringEndsTheReplyBeforeIt) {
+  INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  const std::string full = alone(*model, kPrompts[0], 40).text;
+  ASSERT_GT(full.size(), 20u);
+  const std::string stop = full.substr(12, 4);
+  Collector got;
+  Engine engine(*model, small_config(), got.callbacks());
+  EngineRequest r = text_request(kPrompts[0], 40);
+  r.stop = {stop};
+  const RequestId id = engine.submit(r);
+  ASSERT_TRUE(got.wait_finished(1));
+  EXPECT_EQ(got.text[id], full.substr(0, full.find(stop)));
+  EXPECT_EQ(got.finished[id], StopReason::StopString);
+}
+
+TEST(Engine, CacheSwapMidRunPreemptsAndResumesExactly) {
+  INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  Collector got;
+  std::vector<std::string> notes;
+  EngineCallbacks cb = got.callbacks();
+  cb.on_config = [&](bool applied, const std::string& note) {
+    std::lock_guard lock(got.mu);
+    notes.push_back((applied ? "applied: " : "rejected: ") + note);
+  };
+  std::map<RequestId, size_t> prompt_of;
+  {
+    Engine engine(*model, small_config(), cb);
+    for (size_t i = 0; i < 4; ++i) prompt_of[engine.submit(text_request(kPrompts[i], 50))] = i;
+    ASSERT_TRUE(got.wait([&] { return got.tokens.size() == 4 && got.tokens[0] >= 3; }));
+    EngineConfig c = small_config();
+    c.kv.kind = KvKind::Contiguous;
+    engine.set_config(c);
+    EngineConfig bad = small_config();
+    bad.kv.block_size = 7;
+    engine.set_config(bad);  // rejected: the contiguous cache stays
+    ASSERT_TRUE(got.wait_finished(4));
+  }
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("applied: KV contiguous: new KV cache"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[1].find("rejected"), std::string::npos) << notes[1];
+  for (const auto& [id, i] : prompt_of) EXPECT_EQ(got.text[id], alone(*model, kPrompts[i], 50).text) << i;
+}
+
+TEST(Engine, MetricsFollowEveryRequest) {
+  INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  Collector got;
+  Engine engine(*model, small_config(), got.callbacks());
+  for (int i = 0; i < 3; ++i) engine.submit(text_request(kPrompts[static_cast<size_t>(i)], 20));
+  ASSERT_TRUE(got.wait_finished(3));
+  const EngineMetricsSnapshot m = engine.metrics_snapshot();
+  EXPECT_EQ(m.requests_finished, 3);
+  EXPECT_EQ(m.num_requests_running, 0);
+  ASSERT_EQ(m.requests.size(), 3u);
+  int64_t generated = 0, prefill = 0;
+  for (const RequestMetrics& r : m.requests) {
+    EXPECT_GE(r.request_queue_time_seconds, 0);
+    EXPECT_GE(r.time_to_first_token_seconds, r.request_queue_time_seconds);
+    EXPECT_GE(r.e2e_request_latency_seconds, r.time_to_first_token_seconds);
+    EXPECT_EQ(r.inter_token_latency_seconds.size(), static_cast<size_t>(r.generation_tokens - 1));
+    EXPECT_EQ(r.generation_tokens, got.tokens[r.id]);
+    EXPECT_EQ(r.finish_reason, stop_reason_name(got.finished[r.id]));
+    generated += r.generation_tokens;
+    prefill += r.prompt_tokens;
+  }
+  EXPECT_EQ(m.generation_tokens_total, generated);
+  int64_t step_prefill = 0, step_decode = 0;
+  for (const StepMetrics& s : m.steps) {
+    step_prefill += s.prefill_tokens;
+    step_decode += s.decode_tokens;
+  }
+  EXPECT_EQ(step_prefill, prefill);  // no preemption: every prompt token is computed once
+  EXPECT_GT(step_decode, 0);
+  EXPECT_GT(m.decode_tokens_per_second, 0);
+}
+
+TEST(Engine, ShutdownWithRequestsInFlightAbortsEachOnce) {
+  INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  Collector got;
+  std::vector<RequestId> ids;
+  {
+    Engine engine(*model, small_config(), got.callbacks());
+    for (const std::string& p : kPrompts) ids.push_back(engine.submit(text_request(p, 0)));
+    ASSERT_TRUE(got.wait([&] { return !got.tokens.empty(); }));
+  }  // the destructor aborts the rest and joins
+  for (RequestId id : ids) {
+    EXPECT_EQ(got.finish_calls[id], 1) << id;
+    EXPECT_TRUE(got.finished[id] == StopReason::Aborted || got.finished[id] == StopReason::EndOfGeneration) << id;
+  }
+}
+
+}  // namespace
+}  // namespace inferscope::test
