@@ -51,6 +51,7 @@ int cmd_chat(int argc, char** argv) {
   config.context_length = ro.context_length;
   config.threads = ro.threads;
   config.matmul = MatmulOptions{ro.activations};
+  config.attention = ro.attention;
 
   Conversation conv;
   if (args.has("--system")) conv.messages.push_back({"system", args.str("--system", "")});

@@ -185,6 +185,7 @@ int cmd_serve_sim(int argc, char** argv) {
     ModelExecutorOptions mo;
     mo.threads = options.threads;
     mo.matmul = MatmulOptions{options.activations};
+    mo.attention = options.attention;
     mo.stop_at_eog = args.has("--stop-at-eos");
     executor = std::make_unique<ModelExecutor>(*model, *kv, mo);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/attention/attention_factory.h"
 #include "core/engine/generation.h"
 #include "core/engine/prompt.h"
 #include "core/model/llama_model.h"
@@ -18,6 +19,7 @@ ModelExecutorOptions executor_options(const EngineConfig& c) {
   ModelExecutorOptions o;
   o.threads = c.threads;
   o.matmul = c.matmul;
+  o.attention = c.attention;
   o.stop_at_eog = true;
   return o;
 }
@@ -156,6 +158,7 @@ void Engine::apply_config(const EngineConfig& requested) {
   try {
     next = resolve_config(next, model_);
     const std::string change = describe_change(config_, next);
+    make_attention(next.attention);          // validates the name before anything changes
     scheduler_->set_config(next.scheduler);  // validates before anything else changes
     if (needs_new_cache(config_, next)) {
       std::unique_ptr<KvCache> kv = build_cache(model_, next);
@@ -173,6 +176,7 @@ void Engine::apply_config(const EngineConfig& requested) {
     } else {
       note = change;
     }
+    executor_->set_attention(next.attention);
     config_ = next;
   } catch (const std::exception& e) {
     scheduler_->set_config(config_.scheduler);

@@ -18,6 +18,7 @@ struct EngineConfig {
   DType kv_dtype = DType::F16;
   int32_t context_length = 0;  // 0 = the model's; at most the model's
   SchedulerConfig scheduler;
+  std::string attention = "flash";  // "flash" or "naive"; switched between steps
   // Fixed at construction:
   int32_t threads = 0;         // 0 = every hardware thread
   MatmulOptions matmul;

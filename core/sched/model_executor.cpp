@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "core/attention/naive_attention.h"
+#include "core/attention/attention_factory.h"
 #include "core/model/llama_model.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -13,10 +13,14 @@ ModelExecutor::ModelExecutor(const LlamaModel& model, KvCache& kv, const ModelEx
       kv_(&kv),
       options_(options),
       pool_(std::make_unique<ThreadPool>(options.threads)),
-      attention_(std::make_unique<NaiveAttention>()),
+      attention_(make_attention(options.attention)),
       forward_(model, options.matmul) {}
 
 ModelExecutor::~ModelExecutor() = default;
+
+void ModelExecutor::set_attention(const std::string& name) {
+  if (name != attention_->name()) attention_ = make_attention(name);
+}
 
 double ModelExecutor::execute(const StepPlan& plan, std::vector<SampledToken>& sampled) {
   const auto start = std::chrono::steady_clock::now();

@@ -3,6 +3,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <string>
 
 #include "core/attention/attention.h"
 #include "core/model/llama_forward.h"
@@ -17,6 +18,7 @@ class ThreadPool;
 struct ModelExecutorOptions {
   int32_t threads = 0;          // 0 = every hardware thread
   MatmulOptions matmul;
+  std::string attention = "flash";  // "flash" or "naive"
   SamplingParams sampling;      // the sampler of a request without its own (greedy by default)
   bool stop_at_eog = false;     // end a request at an end-of-generation token (else run to output_tokens)
 };
@@ -31,6 +33,8 @@ class ModelExecutor final : public StepExecutor {
   void set_sampling(RequestId id, const SamplingParams& params) { samplers_.insert_or_assign(id, Sampler(params)); }
   // Runs later steps on another cache (the engine replaced it between steps).
   void rebind(KvCache& kv) { kv_ = &kv; }
+  // Runs later steps with another attention implementation ("flash" or "naive").
+  void set_attention(const std::string& name);
 
  private:
   const LlamaModel& model_;
