@@ -284,6 +284,7 @@ void Engine::end(RequestId id, StopReason reason, const std::string& error) {
   executor_->forget(id);
   scheduler_->erase(id);
   live_.erase(id);
+  publish_queue();  // a snapshot taken in the callbacks below already counts this request as gone
   if (!error.empty() && callbacks_.on_error) callbacks_.on_error(id, error);
   if (callbacks_.on_finished) callbacks_.on_finished(id, reason);
 }
