@@ -24,6 +24,8 @@ constexpr int kPausePolls = 2000;
 constexpr int kYieldPolls = 200;
 // A job is cut into at most this many chunks per thread, so a slow thread does not hold up the rest.
 constexpr int64_t kChunksPerThread = 4;
+// Chunk indices and counts share the 16-bit fields of the claim word.
+constexpr int64_t kMaxChunks = 0xFFFF;
 
 void backoff(int poll) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -57,9 +59,11 @@ struct ThreadPool::Impl {
 
   // The current job. A worker reads these only after seeing the job's generation in `claim`, and
   // can start a chunk only while that generation is current, so a late worker never mixes two jobs.
+  // The chunk count lives in the claim word itself: a worker that still holds the previous job's
+  // claim can never pair it with the next job's count (which once let it run a phantom chunk).
   std::atomic<const Fn*> fn{nullptr};
-  std::atomic<int64_t> n{0}, n_chunks{0};
-  std::atomic<uint64_t> claim{0};  // generation << 32 | next unclaimed chunk
+  std::atomic<int64_t> n{0};
+  std::atomic<uint64_t> claim{0};  // generation << 32 | chunk count << 16 | next unclaimed chunk
   std::atomic<int64_t> chunks_done{0};
   std::atomic<bool> failed{false};
   std::exception_ptr error;  // the first exception of the job, guarded by mu
@@ -69,10 +73,10 @@ struct ThreadPool::Impl {
     for (;;) {
       uint64_t c = claim.load(std::memory_order_acquire);
       if (static_cast<uint32_t>(c >> 32) != gen) return;
-      const Fn* f = fn.load(std::memory_order_relaxed);
-      const int64_t total = n.load(std::memory_order_relaxed), count = n_chunks.load(std::memory_order_relaxed);
-      const int64_t chunk = static_cast<int64_t>(c & 0xFFFFFFFFu);
+      const int64_t count = static_cast<int64_t>((c >> 16) & 0xFFFF), chunk = static_cast<int64_t>(c & 0xFFFF);
       if (chunk >= count) return;
+      const Fn* f = fn.load(std::memory_order_relaxed);
+      const int64_t total = n.load(std::memory_order_relaxed);
       if (!claim.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
       if (!failed.load(std::memory_order_relaxed)) {
         try {
@@ -131,7 +135,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain,
                               const std::function<void(int64_t begin, int64_t end)>& fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
-  const int64_t n_chunks = std::min<int64_t>(n / grain, kChunksPerThread * size());
+  const int64_t n_chunks = std::min<int64_t>({n / grain, kChunksPerThread * size(), kMaxChunks});
   if (n_chunks <= 1 || impl_->workers.empty() || tls_running_pool == impl_) {
     fn(0, n);
     return;
@@ -147,11 +151,11 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain,
   const uint32_t gen = p.generation.load() + 1;
   p.fn.store(&fn, std::memory_order_relaxed);
   p.n.store(n, std::memory_order_relaxed);
-  p.n_chunks.store(n_chunks, std::memory_order_relaxed);
   p.chunks_done = 0;
   p.failed = false;
   p.error = nullptr;
-  p.claim.store(uint64_t{gen} << 32, std::memory_order_release);  // publishes the fields above
+  // publishes the fields above
+  p.claim.store(uint64_t{gen} << 32 | static_cast<uint64_t>(n_chunks) << 16, std::memory_order_release);
   p.generation.store(gen);
   // a worker that announced its sleep before the bump needs a notify; one that did not sees the bump
   if (p.sleeping.load() > 0) {

@@ -87,6 +87,23 @@ TEST(ThreadPool, ManyBackToBackJobsAllComplete) {
   }
 }
 
+// Back-to-back jobs whose chunk counts differ: a worker still holding the previous job's claim must
+// never run a chunk of it with the next job's count (a phantom chunk, calling a dead function).
+TEST(ThreadPool, JobsWithDifferentChunkCountsNeverMix) {
+  ThreadPool pool(3);
+  for (int job = 0; job < 20000; ++job) {
+    const int64_t n = job % 2 == 0 ? 2 : 12;  // 2 chunks, then 12
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    std::atomic<int> out_of_range{0};
+    pool.parallel_for(n, 1, [&](int64_t b, int64_t e) {
+      if (b < 0 || e > n || b >= e) out_of_range.fetch_add(1);
+      for (int64_t i = std::max<int64_t>(b, 0); i < std::min(e, n); ++i) hits[static_cast<size_t>(i)].fetch_add(1);
+    });
+    ASSERT_EQ(out_of_range.load(), 0) << "job " << job;
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "job " << job << " item " << i;
+  }
+}
+
 TEST(ThreadPool, WorkerExceptionReachesTheCallerAndThePoolSurvives) {
   ThreadPool pool(3);
   for (int attempt = 0; attempt < 10; ++attempt) {
