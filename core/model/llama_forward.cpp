@@ -1,6 +1,7 @@
 #include "core/model/llama_forward.h"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -77,14 +78,14 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
   const AttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim};
   std::vector<AttentionSeq> att_seqs(batch.size());
   attention_scratch_bytes_ = 0;
+  attention_seconds_ = 0;
   for (int32_t l = 0; l < c.n_layers; ++l) {
     const LlamaLayerWeights& lw = w.layers[l];
     // attention rmsnorm
     rmsnorm_rows(xb_.data(), x_.data(), lw.attn_norm, n_tok, dim, c.rms_eps);
-    // q, k, v projections for every token of the step at once
-    matmul(lw.wq, xb_.data(), n_tok, q_.data(), pool, matmul_);
-    matmul(lw.wk, xb_.data(), n_tok, k_.data(), pool, matmul_);
-    matmul(lw.wv, xb_.data(), n_tok, v_.data(), pool, matmul_);
+    // q, k, v projections for every token of the step at once, as one fused job
+    const MatmulTarget qkv[] = {{lw.wq, q_.data()}, {lw.wk, k_.data()}, {lw.wv, v_.data()}};
+    matmul_fused(qkv, xb_.data(), n_tok, pool, matmul_);
     // RoPE on q and k at each token's position, then K/V into the cache
     t = 0;
     for (size_t si = 0; si < batch.size(); ++si) {
@@ -106,14 +107,16 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
       t += static_cast<int64_t>(s.tokens.size());
     }
     attention_scratch_bytes_ = std::max(attention_scratch_bytes_, attention.scratch_bytes(att_seqs, shape));
+    const auto attention_start = std::chrono::steady_clock::now();
     attention.forward(att_seqs, shape, pool);
+    attention_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - attention_start).count();
     // output projection and residual
     matmul(lw.wo, att_.data(), n_tok, xb_.data(), pool, matmul_);
     add_inplace(x_.data(), xb_.data(), n_tok * dim);
     // ffn rmsnorm, then SwiGLU: w_down(silu(w_gate x) * w_up x), and residual
     rmsnorm_rows(xb_.data(), x_.data(), lw.ffn_norm, n_tok, dim, c.rms_eps);
-    matmul(lw.w_gate, xb_.data(), n_tok, gate_.data(), pool, matmul_);
-    matmul(lw.w_up, xb_.data(), n_tok, up_.data(), pool, matmul_);
+    const MatmulTarget gate_up[] = {{lw.w_gate, gate_.data()}, {lw.w_up, up_.data()}};
+    matmul_fused(gate_up, xb_.data(), n_tok, pool, matmul_);
     swiglu(gate_.data(), up_.data(), n_tok * c.ffn_dim);
     matmul(lw.w_down, gate_.data(), n_tok, xb_.data(), pool, matmul_);
     add_inplace(x_.data(), xb_.data(), n_tok * dim);

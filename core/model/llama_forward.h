@@ -35,6 +35,7 @@ class LlamaForward {
            std::vector<float>& logits);
 
   size_t last_attention_scratch_bytes() const { return attention_scratch_bytes_; }
+  double last_attention_seconds() const { return attention_seconds_; }  // all layers of the last run()
 
  private:
   const LlamaModel& model_;
@@ -43,6 +44,7 @@ class LlamaForward {
   std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, last_;
   std::vector<float> rope_cos_, rope_sin_;  // (tokens, rope_dim / 2)
   size_t attention_scratch_bytes_ = 0;
+  double attention_seconds_ = 0;
 };
 
 }  // namespace inferscope

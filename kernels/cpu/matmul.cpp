@@ -1,5 +1,7 @@
 // matmul: quantize each activation row once to the kernel's activation type (unless it takes f32
-// activations as they are), then split the output rows across threads; each output is one dot product of one weight row with one activation row.
+// activations as they are), then split the output rows (of one matrix, or of several fused ones
+// sharing the activations) across threads; each output is one dot product of one weight row with
+// one activation row.
 #include "kernels/cpu/matmul.h"
 
 #include <algorithm>
@@ -44,35 +46,81 @@ void run_rows(const cpu::DotKernel& k, const MatrixRef& w, const uint8_t* a, siz
       y[t * w.rows + r0 + r] = k.dot(w0 + r * w.row_stride, a + t * a_stride, w.cols);
 }
 
+// One target of a fused matmul, ready to run: its kernel, its activations and its row blocks.
+struct Product {
+  const cpu::DotKernel* k;
+  const MatrixRef* w;
+  float* y;
+  const uint8_t* a = nullptr;
+  size_t a_stride = 0;
+  int64_t first_block = 0, end_block = 0;  // its row blocks' place in the job's list
+};
+
 }  // namespace
 
 void matmul(const MatrixRef& w, const float* x, int64_t n_tok, float* y, ThreadPool& pool,
             const MatmulOptions& options) {
-  const cpu::DotKernel* k = find_kernel(w.type, options);
-  if (k == nullptr) throw std::invalid_argument("matmul: no kernel for weight type " + std::string(dtype_name(w.type)));
-  if (w.cols % dtype_info(w.type).block_size != 0 || w.cols % dtype_info(k->act_type).block_size != 0)
-    throw std::invalid_argument("matmul: " + std::to_string(w.cols) + " columns is not a whole number of blocks");
-  if (n_tok <= 0 || w.rows <= 0) return;
+  const MatmulTarget target{w, y};
+  matmul_fused({&target, 1}, x, n_tok, pool, options);
+}
 
-  // The activations in the kernel's format, one row per token, each quantized on its own.
-  const uint8_t* a = reinterpret_cast<const uint8_t*>(x);
-  size_t a_stride = static_cast<size_t>(w.cols) * sizeof(float);
+void matmul_fused(std::span<const MatmulTarget> targets, const float* x, int64_t n_tok, ThreadPool& pool,
+                  const MatmulOptions& options) {
+  if (targets.empty()) return;
+  const int64_t cols = targets.front().w.cols;
+  std::vector<Product> products;
+  products.reserve(targets.size());
+  int64_t n_blocks = 0;
+  for (const MatmulTarget& t : targets) {
+    const cpu::DotKernel* k = find_kernel(t.w.type, options);
+    if (k == nullptr) throw std::invalid_argument("matmul: no kernel for weight type " + std::string(dtype_name(t.w.type)));
+    if (t.w.cols % dtype_info(t.w.type).block_size != 0 || t.w.cols % dtype_info(k->act_type).block_size != 0)
+      throw std::invalid_argument("matmul: " + std::to_string(t.w.cols) + " columns is not a whole number of blocks");
+    if (t.w.cols != cols) throw std::invalid_argument("matmul: fused matrices differ in their number of columns");
+    const int64_t first = n_blocks;
+    n_blocks += (std::max<int64_t>(t.w.rows, 0) + kRowBlock - 1) / kRowBlock;
+    products.push_back(Product{k, &t.w, t.y, nullptr, 0, first, n_blocks});
+  }
+  if (n_tok <= 0 || n_blocks == 0) return;
+
+  // The activations in each kernel's format, one row per token, each quantized on its own, once per
+  // format (f32 activations are used as they are).
+  std::vector<const cpu::DotKernel*> formats;  // one kernel per distinct quantized format
+  for (const Product& p : products) {
+    const bool seen = std::any_of(formats.begin(), formats.end(), [&](auto* f) { return f->act_type == p.k->act_type; });
+    if (p.k->act_type != DType::F32 && !seen) formats.push_back(p.k);
+  }
   thread_local std::vector<uint8_t> scratch;
-  if (k->act_type != DType::F32) {
-    a_stride = row_bytes(k->act_type, w.cols);
-    scratch.resize(a_stride * static_cast<size_t>(n_tok));
-    uint8_t* q = scratch.data();
+  size_t total = 0;
+  for (const cpu::DotKernel* f : formats) total += row_bytes(f->act_type, cols) * static_cast<size_t>(n_tok);
+  scratch.resize(total);
+  uint8_t* q = scratch.data();
+  for (const cpu::DotKernel* f : formats) {
+    const size_t stride = row_bytes(f->act_type, cols);
     pool.parallel_for(n_tok, kQuantizeGrain, [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) k->quantize(x + t * w.cols, q + t * a_stride, w.cols);
+      for (int64_t t = t0; t < t1; ++t) f->quantize(x + t * cols, q + t * stride, cols);
     });
-    a = q;
+    for (Product& p : products) {
+      if (p.k->act_type != f->act_type) continue;
+      p.a = q;
+      p.a_stride = stride;
+    }
+    q += stride * static_cast<size_t>(n_tok);
+  }
+  for (Product& p : products) {
+    if (p.k->act_type != DType::F32) continue;
+    p.a = reinterpret_cast<const uint8_t*>(x);
+    p.a_stride = static_cast<size_t>(cols) * sizeof(float);
   }
 
-  const int64_t n_blocks = (w.rows + kRowBlock - 1) / kRowBlock;
+  // Row blocks of every product in one job: block b is block b - first_block of the product holding it.
   pool.parallel_for(n_blocks, 1, [&](int64_t b0, int64_t b1) {
+    size_t i = 0;
     for (int64_t b = b0; b < b1; ++b) {
-      const int64_t r0 = b * kRowBlock;
-      run_rows(*k, w, a, a_stride, n_tok, r0, std::min(kRowBlock, w.rows - r0), y);
+      while (b >= products[i].end_block) ++i;
+      const Product& p = products[i];
+      const int64_t r0 = (b - p.first_block) * kRowBlock;
+      run_rows(*p.k, *p.w, p.a, p.a_stride, n_tok, r0, std::min(kRowBlock, p.w->rows - r0), p.y);
     }
   });
 }

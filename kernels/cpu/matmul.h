@@ -2,6 +2,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "kernels/cpu/dtype.h"
 
@@ -41,6 +42,19 @@ struct MatmulOptions {
 // for KernelChoice::Avx2 on a CPU without AVX2/FMA/F16C.
 void matmul(const MatrixRef& w, const float* x, int64_t n_tok, float* y, ThreadPool& pool,
             const MatmulOptions& options = {});
+
+// One product of a fused matmul: Y (n_tok rows of `w.rows` floats) = W x X.
+struct MatmulTarget {
+  MatrixRef w;
+  float* y = nullptr;
+};
+
+// Several matrices over the same activations (Q, K, V; gate, up) as one parallel job: one activation
+// preparation per kernel format and one fork/join instead of one each. The targets must
+// have the same w.cols (else std::invalid_argument); every output is bit-identical to
+// matmul(target.w, x, n_tok, target.y), and so as batch invariant.
+void matmul_fused(std::span<const MatmulTarget> targets, const float* x, int64_t n_tok, ThreadPool& pool,
+                  const MatmulOptions& options = {});
 
 // The plain reference: dequantize each row, dot in double. Slow, obviously right.
 void matmul_reference(const MatrixRef& w, const float* x, int64_t n_tok, float* y);

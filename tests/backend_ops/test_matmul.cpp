@@ -282,6 +282,32 @@ TEST_P(MatmulTest, BatchInvariantAcrossBatchAndThreads) {
   }
 }
 
+TEST_P(MatmulTest, FusedEqualsSeparate) {
+  std::mt19937 rng(21);
+  const int64_t cols = col_grid().back();
+  const Weights a = random_weights(type(), 37, cols, rng), b = random_weights(type(), 5, cols, rng),
+                c = random_weights(type(), 70, cols, rng);
+  ThreadPool pool(2);
+  for (int64_t n_tok : {1, 9}) {
+    const std::vector<float> x = random_activations(n_tok, cols, rng);
+    std::vector<float> fused[3], separate[3];
+    const Weights* ws[3] = {&a, &b, &c};
+    std::vector<MatmulTarget> targets;
+    for (int i = 0; i < 3; ++i) {
+      fused[i] = poisoned(static_cast<size_t>(ws[i]->ref.rows * n_tok));
+      separate[i] = poisoned(fused[i].size());
+      matmul(ws[i]->ref, x.data(), n_tok, separate[i].data(), pool, options());
+      targets.push_back(MatmulTarget{ws[i]->ref, fused[i].data()});
+    }
+    matmul_fused(targets, x.data(), n_tok, pool, options());
+    for (int i = 0; i < 3; ++i) {
+      for (float v : separate[i]) ASSERT_TRUE(std::isfinite(v));
+      EXPECT_EQ(std::memcmp(fused[i].data(), separate[i].data(), fused[i].size() * sizeof(float)), 0)
+          << "matrix " << i << ", " << n_tok << " tokens";
+    }
+  }
+}
+
 std::string param_name(const ::testing::TestParamInfo<Param>& info) {
   return std::string(dtype_name(std::get<0>(info.param))) +
          (std::get<1>(info.param) == ActivationPrecision::F32 ? "_f32act" : "_q8act") +
@@ -333,6 +359,38 @@ TEST(MatmulDispatch, DefaultIsF32ActivationsAndKeepsOutlierBlocksExact) {
   EXPECT_EQ(std::memcmp(by_default.data(), f32.data(), f32.size() * sizeof(float)), 0);
   EXPECT_LT(max_rel_error(f32, ref), 1e-5);
   EXPECT_GT(max_rel_error(q8, ref), 1e-3);  // the int8 path really is coarser here
+}
+
+TEST(MatmulDispatch, FusedMixesWeightTypesAndActivationFormats) {
+  // Q4_1, Q8_0 and Q4_K take three different int8 activation formats (Q8_1, Q8_0, Q8_K)
+  std::mt19937 rng(23);
+  ThreadPool pool(2);
+  const int64_t cols = 512, n_tok = 3;
+  const Weights ws[] = {random_weights(DType::Q4_1, 33, cols, rng), random_weights(DType::Q8_0, 7, cols, rng),
+                        random_weights(DType::Q4_K, 40, cols, rng), random_weights(DType::F16, 3, cols, rng)};
+  const std::vector<float> x = random_activations(n_tok, cols, rng);
+  for (ActivationPrecision p : {ActivationPrecision::F32, ActivationPrecision::Q8}) {
+    std::vector<std::vector<float>> fused, separate;
+    std::vector<MatmulTarget> targets;
+    for (const Weights& w : ws) {
+      fused.push_back(poisoned(static_cast<size_t>(w.ref.rows * n_tok)));
+      separate.push_back(poisoned(fused.back().size()));
+      matmul(w.ref, x.data(), n_tok, separate.back().data(), pool, MatmulOptions{p});
+    }
+    for (size_t i = 0; i < std::size(ws); ++i) targets.push_back(MatmulTarget{ws[i].ref, fused[i].data()});
+    matmul_fused(targets, x.data(), n_tok, pool, MatmulOptions{p});
+    for (size_t i = 0; i < std::size(ws); ++i)
+      EXPECT_EQ(std::memcmp(fused[i].data(), separate[i].data(), fused[i].size() * sizeof(float)), 0) << "matrix " << i;
+  }
+}
+
+TEST(MatmulDispatch, FusedRejectsDifferentColumnCounts) {
+  ThreadPool pool(1);
+  std::vector<uint8_t> data(4096);
+  std::vector<float> x(64, 1.0f), y(8);
+  const MatmulTarget targets[] = {{MatrixRef{DType::Q4_1, data.data(), 1, 64, 40}, y.data()},
+                                  {MatrixRef{DType::Q4_1, data.data(), 1, 32, 20}, y.data() + 4}};
+  EXPECT_THROW(matmul_fused(targets, x.data(), 1, pool), std::invalid_argument);
 }
 
 TEST(MatmulDispatch, KernelNameFollowsCpu) {
