@@ -253,6 +253,8 @@ void Engine::step() {
   m.kv_cache_usage_perc = during.kv_cache_usage_perc();
   m.kv_internal_fragmentation_perc = during.kv_internal_fragmentation_perc();
   m.kv_reserved_unused_perc = during.kv_reserved_unused_perc();
+  m.attention_scratch_bytes = executor_->last_attention_scratch_bytes();
+  m.attention_seconds = executor_->last_attention_seconds();
   metrics_.on_step(m, kv_->stats());
 }
 

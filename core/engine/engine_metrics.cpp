@@ -98,7 +98,9 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
                      {"decode_tokens", st.decode_tokens},
                      {"kv_cache_usage_perc", st.kv_cache_usage_perc},
                      {"kv_internal_fragmentation_perc", st.kv_internal_fragmentation_perc},
-                     {"kv_reserved_unused_perc", st.kv_reserved_unused_perc}});
+                     {"kv_reserved_unused_perc", st.kv_reserved_unused_perc},
+                     {"attention_scratch_bytes", st.attention_scratch_bytes},
+                     {"attention_seconds", st.attention_seconds}});
   }
   nlohmann::json requests = nlohmann::json::array();
   for (const RequestMetrics& r : s.requests) {

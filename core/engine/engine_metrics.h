@@ -37,6 +37,8 @@ struct StepMetrics {
   int32_t num_requests_running = 0, num_requests_waiting = 0;
   int32_t prefill_tokens = 0, decode_tokens = 0;  // tokens computed in the step
   double kv_cache_usage_perc = 0, kv_internal_fragmentation_perc = 0, kv_reserved_unused_perc = 0;
+  size_t attention_scratch_bytes = 0;  // the attention implementation's scratch at its peak
+  double attention_seconds = 0;        // time spent in attention, all layers
 };
 
 struct EngineMetricsSnapshot {

@@ -35,6 +35,9 @@ class ModelExecutor final : public StepExecutor {
   void rebind(KvCache& kv) { kv_ = &kv; }
   // Runs later steps with another attention implementation ("flash" or "naive").
   void set_attention(const std::string& name);
+  // What the last step's attention needed: scratch bytes at its peak, and seconds over all layers.
+  size_t last_attention_scratch_bytes() const { return forward_.last_attention_scratch_bytes(); }
+  double last_attention_seconds() const { return forward_.last_attention_seconds(); }
 
  private:
   const LlamaModel& model_;

@@ -286,6 +286,11 @@ TEST(Engine, MetricsFollowEveryRequest) {
     step_decode += s.decode_tokens;
   }
   EXPECT_EQ(step_prefill, prefill);  // no preemption: every prompt token is computed once
+  for (const StepMetrics& s : m.steps) {
+    EXPECT_GT(s.attention_scratch_bytes, 0u);
+    EXPECT_GT(s.attention_seconds, 0.0);
+    EXPECT_LE(s.attention_seconds, s.duration_s);
+  }
   EXPECT_GT(step_decode, 0);
   EXPECT_GT(m.decode_tokens_per_second, 0);
 }
