@@ -1,32 +1,22 @@
 // inferscope-cli as a user runs it: output, JSON fields, and exit codes for bad input.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/gguf/gguf_file.h"
 #include "core/gguf/gguf_writer.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/test_models.h"
 
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
+using inferscope::test::CliRun;
 
 // Runs inferscope-cli with `args`; stderr joins stdout unless `keep_stderr_apart`.
 CliRun cli(const std::string& args, bool keep_stderr_apart = false) {
-  const std::string cmd = std::string(INFERSCOPE_CLI) + " " + args + (keep_stderr_apart ? " 2>/dev/null" : " 2>&1");
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  using inferscope::test::Stderr;
+  return inferscope::test::run_cli(INFERSCOPE_CLI, args, keep_stderr_apart ? Stderr::Dropped : Stderr::Joined);
 }
 
 std::string stdout_only(const std::string& args) {

@@ -198,16 +198,25 @@ TEST(Engine, StopStringEndsTheReplyBeforeIt) {
   EXPECT_EQ(got.finished[id], StopReason::StopString);
 }
 
+// The collector's callbacks, plus every config callback as "applied: ..." or "rejected: ...".
+EngineCallbacks callbacks_with_config_notes(Collector& got, std::vector<std::string>& notes) {
+  EngineCallbacks cb = got.callbacks();
+  cb.on_config = [&got, &notes](bool applied, const std::string& note) {
+    {
+      std::lock_guard lock(got.mu);
+      notes.push_back((applied ? "applied: " : "rejected: ") + note);
+    }
+    got.cv.notify_all();
+  };
+  return cb;
+}
+
 TEST(Engine, CacheSwapMidRunPreemptsAndResumesExactly) {
   INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
   const auto model = LlamaModel::load(path);
   Collector got;
   std::vector<std::string> notes;
-  EngineCallbacks cb = got.callbacks();
-  cb.on_config = [&](bool applied, const std::string& note) {
-    std::lock_guard lock(got.mu);
-    notes.push_back((applied ? "applied: " : "rejected: ") + note);
-  };
+  const EngineCallbacks cb = callbacks_with_config_notes(got, notes);
   std::map<RequestId, size_t> prompt_of;
   {
     Engine engine(*model, small_config(), cb);
@@ -219,6 +228,7 @@ TEST(Engine, CacheSwapMidRunPreemptsAndResumesExactly) {
     EngineConfig bad = small_config();
     bad.kv.block_size = 7;
     engine.set_config(bad);  // rejected: the contiguous cache stays
+    ASSERT_TRUE(got.wait([&] { return notes.size() == 2; }));  // applied between steps, in order
     ASSERT_TRUE(got.wait_finished(4));
   }
   ASSERT_EQ(notes.size(), 2u);
@@ -232,29 +242,26 @@ TEST(Engine, AttentionSwitchMidRunKeepsGreedyText) {
   const auto model = LlamaModel::load(path);
   Collector got;
   std::vector<std::string> notes;
-  EngineCallbacks cb = got.callbacks();
-  cb.on_config = [&](bool applied, const std::string& note) {
-    std::lock_guard lock(got.mu);
-    notes.push_back((applied ? "applied: " : "rejected: ") + note);
-  };
+  const EngineCallbacks cb = callbacks_with_config_notes(got, notes);
   std::map<RequestId, size_t> prompt_of;
   {
     EngineConfig c = small_config();
     c.attention = "naive";
     Engine engine(*model, c, cb);
-    for (size_t i = 0; i < 3; ++i) prompt_of[engine.submit(text_request(kPrompts[i], 40))] = i;
+    for (size_t i = 0; i < 3; ++i) prompt_of[engine.submit(text_request(kPrompts[i], 200))] = i;
     ASSERT_TRUE(got.wait([&] { return got.tokens.size() == 3 && got.tokens[0] >= 3; }));
     c.attention = "flash";
     engine.set_config(c);
     c.attention = "sparse";
     engine.set_config(c);  // rejected: flash stays
+    ASSERT_TRUE(got.wait([&] { return notes.size() == 2; }));  // applied between steps, in order
     ASSERT_TRUE(got.wait_finished(3));
   }
   ASSERT_EQ(notes.size(), 2u);
   EXPECT_NE(notes[0].find("applied: attention flash"), std::string::npos) << notes[0];
   EXPECT_NE(notes[1].find("rejected"), std::string::npos) << notes[1];
   // naive and flash compute the same function: the greedy text does not change at the switch
-  for (const auto& [id, i] : prompt_of) EXPECT_EQ(got.text[id], alone(*model, kPrompts[i], 40).text) << i;
+  for (const auto& [id, i] : prompt_of) EXPECT_EQ(got.text[id], alone(*model, kPrompts[i], 200).text) << i;
 }
 
 TEST(Engine, MetricsFollowEveryRequest) {

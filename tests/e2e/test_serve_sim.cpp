@@ -2,8 +2,6 @@
 // request exactly the tokens it gets alone, with either KV manager; the CLI reports what it should.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -16,6 +14,7 @@
 #include "core/sample/sampler.h"
 #include "core/sched/model_executor.h"
 #include "core/sched/serve_sim.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/test_models.h"
 
 namespace inferscope {
@@ -101,21 +100,11 @@ INSTANTIATE_TEST_SUITE_P(
                       KvCase{"paged8_preempting", kv(KvKind::Paged, 8, 96), true}),
     [](const ::testing::TestParamInfo<KvCase>& param) { return std::string(param.param.name); });
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-};
+using test::CliRun;
 
 // Runs inferscope-cli; stderr is kept only when `with_stderr`.
 CliRun cli(const std::string& args, bool with_stderr = false) {
-  const std::string cmd = std::string(INFERSCOPE_CLI) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return test::run_cli(INFERSCOPE_CLI, args, with_stderr ? test::Stderr::Joined : test::Stderr::Dropped);
 }
 
 nlohmann::json serve_json(const std::string& args) {

@@ -9,12 +9,13 @@
 #include "core/kv/kv_config.h"
 #include "core/sched/dry_run_executor.h"
 #include "core/sched/scheduler.h"
+#include "tests/support/dry_run_bench.h"
 
 namespace inferscope {
 namespace {
 
-constexpr int32_t kVocab = 1000;
-const KvGeometry kGeometry{1, 1, 8, DType::F16};
+constexpr int32_t kVocab = test::DryRunBench::kVocab;
+const KvGeometry& kGeometry = test::DryRunBench::kGeometry;
 
 KvConfig paged(int32_t blocks) {
   KvConfig c;
@@ -32,23 +33,7 @@ Request request(RequestId id, int32_t prompt, int32_t output) {
   return r;
 }
 
-struct Bench {
-  Bench(const KvConfig& kv_config, SchedulerConfig config)
-      : kv(make_kv_cache(kGeometry, kv_config)),
-        scheduler(*kv, request_limit(*kv, kv_config, 4096), config),
-        executor(StepCost{0.01, 0.001}, kVocab) {}
-  StepPlan step() {
-    StepPlan plan = scheduler.schedule();
-    std::vector<SampledToken> sampled;
-    executor.execute(plan, sampled);
-    last = scheduler.complete(plan, sampled);
-    return plan;
-  }
-  std::unique_ptr<KvCache> kv;
-  Scheduler scheduler;
-  DryRunExecutor executor;
-  StepOutcome last;
-};
+using Bench = test::DryRunBench;
 
 TEST(EngineScheduler, LongPromptIsChunkedBehindDecodes) {
   Bench b(paged(64), SchedulerConfig{SchedulerPolicy::Continuous, 10, 0});

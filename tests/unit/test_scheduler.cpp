@@ -10,13 +10,14 @@
 #include "core/sched/dry_run_executor.h"
 #include "core/sched/scheduler.h"
 #include "core/sched/serve_sim.h"
+#include "tests/support/dry_run_bench.h"
 
 namespace inferscope {
 namespace {
 
-constexpr int32_t kVocab = 1000;
-constexpr int32_t kContext = 4096;
-const KvGeometry kGeometry{1, 1, 8, DType::F16};  // 32 bytes per token
+constexpr int32_t kVocab = test::DryRunBench::kVocab;
+constexpr int32_t kContext = test::DryRunBench::kContext;
+const KvGeometry& kGeometry = test::DryRunBench::kGeometry;  // 32 bytes per token
 
 KvConfig contiguous(int32_t max_seq_len, int32_t sequences) {
   KvConfig c;
@@ -47,23 +48,7 @@ Request request(RequestId id, int32_t prompt, int32_t output, double arrival_s =
 }
 
 // A scheduler over its own cache, stepped with the dry-run executor.
-struct Bench {
-  explicit Bench(const KvConfig& config)
-      : kv(make_kv_cache(kGeometry, config)),
-        scheduler(*kv, request_limit(*kv, config, kContext)),
-        executor(StepCost{0.01, 0.001}, kVocab) {}
-  StepPlan step() {
-    StepPlan plan = scheduler.schedule();
-    std::vector<SampledToken> sampled;
-    executor.execute(plan, sampled);
-    last = scheduler.complete(plan, sampled);
-    return plan;
-  }
-  std::unique_ptr<KvCache> kv;
-  Scheduler scheduler;
-  DryRunExecutor executor;
-  StepOutcome last;
-};
+using Bench = test::DryRunBench;
 
 ServeSimResult simulate(const KvConfig& config, std::vector<Request> requests) {
   auto kv = make_kv_cache(kGeometry, config);
