@@ -70,6 +70,12 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
     throw GgufError(f.path() + ": metadata " + a + "rope.scaling.type: '" + scaling +
                     "' is not supported (supported: none, linear)");
   }
+  // Llama 3.1-style per-dimension frequency factors change RoPE itself: refuse them rather than
+  // run a silently different model.
+  if (f.find_tensor("rope_freqs.weight") != nullptr) {
+    throw GgufError(f.path() + ": tensor 'rope_freqs.weight': per-dimension RoPE frequency factors (Llama 3.1 "
+                    "scaling) are not supported yet");
+  }
   const GgufTensorInfo& embd = f.tensor("token_embd.weight");
   if (embd.dims.size() != 2 || embd.dims[0] != c.dim) {
     throw GgufError(f.path() + ": tensor 'token_embd.weight': shape does not match embedding_length " +
