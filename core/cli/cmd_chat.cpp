@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/cli/commands.h"
+#include "core/cli/engine_options.h"
 #include "core/cli/model_options.h"
 #include "core/cli/sampling_options.h"
 #include "core/engine/engine.h"
@@ -45,13 +46,7 @@ int cmd_chat(int argc, char** argv) {
   const SamplingParams sampling = sampling_params(args);
   auto model = load_model(args);
   const RuntimeOptions ro = runtime_options(args);
-  EngineConfig config;
-  config.kv = KvConfig{ro.kv_kind, ro.block_size, ro.kv_budget_bytes, 0, ro.prefix_cache};
-  config.kv_dtype = ro.kv_dtype;
-  config.context_length = ro.context_length;
-  config.threads = ro.threads;
-  config.matmul = MatmulOptions{ro.activations};
-  config.attention = ro.attention;
+  const EngineConfig config = engine_config(ro);
 
   Conversation conv;
   if (args.has("--system")) conv.messages.push_back({"system", args.str("--system", "")});

@@ -1,5 +1,6 @@
-// inferscope-cli serve-sim: replay a serving workload through the scheduler and a KV cache manager,
-// and report memory use, concurrency, preemptions, prefix-cache hits, throughput and TTFT.
+// inferscope-cli serve-sim: replay a serving workload through the engine (its scheduler, KV cache
+// manager and model, or the dry run's cost model), and report memory use, concurrency,
+// preemptions, prefix-cache hits, throughput and TTFT.
 #include <cstdint>
 #include <cstdio>
 #include <climits>
@@ -10,9 +11,9 @@
 
 #include "core/cli/commands.h"
 #include "core/cli/model_options.h"
-#include "core/sched/dry_run_executor.h"
-#include "core/sched/model_executor.h"
-#include "core/sched/serve_sim.h"
+#include "core/cli/engine_options.h"
+#include "core/engine/workload_runner.h"
+#include "core/model/llama_model.h"
 #include "core/sched/workload.h"
 
 namespace inferscope::cli {
@@ -71,7 +72,7 @@ std::string num(double v, const char* format = "%.3f") {
   return buf;
 }
 
-void print_text(const ServeSimResult& result, const nlohmann::json& config) {
+void print_text(const WorkloadResult& result, const nlohmann::json& config) {
   const ServeSummary& s = result.summary;
   std::cout << "serve-sim: " << s.requests_total << " requests, " << config["kv"].get<std::string>() << " KV";
   if (config["kv"] == "paged") {
@@ -98,10 +99,8 @@ void print_text(const ServeSimResult& result, const nlohmann::json& config) {
             << num(s.time_to_first_token_seconds_p99) << " s\n"
             << "  e2e latency     p50 " << num(s.e2e_request_latency_seconds_p50) << " s, p99 "
             << num(s.e2e_request_latency_seconds_p99) << " s\n";
-  for (const ServeRequestResult& r : result.requests) {
-    if (r.request.state == RequestState::Refused) {
-      std::cout << "  refused         request " << r.request.id << ": " << r.request.refusal << "\n";
-    }
+  for (const WorkloadOutput& r : result.outputs) {
+    if (!r.error.empty()) std::cout << "  refused         request " << r.id << ": " << r.error << "\n";
   }
 }
 
@@ -125,7 +124,7 @@ int cmd_serve_sim(int argc, char** argv) {
       {"--scheduler", "", true, "continuous (default: every step admits) or static (a batch runs until its longest ends)"},
       {"--max-batch-tokens", "", true, "tokens computed per step at most; prompts go in chunks behind decodes (default: no limit)"},
       {"--max-running", "", true, "requests running at once at most (default: no limit)"},
-      {"--metrics-json", "", true, "also write the JSON report (summary, config, every request) to FILE"},
+      {"--metrics-json", "", true, "also write the whole run (summary, config, every request with its latencies, every engine step) to FILE"},
       {"--json", "", false, "print one JSON object instead of the summary"},
   });
   if (print_help_if_asked("serve-sim --model PATH (--workload FILE | --generate-workload N --prompt-len A:B "
@@ -153,64 +152,56 @@ int cmd_serve_sim(int argc, char** argv) {
   const RuntimeOptions options = runtime_options(args);
   auto model = load_model(args);
 
+  EngineConfig config = engine_config(options);
+  config.scheduler = sched;
   const int32_t model_ctx = model->config().context_length;
   const int32_t context = options.context_length > 0 ? std::min(options.context_length, model_ctx) : model_ctx;
-  KvConfig kv_config;
-  kv_config.kind = options.kv_kind;
-  kv_config.block_size = options.block_size;
-  kv_config.prefix_cache = options.prefix_cache;
-  kv_config.max_seq_len = static_cast<int32_t>(args.integer("--max-seq-len", context, 1, context));
-  const KvGeometry geometry = model->kv_geometry(options.kv_dtype);
+  config.kv.max_seq_len = static_cast<int32_t>(args.integer("--max-seq-len", context, 1, context));
   // Default budget: one request at max_seq_len (whole blocks when paged), as every other command.
-  const size_t default_slots = (static_cast<size_t>(kv_config.max_seq_len) + kv_config.block_size - 1) /
-                               kv_config.block_size * kv_config.block_size;
-  kv_config.budget_bytes = options.kv_budget_bytes > 0 ? options.kv_budget_bytes
-                                                       : geometry.bytes_per_token() * default_slots;
-  std::unique_ptr<KvCache> kv;
+  const size_t default_slots = (static_cast<size_t>(config.kv.max_seq_len) + config.kv.block_size - 1) /
+                               config.kv.block_size * config.kv.block_size;
+  if (config.kv.budget_bytes == 0) {
+    config.kv.budget_bytes = model->kv_geometry(options.kv_dtype).bytes_per_token() * default_slots;
+  }
+
+  const Tokenizer& tokenizer = model->tokenizer();
+  const std::vector<Request> requests = materialize_workload(
+      workload, [&](std::string_view text, bool add_bos) { return tokenizer.encode(text, add_bos); },
+      model->config().vocab_size, static_cast<uint64_t>(args.integer("--seed", 1, 0, INT64_MAX)));
+  WorkloadRunOptions run;
+  run.sampling.ignore_eos = !args.has("--stop-at-eos");  // greedy; each request runs to its output_tokens
+  if (dry_run) run.dry_run = cost;
+  WorkloadResult result;
   try {
-    kv = make_kv_cache(geometry, kv_config);
+    result = run_workload(*model, config, requests, run);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
 
-  const Tokenizer& tokenizer = model->tokenizer();
-  std::vector<Request> requests = materialize_workload(
-      workload, [&](std::string_view text, bool add_bos) { return tokenizer.encode(text, add_bos); },
-      model->config().vocab_size, static_cast<uint64_t>(args.integer("--seed", 1, 0, INT64_MAX)));
-
-  std::unique_ptr<StepExecutor> executor;
-  if (dry_run) {
-    executor = std::make_unique<DryRunExecutor>(cost, model->config().vocab_size);
-  } else {
-    ModelExecutorOptions mo;
-    mo.threads = options.threads;
-    mo.matmul = MatmulOptions{options.activations};
-    mo.attention = options.attention;
-    mo.stop_at_eog = args.has("--stop-at-eos");
-    executor = std::make_unique<ModelExecutor>(*model, *kv, mo);
+  const nlohmann::json config_json = {{"kv", kv_kind_name(result.config.kv.kind)},
+                                      {"block_size", result.config.kv.block_size},
+                                      {"kv_budget_bytes", result.config.kv.budget_bytes},
+                                      {"max_seq_len", result.config.kv.max_seq_len},
+                                      {"prefix_cache", result.config.kv.prefix_cache},
+                                      {"kv_dtype", dtype_name(result.config.kv_dtype)},
+                                      {"attention", result.config.attention},
+                                      {"dry_run", dry_run},
+                                      {"step_fixed_s", cost.fixed_s},
+                                      {"step_per_token_s", cost.per_token_s},
+                                      {"scheduler", scheduler_policy_name(sched.policy)},
+                                      {"max_batch_tokens", sched.max_batch_tokens},
+                                      {"max_running", sched.max_running}};
+  nlohmann::json out = workload_json(result, false);
+  out["config"] = config_json;
+  if (args.has("--metrics-json")) {
+    nlohmann::json timeline = workload_json(result, true);
+    timeline["config"] = config_json;
+    write_file_atomically(args.str("--metrics-json", ""), timeline.dump(2) + "\n");
   }
-  const ServeSimResult result =
-      run_serve_sim(std::move(requests), *kv, request_limit(*kv, kv_config, context), *executor, dry_run, sched);
-
-  const nlohmann::json config = {{"kv", kv_kind_name(kv_config.kind)},
-                                 {"block_size", kv_config.block_size},
-                                 {"kv_budget_bytes", kv_config.budget_bytes},
-                                 {"max_seq_len", kv_config.max_seq_len},
-                                 {"prefix_cache", kv_config.prefix_cache},
-                                 {"dry_run", dry_run},
-                                 {"step_fixed_s", cost.fixed_s},
-                                 {"step_per_token_s", cost.per_token_s},
-                                 {"scheduler", scheduler_policy_name(sched.policy)},
-                                 {"max_batch_tokens", sched.max_batch_tokens},
-                                 {"max_running", sched.max_running}};
-  nlohmann::json out = summary_json(result.summary);
-  out["config"] = config;
-  out["requests"] = requests_json(result.requests);
-  if (args.has("--metrics-json")) write_file_atomically(args.str("--metrics-json", ""), out.dump(2) + "\n");
   if (args.has("--json")) {
     std::cout << out.dump(2) << "\n";
   } else {
-    print_text(result, config);
+    print_text(result, config_json);
   }
   return 0;
 }

@@ -1,24 +1,15 @@
-// The Engine: owns the KV cache, the scheduler and the model executor (with each request's
-// sampler), and runs ARCHITECTURE.md §3's step loop on one dedicated thread. Every public call is
+// The Engine: runs an EngineCore (the KV cache, the scheduler and the model executor with each
+// request's sampler: ARCHITECTURE.md §3's step loop) on one dedicated thread. Every public call is
 // thread-safe and returns at once (kv_snapshot() waits at most one step); requests and commands
 // go through a queue that the engine thread drains between steps, and it sleeps on a condition
 // variable while there is nothing to do.
 #pragma once
 #include <condition_variable>
-#include <map>
-#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
-#include "core/engine/engine_config.h"
-#include "core/engine/engine_metrics.h"
-#include "core/engine/engine_request.h"
-#include "core/engine/stop_strings.h"
-#include "core/kv/kv_cache.h"
-#include "core/sched/model_executor.h"
-#include "core/sched/scheduler.h"
-#include "core/tokenizer/tokenizer.h"
+#include "core/engine/engine_core.h"
 
 namespace inferscope {
 
@@ -42,15 +33,9 @@ class Engine {
   EngineMetricsSnapshot metrics_snapshot() const;
   // The cache's block table, taken by the engine thread between steps.
   KvSnapshot kv_snapshot();
-  const LlamaModel& model() const { return model_; }
+  const LlamaModel& model() const { return core_.model(); }
 
  private:
-  // A request as the engine thread streams it.
-  struct Live {
-    Utf8StreamDecoder decoder;
-    StopMatcher stop;
-    double arrival_s = 0, last_token_s = 0;
-  };
   struct Inbox {
     std::vector<std::pair<RequestId, EngineRequest>> submitted;
     std::vector<RequestId> cancelled;
@@ -59,28 +44,8 @@ class Engine {
   };
 
   void run();
-  double now() const;
-  void apply_config(const EngineConfig& next);
-  void start(RequestId id, EngineRequest request);
-  void step();
-  // Streams one sampled token of `id`; true when a stop string ended it.
-  bool emit(RequestId id, TokenId token);
-  // Ends a request the scheduler holds: flushes its text, reports, forgets it.
-  void end(RequestId id, StopReason reason, const std::string& error = {});
-  void publish_queue();
 
-  const LlamaModel& model_;
-  const EngineCallbacks callbacks_;
-  const std::chrono::steady_clock::time_point start_;
-
-  // Engine-thread state.
-  EngineConfig config_;
-  std::unique_ptr<KvCache> kv_;
-  RequestLimit limit_;
-  std::unique_ptr<ModelExecutor> executor_;
-  std::unique_ptr<Scheduler> scheduler_;
-  std::map<RequestId, Live> live_;
-  std::vector<SampledToken> sampled_;
+  EngineCore core_;  // touched only by the engine thread once it runs (its metrics are thread-safe)
 
   // Shared with callers, under mu_.
   mutable std::mutex mu_;
@@ -92,8 +57,7 @@ class Engine {
   uint64_t snapshot_generation_ = 0;
   KvSnapshot snapshot_;
 
-  EngineMetrics metrics_;  // thread-safe on its own
-  std::thread thread_;     // last: starts after everything above exists
+  std::thread thread_;  // last: starts after everything above exists
 };
 
 }  // namespace inferscope

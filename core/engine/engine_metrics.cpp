@@ -58,6 +58,8 @@ void EngineMetrics::on_step(const StepMetrics& step, const KvStats& kv) {
   std::lock_guard lock(mu_);
   steps_.push(step);
   ++totals_.num_steps;
+  totals_.prefix_cache_queries += step.prefix_cache_queries;
+  totals_.prefix_cache_hits += step.prefix_cache_hits;
   totals_.kv = kv;
 }
 
@@ -100,7 +102,9 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
                      {"kv_internal_fragmentation_perc", st.kv_internal_fragmentation_perc},
                      {"kv_reserved_unused_perc", st.kv_reserved_unused_perc},
                      {"attention_scratch_bytes", st.attention_scratch_bytes},
-                     {"attention_seconds", st.attention_seconds}});
+                     {"attention_seconds", st.attention_seconds},
+                     {"prefix_cache_queries", st.prefix_cache_queries},
+                     {"prefix_cache_hits", st.prefix_cache_hits}});
   }
   nlohmann::json requests = nlohmann::json::array();
   for (const RequestMetrics& r : s.requests) {
@@ -128,8 +132,8 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
           {"kv_cache_usage_perc", s.kv.kv_cache_usage_perc()},
           {"kv_internal_fragmentation_perc", s.kv.kv_internal_fragmentation_perc()},
           {"kv_reserved_unused_perc", s.kv.kv_reserved_unused_perc()},
-          {"prefix_cache_queries", s.kv.prefix_cache_queries},
-          {"prefix_cache_hits", s.kv.prefix_cache_hits},
+          {"prefix_cache_queries", s.prefix_cache_queries},
+          {"prefix_cache_hits", s.prefix_cache_hits},
           {"steps", std::move(steps)},
           {"requests", std::move(requests)}};
 }

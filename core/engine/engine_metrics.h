@@ -39,6 +39,8 @@ struct StepMetrics {
   double kv_cache_usage_perc = 0, kv_internal_fragmentation_perc = 0, kv_reserved_unused_perc = 0;
   size_t attention_scratch_bytes = 0;  // the attention implementation's scratch at its peak
   double attention_seconds = 0;        // time spent in attention, all layers
+  int32_t prefix_cache_queries = 0;    // prompt tokens of the step's admissions looked up in the prefix cache
+  int32_t prefix_cache_hits = 0;       // of those, tokens found cached (not computed)
 };
 
 struct EngineMetricsSnapshot {
@@ -46,6 +48,7 @@ struct EngineMetricsSnapshot {
   int32_t num_requests_running = 0, num_requests_waiting = 0;
   int64_t num_preemptions = 0, num_steps = 0, requests_finished = 0;
   int64_t prompt_tokens_total = 0, generation_tokens_total = 0;
+  int64_t prefix_cache_queries = 0, prefix_cache_hits = 0;  // over every admission (tokens)
   // Over the steps in `steps` (the recent window): tokens computed / time spent in steps.
   double prefill_tokens_per_second = 0, decode_tokens_per_second = 0;
   KvStats kv;                            // as of the last step
@@ -66,13 +69,16 @@ class EngineMetrics {
   void on_preempted(int64_t count);
   void on_step(const StepMetrics& step, const KvStats& kv);
   void set_queue(int32_t running, int32_t waiting);
+  // Windows of SIZE_MAX keep everything (a finite workload's whole timeline).
+  explicit EngineMetrics(size_t step_window = kStepWindow, size_t finished_window = kFinishedWindow)
+      : finished_(finished_window), steps_(step_window) {}
   EngineMetricsSnapshot snapshot(double now) const;
 
  private:
   mutable std::mutex mu_;
   std::map<RequestId, RequestMetrics> live_;
-  Ring<RequestMetrics> finished_{kFinishedWindow};
-  Ring<StepMetrics> steps_{kStepWindow};
+  Ring<RequestMetrics> finished_;
+  Ring<StepMetrics> steps_;
   EngineMetricsSnapshot totals_;  // counters and gauges; its vectors stay empty
 };
 

@@ -8,7 +8,7 @@ namespace inferscope {
 template <typename T>
 class Ring {
  public:
-  explicit Ring(size_t capacity) : capacity_(capacity) { items_.reserve(capacity); }
+  explicit Ring(size_t capacity) : capacity_(capacity) {}
   void push(T value) {
     if (items_.size() < capacity_) {
       items_.push_back(std::move(value));

@@ -16,6 +16,7 @@ struct SamplingParams {
   float repeat_penalty = 1.0f;   // 1 = off; llama.cpp's rule: logit>0 ? logit/pen : logit*pen
   int32_t repeat_last_n = 64;    // how many recent tokens the penalty looks at
   uint64_t seed = 0xC0FFEE;
+  bool ignore_eos = false;       // keep generating past end-of-generation tokens (benchmarks, as vLLM)
 };
 
 class Sampler {

@@ -18,6 +18,10 @@ ModelExecutor::ModelExecutor(const LlamaModel& model, KvCache& kv, const ModelEx
 
 ModelExecutor::~ModelExecutor() = default;
 
+void ModelExecutor::set_sampling(RequestId id, const SamplingParams& params) {
+  samplers_.insert_or_assign(id, Sampler(params));
+}
+
 void ModelExecutor::set_attention(const std::string& name) {
   if (name != attention_->name()) attention_ = make_attention(name);
 }
@@ -39,7 +43,8 @@ double ModelExecutor::execute(const StepPlan& plan, std::vector<SampledToken>& s
     }
     Sampler& sampler = samplers_.try_emplace(s.id, options_.sampling).first->second;
     const TokenId next = sampler.sample(std::span(logits_).subspan(i * vocab, vocab), s.history);
-    sampled.push_back(SampledToken{next, options_.stop_at_eog && model_.tokenizer().vocab().is_eog(next)});
+    const bool eog = !sampler.params().ignore_eos && model_.tokenizer().vocab().is_eog(next);
+    sampled.push_back(SampledToken{next, eog});
   }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

@@ -20,7 +20,6 @@ struct ModelExecutorOptions {
   MatmulOptions matmul;
   std::string attention = "flash";  // "flash" or "naive"
   SamplingParams sampling;      // the sampler of a request without its own (greedy by default)
-  bool stop_at_eog = false;     // end a request at an end-of-generation token (else run to output_tokens)
 };
 
 class ModelExecutor final : public StepExecutor {
@@ -28,16 +27,13 @@ class ModelExecutor final : public StepExecutor {
   ModelExecutor(const LlamaModel& model, KvCache& kv, const ModelExecutorOptions& options);
   ~ModelExecutor() override;
   double execute(const StepPlan& plan, std::vector<SampledToken>& sampled) override;
+  void set_sampling(RequestId id, const SamplingParams& params) override;
   void forget(RequestId id) override { samplers_.erase(id); }
-  // Gives `id` its own sampler (before its first step).
-  void set_sampling(RequestId id, const SamplingParams& params) { samplers_.insert_or_assign(id, Sampler(params)); }
-  // Runs later steps on another cache (the engine replaced it between steps).
-  void rebind(KvCache& kv) { kv_ = &kv; }
-  // Runs later steps with another attention implementation ("flash" or "naive").
-  void set_attention(const std::string& name);
-  // What the last step's attention needed: scratch bytes at its peak, and seconds over all layers.
-  size_t last_attention_scratch_bytes() const { return forward_.last_attention_scratch_bytes(); }
-  double last_attention_seconds() const { return forward_.last_attention_seconds(); }
+  void rebind(KvCache& kv) override { kv_ = &kv; }
+  void set_attention(const std::string& name) override;
+  AttentionUse last_attention() const override {
+    return {forward_.last_attention_scratch_bytes(), forward_.last_attention_seconds()};
+  }
 
  private:
   const LlamaModel& model_;

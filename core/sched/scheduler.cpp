@@ -99,7 +99,9 @@ bool Scheduler::add(Request request) {
 StepPlan Scheduler::schedule() {
   StepPlan plan;
   const int32_t budget = config_.max_batch_tokens > 0 ? config_.max_batch_tokens : INT32_MAX;
-  const bool batch_forming = running_.empty();  // the static policy admits only between batches
+  // Static: a new batch forms when nothing runs, and keeps forming across steps while only the
+  // token budget holds admissions back (a long prompt per step under chunked prefill).
+  if (running_.empty()) static_batch_forming_ = true;
   // Decodes first, oldest first: each running request feeds the token it sampled last step.
   for (size_t i = 0; i < running_.size(); ++i) {
     if (!decoding(requests_.at(running_[i]))) continue;
@@ -115,10 +117,14 @@ StepPlan Scheduler::schedule() {
   }
   // Admitting right after a preemption would only preempt again (vLLM does the same).
   if (!plan.preempted.empty() || admission_blocked_) return plan;
-  if (config_.policy == SchedulerPolicy::Static && !batch_forming) return plan;
+  if (config_.policy == SchedulerPolicy::Static && !static_batch_forming_) return plan;
+  bool out_of_budget = false;
   while (!waiting_.empty()) {
     const int32_t left = budget - plan.new_tokens();
-    if (left <= 0) break;
+    if (left <= 0) {
+      out_of_budget = true;
+      break;
+    }
     if (config_.max_running > 0 && static_cast<int32_t>(running_.size()) >= config_.max_running) break;
     Request& r = requests_.at(waiting_.front());
     if (!admit(r, left, plan)) {
@@ -129,6 +135,7 @@ StepPlan Scheduler::schedule() {
     running_.push_back(r.id);
     r.state = RequestState::Running;
   }
+  if (!out_of_budget) static_batch_forming_ = false;  // queue empty, max_running reached, or out of memory
   return plan;
 }
 

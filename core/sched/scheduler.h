@@ -5,8 +5,8 @@
 // tokens). When the KV cache runs out, the newest running request is preempted (its blocks freed,
 // recomputed later from its prompt and output). Admission stops at the first waiting request whose
 // next chunk does not fit (FCFS) or at max_running. Finished requests free their memory at once.
-// The static policy (the pre-Orca baseline) admits a batch only when nothing runs: the batch then
-// runs until its longest request finishes.
+// The static policy (the pre-Orca baseline) forms a batch only when nothing runs (up to max_running
+// requests, as many as fit): the batch then runs until its longest request finishes.
 //
 // The scheduler sees the cache only through KvCache (allocate / attach_prefix / free): never its
 // blocks. It knows no clock and no model: an executor runs each StepPlan and reports the tokens.
@@ -123,7 +123,6 @@ class Scheduler {
   // Gives `r` cache room for its first chunk (after any prefix-cache hit) of at most `budget`
   // tokens; false, holding nothing, when it does not fit.
   bool admit(Request& r, int32_t budget, StepPlan& plan);
-  bool may_admit() const;
   void remove_running(RequestId id);
 
   KvCache* kv_;
@@ -134,6 +133,7 @@ class Scheduler {
   std::vector<RequestId> running_;  // in admission order: the newest is last
   // Set when the head of the queue did not fit: admission is retried only after memory is freed.
   bool admission_blocked_ = false;
+  bool static_batch_forming_ = false;  // the static policy may still admit into the current batch
   int64_t num_preemptions_ = 0;
 };
 

@@ -1,10 +1,20 @@
 // Runs a scheduled step: computes the plan's new tokens and picks each sequence's next token.
+// The real model (ModelExecutor) and serve-sim's dry run (DryRunExecutor) are the two executors.
 #pragma once
+#include <cstddef>
+#include <string>
 #include <vector>
 
+#include "core/sample/sampler.h"
 #include "core/sched/scheduler.h"
 
 namespace inferscope {
+
+// What the last step's attention needed: scratch bytes at its peak, and seconds over all layers.
+struct AttentionUse {
+  size_t scratch_bytes = 0;
+  double seconds = 0;
+};
 
 class StepExecutor {
  public:
@@ -13,8 +23,15 @@ class StepExecutor {
   // plan order) and returns the step's duration in seconds (measured, or modelled on a virtual clock).
   // Throws when the step fails; its sequences then hold slots never written (KvCache::discard them).
   virtual double execute(const StepPlan& plan, std::vector<SampledToken>& sampled) = 0;
+  // Gives `id` its own sampling parameters (before its first step); executors that do not sample ignore them.
+  virtual void set_sampling(RequestId /*id*/, const SamplingParams& /*params*/) {}
   // The request has left for good: drop anything kept for it (its sampler).
   virtual void forget(RequestId /*id*/) {}
+  // Runs later steps on another cache (the engine replaced it between steps).
+  virtual void rebind(KvCache& /*kv*/) {}
+  // Runs later steps with another attention implementation ("flash" or "naive").
+  virtual void set_attention(const std::string& /*name*/) {}
+  virtual AttentionUse last_attention() const { return {}; }
 };
 
 }  // namespace inferscope

@@ -1,5 +1,5 @@
-// serve-sim on real models: batched, scheduled (and preempted) greedy generation gives every
-// request exactly the tokens it gets alone, with either KV manager; the CLI reports what it should.
+// serve-sim on real models: the engine's batched, scheduled (and preempted) greedy generation gives
+// every request exactly the tokens it gets alone, with either KV manager; the CLI reports what it should.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,8 +12,7 @@
 #include "core/kv/kv_config.h"
 #include "core/model/llama_model.h"
 #include "core/sample/sampler.h"
-#include "core/sched/model_executor.h"
-#include "core/sched/serve_sim.h"
+#include "core/engine/workload_runner.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/test_models.h"
 
@@ -48,10 +47,10 @@ class ServeSimBatchInvariance : public ::testing::TestWithParam<KvCase> {};
 TEST_P(ServeSimBatchInvariance, EveryRequestGetsItsAloneTokens) {
   INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
   const auto model = LlamaModel::load(path);
-  const KvGeometry geometry = model->kv_geometry(DType::F16);
-  KvConfig config = GetParam().config;
-  config.budget_bytes *= geometry.bytes_per_token();  // the cases give their budget in tokens
-  auto kv = make_kv_cache(geometry, config);
+  EngineConfig config;
+  config.kv = GetParam().config;
+  config.kv.budget_bytes *= model->kv_geometry(DType::F16).bytes_per_token();  // the cases give their budget in tokens
+  config.threads = 2;
 
   std::vector<Request> requests;
   for (size_t i = 0; i < std::size(kPrompts); ++i) {
@@ -62,12 +61,7 @@ TEST_P(ServeSimBatchInvariance, EveryRequestGetsItsAloneTokens) {
     r.max_output_tokens = kPrompts[i].output_tokens;
     requests.push_back(r);
   }
-  ModelExecutorOptions options;
-  options.threads = 2;
-  options.stop_at_eog = true;  // as generate() does
-  ModelExecutor executor(*model, *kv, options);
-  const ServeSimResult result = run_serve_sim(requests, *kv, request_limit(*kv, config, model->config().context_length),
-                                              executor, false);
+  const WorkloadResult result = run_workload(*model, config, requests);  // greedy, stopping at EOS as generate()
 
   EXPECT_EQ(result.summary.requests_finished, static_cast<int32_t>(std::size(kPrompts)));
   EXPECT_GT(result.summary.max_concurrent_requests, 1);
@@ -75,10 +69,9 @@ TEST_P(ServeSimBatchInvariance, EveryRequestGetsItsAloneTokens) {
     EXPECT_GT(result.summary.num_preemptions, 0);
   }
   for (size_t i = 0; i < std::size(kPrompts); ++i) {
-    const Request& served = result.requests[i].request;
-    const std::vector<TokenId> output(served.tokens.begin() + served.prompt_tokens, served.tokens.end());
+    const std::vector<TokenId>& output = result.outputs[i].tokens;
     EXPECT_EQ(output, alone(*model, requests[i].tokens, kPrompts[i].output_tokens))
-        << "request " << i << " (\"" << kPrompts[i].text << "\"), preempted " << served.num_preemptions << " times";
+        << "request " << i << " (\"" << kPrompts[i].text << "\")";
     EXPECT_GT(output.size(), 10u);
   }
 }
@@ -147,11 +140,45 @@ TEST(ServeSimCli, OversizedRequestsAreRefusedWithAReason) {
   const auto j = serve_json(args + "3 --prompt-len 2100:2100 --output-len 4:4");
   EXPECT_EQ(j["requests_refused"], 3);
   EXPECT_EQ(j["requests_finished"], 0);
-  EXPECT_EQ(j["requests"][0]["finish"], "refused");
-  EXPECT_NE(j["requests"][0]["refusal"].get<std::string>().find("context length (2048)"), std::string::npos);
+  EXPECT_EQ(j["requests"][0]["finish_reason"], "error");
+  EXPECT_NE(j["requests"][0]["error"].get<std::string>().find("context length (2048)"), std::string::npos);
   const CliRun text = cli("serve-sim " + args + "1 --prompt-len 2100 --output-len 4");
   EXPECT_EQ(text.exit_code, 0);
-  EXPECT_NE(text.out.find("refused         request 0: needs 2103 KV slots"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("refused         request 0: the prompt of 2100 tokens leaves no room"), std::string::npos)
+      << text.out;
+}
+
+TEST(ServeSimCli, MetricsJsonHoldsTheEngineTimeline) {
+  INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
+  const std::string file = (std::filesystem::temp_directory_path() / "inferscope_serve_sim_timeline.json").string();
+  const CliRun r = cli("serve-sim --model " + path + " --generate-workload 5 --prompt-len 8:40 --output-len 6:20 " +
+                       "--max-batch-tokens 16 --metrics-json " + file);
+  ASSERT_EQ(r.exit_code, 0);
+  std::ifstream in(file);
+  const auto j = nlohmann::json::parse(in);
+  std::filesystem::remove(file);
+  // Every engine step is there, with the tokens it computed under the 16-token budget.
+  ASSERT_EQ(j["step_timeline"].size(), j["steps"].get<size_t>());
+  int64_t prefill = 0, decode = 0;
+  double previous = 0;
+  for (const auto& step : j["step_timeline"]) {
+    EXPECT_LE(step["prefill_tokens"].get<int>() + step["decode_tokens"].get<int>(), 16 + 5);
+    EXPECT_GT(step["duration_s"].get<double>(), 0.0);
+    EXPECT_GE(step["time_s"].get<double>(), previous);
+    EXPECT_GT(step["attention_seconds"].get<double>(), 0.0);
+    previous = step["time_s"].get<double>();
+    prefill += step["prefill_tokens"].get<int64_t>();
+    decode += step["decode_tokens"].get<int64_t>();
+  }
+  EXPECT_EQ(prefill, j["prefill_tokens"].get<int64_t>());
+  EXPECT_EQ(decode, j["decode_tokens"].get<int64_t>());
+  // Every request, with each inter-token latency and its text.
+  ASSERT_EQ(j["requests"].size(), 5u);
+  for (const auto& q : j["requests"]) {
+    EXPECT_EQ(q["finish_reason"], "length");
+    EXPECT_EQ(q["inter_token_latency_seconds"].size(), q["generation_tokens"].get<size_t>() - 1);
+    EXPECT_FALSE(q["text"].get<std::string>().empty());
+  }
 }
 
 TEST(ServeSimCli, DemoModelShowsPagingAndPrefixCaching) {

@@ -14,24 +14,10 @@
 namespace inferscope {
 namespace {
 
-constexpr int32_t kVocab = test::DryRunBench::kVocab;
 const KvGeometry& kGeometry = test::DryRunBench::kGeometry;
 
-KvConfig paged(int32_t blocks) {
-  KvConfig c;
-  c.block_size = 16;
-  c.budget_bytes = kGeometry.bytes_per_token() * 16 * blocks;
-  return c;
-}
-
-Request request(RequestId id, int32_t prompt, int32_t output) {
-  Request r;
-  r.id = id;
-  for (int32_t i = 0; i < prompt; ++i) r.tokens.push_back((id * 131 + i) % kVocab);
-  r.prompt_tokens = prompt;
-  r.max_output_tokens = output;
-  return r;
-}
+using test::paged;
+using test::request;
 
 using Bench = test::DryRunBench;
 
@@ -90,6 +76,29 @@ TEST(EngineScheduler, StaticBatchRunsUntilItsLongestFinishes) {
   const StepPlan p = b.step();
   ASSERT_EQ(p.seqs.size(), 1u);
   EXPECT_EQ(p.seqs[0].id, 2);
+}
+
+TEST(EngineScheduler, StaticBatchFillsAcrossStepsUnderTheTokenBudget) {
+  // A budget of 10 tokens holds one 10-token prompt per step: the batch keeps forming until all 3
+  // (max_running) run, and a request arriving once it is formed waits for the next batch.
+  Bench b(paged(64), SchedulerConfig{SchedulerPolicy::Static, 10, 3});
+  for (RequestId id : {0, 1, 2}) ASSERT_TRUE(b.scheduler.add(request(id, 10, 6)));
+  EXPECT_EQ(b.step().seqs.size(), 1u);
+  EXPECT_EQ(b.step().seqs.size(), 2u);  // 0 decodes, 1 joins with 9 prompt tokens
+  EXPECT_EQ(b.step().seqs.size(), 3u);  // 2 joins: the batch is full
+  ASSERT_TRUE(b.scheduler.add(request(3, 8, 6)));
+  while (b.scheduler.request(2).state != RequestState::Finished) {
+    for (const ScheduledSeq& s : b.step().seqs) EXPECT_NE(s.id, 3);
+  }
+  EXPECT_EQ(b.step().seqs.front().id, 3);
+}
+
+TEST(EngineScheduler, StaticBatchClosesWhenTheQueueRunsDry) {
+  Bench b(paged(64), SchedulerConfig{SchedulerPolicy::Static, 10, 4});
+  ASSERT_TRUE(b.scheduler.add(request(0, 4, 6)));
+  EXPECT_EQ(b.step().seqs.size(), 1u);  // everyone waiting was admitted: the batch is formed
+  ASSERT_TRUE(b.scheduler.add(request(1, 4, 6)));
+  EXPECT_EQ(b.step().seqs.size(), 1u);
 }
 
 TEST(EngineScheduler, FinishFreesMemoryAndLetsTheQueueMove) {

@@ -1,0 +1,238 @@
+#include "core/engine/engine_core.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/attention/attention_factory.h"
+#include "core/engine/generation.h"
+#include "core/engine/prompt.h"
+#include "core/model/llama_model.h"
+#include "core/sched/model_executor.h"
+
+namespace inferscope {
+namespace {
+
+std::unique_ptr<KvCache> build_cache(const LlamaModel& model, const EngineConfig& c) {
+  return make_kv_cache(model.kv_geometry(c.kv_dtype), c.kv);
+}
+
+std::unique_ptr<StepExecutor> build_executor(const LlamaModel& model, KvCache& kv, const EngineConfig& c,
+                                             const EngineCoreOptions& options) {
+  if (options.dry_run) return std::make_unique<DryRunExecutor>(*options.dry_run, model.config().vocab_size);
+  ModelExecutorOptions o;
+  o.threads = c.threads;
+  o.matmul = c.matmul;
+  o.attention = c.attention;
+  return std::make_unique<ModelExecutor>(model, kv, o);
+}
+
+std::vector<TokenId> encode_request(const LlamaModel& model, const EngineRequest& r) {
+  if (!r.messages.empty()) return encode_chat(model, r.messages);
+  if (r.prompt_tokens.empty()) return encode_prompt(model, r.prompt);
+  const int32_t vocab = model.config().vocab_size;
+  for (TokenId id : r.prompt_tokens) {
+    if (id < 0 || id >= vocab) {
+      throw std::invalid_argument("prompt token " + std::to_string(id) + " is outside the vocabulary (0.." +
+                                  std::to_string(vocab - 1) + ")");
+    }
+  }
+  return r.prompt_tokens;
+}
+
+}  // namespace
+
+EngineCore::EngineCore(const LlamaModel& model, EngineConfig config, EngineCallbacks callbacks,
+                       EngineCoreOptions options)
+    : model_(model),
+      callbacks_(std::move(callbacks)),
+      options_(options),
+      clock_(options.dry_run.has_value()),
+      config_(resolve_config(std::move(config), model)),
+      kv_(build_cache(model, config_)),
+      limit_(request_limit(*kv_, config_.kv, config_.context_length)),
+      executor_(build_executor(model, *kv_, config_, options_)),
+      scheduler_(std::make_unique<Scheduler>(*kv_, limit_, config_.scheduler)),
+      metrics_(options.step_window, options.finished_window) {}
+
+EngineCore::~EngineCore() = default;
+
+void EngineCore::apply_config(const EngineConfig& requested) {
+  EngineConfig next = requested;
+  next.threads = config_.threads;  // fixed at construction
+  next.matmul = config_.matmul;
+  std::string note;
+  try {
+    next = resolve_config(next, model_);
+    const std::string change = describe_change(config_, next);
+    make_attention(next.attention);          // validates the name before anything changes
+    scheduler_->set_config(next.scheduler);  // validates before anything else changes
+    if (needs_new_cache(config_, next)) {
+      std::unique_ptr<KvCache> kv = build_cache(model_, next);
+      // The running requests keep their tokens and are recomputed on the new cache.
+      const std::vector<RequestId> preempted = scheduler_->preempt_all();
+      metrics_.on_preempted(static_cast<int64_t>(preempted.size()));
+      limit_ = request_limit(*kv, next.kv, next.context_length);
+      const std::vector<RequestId> refused = scheduler_->rebind(*kv, limit_);
+      executor_->rebind(*kv);
+      kv_ = std::move(kv);
+      note = change + ": new KV cache; " + std::to_string(preempted.size()) +
+             " running requests preempted (recomputed on the new cache)";
+      for (RequestId id : refused) end(id, StopReason::Failed, scheduler_->request(id).refusal);
+      if (!refused.empty()) note += ", " + std::to_string(refused.size()) + " no longer fit and failed";
+    } else {
+      note = change;
+    }
+    executor_->set_attention(next.attention);
+    config_ = next;
+  } catch (const std::exception& e) {
+    scheduler_->set_config(config_.scheduler);
+    if (callbacks_.on_config) callbacks_.on_config(false, std::string("config rejected: ") + e.what());
+    return;
+  }
+  if (callbacks_.on_config) callbacks_.on_config(true, note);
+}
+
+void EngineCore::reject(RequestId id, double arrival_s, int32_t prompt_tokens, const std::string& message) {
+  metrics_.on_arrival(id, arrival_s, prompt_tokens);
+  metrics_.on_finished(id, now(), stop_reason_name(StopReason::Failed), 0);
+  if (callbacks_.on_error) callbacks_.on_error(id, message);
+  if (callbacks_.on_finished) callbacks_.on_finished(id, StopReason::Failed);
+}
+
+void EngineCore::add(RequestId id, EngineRequest request, double arrival_s) {
+  const double t = arrival_s >= 0 ? arrival_s : now();
+  Request r;
+  r.id = id;
+  r.arrival_s = t;
+  try {
+    r.tokens = encode_request(model_, request);
+  } catch (const std::exception& e) {
+    return reject(id, t, 0, std::string("bad prompt: ") + e.what());
+  }
+  r.prompt_tokens = static_cast<int32_t>(r.tokens.size());
+  if (r.prompt_tokens >= limit_.max_kv_tokens) {
+    return reject(id, t, r.prompt_tokens,
+                  "the prompt of " + std::to_string(r.prompt_tokens) +
+                      " tokens leaves no room to generate: one request holds at most " +
+                      std::to_string(limit_.max_kv_tokens) + " tokens (" + limit_.why + ")");
+  }
+  r.max_output_tokens = request.max_tokens > 0 ? request.max_tokens : limit_.max_kv_tokens - r.prompt_tokens + 1;
+  executor_->set_sampling(id, request.sampling);
+  metrics_.on_arrival(id, t, r.prompt_tokens);
+  live_.emplace(id, Live{Utf8StreamDecoder(), StopMatcher(std::move(request.stop)), t, t});
+  if (!scheduler_->add(std::move(r))) end(id, StopReason::Failed, scheduler_->request(id).refusal);
+}
+
+void EngineCore::cancel(RequestId id) {
+  if (live_.contains(id)) end(id, StopReason::Aborted);
+}
+
+void EngineCore::abort_all() {
+  while (!live_.empty()) end(live_.begin()->first, StopReason::Aborted);
+}
+
+void EngineCore::abort_unstarted(RequestId id) {
+  if (callbacks_.on_finished) callbacks_.on_finished(id, StopReason::Aborted);
+}
+
+KvSnapshot EngineCore::kv_snapshot() const {
+  KvSnapshot snap = kv_->snapshot();
+  for (KvSnapshot::Sequence& seq : snap.sequences) {
+    if (!scheduler_->contains(seq.id)) continue;
+    const std::vector<TokenId>& tokens = scheduler_->request(seq.id).tokens;
+    seq.tokens.assign(tokens.begin(), tokens.begin() + std::min<ptrdiff_t>(std::ssize(tokens), seq.length));
+  }
+  return snap;
+}
+
+void EngineCore::step() {
+  if (scheduler_->idle()) return;
+  const StepPlan plan = scheduler_->schedule();
+  metrics_.on_preempted(static_cast<int64_t>(plan.preempted.size()));
+  if (plan.empty()) {
+    // Never expected (one request always fits an empty cache): fail the stuck head rather than spin.
+    if (scheduler_->running().empty() && !scheduler_->waiting().empty()) {
+      end(scheduler_->waiting().front(), StopReason::Failed, "the scheduler could not place this request");
+    }
+    return;
+  }
+  const double started = now();
+  for (const ScheduledSeq& s : plan.seqs) metrics_.on_scheduled(s.id, started);
+  const KvStats during = kv_->stats();  // what the step holds, before finished requests let go
+  double seconds = 0;
+  try {
+    seconds = executor_->execute(plan, sampled_);
+  } catch (const std::exception& e) {
+    // The step's sequences hold slots never written: drop them; everyone else goes on.
+    for (const ScheduledSeq& s : plan.seqs) end(s.id, StopReason::Failed, std::string("step failed: ") + e.what());
+    return;
+  }
+  clock_.advance(seconds);
+  const StepOutcome outcome = scheduler_->complete(plan, sampled_);
+  std::vector<RequestId> stopped;
+  for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    if (!plan.seqs[i].sample || sampled_[i].end_of_generation) continue;
+    if (emit(plan.seqs[i].id, sampled_[i].token)) stopped.push_back(plan.seqs[i].id);
+  }
+  for (RequestId id : stopped) end(id, StopReason::StopString);
+  for (RequestId id : outcome.finished) {
+    if (live_.contains(id)) end(id, scheduler_->request(id).stop);
+  }
+  const AttentionUse attention = executor_->last_attention();
+  StepMetrics m;
+  m.time_s = now();
+  m.duration_s = clock_.is_virtual() ? seconds : m.time_s - started;
+  m.num_requests_running = static_cast<int32_t>(plan.seqs.size());
+  m.num_requests_waiting = static_cast<int32_t>(scheduler_->waiting().size());
+  m.prefill_tokens = plan.prefill_tokens();
+  m.decode_tokens = plan.new_tokens() - plan.prefill_tokens();
+  m.kv_cache_usage_perc = during.kv_cache_usage_perc();
+  m.kv_internal_fragmentation_perc = during.kv_internal_fragmentation_perc();
+  m.kv_reserved_unused_perc = during.kv_reserved_unused_perc();
+  m.attention_scratch_bytes = attention.scratch_bytes;
+  m.attention_seconds = attention.seconds;
+  m.prefix_cache_queries = plan.prefix_queried_tokens;
+  m.prefix_cache_hits = plan.prefix_cached_tokens;
+  metrics_.on_step(m, kv_->stats());
+  publish_queue();
+}
+
+bool EngineCore::emit(RequestId id, TokenId token) {
+  Live& live = live_.at(id);
+  const std::vector<TokenId>& tokens = scheduler_->request(id).tokens;
+  const TokenId previous = tokens[tokens.size() - 2];  // the token before the one just appended
+  const std::string piece = live.stop.push(live.decoder.push(output_piece(model_.tokenizer(), previous, token)));
+  const double t = now();
+  metrics_.on_token(id, t);
+  if (callbacks_.on_token) callbacks_.on_token(id, piece, token, TokenTiming{t, t - live.arrival_s, t - live.last_token_s});
+  live.last_token_s = t;
+  return live.stop.stopped();
+}
+
+void EngineCore::end(RequestId id, StopReason reason, std::string error) {
+  auto it = live_.find(id);
+  const double t = now();
+  if (it != live_.end() && reason != StopReason::Failed) {
+    // Text held back for a possible stop string or an unfinished character comes out now.
+    Live& live = it->second;
+    const std::string tail = live.stop.stopped() ? std::string() : live.stop.push(live.decoder.flush()) + live.stop.flush();
+    if (!tail.empty() && callbacks_.on_token) {
+      callbacks_.on_token(id, tail, -1, TokenTiming{t, t - live.arrival_s, t - live.last_token_s});
+    }
+  }
+  scheduler_->finish(id, reason);
+  metrics_.on_finished(id, t, stop_reason_name(reason), scheduler_->request(id).num_preemptions);
+  executor_->forget(id);
+  scheduler_->erase(id);
+  live_.erase(id);
+  publish_queue();  // a snapshot taken in the callbacks below already counts this request as gone
+  if (!error.empty() && callbacks_.on_error) callbacks_.on_error(id, error);
+  if (callbacks_.on_finished) callbacks_.on_finished(id, reason);
+}
+
+void EngineCore::publish_queue() {
+  metrics_.set_queue(static_cast<int32_t>(scheduler_->running().size()),
+                     static_cast<int32_t>(scheduler_->waiting().size()));
+}
+
+}  // namespace inferscope

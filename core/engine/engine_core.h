@@ -1,0 +1,96 @@
+// The engine's step loop without a thread (vLLM's EngineCore): owns the KV cache, the scheduler and
+// a step executor (the model with each request's sampler, or serve-sim's dry run), and turns each
+// scheduled step into streamed tokens, finished requests and metrics. Single-threaded: the Engine
+// drives it from its own thread; serve-sim and the workload runner drive it directly, on the wall
+// clock or (dry run) on a virtual one.
+#pragma once
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/engine/engine_clock.h"
+#include "core/engine/engine_config.h"
+#include "core/engine/engine_metrics.h"
+#include "core/engine/engine_request.h"
+#include "core/engine/stop_strings.h"
+#include "core/kv/kv_cache.h"
+#include "core/sched/dry_run_executor.h"
+#include "core/sched/scheduler.h"
+#include "core/sched/step_executor.h"
+#include "core/tokenizer/tokenizer.h"
+
+namespace inferscope {
+
+struct EngineCoreOptions {
+  // Set: no forward pass; each step costs this modelled time on a virtual clock (serve-sim --dry-run).
+  std::optional<StepCost> dry_run;
+  size_t step_window = EngineMetrics::kStepWindow;          // steps kept for metrics (SIZE_MAX: all)
+  size_t finished_window = EngineMetrics::kFinishedWindow;  // finished requests kept (SIZE_MAX: all)
+};
+
+class EngineCore {
+ public:
+  // Builds the cache and the executor; throws std::invalid_argument for a bad config.
+  EngineCore(const LlamaModel& model, EngineConfig config, EngineCallbacks callbacks, EngineCoreOptions options = {});
+  ~EngineCore();
+  EngineCore(const EngineCore&) = delete;
+  EngineCore& operator=(const EngineCore&) = delete;
+
+  // Starts request `id`, which arrived at `arrival_s` (< 0: now); a bad or oversized one ends at
+  // once through the callbacks.
+  void add(RequestId id, EngineRequest request, double arrival_s = -1);
+  // Ends a live request (on_finished(Aborted)); unknown or ended ids are ignored.
+  void cancel(RequestId id);
+  // Applies a config between steps (on_config says what happened); threads and matmul stay fixed.
+  void apply_config(const EngineConfig& requested);
+  // Runs one scheduling step; no-op when idle.
+  void step();
+  // Ends every live request as aborted.
+  void abort_all();
+  // Reports a request that was submitted but never added (the engine shut down first) as aborted.
+  void abort_unstarted(RequestId id);
+
+  bool idle() const { return scheduler_->idle(); }
+  bool contains(RequestId id) const { return live_.contains(id); }
+  const EngineConfig& config() const { return config_; }
+  // The block table, with each sequence's token ids.
+  KvSnapshot kv_snapshot() const;
+  const EngineMetrics& metrics() const { return metrics_; }
+  EngineClock& clock() { return clock_; }
+  double now() const { return clock_.now(); }
+  const LlamaModel& model() const { return model_; }
+
+ private:
+  // A request as the core streams it.
+  struct Live {
+    Utf8StreamDecoder decoder;
+    StopMatcher stop;
+    double arrival_s = 0, last_token_s = 0;
+  };
+
+  // Fails a request that never reached the scheduler (bad prompt, too long).
+  void reject(RequestId id, double arrival_s, int32_t prompt_tokens, const std::string& message);
+  // Streams one sampled token of `id`; true when a stop string ended it.
+  bool emit(RequestId id, TokenId token);
+  // Ends a request the scheduler holds: flushes its text, reports, forgets it. `error` is a copy: it
+  // may come from the request record that this erases.
+  void end(RequestId id, StopReason reason, std::string error = {});
+  void publish_queue();
+
+  const LlamaModel& model_;
+  const EngineCallbacks callbacks_;
+  const EngineCoreOptions options_;
+  EngineClock clock_;
+  EngineConfig config_;
+  std::unique_ptr<KvCache> kv_;
+  RequestLimit limit_;
+  std::unique_ptr<StepExecutor> executor_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::map<RequestId, Live> live_;
+  std::vector<SampledToken> sampled_;
+  EngineMetrics metrics_;  // thread-safe on its own: others read snapshots while the core runs
+};
+
+}  // namespace inferscope

@@ -1,0 +1,45 @@
+// The figures a serving run reports, computed from the engine's metrics timeline, in vLLM's names
+// and units (seconds; every *_perc and rate a fraction 0..1). KV figures are averaged over steps
+// weighted by step duration; every step has at least one request holding memory, so idle gaps
+// between arrivals do not dilute them.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/engine/engine_metrics.h"
+
+namespace inferscope {
+
+struct ServeSummary {
+  int32_t requests_total = 0;
+  int32_t requests_finished = 0;  // ended with "stop" or "length"
+  int32_t requests_refused = 0;   // ended with "error" (could never fit, bad prompt, failed step)
+  int64_t steps = 0;
+  double duration_s = 0;
+  double kv_cache_usage_perc_peak = 0, kv_cache_usage_perc_mean = 0;
+  double kv_internal_fragmentation_perc_mean = 0, kv_reserved_unused_perc_mean = 0;
+  int32_t max_concurrent_requests = 0;
+  double num_requests_running_mean = 0;
+  int64_t num_preemptions = 0;
+  int64_t prefix_cache_queries = 0, prefix_cache_hits = 0;
+  double prefix_cache_hit_rate = 0;  // hits / queries, in tokens, over admissions (not retried attempts)
+  int64_t prefill_tokens = 0;        // prompt tokens computed (recomputation after preemption included)
+  int64_t decode_tokens = 0;
+  int64_t output_tokens = 0;         // tokens generated for finished requests
+  double tokens_per_second = 0;      // output tokens / duration
+  double time_to_first_token_seconds_p50 = 0, time_to_first_token_seconds_p99 = 0;
+  double e2e_request_latency_seconds_p50 = 0, e2e_request_latency_seconds_p99 = 0;
+};
+
+// `metrics` must hold the run's whole timeline (every step and request: EngineCoreOptions windows
+// of SIZE_MAX); `duration_s` is the run's length.
+ServeSummary summarize(const EngineMetricsSnapshot& metrics, double duration_s);
+
+// The q-quantile (0..1) of `values`, linearly interpolated between order statistics; 0 when empty.
+double quantile(std::vector<double> values, double q);
+
+nlohmann::json summary_json(const ServeSummary& s);
+
+}  // namespace inferscope

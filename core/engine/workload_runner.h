@@ -1,0 +1,57 @@
+// Runs a whole workload through a fresh engine core: requests join at their arrival times (the wall
+// clock, or the dry run's virtual clock), and the run returns the full metrics timeline, its
+// summary and every request's output. serve-sim, the GUI's A/B comparison and tests use it.
+#pragma once
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/engine/engine_config.h"
+#include "core/engine/engine_metrics.h"
+#include "core/engine/serve_summary.h"
+#include "core/sample/sampler.h"
+#include "core/sched/dry_run_executor.h"
+#include "core/sched/request.h"
+
+namespace inferscope {
+
+class LlamaModel;
+
+struct WorkloadRunOptions {
+  SamplingParams sampling;           // every request's (ignore_eos: run each to its output_tokens)
+  std::optional<StepCost> dry_run;   // set: no forward pass, modelled step costs on a virtual clock
+  // Called after every step on the running thread: requests ended so far, and their total.
+  std::function<void(int32_t done, int32_t total)> on_progress;
+  const std::atomic<bool>* cancel = nullptr;  // set to true: the requests left are aborted and the run returns
+};
+
+struct WorkloadOutput {
+  RequestId id = 0;
+  std::vector<TokenId> tokens;  // generated ids, in order
+  std::string text;             // the streamed text (stop strings removed)
+  std::string finish_reason;    // "stop" | "length" | "abort" | "error"
+  std::string error;            // why it failed, when it did
+};
+
+struct WorkloadResult {
+  EngineConfig config;           // resolved
+  double duration_s = 0;
+  ServeSummary summary;
+  EngineMetricsSnapshot metrics;       // every step and every request
+  std::vector<WorkloadOutput> outputs;  // by request id
+};
+
+// `requests`: as materialize_workload() makes them (prompt ids, max_output_tokens, arrival_s; ids
+// unique). Throws std::invalid_argument for a bad config.
+WorkloadResult run_workload(const LlamaModel& model, const EngineConfig& config, const std::vector<Request>& requests,
+                            const WorkloadRunOptions& options = {});
+
+// The summary, every request's metrics with its output and error, and (with_steps) every step as
+// "step_timeline".
+nlohmann::json workload_json(const WorkloadResult& result, bool with_steps);
+
+}  // namespace inferscope
