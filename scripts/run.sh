@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and starts Inferscope on the demo model.
-# Until the workbench window lands, this is the terminal chat of inferscope-cli.
+# Installs what is missing, builds, and starts the Inferscope workbench on the demo model.
+# Without a display ($DISPLAY and $WAYLAND_DISPLAY unset) it starts the terminal chat instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$(nproc)" --target inferscope-cli
-exec build/core/cli/inferscope-cli chat --model models/SmolLM2-135M-Instruct.Q4_1.gguf "$@"
+model=models/SmolLM2-135M-Instruct.Q4_1.gguf
+if [[ -z ${DISPLAY:-} && -z ${WAYLAND_DISPLAY:-} ]]; then
+  echo "run: no display (DISPLAY and WAYLAND_DISPLAY are unset): starting the terminal chat instead of the window." >&2
+  echo "run: for the window, run under a desktop session, ssh -X, or: xvfb-run -a build/gui/inferscope" >&2
+  cmake --build build -j "$(nproc)" --target inferscope-cli
+  exec build/core/cli/inferscope-cli chat --model "$model" "$@"
+fi
+cmake --build build -j "$(nproc)" --target inferscope
+exec build/gui/inferscope --model "$model" "$@"

@@ -1,5 +1,7 @@
-// Reads a run of one KV head's cached rows (K or V) into f32, whatever the view's layout: a run that
-// crosses paged blocks is read block by block, each block's part as one contiguous dequantize.
+// Reads a run of one KV head's cached rows (K or V) into f32, whatever the view's layout and dtype: a
+// run that crosses paged blocks is read block by block, each block's part as one contiguous
+// dequantize. In q8 a row is head_dim / 32 whole Q8_0 blocks, so consecutive rows are consecutive
+// blocks and attention then runs on exactly the dequantized values.
 #pragma once
 #include <cstdint>
 

@@ -160,25 +160,30 @@ int cmd_bench(int argc, char** argv) {
     ThreadPool pool(rt.threads());
     bw = measure_read_bandwidth(pool, size_t{1} << 30, 5);
   }
-  const double roofline_tg = bw.read_bytes_per_second / static_cast<double>(model->weights().matrix_bytes());
+  // The weights at the --quant level, which is what each decode step streams.
+  const size_t weight_bytes = rt.weights().weight_bytes();
+  const double roofline_tg = bw.read_bytes_per_second / static_cast<double>(weight_bytes);
 
   const std::string model_name = model->config().name;
-  const double size_gib = static_cast<double>(model->weights().matrix_bytes()) / (1024.0 * 1024.0 * 1024.0);
+  const double size_gib = static_cast<double>(weight_bytes) / (1024.0 * 1024.0 * 1024.0);
   const double params_m = static_cast<double>(model->parameter_count()) / 1e6;
   const std::string activations = options.activations == ActivationPrecision::Q8 ? "q8" : "f32";
-  const std::string backend = std::string(use_avx2() ? "CPU AVX2" : "CPU scalar") + " act " + activations;
+  const std::string quant(weight_quant_name(rt.quant()));
+  const std::string backend = std::string(use_avx2() ? "CPU AVX2" : "CPU scalar") + " act " + activations +
+                              (rt.quant() == WeightQuant::Native ? "" : " weights " + quant);
   if (output == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (const BenchRow& r : rows) {
       arr.push_back({{"model_filename", model->file().path()}, {"model_type", model_name},
-                     {"model_size", model->weights().matrix_bytes()}, {"model_n_params", model->parameter_count()},
+                     {"model_size", weight_bytes}, {"model_n_params", model->parameter_count()},
                      {"backends", backend}, {"n_threads", rt.threads()}, {"kv_dtype", dtype_name(options.kv_dtype)}, {"activations", activations},
+                     {"quant", quant}, {"weight_bytes", weight_bytes},
                      {"test", r.test}, {"n_prompt", r.n_prompt}, {"n_gen", r.n_gen}, {"avg_ts", r.mean()},
                      {"stddev_ts", r.stddev()}, {"samples_ts", r.samples_ts}});
     }
     if (bw.repetitions > 0) {
       arr.push_back({{"test", "mem_read"}, {"n_threads", rt.threads()}, {"buffer_bytes", bw.buffer_bytes},
-                     {"read_bytes_per_second", bw.read_bytes_per_second}, {"weight_bytes", model->weights().matrix_bytes()},
+                     {"read_bytes_per_second", bw.read_bytes_per_second}, {"weight_bytes", weight_bytes},
                      {"roofline_tg_ts", roofline_tg}});
     }
     std::cout << arr.dump(2) << "\n";
@@ -199,7 +204,7 @@ int cmd_bench(int argc, char** argv) {
     }
     if (bw.repetitions > 0) {
       std::cout << "\nmemory read bandwidth: " << fmt(bw.read_bytes_per_second / 1e9, 2) << " GB/s (" << rt.threads()
-                << " threads); weights " << fmt(static_cast<double>(model->weights().matrix_bytes()) / 1e6, 1)
+                << " threads); weights " << fmt(static_cast<double>(weight_bytes) / 1e6, 1)
                 << " MB per token -> decode roofline " << fmt(roofline_tg, 1) << " t/s\n";
     }
   }

@@ -10,6 +10,7 @@ EngineConfig engine_config(const RuntimeOptions& ro) {
   config.threads = ro.threads;
   config.matmul = MatmulOptions{ro.activations};
   config.attention = ro.attention;
+  config.quant = ro.quant;
   return config;
 }
 

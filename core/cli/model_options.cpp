@@ -1,6 +1,10 @@
 #include "core/cli/model_options.h"
 
+#include <iomanip>
 #include <iostream>
+#include <memory>
+
+#include "core/kv/kv_dtype.h"
 
 namespace inferscope::cli {
 
@@ -8,8 +12,10 @@ std::vector<OptionSpec> model_option_specs() {
   return {
       {"--model", "-m", true, "GGUF model file"},
       {"--threads", "-t", true, "worker threads (default: all cores)"},
-      {"--kv-dtype", "", true, "KV cache precision: f16 (default) | f32"},
+      {"--kv-dtype", "", true, "KV cache precision: f16 (default) | f32 | q8 (int8 blocks of 32 with a scale)"},
       {"--activations", "", true, "how activations meet quantized weights: f32 (default, exact) | q8 (int8, as llama.cpp)"},
+      {"--quant", "", true,
+       "weight format: native (default, the file's own) | f32 | f16 | q8 | q4 | q4_1 (converted after loading)"},
       {"--ctx", "-c", true, "context length (default: the model's)"},
       {"--attention", "", true, "attention: flash (default, tiled with online softmax) | naive (full score matrix)"},
       {"--kv", "", true, "KV cache manager: paged (default, PagedAttention blocks) | contiguous (one reservation per sequence)"},
@@ -33,10 +39,32 @@ std::unique_ptr<LlamaModel> load_model(const Args& args) {
   return model;
 }
 
+WeightQuant weight_quant(const Args& args, const std::string& option) {
+  try {
+    return parse_weight_quant(args.str(option, "native"));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(option + ": " + e.what());
+  }
+}
+
+ConversionProgressFn conversion_progress_printer(WeightQuant level) {
+  const std::string label = "converting weights to " + std::string(weight_quant_name(level));
+  auto last_percent = std::make_shared<int>(-1);
+  return [label, last_percent](double fraction, const std::string& tensor) {
+    if (tensor.empty()) return;  // nothing needed converting
+    const int percent = static_cast<int>(fraction * 100.0);
+    if (percent == *last_percent) return;
+    *last_percent = percent;
+    // One line rewritten in place; the padding covers a longer tensor name printed before.
+    std::cerr << "\r" << label << ": " << std::setw(3) << percent << "% " << std::left << std::setw(32) << tensor
+              << std::right << (percent == 100 ? "\n" : "") << std::flush;
+  };
+}
+
 RuntimeOptions runtime_options(const Args& args) {
   RuntimeOptions o;
   o.threads = static_cast<int32_t>(args.integer("--threads", 0, 0, 1024));
-  o.kv_dtype = args.choice("--kv-dtype", "f16", {"f16", "f32"}) == "f32" ? DType::F32 : DType::F16;
+  o.kv_dtype = *kv_dtype_from_name(args.choice("--kv-dtype", "f16", kv_dtype_names()));
   o.context_length = static_cast<int32_t>(args.integer("--ctx", 0, 0, 1 << 24));
   o.attention = args.choice("--attention", "flash", {"flash", "naive"});
   o.kv_kind = *kv_kind_from_name(args.choice("--kv", "paged", {"paged", "contiguous"}));
@@ -45,6 +73,8 @@ RuntimeOptions runtime_options(const Args& args) {
   o.prefix_cache = args.choice("--prefix-cache", "on", {"on", "off"}) == "on";
   o.activations = args.choice("--activations", "f32", {"f32", "q8"}) == "q8" ? ActivationPrecision::Q8
                                                                             : ActivationPrecision::F32;
+  o.quant = weight_quant(args);
+  o.on_quant_progress = conversion_progress_printer(o.quant);
   return o;
 }
 

@@ -9,12 +9,16 @@
 
 namespace inferscope::cli {
 
-// --model, --threads, --kv-dtype, --activations, --attention, --ctx, --kv, --block-size, --kv-budget-mib, --prefix-cache,
-// --chat-template
+// --model, --threads, --kv-dtype, --activations, --quant, --attention, --ctx, --kv, --block-size, --kv-budget-mib,
+// --prefix-cache, --chat-template
 std::vector<OptionSpec> model_option_specs();
 std::vector<OptionSpec> with_model_options(std::vector<OptionSpec> specs);
 
 std::unique_ptr<LlamaModel> load_model(const Args& args);
 RuntimeOptions runtime_options(const Args& args);
+// A level option (default native); UsageError naming the option, the value and the valid levels.
+WeightQuant weight_quant(const Args& args, const std::string& option = "--quant");
+// Prints "converting weights to LEVEL: NN% TENSOR" on one stderr line as a conversion advances.
+ConversionProgressFn conversion_progress_printer(WeightQuant level);
 
 }  // namespace inferscope::cli

@@ -2,8 +2,23 @@
 
 namespace inferscope {
 
+namespace {
+
+EngineCoreOptions core_options(std::function<void()> wake) {
+  EngineCoreOptions o;
+  o.wake = std::move(wake);
+  return o;
+}
+
+}  // namespace
+
 Engine::Engine(const LlamaModel& model, EngineConfig config, EngineCallbacks callbacks)
-    : core_(model, std::move(config), std::move(callbacks)),
+    : core_(model, std::move(config), std::move(callbacks), core_options([this] {
+              // A finished background conversion: taking the lock first means the engine thread is
+              // either before its check (and sees it) or already waiting (and gets the notify).
+              { std::lock_guard lock(mu_); }
+              wake_.notify_one();
+            })),
       requested_config_(core_.config()),
       thread_([this] { run(); }) {}
 
@@ -66,7 +81,7 @@ void Engine::run() {
     {
       std::unique_lock lock(mu_);
       wake_.wait(lock, [&] {
-        return stopping_ || !core_.idle() || !inbox_.submitted.empty() || !inbox_.cancelled.empty() ||
+        return stopping_ || core_.has_work() || !inbox_.submitted.empty() || !inbox_.cancelled.empty() ||
                !inbox_.configs.empty() || inbox_.snapshot;
       });
       if (stopping_) break;

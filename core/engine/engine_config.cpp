@@ -36,6 +36,7 @@ std::string describe_change(const EngineConfig& a, const EngineConfig& b) {
   if (a.kv_dtype != b.kv_dtype) add("KV dtype " + std::string(dtype_name(b.kv_dtype)));
   if (a.context_length != b.context_length) add("context " + std::to_string(b.context_length));
   if (a.attention != b.attention) add("attention " + b.attention);
+  if (a.quant != b.quant) add("weights " + std::string(weight_quant_name(b.quant)));
   if (a.scheduler.policy != b.scheduler.policy) add("scheduler " + std::string(scheduler_policy_name(b.scheduler.policy)));
   if (a.scheduler.max_batch_tokens != b.scheduler.max_batch_tokens) {
     add("max_batch_tokens " + std::to_string(b.scheduler.max_batch_tokens));

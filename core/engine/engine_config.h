@@ -1,10 +1,11 @@
-// What an Engine runs with. KV and scheduler settings can change while it runs (between steps);
-// threads and matmul precision are fixed when it is built.
+// What an Engine runs with. KV, attention, scheduler and quantization settings can change while it
+// runs (between steps); threads and matmul precision are fixed when it is built.
 #pragma once
 #include <cstdint>
 #include <string>
 
 #include "core/kv/kv_config.h"
+#include "core/quant/weight_quant.h"
 #include "core/sched/scheduler.h"
 #include "kernels/cpu/matmul.h"
 
@@ -19,6 +20,10 @@ struct EngineConfig {
   int32_t context_length = 0;  // 0 = the model's; at most the model's
   SchedulerConfig scheduler;
   std::string attention = "flash";  // "flash" or "naive"; switched between steps
+  // The weights' quantization level. A change converts in the background while requests go on;
+  // the new weights then replace the old between steps, with a new KV cache (running requests are
+  // recomputed under the new weights, their text so far kept).
+  WeightQuant quant = WeightQuant::Native;
   // Fixed at construction:
   int32_t threads = 0;         // 0 = every hardware thread
   MatmulOptions matmul;

@@ -1,6 +1,7 @@
 #include "core/engine/engine_core.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "core/attention/attention_factory.h"
@@ -8,6 +9,7 @@
 #include "core/engine/prompt.h"
 #include "core/model/llama_model.h"
 #include "core/sched/model_executor.h"
+#include "kernels/cpu/thread_pool.h"
 
 namespace inferscope {
 namespace {
@@ -16,14 +18,27 @@ std::unique_ptr<KvCache> build_cache(const LlamaModel& model, const EngineConfig
   return make_kv_cache(model.kv_geometry(c.kv_dtype), c.kv);
 }
 
+// The weights at the config's level, converted now (a view of the model's own at native).
+std::unique_ptr<ConvertedWeights> convert_now(const LlamaModel& model, const EngineConfig& c) {
+  ThreadPool pool(c.threads);
+  return ConvertedWeights::convert(model, c.quant, pool);
+}
+
 std::unique_ptr<StepExecutor> build_executor(const LlamaModel& model, KvCache& kv, const EngineConfig& c,
-                                             const EngineCoreOptions& options) {
+                                             const EngineCoreOptions& options, const ConvertedWeights& weights) {
   if (options.dry_run) return std::make_unique<DryRunExecutor>(*options.dry_run, model.config().vocab_size);
   ModelExecutorOptions o;
   o.threads = c.threads;
   o.matmul = c.matmul;
   o.attention = c.attention;
+  o.weights = &weights.weights();
   return std::make_unique<ModelExecutor>(model, kv, o);
+}
+
+std::string mib(size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
 }
 
 std::vector<TokenId> encode_request(const LlamaModel& model, const EngineRequest& r) {
@@ -50,9 +65,12 @@ EngineCore::EngineCore(const LlamaModel& model, EngineConfig config, EngineCallb
       config_(resolve_config(std::move(config), model)),
       kv_(build_cache(model, config_)),
       limit_(request_limit(*kv_, config_.kv, config_.context_length)),
-      executor_(build_executor(model, *kv_, config_, options_)),
+      weights_(convert_now(model, config_)),
+      executor_(build_executor(model, *kv_, config_, options_, *weights_)),
       scheduler_(std::make_unique<Scheduler>(*kv_, limit_, config_.scheduler)),
-      metrics_(options.step_window, options.finished_window) {}
+      metrics_(options.step_window, options.finished_window) {
+  publish_weights();
+}
 
 EngineCore::~EngineCore() = default;
 
@@ -83,13 +101,78 @@ void EngineCore::apply_config(const EngineConfig& requested) {
       note = change;
     }
     executor_->set_attention(next.attention);
+    const WeightQuant level = next.quant;
+    next.quant = config_.quant;  // the weights in use change only when new ones are installed
     config_ = next;
+    if (level != config_.quant || conversion_) {
+      const std::string switched = switch_weights(level);
+      if (!switched.empty()) note = (note == "no change" ? "" : note + "; ") + switched;
+    }
   } catch (const std::exception& e) {
     scheduler_->set_config(config_.scheduler);
     if (callbacks_.on_config) callbacks_.on_config(false, std::string("config rejected: ") + e.what());
     return;
   }
   if (callbacks_.on_config) callbacks_.on_config(true, note);
+}
+
+std::string EngineCore::switch_weights(WeightQuant level) {
+  const std::string name(weight_quant_name(level));
+  if (conversion_ && conversion_->level() == level) return "";  // already on its way
+  const bool cancelled = conversion_ != nullptr;
+  conversion_.reset();  // cancels a conversion to another level
+  metrics_.set_conversion("", 0);
+  if (level == config_.quant) return cancelled ? "weight conversion cancelled; staying on " + name : "";
+  if (level == WeightQuant::Native || options_.dry_run) {
+    // Nothing to compute: the model's own weights (or none, in a dry run).
+    ThreadPool pool(1);
+    return install_weights(ConvertedWeights::convert(model_, level, pool));
+  }
+  conversion_ = std::make_unique<BackgroundConversion>(
+      model_, level, config_.threads,
+      [this, name](double fraction, const std::string&) { metrics_.set_conversion(name, fraction); }, options_.wake);
+  return "converting the weights to " + name + " in the background; requests go on with " +
+         std::string(weight_quant_name(config_.quant)) + " until it is done";
+}
+
+std::string EngineCore::install_weights(std::unique_ptr<ConvertedWeights> weights) {
+  const size_t old_bytes = weights_->weight_bytes();
+  // Cached K/V were computed by the old weights: a new cache, and running requests recomputed.
+  std::unique_ptr<KvCache> kv = build_cache(model_, config_);
+  const std::vector<RequestId> preempted = scheduler_->preempt_all();
+  metrics_.on_preempted(static_cast<int64_t>(preempted.size()));
+  scheduler_->rebind(*kv, limit_);
+  executor_->rebind(*kv);
+  kv_ = std::move(kv);
+  executor_->set_weights(weights->weights());
+  weights_ = std::move(weights);
+  config_.quant = weights_->level();
+  publish_weights();
+  std::string note = "weights now " + std::string(weight_quant_name(config_.quant)) + ": " +
+                     mib(weights_->weight_bytes()) + " (was " + mib(old_bytes) + "); new KV cache, " +
+                     std::to_string(preempted.size()) + " running requests recomputed with the new weights";
+  if (!weights_->f16_fallbacks().empty()) {
+    note += "; " + std::to_string(weights_->f16_fallbacks().size()) + " matrices kept as f16 (rows not whole blocks)";
+  }
+  return note;
+}
+
+void EngineCore::finish_conversion() {
+  std::unique_ptr<BackgroundConversion> done = std::move(conversion_);
+  metrics_.set_conversion("", 0);
+  std::string note;
+  bool applied = true;
+  try {
+    note = install_weights(done->take());
+  } catch (const std::exception& e) {
+    applied = false;
+    note = "converting the weights to " + std::string(weight_quant_name(done->level())) + " failed: " + e.what();
+  }
+  if (callbacks_.on_config) callbacks_.on_config(applied, note);
+}
+
+void EngineCore::publish_weights() {
+  metrics_.set_weights(std::string(weight_quant_name(config_.quant)), weights_->weight_bytes());
 }
 
 void EngineCore::reject(RequestId id, double arrival_s, int32_t prompt_tokens, const std::string& message) {
@@ -146,6 +229,7 @@ KvSnapshot EngineCore::kv_snapshot() const {
 }
 
 void EngineCore::step() {
+  if (conversion_ && conversion_->done()) finish_conversion();
   if (scheduler_->idle()) return;
   const StepPlan plan = scheduler_->schedule();
   metrics_.on_preempted(static_cast<int64_t>(plan.preempted.size()));
@@ -172,7 +256,7 @@ void EngineCore::step() {
   std::vector<RequestId> stopped;
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
     if (!plan.seqs[i].sample || sampled_[i].end_of_generation) continue;
-    if (emit(plan.seqs[i].id, sampled_[i].token)) stopped.push_back(plan.seqs[i].id);
+    if (stream_token(plan.seqs[i].id, sampled_[i].token)) stopped.push_back(plan.seqs[i].id);
   }
   for (RequestId id : stopped) end(id, StopReason::StopString);
   for (RequestId id : outcome.finished) {
@@ -197,7 +281,7 @@ void EngineCore::step() {
   publish_queue();
 }
 
-bool EngineCore::emit(RequestId id, TokenId token) {
+bool EngineCore::stream_token(RequestId id, TokenId token) {
   Live& live = live_.at(id);
   const std::vector<TokenId>& tokens = scheduler_->request(id).tokens;
   const TokenId previous = tokens[tokens.size() - 2];  // the token before the one just appended

@@ -4,12 +4,14 @@
 // drives it from its own thread; serve-sim and the workload runner drive it directly, on the wall
 // clock or (dry run) on a virtual one.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/engine/background_conversion.h"
 #include "core/engine/engine_clock.h"
 #include "core/engine/engine_config.h"
 #include "core/engine/engine_metrics.h"
@@ -28,6 +30,9 @@ struct EngineCoreOptions {
   std::optional<StepCost> dry_run;
   size_t step_window = EngineMetrics::kStepWindow;          // steps kept for metrics (SIZE_MAX: all)
   size_t finished_window = EngineMetrics::kFinishedWindow;  // finished requests kept (SIZE_MAX: all)
+  // Called from a worker thread when a background weight conversion has finished: the driver
+  // should call step() soon (the Engine wakes its thread).
+  std::function<void()> wake;
 };
 
 class EngineCore {
@@ -45,8 +50,10 @@ class EngineCore {
   void cancel(RequestId id);
   // Applies a config between steps (on_config says what happened); threads and matmul stay fixed.
   void apply_config(const EngineConfig& requested);
-  // Runs one scheduling step; no-op when idle.
+  // Swaps in finished converted weights, then runs one scheduling step (none when idle).
   void step();
+  // True when step() has something to do: requests, or converted weights to swap in.
+  bool has_work() const { return !idle() || (conversion_ && conversion_->done()); }
   // Ends every live request as aborted.
   void abort_all();
   // Reports a request that was submitted but never added (the engine shut down first) as aborted.
@@ -70,10 +77,18 @@ class EngineCore {
     double arrival_s = 0, last_token_s = 0;
   };
 
+  // Starts converting to config_.quant's level in the background, or swaps at once when no
+  // conversion is needed; cancels a conversion to another level. Returns what it did.
+  std::string switch_weights(WeightQuant level);
+  // Puts `weights` in use: a new KV cache, running requests recomputed under them.
+  std::string install_weights(std::unique_ptr<ConvertedWeights> weights);
+  // Swaps in a finished background conversion (or reports its failure).
+  void finish_conversion();
+  void publish_weights();
   // Fails a request that never reached the scheduler (bad prompt, too long).
   void reject(RequestId id, double arrival_s, int32_t prompt_tokens, const std::string& message);
   // Streams one sampled token of `id`; true when a stop string ended it.
-  bool emit(RequestId id, TokenId token);
+  bool stream_token(RequestId id, TokenId token);
   // Ends a request the scheduler holds: flushes its text, reports, forgets it. `error` is a copy: it
   // may come from the request record that this erases.
   void end(RequestId id, StopReason reason, std::string error = {});
@@ -86,11 +101,14 @@ class EngineCore {
   EngineConfig config_;
   std::unique_ptr<KvCache> kv_;
   RequestLimit limit_;
+  std::unique_ptr<ConvertedWeights> weights_;  // what the executor reads (a view of the model's at native)
   std::unique_ptr<StepExecutor> executor_;
   std::unique_ptr<Scheduler> scheduler_;
   std::map<RequestId, Live> live_;
   std::vector<SampledToken> sampled_;
   EngineMetrics metrics_;  // thread-safe on its own: others read snapshots while the core runs
+  // To another level while requests go on; last, so its worker stops before what it reports to goes.
+  std::unique_ptr<BackgroundConversion> conversion_;
 };
 
 }  // namespace inferscope

@@ -69,6 +69,18 @@ void EngineMetrics::set_queue(int32_t running, int32_t waiting) {
   totals_.num_requests_waiting = waiting;
 }
 
+void EngineMetrics::set_weights(const std::string& quant, size_t bytes) {
+  std::lock_guard lock(mu_);
+  totals_.weights_quant = quant;
+  totals_.weight_bytes = bytes;
+}
+
+void EngineMetrics::set_conversion(const std::string& level, double progress) {
+  std::lock_guard lock(mu_);
+  totals_.converting_to = level;
+  totals_.conversion_progress = progress;
+}
+
 EngineMetricsSnapshot EngineMetrics::snapshot(double now) const {
   std::lock_guard lock(mu_);
   EngineMetricsSnapshot s = totals_;
@@ -132,6 +144,10 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
           {"kv_cache_usage_perc", s.kv.kv_cache_usage_perc()},
           {"kv_internal_fragmentation_perc", s.kv.kv_internal_fragmentation_perc()},
           {"kv_reserved_unused_perc", s.kv.kv_reserved_unused_perc()},
+          {"weights_quant", s.weights_quant},
+          {"weight_bytes", s.weight_bytes},
+          {"converting_to", s.converting_to},
+          {"conversion_progress", s.conversion_progress},
           {"prefix_cache_queries", s.prefix_cache_queries},
           {"prefix_cache_hits", s.prefix_cache_hits},
           {"steps", std::move(steps)},

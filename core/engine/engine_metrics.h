@@ -52,6 +52,10 @@ struct EngineMetricsSnapshot {
   // Over the steps in `steps` (the recent window): tokens computed / time spent in steps.
   double prefill_tokens_per_second = 0, decode_tokens_per_second = 0;
   KvStats kv;                            // as of the last step
+  std::string weights_quant = "native";  // the quantization level the steps run on
+  size_t weight_bytes = 0;               // bytes of its matrices (what a decode step streams)
+  std::string converting_to;             // a level being converted to in the background ("" when none)
+  double conversion_progress = 0;        // of that conversion, 0..1
   std::vector<StepMetrics> steps;        // the most recent steps, oldest first
   std::vector<RequestMetrics> requests;  // recently finished (oldest first), then in flight by id
 };
@@ -69,6 +73,9 @@ class EngineMetrics {
   void on_preempted(int64_t count);
   void on_step(const StepMetrics& step, const KvStats& kv);
   void set_queue(int32_t running, int32_t waiting);
+  void set_weights(const std::string& quant, size_t bytes);
+  // A background conversion to `level` has come this far ("" level: none running). Any thread.
+  void set_conversion(const std::string& level, double progress);
   // Windows of SIZE_MAX keep everything (a finite workload's whole timeline).
   explicit EngineMetrics(size_t step_window = kStepWindow, size_t finished_window = kFinishedWindow)
       : finished_(finished_window), steps_(step_window) {}

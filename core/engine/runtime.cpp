@@ -17,10 +17,8 @@ Runtime::Runtime(const LlamaModel& model, const RuntimeOptions& options)
       prefill_chunk_(std::max(1, options.prefill_chunk)),
       activations_(options.activations),
       pool_(std::make_unique<ThreadPool>(options.threads)),
-      forward_(model, MatmulOptions{options.activations}) {
-  if (options.kv_dtype != DType::F16 && options.kv_dtype != DType::F32) {
-    throw std::invalid_argument("KV cache dtype must be f16 or f32, not " + std::string(dtype_name(options.kv_dtype)));
-  }
+      weights_(ConvertedWeights::convert(model, options.quant, *pool_, ConversionControl{options.on_quant_progress})),
+      forward_(model, weights_->weights(), MatmulOptions{options.activations}) {
   const KvGeometry geometry = model.kv_geometry(options.kv_dtype);
   KvConfig kv;
   kv.kind = options.kv_kind;

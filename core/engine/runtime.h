@@ -11,6 +11,7 @@
 #include "core/kv/kv_cache.h"
 #include "core/kv/kv_config.h"
 #include "core/model/llama_forward.h"
+#include "core/quant/converted_weights.h"
 #include "core/tokenizer/vocab.h"
 
 namespace inferscope {
@@ -21,7 +22,7 @@ class ThreadPool;
 
 struct RuntimeOptions {
   int32_t threads = 0;          // 0 = every hardware thread
-  DType kv_dtype = DType::F16;  // F16 or F32
+  DType kv_dtype = DType::F16;  // F16, F32 or Q8_0 (core/kv/kv_dtype.h); the KV cache refuses others
   int32_t context_length = 0;   // 0 = the model's; at most the model's
   int32_t max_sequences = 1;    // sequences the default KV budget holds at full context
   KvKind kv_kind = KvKind::Paged;
@@ -31,6 +32,8 @@ struct RuntimeOptions {
   int32_t prefill_chunk = 512;  // tokens per forward pass while feeding a long prompt
   ActivationPrecision activations = ActivationPrecision::F32;  // how activations meet quantized weights
   std::string attention = "flash";  // "flash" (tiled, online softmax) or "naive" (full score matrix)
+  WeightQuant quant = WeightQuant::Native;  // the weights' format; other levels convert at construction
+  ConversionProgressFn on_quant_progress = nullptr;  // progress of that conversion (none when empty)
 };
 
 // Raised when a sequence would grow past the context length.
@@ -49,6 +52,8 @@ class Runtime {
   int32_t threads() const;
   std::string attention() const;  // the implementation in use
   ActivationPrecision activations() const { return activations_; }
+  WeightQuant quant() const { return weights_->level(); }
+  const ConvertedWeights& weights() const { return *weights_; }  // what the forward pass reads
   const KvCache& kv() const { return *kv_; }
 
   // Feeds tokens after what `seq` holds; returns the logits after the last one (vocab floats,
@@ -70,6 +75,7 @@ class Runtime {
   int32_t prefill_chunk_;
   ActivationPrecision activations_;
   std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<ConvertedWeights> weights_;  // before forward_, which reads them
   std::unique_ptr<KvCache> kv_;
   std::unique_ptr<Attention> attention_;
   LlamaForward forward_;

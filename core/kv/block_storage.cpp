@@ -5,7 +5,7 @@
 namespace inferscope {
 
 BlockStorage::BlockStorage(const KvGeometry& geometry, int32_t block_size, int32_t n_blocks)
-    : row_bytes_(static_cast<size_t>(geometry.head_dim) * geometry.element_bytes()),
+    : row_bytes_(geometry.row_bytes()),
       head_stride_(row_bytes_ * block_size),
       block_stride_(head_stride_ * geometry.n_kv_heads) {
   const size_t pool_bytes = block_stride_ * static_cast<size_t>(n_blocks);

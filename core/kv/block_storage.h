@@ -41,7 +41,7 @@ class BlockStorage {
            static_cast<size_t>(slot) * row_bytes_;
   }
 
-  size_t row_bytes_;     // head_dim elements
+  size_t row_bytes_;     // one token of one head: head_dim elements (head_dim / 32 blocks for q8)
   size_t head_stride_;   // block_size rows
   size_t block_stride_;  // n_kv_heads head strides
   std::vector<Pool> k_, v_;  // one per layer

@@ -9,7 +9,7 @@ namespace inferscope {
 ContiguousKvCache::ContiguousKvCache(KvGeometry geometry, int32_t max_seq_len, size_t budget_bytes)
     : KvCache(geometry), max_seq_len_(max_seq_len) {
   if (max_seq_len <= 0) throw std::invalid_argument("contiguous KV cache: max_seq_len must be positive");
-  head_stride_ = static_cast<size_t>(max_seq_len) * geometry.head_dim * geometry.element_bytes();
+  head_stride_ = static_cast<size_t>(max_seq_len) * geometry_.row_bytes();
   region_bytes_per_layer_ = head_stride_ * geometry.n_kv_heads;
   const size_t n_regions = budget_bytes / region_bytes();
   if (n_regions == 0) {
@@ -62,7 +62,7 @@ bool ContiguousKvCache::fork(SeqId parent, SeqId child) {
       for (int32_t h = 0; h < geometry_.n_kv_heads; ++h) {
         const size_t head = h * head_stride_;
         std::memcpy(base + region * region_bytes_per_layer_ + head, base + p.region * region_bytes_per_layer_ + head,
-                    static_cast<size_t>(p.length) * geometry_.head_dim * geometry_.element_bytes());
+                    static_cast<size_t>(p.length) * geometry_.row_bytes());
       }
     }
   }
@@ -92,7 +92,7 @@ void ContiguousKvCache::store(int32_t layer, SeqId seq, int32_t pos, const float
   const Sequence& s = seqs_.at(seq);
   if (pos < 0 || pos >= s.length) throw std::out_of_range("contiguous KV cache: store past the allocated length");
   uint8_t* k_slot = storage_[layer].get() + s.region * region_bytes_per_layer_ +
-                    static_cast<size_t>(pos) * geometry_.head_dim * geometry_.element_bytes();
+                    static_cast<size_t>(pos) * geometry_.row_bytes();
   uint8_t* v_slot = k_slot + region_free_.size() * region_bytes_per_layer_;
   for (int32_t h = 0; h < geometry_.n_kv_heads; ++h) {
     write_row(k_slot + h * head_stride_, k + h * geometry_.head_dim);

@@ -1,28 +1,24 @@
 #include "core/kv/kv_cache.h"
 
-#include <cstring>
-
+#include "core/kv/kv_dtype.h"
 #include "kernels/cpu/quantize.h"
 
 namespace inferscope {
 
-size_t KvGeometry::element_bytes() const { return dtype_info(dtype).block_bytes; }
+size_t KvGeometry::row_bytes() const { return kv_row_bytes(dtype, head_dim); }
 
 size_t KvGeometry::bytes_per_token() const {
-  return 2 * element_bytes() * static_cast<size_t>(n_layers) * static_cast<size_t>(n_kv_heads) *
-         static_cast<size_t>(head_dim);
+  return 2 * row_bytes() * static_cast<size_t>(n_layers) * static_cast<size_t>(n_kv_heads);
 }
 
 const uint8_t* KvView::key(int32_t t, int32_t head, int32_t head_dim) const {
-  const size_t elt = dtype_info(dtype).block_bytes;
   return k_base + static_cast<size_t>(block_table[t / block_size]) * block_stride + head * head_stride +
-         static_cast<size_t>(t % block_size) * head_dim * elt;
+         static_cast<size_t>(t % block_size) * row_bytes(dtype, head_dim);
 }
 
 const uint8_t* KvView::value(int32_t t, int32_t head, int32_t head_dim) const {
-  const size_t elt = dtype_info(dtype).block_bytes;
   return v_base + static_cast<size_t>(block_table[t / block_size]) * block_stride + head * head_stride +
-         static_cast<size_t>(t % block_size) * head_dim * elt;
+         static_cast<size_t>(t % block_size) * row_bytes(dtype, head_dim);
 }
 
 double KvStats::kv_cache_usage_perc() const {
@@ -39,12 +35,12 @@ double KvStats::kv_reserved_unused_perc() const {
   return static_cast<double>(allocated_tokens - filled_tokens) / static_cast<double>(allocated_tokens);
 }
 
+KvCache::KvCache(KvGeometry geometry) : geometry_(geometry) {
+  geometry_.row_bytes();  // throws for a dtype or head_dim the cache cannot store
+}
+
 void KvCache::write_row(uint8_t* dst, const float* src) const {
-  if (geometry_.dtype == DType::F32) {
-    std::memcpy(dst, src, sizeof(float) * geometry_.head_dim);
-  } else {
-    quantize_row(geometry_.dtype, src, dst, geometry_.head_dim);
-  }
+  quantize_row(geometry_.dtype, src, dst, geometry_.head_dim);
 }
 
 }  // namespace inferscope

@@ -18,18 +18,21 @@ struct KvGeometry {
   int32_t n_layers = 0;
   int32_t n_kv_heads = 0;
   int32_t head_dim = 0;
-  DType dtype = DType::F16;  // F16 (default, as llama.cpp and vLLM) or F32
+  DType dtype = DType::F16;  // F16 (default, as llama.cpp and vLLM), F32 or Q8_0 (see kv_dtype.h)
 
-  size_t element_bytes() const;
-  // 2 (K and V) x bytes x layers x kv heads x head dim.
+  // Bytes of one token's K (or V) of one KV head: head_dim elements in dtype. Throws
+  // std::invalid_argument for a geometry no cache can hold (see kv_row_bytes).
+  size_t row_bytes() const;
+  // 2 (K and V) x row bytes x layers x kv heads.
   size_t bytes_per_token() const;
 };
 
 // How attention reads one sequence's K/V in one layer. Storage is a set of blocks of
 // `block_size` tokens; within a block, each KV head's keys are contiguous:
 //   K of token t, head h = k_base + block_table[t / block_size] * block_stride
-//                          + h * head_stride + (t % block_size) * head_dim * element_bytes
-// (V likewise from v_base). A contiguous cache is one block as large as its reservation.
+//                          + h * head_stride + (t % block_size) * row_bytes
+// (V likewise from v_base), row_bytes being head_dim elements in dtype (head_dim / 32 blocks for
+// Q8_0). A contiguous cache is one block as large as its reservation.
 struct KvView {
   DType dtype = DType::F16;
   int32_t length = 0;                  // tokens stored (positions 0 .. length-1)
@@ -121,7 +124,8 @@ class KvCache {
   virtual KvSnapshot snapshot() const = 0;
 
  protected:
-  explicit KvCache(KvGeometry geometry) : geometry_(geometry) {}
+  // Throws std::invalid_argument for a dtype or head_dim the cache cannot store (KvGeometry::row_bytes).
+  explicit KvCache(KvGeometry geometry);
   // Converts one token's K or V for one head from f32 into the cache's dtype at dst.
   void write_row(uint8_t* dst, const float* src) const;
   KvGeometry geometry_;

@@ -135,10 +135,6 @@ int32_t count_blocks(const KvGeometry& g, int32_t block_size, size_t budget_byte
   if (g.n_layers <= 0 || g.n_kv_heads <= 0 || g.head_dim <= 0) {
     throw std::invalid_argument("paged KV cache: layers, KV heads and head dim must be positive");
   }
-  if (g.dtype != DType::F16 && g.dtype != DType::F32) {
-    throw std::invalid_argument("paged KV cache: KV dtype must be f16 or f32, not " +
-                                std::string(dtype_name(g.dtype)));
-  }
   const size_t block_bytes = g.bytes_per_token() * static_cast<size_t>(block_size);
   const size_t n = budget_bytes / block_bytes;
   if (n == 0) {

@@ -4,9 +4,9 @@
 // so sequences can share them (fork with copy-on-write, prefix caching).
 //
 // Layout (per layer, K and V in separate pools): physical block b of layer l holds, for each KV
-// head h, block_size rows of head_dim elements:
-//   K(l, b, h, slot) = k_pool[l] + b * block_stride + h * head_stride + slot * head_dim * elt
-// with head_stride = block_size * head_dim * elt and block_stride = n_kv_heads * head_stride, so one
+// head h, block_size rows of head_dim elements (row_bytes each: head_dim / 32 Q8_0 blocks for q8):
+//   K(l, b, h, slot) = k_pool[l] + b * block_stride + h * head_stride + slot * row_bytes
+// with head_stride = block_size * row_bytes and block_stride = n_kv_heads * head_stride, so one
 // head's keys of one block are one contiguous, 64-byte aligned run that a kernel (CPU or CUDA) reads
 // with aligned vector loads.
 //

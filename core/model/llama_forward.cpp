@@ -24,12 +24,21 @@ void rmsnorm_rows(float* out, const float* in, const float* weight, int64_t n, i
 
 }  // namespace
 
-LlamaForward::LlamaForward(const LlamaModel& model, const MatmulOptions& matmul) : model_(model), matmul_(matmul) {}
+LlamaForward::LlamaForward(const LlamaModel& model, const MatmulOptions& matmul)
+    : LlamaForward(model, model.weights(), matmul) {}
+
+LlamaForward::LlamaForward(const LlamaModel& model, const LlamaWeights& weights, const MatmulOptions& matmul)
+    : model_(model), weights_(weights), matmul_(matmul) {
+  if (weights.layers.size() != static_cast<size_t>(model.config().n_layers)) {
+    throw std::invalid_argument("forward: the weights have " + std::to_string(weights.layers.size()) +
+                                " layers, the model " + std::to_string(model.config().n_layers));
+  }
+}
 
 void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
                        std::vector<float>& logits) {
   const LlamaConfig& c = model_.config();
-  const LlamaWeights& w = model_.weights();
+  const LlamaWeights& w = weights_;
   const int64_t dim = c.dim, q_dim = int64_t{c.n_heads} * c.head_dim, kv_dim = c.kv_dim(), hd = c.head_dim;
 
   int64_t n_tok = 0, n_logits = 0;

@@ -15,6 +15,7 @@ namespace inferscope {
 class Attention;
 class LlamaModel;
 class ThreadPool;
+struct LlamaWeights;
 
 struct BatchSeq {
   SeqId seq = 0;
@@ -26,7 +27,11 @@ struct BatchSeq {
 class LlamaForward {
  public:
   // `matmul` says how activations meet quantized weights (exact f32 by default, or int8 as llama.cpp).
+  // Runs on the model's own weights.
   explicit LlamaForward(const LlamaModel& model, const MatmulOptions& matmul = {});
+  // Runs on `weights` (the model's matrices at another quantization level); they must have the
+  // model's shapes and outlive the LlamaForward.
+  LlamaForward(const LlamaModel& model, const LlamaWeights& weights, const MatmulOptions& matmul = {});
 
   // Appends K/V of every new token to `kv` and writes logits: one row of vocab_size floats per
   // requested position, sequences in batch order. Throws std::invalid_argument for a bad token id
@@ -39,6 +44,7 @@ class LlamaForward {
 
  private:
   const LlamaModel& model_;
+  const LlamaWeights& weights_;
   MatmulOptions matmul_;
   // Activations of the step, (tokens, width) row-major.
   std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, last_;

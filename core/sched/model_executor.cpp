@@ -14,12 +14,17 @@ ModelExecutor::ModelExecutor(const LlamaModel& model, KvCache& kv, const ModelEx
       options_(options),
       pool_(std::make_unique<ThreadPool>(options.threads)),
       attention_(make_attention(options.attention)),
-      forward_(model, options.matmul) {}
+      forward_(std::make_unique<LlamaForward>(model, options.weights ? *options.weights : model.weights(),
+                                              options.matmul)) {}
 
 ModelExecutor::~ModelExecutor() = default;
 
 void ModelExecutor::set_sampling(RequestId id, const SamplingParams& params) {
   samplers_.insert_or_assign(id, Sampler(params));
+}
+
+void ModelExecutor::set_weights(const LlamaWeights& weights) {
+  forward_ = std::make_unique<LlamaForward>(model_, weights, options_.matmul);
 }
 
 void ModelExecutor::set_attention(const std::string& name) {
@@ -30,7 +35,7 @@ double ModelExecutor::execute(const StepPlan& plan, std::vector<SampledToken>& s
   const auto start = std::chrono::steady_clock::now();
   batch_.clear();
   for (const ScheduledSeq& s : plan.seqs) batch_.push_back(BatchSeq{s.id, s.new_tokens(), s.pos0(), false});
-  forward_.run(batch_, *kv_, *attention_, *pool_, logits_);
+  forward_->run(batch_, *kv_, *attention_, *pool_, logits_);
 
   // One row of logits per sequence (its last position), in plan order.
   const size_t vocab = static_cast<size_t>(model_.config().vocab_size);

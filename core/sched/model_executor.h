@@ -19,6 +19,7 @@ struct ModelExecutorOptions {
   int32_t threads = 0;          // 0 = every hardware thread
   MatmulOptions matmul;
   std::string attention = "flash";  // "flash" or "naive"
+  const LlamaWeights* weights = nullptr;  // what the matmuls read (another quantization level); null: the model's own
   SamplingParams sampling;      // the sampler of a request without its own (greedy by default)
 };
 
@@ -31,8 +32,11 @@ class ModelExecutor final : public StepExecutor {
   void forget(RequestId id) override { samplers_.erase(id); }
   void rebind(KvCache& kv) override { kv_ = &kv; }
   void set_attention(const std::string& name) override;
+  // Runs later steps on other weights (the model's at another quantization level; they must outlive
+  // their use). The KV cache holds K/V of the old weights: the caller rebuilds it.
+  void set_weights(const LlamaWeights& weights) override;
   AttentionUse last_attention() const override {
-    return {forward_.last_attention_scratch_bytes(), forward_.last_attention_seconds()};
+    return {forward_->last_attention_scratch_bytes(), forward_->last_attention_seconds()};
   }
 
  private:
@@ -41,7 +45,7 @@ class ModelExecutor final : public StepExecutor {
   ModelExecutorOptions options_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Attention> attention_;
-  LlamaForward forward_;
+  std::unique_ptr<LlamaForward> forward_;
   std::map<RequestId, Sampler> samplers_;
   std::vector<BatchSeq> batch_;
   std::vector<float> logits_;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/llama_weights.h"
 #include "core/sample/sampler.h"
 #include "core/sched/scheduler.h"
 
@@ -31,6 +32,8 @@ class StepExecutor {
   virtual void rebind(KvCache& /*kv*/) {}
   // Runs later steps with another attention implementation ("flash" or "naive").
   virtual void set_attention(const std::string& /*name*/) {}
+  // Runs later steps on other weights (another quantization level), which must outlive their use.
+  virtual void set_weights(const LlamaWeights& /*weights*/) {}
   virtual AttentionUse last_attention() const { return {}; }
 };
 

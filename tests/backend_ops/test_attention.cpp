@@ -49,12 +49,12 @@ std::vector<float> random_normal(size_t n, std::mt19937& rng, float sigma) {
   return v;
 }
 
-// x rounded to what a cache of `dtype` stores, row by row.
+// x rounded to what a cache of `dtype` stores, row by row (q8: each row's Q8_0 blocks dequantized).
 std::vector<float> as_stored(std::vector<float> x, DType dtype, int32_t head_dim) {
-  std::vector<uint16_t> h(static_cast<size_t>(head_dim));
-  for (size_t r = 0; dtype == DType::F16 && r < x.size(); r += head_dim) {
-    quantize_row(DType::F16, x.data() + r, h.data(), head_dim);
-    dequantize_row(DType::F16, h.data(), x.data() + r, head_dim);
+  std::vector<uint8_t> stored(row_bytes(dtype, head_dim));
+  for (size_t r = 0; dtype != DType::F32 && r < x.size(); r += head_dim) {
+    quantize_row(dtype, x.data() + r, stored.data(), head_dim);
+    dequantize_row(dtype, stored.data(), x.data() + r, head_dim);
   }
   return x;
 }
@@ -68,8 +68,8 @@ class HandKv {
   HandKv(const AttentionShape& shape, DType dtype, int32_t block_size, int32_t ctx, const std::vector<float>& k,
          const std::vector<float>& v, std::mt19937& rng)
       : dtype_(dtype), length_(ctx), block_size_(block_size > 0 ? block_size : std::max(ctx, 1)) {
-    const size_t elt = dtype_info(dtype).block_bytes, hd = shape.head_dim;
-    head_stride_ = block_size_ * hd * elt;
+    const size_t row = row_bytes(dtype, shape.head_dim), hd = shape.head_dim;
+    head_stride_ = block_size_ * row;
     block_stride_ = shape.n_kv_heads * head_stride_;
     const int32_t n_blocks = (ctx + block_size_ - 1) / block_size_;
     const int32_t n_physical = block_size > 0 ? 2 * n_blocks + 1 : 1;
@@ -77,12 +77,12 @@ class HandKv {
     std::iota(physical.begin(), physical.end(), 0);
     if (block_size > 0) std::shuffle(physical.begin(), physical.end(), rng);
     table_.assign(physical.begin(), physical.begin() + n_blocks);
-    k_.assign(n_physical * block_stride_, 0xFF);  // 0xFF.. is NaN in f16 and f32
+    k_.assign(n_physical * block_stride_, 0xFF);  // 0xFF.. is NaN in f16 and f32, and a NaN scale in q8
     v_.assign(n_physical * block_stride_, 0xFF);
     for (int32_t t = 0; t < ctx; ++t) {
       for (int32_t h = 0; h < shape.n_kv_heads; ++h) {
         const size_t src = (static_cast<size_t>(t) * shape.n_kv_heads + h) * hd;
-        const size_t dst = table_[t / block_size_] * block_stride_ + h * head_stride_ + (t % block_size_) * hd * elt;
+        const size_t dst = table_[t / block_size_] * block_stride_ + h * head_stride_ + (t % block_size_) * row;
         quantize_row(dtype, k.data() + src, k_.data() + dst, shape.head_dim);
         quantize_row(dtype, v.data() + src, v_.data() + dst, shape.head_dim);
       }
@@ -185,11 +185,13 @@ Reference reference(const SeqData& s, const AttentionShape& shape) {
   return ref;
 }
 
-// max |got - ref| / scale over the elements (infinity for a NaN).
+// max |got - ref| / scale over the elements (infinity for a NaN; 0 where both are exactly equal, which
+// covers a scale of 0: q8 rounds small values to 0, so every value a query sees can be 0).
 double max_error(const std::vector<float>& got, const Reference& ref) {
   double worst = 0.0;
   for (size_t i = 0; i < got.size(); ++i) {
-    const double e = std::fabs(got[i] - ref.out[i]) / ref.scale[i];
+    const double diff = std::fabs(got[i] - ref.out[i]);
+    const double e = diff == 0.0 ? 0.0 : diff / ref.scale[i];
     worst = std::isnan(e) ? std::numeric_limits<double>::infinity() : std::max(worst, e);
   }
   return worst;
@@ -238,6 +240,26 @@ TEST(Attention, MatchesDoubleReferenceAcrossHeadDimsGqaDtypesAndBlockSizes) {
       expect_exact(b, pool,
                    "hd " + std::to_string(hd) + " gqa " + std::to_string(gqa) + " " + std::string(dtype_name(dtype)) +
                        " block " + std::to_string(block_size));
+      ++c;
+    }
+  }
+}
+
+// q8 K/V are read as their dequantized Q8_0 blocks: the same bound against the reference on those
+// values, at the head dims q8 takes (multiples of 32), paged (shuffled blocks) and contiguous.
+TEST(Attention, Q8KvMatchesDoubleReferenceOnTheDequantizedValues) {
+  std::mt19937 rng(12);
+  ThreadPool pool(2);
+  const int32_t block_sizes[] = {0, 8, 16, 32};
+  int32_t c = 0;
+  for (int32_t hd : {32, 64, 128}) {
+    for (int32_t gqa : {1, 3, 8}) {
+      const int32_t n_kv = gqa == 8 ? 1 : 2;
+      const AttentionShape shape{n_kv * gqa, n_kv, hd};
+      const int32_t block_size = block_sizes[c % 4];
+      const Batch b = make_batch(shape, DType::Q8_0, block_size, mixed_specs(300 + 131 * c), rng);
+      expect_exact(b, pool, "q8 hd " + std::to_string(hd) + " gqa " + std::to_string(gqa) + " block " +
+                                std::to_string(block_size));
       ++c;
     }
   }
@@ -301,12 +323,10 @@ TEST(Attention, OutputsAreBitIdenticalAcrossThreadCountsAndBatchCompositions) {
   }
 }
 
-TEST(Attention, PagedLayoutsGiveTheBitsOfTheContiguousOne) {
-  std::mt19937 rng(9);
+void expect_paged_bits_equal_contiguous(const AttentionShape& shape, DType dtype, std::mt19937& rng) {
   ThreadPool pool(2);
-  const AttentionShape shape{6, 3, 48};
   const std::vector<SeqSpec> specs{{1, 700}, {50, 33}};
-  Batch b = make_batch(shape, DType::F16, 0, specs, rng);
+  Batch b = make_batch(shape, dtype, 0, specs, rng);
   for (const char* name : {"naive", "flash"}) {
     const auto attention = make_attention(name);
     const auto want = run(*attention, b, pool);
@@ -316,17 +336,24 @@ TEST(Attention, PagedLayoutsGiveTheBitsOfTheContiguousOne) {
       for (const SeqData& s : b.seqs) paged.kvs.emplace_back(shape, b.dtype, block_size, s.spec.ctx(), s.k, s.v, rng);
       const auto got = run(*attention, paged, pool);
       for (size_t i = 0; i < specs.size(); ++i) {
-        EXPECT_TRUE(same_bits(got[i], want[i])) << name << " block " << block_size << " seq " << i;
+        EXPECT_TRUE(same_bits(got[i], want[i])) << dtype_name(dtype) << " " << name << " block " << block_size
+                                                << " seq " << i;
       }
     }
   }
 }
 
-TEST(Attention, ReadsTheRealPagedAndContiguousCaches) {
-  std::mt19937 rng(10);
+TEST(Attention, PagedLayoutsGiveTheBitsOfTheContiguousOne) {
+  std::mt19937 rng(9);
+  expect_paged_bits_equal_contiguous(AttentionShape{6, 3, 48}, DType::F16, rng);
+  expect_paged_bits_equal_contiguous(AttentionShape{6, 3, 64}, DType::Q8_0, rng);
+}
+
+// Flash over the real caches (written through store(), read through view()) against the reference
+// on what `dtype` stores; paged and contiguous give the same bits.
+void expect_reads_real_caches(const AttentionShape& shape, DType dtype, std::mt19937& rng) {
   ThreadPool pool(2);
-  const AttentionShape shape{4, 2, 16};
-  const KvGeometry geometry{2, shape.n_kv_heads, shape.head_dim, DType::F16};
+  const KvGeometry geometry{2, shape.n_kv_heads, shape.head_dim, dtype};
   const int32_t ctx = 300, layer = 1;
   PagedKvCache paged(geometry, 16, geometry.bytes_per_token() * 16 * 64, false);
   ContiguousKvCache contiguous(geometry, 512, geometry.bytes_per_token() * 512 * 2);
@@ -341,9 +368,9 @@ TEST(Attention, ReadsTheRealPagedAndContiguousCaches) {
       }
     }
   }
-  Batch b = make_batch(shape, DType::F16, 16, {{20, ctx - 20}}, rng);
-  b.seqs[0].k = as_stored(k, DType::F16, shape.head_dim);
-  b.seqs[0].v = as_stored(v, DType::F16, shape.head_dim);
+  Batch b = make_batch(shape, dtype, 16, {{20, ctx - 20}}, rng);
+  b.seqs[0].k = as_stored(k, dtype, shape.head_dim);
+  b.seqs[0].v = as_stored(v, dtype, shape.head_dim);
   const Reference ref = reference(b.seqs[0], shape);
   FlashAttention flash;
   std::vector<std::vector<float>> outs;
@@ -351,10 +378,16 @@ TEST(Attention, ReadsTheRealPagedAndContiguousCaches) {
     std::vector<float> out(b.seqs[0].q.size(), std::numeric_limits<float>::quiet_NaN());
     const AttentionSeq seq{b.seqs[0].q.data(), out.data(), 20, ctx - 20, cache->view(layer, 8)};
     flash.forward(std::span(&seq, 1), shape, pool);
-    EXPECT_LE(max_error(out, ref), kTol) << cache->name();
+    EXPECT_LE(max_error(out, ref), kTol) << dtype_name(dtype) << " " << cache->name();
     outs.push_back(out);
   }
-  EXPECT_TRUE(same_bits(outs[0], outs[1]));
+  EXPECT_TRUE(same_bits(outs[0], outs[1])) << dtype_name(dtype);
+}
+
+TEST(Attention, ReadsTheRealPagedAndContiguousCaches) {
+  std::mt19937 rng(10);
+  expect_reads_real_caches(AttentionShape{4, 2, 16}, DType::F16, rng);
+  expect_reads_real_caches(AttentionShape{4, 2, 32}, DType::Q8_0, rng);
 }
 
 TEST(Attention, FlashScratchIsBoundedWhileNaiveGrowsWithQueriesTimesContext) {

@@ -9,17 +9,11 @@
 #include "core/engine/runtime.h"
 #include "core/model/llama_model.h"
 #include "core/sample/sampler.h"
+#include "tests/support/side_by_side.h"
 #include "tests/support/test_models.h"
 
 namespace inferscope {
 namespace {
-
-// The two largest logits' gap: how close a greedy step came to choosing differently.
-float top2_gap(std::span<const float> logits) {
-  std::vector<float> v(logits.begin(), logits.end());
-  std::partial_sort(v.begin(), v.begin() + 2, v.end(), std::greater<float>());
-  return v[0] - v[1];
-}
 
 // Decodes `n` greedy tokens after `prompt` with naive and flash attention side by side, feeding both
 // the naive choice; checks logits agree within `tolerance` x the step's largest |logit| and that
@@ -29,24 +23,14 @@ void expect_same_greedy(const LlamaModel& model, const std::vector<TokenId>& pro
   naive_options.attention = "naive";
   flash_options.attention = "flash";
   Runtime naive(model, naive_options), flash(model, flash_options);
-  std::vector<TokenId> feed = prompt;
   float worst = 0.0f;
-  for (int32_t step = 0; step < n; ++step) {
-    const std::span<const float> a = naive.append(0, feed);
-    const std::vector<float> naive_logits(a.begin(), a.end());
-    const std::span<const float> b = flash.append(0, feed);
-    float max_abs = 0.0f, max_diff = 0.0f;
-    for (size_t i = 0; i < naive_logits.size(); ++i) {
-      max_abs = std::max(max_abs, std::fabs(naive_logits[i]));
-      max_diff = std::max(max_diff, std::fabs(naive_logits[i] - b[i]));
-    }
-    worst = std::max(worst, max_diff / max_abs);
-    ASSERT_LE(max_diff, tolerance * max_abs) << "step " << step;
-    const TokenId want = argmax(naive_logits), got = argmax(b);
-    ASSERT_EQ(got, want) << "greedy diverged at step " << step << "; naive top-2 gap " << top2_gap(naive_logits)
-                         << ", flash top-2 gap " << top2_gap(b);
-    if (model.tokenizer().vocab().is_eog(want) || naive.length(0) + 1 >= naive.context_length()) break;
-    feed = {want};
+  const std::vector<test::StepDiff> steps = test::decode_side_by_side(model, naive, flash, prompt, n);
+  for (size_t step = 0; step < steps.size(); ++step) {
+    const test::StepDiff& d = steps[step];
+    worst = std::max(worst, d.relative());
+    ASSERT_LE(d.max_diff, tolerance * d.max_abs) << "step " << step;
+    ASSERT_EQ(d.second_choice, d.first_choice) << "greedy diverged at step " << step << "; naive top-2 gap "
+                                               << d.first_gap << ", flash top-2 gap " << d.second_gap;
   }
   ::testing::Test::RecordProperty("worst_relative_logit_difference", std::to_string(worst));
 }

@@ -129,6 +129,33 @@ TEST(Cli, ChatKeepsHistoryAndResets) {
   EXPECT_NE(r.out.find("[conversation reset]"), std::string::npos) << r.out;
 }
 
+TEST(Cli, KvDtypeQ8RunsOnTheDemoModel) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::demo_model_path());
+  // a continuation whose answer is far from a tie (the chat question's first token is a near tie that
+  // q8's rounding can flip)
+  const CliRun r =
+      cli("generate --model " + path + " --prompt 'The capital of France is the city of' -n 8 --kv-dtype q8 --json", true);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["tokens"].size(), 8u);
+  EXPECT_NE(j["text"].get<std::string>().find("Paris"), std::string::npos) << j["text"];
+  // 2 x 68 bytes (two Q8_0 blocks of 64) x 30 layers x 3 kv heads
+  const auto q8 = nlohmann::json::parse(stdout_only("inspect --model " + path + " --json --kv-dtype q8"));
+  EXPECT_EQ(q8["kv_cache"]["bytes_per_token"], 12240);
+}
+
+TEST(Cli, KvDtypeQ8AtHeadDim8ExitsTwoNamingIt) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  const CliRun r = cli("generate --model " + path + " --prompt Once -n 4 --kv-dtype q8");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("--kv-dtype q8 needs a head dimension that is a multiple of 32 (this model: 8)"),
+            std::string::npos)
+      << r.out;
+  const CliRun bad = cli("generate --model " + path + " --prompt Once --kv-dtype q4");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("f32|f16|q8"), std::string::npos) << bad.out;
+}
+
 TEST(Cli, BadInputExitsTwoWithAClearMessage) {
   const CliRun missing = cli("generate --model /nonexistent.gguf --prompt hi");
   EXPECT_EQ(missing.exit_code, 2);

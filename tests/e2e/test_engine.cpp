@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/engine/engine.h"
@@ -32,6 +33,7 @@ struct Collector {
   std::condition_variable cv;
   std::map<RequestId, std::string> text;
   std::map<RequestId, int32_t> tokens;
+  std::map<RequestId, std::vector<TokenId>> ids;
   std::map<RequestId, StopReason> finished;
   std::map<RequestId, int32_t> finish_calls;
   std::map<RequestId, std::string> errors;
@@ -41,7 +43,10 @@ struct Collector {
     c.on_token = [this](RequestId id, std::string_view piece, TokenId token, const TokenTiming&) {
       std::lock_guard lock(mu);
       text[id] += piece;
-      if (token >= 0) ++tokens[id];
+      if (token >= 0) {
+        ++tokens[id];
+        ids[id].push_back(token);
+      }
       cv.notify_all();
     };
     c.on_finished = [this](RequestId id, StopReason reason) {
@@ -262,6 +267,79 @@ TEST(Engine, AttentionSwitchMidRunKeepsGreedyText) {
   EXPECT_NE(notes[1].find("rejected"), std::string::npos) << notes[1];
   // naive and flash compute the same function: the greedy text does not change at the switch
   for (const auto& [id, i] : prompt_of) EXPECT_EQ(got.text[id], alone(*model, kPrompts[i], 200).text) << i;
+}
+
+TEST(Engine, QuantizationSwitchMidChatContinuesExactlyOnTheNewWeights) {
+  INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  constexpr int32_t kMaxTokens = 300;
+  Collector got;
+  std::vector<std::string> notes;
+  size_t switched_at = 0;  // tokens of the request when the q8 weights took over
+  Engine* engine = nullptr;
+  EngineCallbacks cb = got.callbacks();
+  const auto on_token = cb.on_token;
+  cb.on_token = [&](RequestId id, std::string_view piece, TokenId token, const TokenTiming& timing) {
+    on_token(id, piece, token, timing);
+    const size_t n = got.ids[id].size();  // only this (the engine) thread writes it
+    if (n == 5) {
+      EngineConfig c = small_config();
+      c.quant = WeightQuant::Q8;
+      engine->set_config(c);
+    }
+    if (n == 6) {
+      // Hold the engine here until the background conversion is through, so the switch lands mid-reply.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (engine->metrics_snapshot().conversion_progress < 1.0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+  };
+  cb.on_config = [&](bool applied, const std::string& note) {
+    std::lock_guard lock(got.mu);
+    notes.push_back((applied ? "applied: " : "rejected: ") + note);
+    if (note.find("weights now") != std::string::npos) switched_at = got.ids[0].size();
+    got.cv.notify_all();
+  };
+  EngineRequest request = text_request(kPrompts[0], kMaxTokens);
+  request.sampling.ignore_eos = true;  // a long reply, so the switch lands in its middle
+  EngineMetricsSnapshot before, after;
+  {
+    Engine e(*model, small_config(), cb);
+    engine = &e;
+    before = e.metrics_snapshot();
+    ASSERT_EQ(e.submit(request), 0);
+    ASSERT_TRUE(got.wait_finished(1));
+    after = e.metrics_snapshot();
+  }
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("applied: weights q8; converting the weights to q8 in the background"), std::string::npos)
+      << notes[0];
+  EXPECT_NE(notes[1].find("applied: weights now q8"), std::string::npos) << notes[1];
+  EXPECT_EQ(got.finished[0], StopReason::Length);
+  ASSERT_EQ(got.ids[0].size(), static_cast<size_t>(kMaxTokens));
+  ASSERT_GE(switched_at, 6u);
+  ASSERT_LT(switched_at, static_cast<size_t>(kMaxTokens));
+  EXPECT_EQ(before.weights_quant, "native");
+  EXPECT_EQ(after.weights_quant, "q8");
+  EXPECT_LT(after.weight_bytes, before.weight_bytes / 2);
+  EXPECT_GE(after.num_preemptions, 1) << "the running request is recomputed on the new weights";
+
+  // After the switch the reply is exactly what q8 weights generate from the prompt and the tokens before it.
+  EngineRequest rest;
+  rest.prompt_tokens = encode_prompt(*model, kPrompts[0]);
+  rest.prompt_tokens.insert(rest.prompt_tokens.end(), got.ids[0].begin(), got.ids[0].begin() + switched_at);
+  rest.max_tokens = kMaxTokens - static_cast<int32_t>(switched_at);
+  rest.sampling.ignore_eos = true;
+  Collector q8;
+  {
+    EngineConfig c = small_config();
+    c.quant = WeightQuant::Q8;
+    Engine e(*model, c, q8.callbacks());
+    e.submit(rest);
+    ASSERT_TRUE(q8.wait_finished(1));
+  }
+  EXPECT_EQ(q8.ids[0], std::vector<TokenId>(got.ids[0].begin() + switched_at, got.ids[0].end()));
 }
 
 TEST(Engine, MetricsFollowEveryRequest) {

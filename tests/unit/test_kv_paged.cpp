@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "core/kv/paged_kv_cache.h"
 #include "core/kv/prefix_cache.h"
 #include "kernels/cpu/quantize.h"
+#include "tests/support/kv_store_bound.h"
 
 namespace inferscope {
 namespace {
@@ -249,7 +251,13 @@ TEST(PagedKvCache, BadBlockSizeBudgetOrDtypeThrowsClearly) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("cannot hold one block"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(PagedKvCache(geometry(DType::Q8_0), 16, 1 << 20, true), std::invalid_argument);
+  try {
+    PagedKvCache(geometry(DType::Q8_0), 16, 1 << 20, true);
+    ADD_FAILURE() << "q8 with head_dim 4 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "--kv-dtype q8 needs a head dimension that is a multiple of 32 (this model: 4)");
+  }
+  EXPECT_THROW(PagedKvCache(geometry(DType::Q4_1), 16, 1 << 20, true), std::invalid_argument);
   EXPECT_THROW(PagedKvCache((KvGeometry{0, 2, 4, DType::F16}), 16, 1 << 20, true), std::invalid_argument);
 }
 
@@ -303,6 +311,117 @@ TEST(PagedKvCache, F16StoresRoundToHalfPrecision) {
       EXPECT_EQ(fp16_to_f32(vh), v[h * kHeadDim + d]);  // small integers plus halves are exact
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// q8: Q8_0 rows (head_dim / 32 blocks of 32 int8 and an f16 scale) through every block operation
+
+constexpr int32_t kQ8HeadDim = 64;  // two Q8_0 blocks per row
+
+// Random K (which 0) or V (which 1) of every head for (token, pos, layer), with an outlier 40x
+// the rest in one place: reproducible, so a check can recompute what was stored.
+std::vector<float> q8_test_row(int32_t token, int32_t pos, int32_t layer, int32_t which) {
+  std::mt19937 rng(static_cast<uint32_t>(((token * 1024 + pos) * kLayers + layer) * 2 + which));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> row(kHeads * kQ8HeadDim);
+  for (float& x : row) x = normal(rng);
+  row[rng() % row.size()] *= 40.0f;
+  return row;
+}
+
+void store_q8_tokens(PagedKvCache& kv, SeqId seq, const std::vector<int32_t>& tokens, size_t from, size_t to) {
+  for (size_t pos = from; pos < to; ++pos) {
+    const int32_t p = static_cast<int32_t>(pos);
+    for (int32_t l = 0; l < kLayers; ++l) {
+      kv.store(l, seq, p, q8_test_row(tokens[pos], p, l, 0).data(), q8_test_row(tokens[pos], p, l, 1).data());
+    }
+  }
+}
+
+// Every row of `seq` is byte for byte quantize_row's Q8_0 encoding of what was stored for its token,
+// and reads back within the Q8_0 bound of it.
+::testing::AssertionResult holds_q8_tokens(const PagedKvCache& kv, SeqId seq, const std::vector<int32_t>& tokens) {
+  const size_t row_bytes = kv.geometry().row_bytes();
+  std::vector<uint8_t> want(row_bytes);
+  std::vector<float> got(kQ8HeadDim);
+  for (int32_t l = 0; l < kLayers; ++l) {
+    const KvView view = kv.view(l, seq);
+    if (view.length != static_cast<int32_t>(tokens.size())) {
+      return ::testing::AssertionFailure() << "sequence " << seq << " has length " << view.length;
+    }
+    for (int32_t t = 0; t < view.length; ++t) {
+      for (int32_t which : {0, 1}) {
+        const std::vector<float> row = q8_test_row(tokens[t], t, l, which);
+        for (int32_t h = 0; h < kHeads; ++h) {
+          const float* x = row.data() + h * kQ8HeadDim;
+          const uint8_t* stored = which == 0 ? view.key(t, h, kQ8HeadDim) : view.value(t, h, kQ8HeadDim);
+          quantize_row(DType::Q8_0, x, want.data(), kQ8HeadDim);
+          dequantize_row(DType::Q8_0, stored, got.data(), kQ8HeadDim);
+          const bool same = std::memcmp(stored, want.data(), row_bytes) == 0;
+          for (int32_t d = 0; same && d < kQ8HeadDim; ++d) {
+            if (std::fabs(got[d] - x[d]) > test::kv_store_bound(DType::Q8_0, x, d)) {
+              return ::testing::AssertionFailure() << "element " << d << " reads " << got[d] << " for " << x[d];
+            }
+          }
+          if (!same) {
+            return ::testing::AssertionFailure() << "sequence " << seq << " layer " << l << " pos " << t << " head "
+                                                 << h << (which == 0 ? " K" : " V") << " is not the stored row";
+          }
+        }
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(PagedKvCache, Q8RowsSurviveForkCopyOnWriteTruncateAndPrefixReuse) {
+  const KvGeometry g{kLayers, kHeads, kQ8HeadDim, DType::Q8_0};
+  EXPECT_EQ(g.row_bytes(), 2u * 34);
+  PagedKvCache kv(g, 16, g.bytes_per_token() * 16 * 8, true);
+  EXPECT_EQ(kv.block_bytes(), 16u * 2 * kLayers * kHeads * 68);
+  EXPECT_EQ(kv.total_blocks(), 8);
+
+  const std::vector<int32_t> parent = iota_tokens(40);  // blocks: full, full, 8 of 16
+  ASSERT_TRUE(kv.allocate(1, 40, parent));
+  store_q8_tokens(kv, 1, parent, 0, parent.size());
+  EXPECT_EQ(kv.view(0, 1).dtype, DType::Q8_0);
+  EXPECT_EQ(kv.view(0, 1).head_stride, 16u * 68);
+  EXPECT_TRUE(holds_q8_tokens(kv, 1, parent));
+
+  // fork, then the child writes into the shared partial tail: copy-on-write of q8 blocks
+  ASSERT_TRUE(kv.fork(1, 2));
+  std::vector<int32_t> child = parent;
+  child.push_back(77);
+  ASSERT_TRUE(kv.allocate(2, 1, std::vector<int32_t>{77}));
+  store_q8_tokens(kv, 2, child, 40, 41);
+  EXPECT_NE(table_of(kv, 2)[2], table_of(kv, 1)[2]);
+  EXPECT_EQ(kv.stats().blocks_shared, 2);
+  EXPECT_TRUE(holds_q8_tokens(kv, 1, parent));
+  EXPECT_TRUE(holds_q8_tokens(kv, 2, child));
+
+  // truncate the child into a shared full block and write: that block is copied too
+  kv.truncate(2, 20);
+  child.resize(20);
+  child.push_back(78);
+  ASSERT_TRUE(kv.allocate(2, 1, std::vector<int32_t>{78}));
+  store_q8_tokens(kv, 2, child, 20, 21);
+  EXPECT_NE(table_of(kv, 2)[1], table_of(kv, 1)[1]);
+  EXPECT_EQ(table_of(kv, 2)[0], table_of(kv, 1)[0]);
+  EXPECT_TRUE(holds_q8_tokens(kv, 1, parent));
+  EXPECT_TRUE(holds_q8_tokens(kv, 2, child));
+
+  // the parent's two full blocks are reused by a new sequence with the same prompt
+  kv.free(1);
+  kv.free(2);
+  EXPECT_EQ(kv.attach_prefix(3, parent), 32);
+  ASSERT_TRUE(kv.allocate(3, 8, std::span(parent).subspan(32)));
+  store_q8_tokens(kv, 3, parent, 32, 40);
+  EXPECT_TRUE(holds_q8_tokens(kv, 3, parent));
+  const KvSnapshot snap = kv.snapshot();
+  ASSERT_EQ(snap.sequences.size(), 1u);
+  EXPECT_EQ(snap.sequences[0].length, 40);
+  EXPECT_EQ(snap.blocks[snap.sequences[0].block_table[2]].filled, 8);
+  EXPECT_EQ(kv.stats().prefix_cache_hits, 32);
 }
 
 TEST(PagedKvCache, StoreOutsideTheSequenceThrows) {

@@ -430,20 +430,22 @@ float block_absmax(const float* x, int n) {
 
 class RandomRows : public ::testing::TestWithParam<uint32_t> {};
 
-TEST_P(RandomRows, Q8_0AndQ8_1WithinHalfAStep) {
-  const auto x = random_row(GetParam());
-  for (DType t : {DType::Q8_0, DType::Q8_1}) {
-    const auto r = round_trip(t, x);
-    for (int blk = 0; blk < kN / 32; ++blk) {
-      const float amax = block_absmax(&x[blk * 32], 32);
-      const float d = amax / 127.0f;
-      // Rounding to the grid costs d/2; storing d as f16 moves a q of up to 127 by 127*|d - f16(d)|.
-      const float bound = 0.5f * d + 127.0f * std::fabs(d - round_f16(d)) + 1e-6f * amax;
-      for (int j = blk * 32; j < blk * 32 + 32; ++j) {
-        ASSERT_LE(std::fabs(r.y[j] - x[j]), bound) << dtype_name(t) << " element " << j;
-      }
+// Q8_0/Q8_1: d = amax/127; rounding to the grid costs d/2; storing d as f16 moves a q of up to 127
+// by 127*|d - f16(d)|.
+void check_q8(DType t, const std::vector<float>& x) {
+  const auto r = round_trip(t, x);
+  for (int blk = 0; blk < kN / 32; ++blk) {
+    const float amax = block_absmax(&x[blk * 32], 32);
+    const float d = amax / 127.0f;
+    const float bound = 0.5f * d + 127.0f * std::fabs(d - round_f16(d)) + 1e-6f * amax;
+    for (int j = blk * 32; j < blk * 32 + 32; ++j) {
+      ASSERT_LE(std::fabs(r.y[j] - x[j]), bound) << dtype_name(t) << " element " << j;
     }
   }
+}
+
+TEST_P(RandomRows, Q8_0AndQ8_1WithinHalfAStep) {
+  for (DType t : {DType::Q8_0, DType::Q8_1}) check_q8(t, random_row(GetParam()));
 }
 
 TEST_P(RandomRows, Q8_1SumIsDTimesSumOfQuants) {
@@ -535,6 +537,26 @@ TEST_P(RandomRows, FloatFormatsWithinHalfAnUlp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, RandomRows, ::testing::Values(1u, 2u, 3u, 42u));
+
+// The weight formats of the quantization levels at the magnitudes real tensors have (weights around
+// 0.01..0.1, activations up to hundreds) and at scales whose f16 encoding is subnormal.
+class ScaledRows : public ::testing::TestWithParam<float> {};
+
+TEST_P(ScaledRows, WeightFormatsWithinTheirBounds) {
+  std::vector<float> x = random_row(7);
+  for (float& v : x) v *= GetParam();
+  check_q8(DType::Q8_0, x);
+  check_symmetric(DType::Q4_0, 8.0f, x);
+  check_affine(DType::Q4_1, 15.0f, x);
+  const auto f16 = round_trip(DType::F16, x);
+  for (int j = 0; j < kN; ++j) {
+    // half an ulp of 10 mantissa bits, or half the smallest subnormal (2^-24) below the normal range
+    ASSERT_LE(std::fabs(f16.y[j] - x[j]), std::max(std::fabs(x[j]) * 0x1p-11f, 0x1p-25f)) << j;
+    ASSERT_NE(x[j], 0.0f);  // the data never holds exact zeros
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Magnitudes, ScaledRows, ::testing::Values(1e-6f, 1e-3f, 0.05f, 300.0f));
 
 }  // namespace
 }  // namespace inferscope

@@ -1,0 +1,83 @@
+#include "core/quant/converted_weights.h"
+
+#include <map>
+
+#include "core/gguf/gguf_file.h"
+#include "core/model/llama_model.h"
+
+namespace inferscope {
+namespace {
+
+// Every matrix field of a LlamaWeights, in file order.
+std::vector<MatrixRef*> matrix_fields(LlamaWeights& w) {
+  std::vector<MatrixRef*> fields = {&w.token_embd};
+  for (LlamaLayerWeights& l : w.layers) {
+    for (MatrixRef* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) fields.push_back(m);
+  }
+  fields.push_back(&w.output);
+  return fields;
+}
+
+// The name of the file tensor whose data a matrix of the model's weights points at.
+std::string tensor_name(const GgufFile& file, const void* data) {
+  for (const GgufTensorInfo& t : file.tensors()) {
+    if (t.data == data) return t.name;
+  }
+  throw std::logic_error(file.path() + ": a weight matrix points at no tensor of the file");
+}
+
+}  // namespace
+
+std::unique_ptr<ConvertedWeights> ConvertedWeights::convert(const LlamaModel& model, WeightQuant level,
+                                                            ThreadPool& pool, const ConversionControl& control) {
+  std::unique_ptr<ConvertedWeights> cw(new ConvertedWeights());
+  cw->level_ = level;
+  // A view of the model's weights (norms included) without copying its owned norm vectors.
+  const LlamaWeights& own = model.weights();
+  LlamaWeights& w = cw->weights_;
+  w.token_embd = own.token_embd;
+  w.layers = own.layers;
+  w.output_norm = own.output_norm;
+  w.output = own.output;
+
+  // Each distinct matrix once (a tied output shares token_embd's data), with its format at this level.
+  std::map<const void*, size_t> index_of;
+  std::vector<MatrixConversion> conversions;
+  std::vector<size_t> converted_index;
+  for (MatrixRef* field : matrix_fields(w)) {
+    if (!index_of.emplace(field->data, cw->matrices_.size()).second) continue;
+    ConvertedMatrix m{tensor_name(model.file(), field->data), *field, *field, false};
+    const DType target = stored_type(level, field->type, field->cols);
+    m.f16_fallback = level != WeightQuant::Native && target != *weight_quant_dtype(level);
+    if (target != field->type) {
+      conversions.push_back(MatrixConversion{m.name, *field, target});
+      converted_index.push_back(cw->matrices_.size());
+    }
+    cw->matrices_.push_back(std::move(m));
+  }
+  cw->buffers_ = convert_matrices(conversions, pool, control);
+  for (size_t i = 0; i < conversions.size(); ++i) {
+    const MatrixRef& src = conversions[i].source;
+    const DType t = conversions[i].target;
+    cw->matrices_[converted_index[i]].weights =
+        MatrixRef{t, cw->buffers_[i].data(), src.rows, src.cols, row_bytes(t, src.cols)};
+  }
+  for (MatrixRef* field : matrix_fields(w)) *field = cw->matrices_[index_of.at(field->data)].weights;
+  return cw;
+}
+
+int ConvertedWeights::converted_count() const {
+  int n = 0;
+  for (const ConvertedMatrix& m : matrices_) n += m.weights.data != m.source.data ? 1 : 0;
+  return n;
+}
+
+std::vector<std::string> ConvertedWeights::f16_fallbacks() const {
+  std::vector<std::string> names;
+  for (const ConvertedMatrix& m : matrices_) {
+    if (m.f16_fallback) names.push_back(m.name);
+  }
+  return names;
+}
+
+}  // namespace inferscope

@@ -1,0 +1,79 @@
+#include "core/quant/quality.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "core/sample/sampler.h"
+
+namespace inferscope {
+namespace {
+
+// ln sum_i exp(x_i), shifted by the maximum so nothing overflows.
+double log_sum_exp(std::span<const float> x) {
+  const double m = *std::max_element(x.begin(), x.end());
+  double s = 0;
+  for (float v : x) s += std::exp(static_cast<double>(v) - m);
+  return m + std::log(s);
+}
+
+}  // namespace
+
+std::vector<TokenWindow> perplexity_windows(int64_t n_tokens, int64_t ctx) {
+  if (ctx < 2) throw std::invalid_argument("perplexity: a window needs at least 2 tokens, not " + std::to_string(ctx));
+  std::vector<TokenWindow> windows;
+  for (int64_t begin = 0; begin + 1 < n_tokens; begin += ctx - 1) {
+    windows.push_back(TokenWindow{begin, std::min(n_tokens, begin + ctx)});
+  }
+  return windows;
+}
+
+double log_probability(std::span<const float> logits, TokenId target) {
+  if (target < 0 || static_cast<size_t>(target) >= logits.size()) {
+    throw std::invalid_argument("token id " + std::to_string(target) + " is outside the logits (0.." +
+                                std::to_string(logits.size() - 1) + ")");
+  }
+  return static_cast<double>(logits[static_cast<size_t>(target)]) - log_sum_exp(logits);
+}
+
+double kl_divergence(std::span<const float> p_logits, std::span<const float> q_logits) {
+  if (p_logits.size() != q_logits.size() || p_logits.empty()) {
+    throw std::invalid_argument("kl_divergence: the distributions have " + std::to_string(p_logits.size()) + " and " +
+                                std::to_string(q_logits.size()) + " entries");
+  }
+  const double p_norm = log_sum_exp(p_logits), q_norm = log_sum_exp(q_logits);
+  double kl = 0;
+  for (size_t i = 0; i < p_logits.size(); ++i) {
+    const double log_p = p_logits[i] - p_norm, log_q = q_logits[i] - q_norm;
+    kl += std::exp(log_p) * (log_p - log_q);
+  }
+  return std::max(kl, 0.0);  // never negative; rounding can leave a tiny negative sum
+}
+
+void PerplexityAccumulator::add(std::span<const float> logits, TokenId next) {
+  nll_sum_ -= log_probability(logits, next);
+  ++tokens_;
+}
+
+double PerplexityAccumulator::perplexity() const {
+  return tokens_ > 0 ? std::exp(nll_sum_ / static_cast<double>(tokens_)) : std::numeric_limits<double>::quiet_NaN();
+}
+
+void DivergenceAccumulator::add(std::span<const float> reference_logits, std::span<const float> logits) {
+  kl_sum_ += kl_divergence(reference_logits, logits);
+  agree_ += argmax(reference_logits) == argmax(logits) ? 1 : 0;
+  ++positions_;
+}
+
+double DivergenceAccumulator::mean_kl() const {
+  return positions_ > 0 ? kl_sum_ / static_cast<double>(positions_) : std::numeric_limits<double>::quiet_NaN();
+}
+
+double DivergenceAccumulator::top1_agreement() const {
+  return positions_ > 0 ? static_cast<double>(agree_) / static_cast<double>(positions_)
+                        : std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace inferscope

@@ -1,0 +1,75 @@
+// Scripted demos for screenshots (`inferscope --screenshot OUT.png --demo-script FILE`): a JSON
+// file of steps that drive the window as a user would, then a screenshot of the window at the end.
+//
+//   {
+//     "window": [1600, 1000],                   optional size in pixels
+//     "steps": [                                each step is an object with one action key
+//       {"open_model": "models/x.gguf"},         loads a model and waits for it (relative paths: the
+//                                                working directory, then the source tree)
+//       {"new_session": "Name", "system": "...", "temperature": 0.7, "max_tokens": 128},
+//       {"select_session": "Name"},
+//       {"send": "text", "session": "Name"},     sends a turn (the current session when none named)
+//       {"config": {"kv": "contiguous", "block_size": 16, "kv_budget_mib": 64, "context": 1024,
+//                   "prefix_cache": true, "attention": "naive", "kv_dtype": "f32",
+//                   "scheduler": "static", "max_running": 4, "max_batch_tokens": 256,
+//                   "threads": 2}},              applies engine toggles and waits for the engine's answer
+//       {"wait": 1.5},                           seconds
+//       {"wait_idle": 120},                      until no reply streams (timeout in seconds)
+//       {"wait_tokens": 40, "timeout": 60},      until every streaming reply has at least this many tokens
+//       {"tab": "Model"},                        "Chat", "Compare A/B" or "Model"
+//       {"screenshot": "docs/screenshots/x.png"} the window as it is now
+//     ]
+//   }
+// A bad script stops before anything runs, with an error naming the step and field.
+#pragma once
+#include <QObject>
+#include <QString>
+#include <QTimer>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "core/engine/engine_config.h"
+
+namespace inferscope::gui {
+
+class MainWindow;
+
+// Applies a demo script's "config" object to `config`; throws std::runtime_error naming a bad key or value.
+EngineConfig apply_config_overrides(EngineConfig config, const nlohmann::json& overrides, const std::string& where);
+
+class DemoScript : public QObject {
+  Q_OBJECT
+ public:
+  // Parses and checks the script; throws std::runtime_error naming the file, step and field.
+  DemoScript(MainWindow& window, const nlohmann::json& script, const QString& name, QString final_screenshot);
+  static nlohmann::json read_file(const QString& path);
+  // Runs the steps on the event loop; done(exit code) follows (0, or 2 with the error on stderr).
+  void start();
+
+ signals:
+  void done(int exit_code);
+
+ private:
+  struct Step {
+    std::string action;
+    nlohmann::json args;  // the whole step object
+  };
+  void tick();
+  void run_step(const Step& step);
+  void fail(const QString& message);
+  bool save_screenshot(const QString& path);
+  QString where(size_t index) const;
+
+  MainWindow& window_;
+  QString name_, final_screenshot_;
+  std::vector<Step> steps_;
+  size_t next_ = 0;
+  std::function<bool()> waiting_for_;  // the current step is done when it returns true
+  qint64 deadline_ms_ = 0;
+  int config_answers_ = 0;             // config results the bridge reported so far
+  QString failure_;                    // set by callbacks (a model that would not load)
+  QTimer timer_;
+};
+
+}  // namespace inferscope::gui

@@ -1,0 +1,14 @@
+// The engine configuration in words and in JSON, for the status line, reply stats and exports.
+#pragma once
+#include <QString>
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/engine/engine_config.h"
+
+namespace inferscope::gui {
+
+// "paged 16 · 128 MiB · prefix cache · flash · KV f16 · continuous".
+QString engine_config_summary(const EngineConfig& config);
+nlohmann::json engine_config_json(const EngineConfig& config);
+
+}  // namespace inferscope::gui

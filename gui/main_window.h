@@ -1,0 +1,85 @@
+// The workbench window (ARCHITECTURE.md §9): the model bar on top; tabs Chat | Compare A/B | Model;
+// the Chat tab holds the sessions and conversation beside the engine toggles, and the live
+// dashboard beside the block-table view below; the status bar reads
+// "running N · waiting M · KV x% · y tok/s". Models open from the file dialog, the recent list,
+// the command line or by dropping a .gguf file on the window.
+#pragma once
+#include <QMainWindow>
+#include <QString>
+
+#include "core/engine/engine_config.h"
+#include "core/engine/engine_metrics.h"
+#include "core/kv/kv_cache.h"
+
+class BlockTableView;
+class MetricsDashboard;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QTabWidget;
+
+namespace inferscope::gui {
+
+class ChatPanel;
+class ConfigPanel;
+class EngineBridge;
+class ModelInfoPanel;
+
+struct MainWindowOptions {
+  QString sessions_dir;  // where sessions autosave
+  QString model_path;    // opened at start when not empty
+};
+
+// What the workbench starts with: a paged cache of 128 MiB over a 2048-token context, flash
+// attention, continuous batching with chunked prefill (512 tokens a step).
+EngineConfig default_engine_config();
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(const MainWindowOptions& options, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  void open_model(const QString& path);
+  EngineBridge& bridge() const { return *bridge_; }
+  ChatPanel* chat() const { return chat_; }
+  ConfigPanel* config_panel() const { return config_; }
+  MetricsDashboard* dashboard() const { return dashboard_; }
+  BlockTableView* block_table() const { return blocks_; }
+  ModelInfoPanel* model_info() const { return model_info_; }
+  QTabWidget* tabs() const { return tabs_; }
+  QString status_text() const;
+  QStringList recent_models() const;
+
+ signals:
+  // A message the user must see (also shown in a dialog): a model that would not load.
+  void error_shown(const QString& message);
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  QWidget* build_chat_tab();
+  void build_menus();
+  void remember_model(const QString& path);
+  void refresh_recent_menu();
+  void on_model_loaded(const QString& path);
+  void on_model_failed(const QString& path, const QString& message);
+  void on_kv(const inferscope::KvSnapshot& snapshot);
+  void on_metrics(const inferscope::EngineMetricsSnapshot& snapshot);
+  void follow_current_session();
+
+  EngineBridge* bridge_;
+  ChatPanel* chat_;
+  ConfigPanel* config_;
+  MetricsDashboard* dashboard_;
+  BlockTableView* blocks_;
+  ModelInfoPanel* model_info_;
+  QTabWidget* tabs_;
+  QLabel *model_label_, *device_label_, *status_;
+  QProgressBar* progress_;
+  QMenu* recent_menu_;
+};
+
+}  // namespace inferscope::gui

@@ -1,0 +1,65 @@
+// Turns an engine metrics snapshot into the dashboard's series (plain data, no widgets): x is always
+// seconds since the engine started, y is in the engine's units (seconds, fractions, bytes, tokens).
+#pragma once
+#include <QVector>
+#include <cstdint>
+#include <functional>
+
+#include "core/engine/engine_metrics.h"
+
+namespace inferscope::gui {
+
+struct Series {
+  QVector<double> x, y;
+  QVector<int32_t> ids;  // the request behind each point (request series only)
+};
+
+// Steps further apart than this (end of one to start of the next) leave a gap in rate lines: the
+// engine was idle, and a line across the gap would claim a rate nobody measured.
+inline constexpr double kIdleGapSeconds = 0.25;
+// Steps averaged into one point of the decode-rate line.
+inline constexpr int kRateWindowSteps = 4;
+
+// TTFT of every request that has produced a token, at the time of that token, sorted by time.
+Series ttft_series(const EngineMetricsSnapshot& s);
+// Decode tokens per second over the last kRateWindowSteps steps of each busy stretch, one point per
+// step; NaN between stretches separated by idle time (QCustomPlot draws NaN as a gap).
+Series decode_rate_series(const EngineMetricsSnapshot& s);
+// One point per step at its end time.
+Series step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value);
+// The time range the series above cover (start of the oldest step or first token .. newest), or
+// {0, 0} when there is nothing.
+std::pair<double, double> time_span(const EngineMetricsSnapshot& s);
+
+// The prefix-cache hit rate seen across updates (the snapshot holds only running totals): each call
+// with changed totals adds a point of the cumulative rate and one of the rate since the last change.
+class PrefixHitHistory {
+ public:
+  static constexpr int kMaxPoints = 4096;
+  void add(double t, int64_t queries, int64_t hits);
+  void clear() { *this = PrefixHitHistory(); }
+  const Series& cumulative() const { return cumulative_; }
+  const Series& interval() const { return interval_; }
+
+ private:
+  int64_t queries_ = 0, hits_ = 0;
+  Series cumulative_, interval_;
+};
+
+// Times at which num_preemptions rose between updates, with how many happened.
+class PreemptionHistory {
+ public:
+  static constexpr int kMaxMarks = 256;
+  // True when a new mark was added.
+  bool add(double t, int64_t num_preemptions);
+  void clear() { *this = PreemptionHistory(); }
+  const QVector<double>& times() const { return times_; }
+  const QVector<int64_t>& counts() const { return counts_; }
+
+ private:
+  int64_t seen_ = 0;
+  QVector<double> times_;
+  QVector<int64_t> counts_;
+};
+
+}  // namespace inferscope::gui

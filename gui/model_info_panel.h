@@ -1,0 +1,37 @@
+// The Model tab: what the loaded GGUF file holds (as `inferscope-cli inspect` prints it):
+// hyperparameters, sizes, the tokenizer, tensor types with their bytes, every tensor, and what the KV
+// cache costs per token (2 x bytes x layers x KV heads x head dim).
+#pragma once
+#include <QString>
+#include <QWidget>
+
+#include "kernels/cpu/dtype.h"
+
+class QLabel;
+class QTreeWidget;
+
+namespace inferscope {
+class LlamaModel;
+}
+
+namespace inferscope::gui {
+
+// "SmolLM2 135M Instruct · 135M params · 93 MiB · KV 23 KiB/token" for the window's top bar.
+QString model_summary(const LlamaModel& model, DType kv_dtype);
+// "90.0 MiB", "22.5 KiB", "512 B".
+QString format_bytes(double bytes);
+
+class ModelInfoPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ModelInfoPanel(QWidget* parent = nullptr);
+  void show_model(const LlamaModel& model, DType kv_dtype);
+  void clear();
+  QTreeWidget* tree() const { return tree_; }
+
+ private:
+  QLabel* title_;
+  QTreeWidget* tree_;
+};
+
+}  // namespace inferscope::gui

@@ -1,0 +1,20 @@
+// Writing a plot out: its data as CSV (one row per point: series, time, value in the engine's units)
+// and its picture as PNG, each written atomically (QSaveFile: a temp file renamed into place).
+#pragma once
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+
+class QCustomPlot;
+
+namespace inferscope::gui {
+
+// "series,<x axis label>,value" then one row per non-NaN point of every visible plottable.
+QByteArray plot_csv(QCustomPlot& plot);
+// Writes `bytes` to `path` atomically; false (and `error` set) when it cannot.
+bool save_atomically(const QString& path, const QByteArray& bytes, QString* error);
+// Writes NAME.png and NAME.csv (NAME = the plot's objectName) into `dir`; returns the paths written.
+// Throws std::runtime_error naming the file when one cannot be written.
+QStringList export_plot(QCustomPlot& plot, const QString& dir);
+
+}  // namespace inferscope::gui

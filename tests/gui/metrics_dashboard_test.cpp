@@ -1,0 +1,210 @@
+// The dashboard on a known snapshot: every series gets exactly the points the snapshot holds, the
+// plots share one time axis that follows the data, preemptions are marked, the hover text names
+// exact values, the comparison overlay draws a second run, and export writes PNG + CSV.
+#include <gtest/gtest.h>
+
+#include <QFile>
+#include <QTemporaryDir>
+#include <qcustomplot.h>
+
+#include "gui/metrics_dashboard.h"
+#include "gui/plot_hover.h"
+#include "tests/gui/offscreen_app.h"
+#include "tests/gui/synthetic_metrics.h"
+
+namespace inferscope::gui::test {
+namespace {
+
+QCPAbstractPlottable* series(QCustomPlot* plot, const QString& name) {
+  for (int i = 0; i < plot->plottableCount(); ++i)
+    if (plot->plottable(i)->name() == name) return plot->plottable(i);
+  ADD_FAILURE() << "no series '" << name.toStdString() << "' in " << plot->objectName().toStdString();
+  return nullptr;
+}
+
+int points(QCustomPlot* plot, const QString& name) {
+  QCPAbstractPlottable* p = series(plot, name);
+  return p ? p->interface1D()->dataCount() : -1;
+}
+
+struct Dashboard : ::testing::Test {
+  Dashboard() {
+    dash.resize(1600, 640);
+    dash.show();
+  }
+  QCustomPlot* plot(const char* name) {
+    QCustomPlot* p = dash.plot(QLatin1String(name));
+    EXPECT_NE(p, nullptr) << name;
+    return p;
+  }
+  QApplication& app = offscreen_app();  // before any widget
+  MetricsDashboard dash;
+};
+
+TEST_F(Dashboard, HasEveryPlotTitledAndExplained) {
+  const QStringList names = {"ttft", "decode_tokens_per_second", "tokens_per_step", "kv_usage", "kv_waste",
+                             "prefix_cache_hit_rate", "attention", "spec_decode"};
+  ASSERT_EQ(dash.plots().size(), names.size());
+  for (const QString& name : names) {
+    QCustomPlot* p = dash.plot(name);
+    ASSERT_NE(p, nullptr) << name.toStdString();
+    EXPECT_GT(p->toolTip().size(), 80) << name.toStdString() << ": the tooltip says what it means and why it moves";
+    auto* title = qobject_cast<QCPTextElement*>(p->plotLayout()->element(0, 0));
+    ASSERT_NE(title, nullptr);
+    EXPECT_FALSE(title->text().isEmpty());
+  }
+  bool spec_off = false;
+  for (int i = 0; i < plot("spec_decode")->itemCount(); ++i)
+    if (auto* text = qobject_cast<QCPItemText*>(plot("spec_decode")->item(i))) spec_off |= text->text() == "speculative decoding: off";
+  EXPECT_TRUE(spec_off);
+}
+
+TEST_F(Dashboard, SeriesHoldTheSnapshotsPoints) {
+  const EngineMetricsSnapshot snap = synthetic_snapshot();
+  dash.update_from(snap);
+  const int steps = kFirstStretch + kSecondStretch;
+  EXPECT_EQ(points(plot("ttft"), "TTFT"), 2);
+  EXPECT_EQ(points(plot("decode_tokens_per_second"), "decode tok/s"), steps + 1);  // + the idle-gap marker
+  EXPECT_EQ(points(plot("tokens_per_step"), "prefill tokens"), steps);
+  EXPECT_EQ(points(plot("tokens_per_step"), "decode tokens"), steps);
+  EXPECT_EQ(points(plot("tokens_per_step"), "step duration"), steps);
+  EXPECT_EQ(points(plot("kv_usage"), "KV usage"), steps);
+  EXPECT_EQ(points(plot("kv_waste"), "internal fragmentation"), steps);
+  EXPECT_EQ(points(plot("kv_waste"), "reserved unused"), steps);
+  EXPECT_EQ(points(plot("attention"), "scratch bytes"), steps);
+  EXPECT_EQ(points(plot("attention"), "attention time"), steps);
+  ASSERT_EQ(points(plot("prefix_cache_hit_rate"), "hit rate (cumulative)"), 1);
+  EXPECT_DOUBLE_EQ(series(plot("prefix_cache_hit_rate"), "hit rate (cumulative)")->interface1D()->dataMainValue(0), 0.25);
+
+  auto* prefill = qobject_cast<QCPBars*>(series(plot("tokens_per_step"), "prefill tokens"));
+  auto* decode = qobject_cast<QCPBars*>(series(plot("tokens_per_step"), "decode tokens"));
+  ASSERT_TRUE(prefill && decode);
+  EXPECT_EQ(decode->barBelow(), prefill) << "decode bars stack on prefill bars";
+  EXPECT_DOUBLE_EQ(prefill->data()->at(0)->value, 32);
+  EXPECT_DOUBLE_EQ(decode->data()->at(1)->value, 2);
+  auto* scratch = series(plot("attention"), "scratch bytes");
+  EXPECT_DOUBLE_EQ(scratch->interface1D()->dataMainValue(2), 3 * 4096.0);
+  EXPECT_EQ(scratch->valueAxis(), plot("attention")->yAxis);
+  EXPECT_EQ(series(plot("attention"), "attention time")->valueAxis(), plot("attention")->yAxis2);
+
+  // One time axis, following the data: every time plot shows the same range, covering all points.
+  const QCPRange x = plot("ttft")->xAxis->range();
+  EXPECT_LE(x.lower, 1.0);
+  EXPECT_GE(x.upper, snap.steps.back().time_s);
+  for (QCustomPlot* p : dash.plots()) {
+    if (p->objectName() == "spec_decode") continue;
+    EXPECT_EQ(p->xAxis->range(), x) << p->objectName().toStdString();
+  }
+  // Value axes follow the data: the tallest stacked bar (32 prefill tokens) fits.
+  EXPECT_GE(plot("tokens_per_step")->yAxis->range().upper, 32);
+  EXPECT_LT(plot("tokens_per_step")->yAxis->range().upper, 60);
+}
+
+TEST_F(Dashboard, SeriesGrowWithTheEngineAndClearEmptiesThem) {
+  EngineMetricsSnapshot snap = synthetic_snapshot();
+  dash.update_from(snap);
+  for (int i = kSecondStretch; i < kSecondStretch + 5; ++i) snap.steps.push_back(synthetic_step(3.0, i));
+  snap.num_steps += 5;
+  dash.update_from(snap);
+  EXPECT_EQ(points(plot("kv_usage"), "KV usage"), kFirstStretch + kSecondStretch + 5);
+  dash.clear();
+  for (QCustomPlot* p : dash.plots())
+    for (int i = 0; i < p->plottableCount(); ++i) EXPECT_EQ(p->plottable(i)->interface1D()->dataCount(), 0);
+  dash.update_from(snap);  // the same snapshot again after clear() draws again
+  EXPECT_EQ(points(plot("kv_usage"), "KV usage"), kFirstStretch + kSecondStretch + 5);
+}
+
+TEST_F(Dashboard, PreemptionsAreMarkedOnEveryTimePlot) {
+  EngineMetricsSnapshot snap = synthetic_snapshot();
+  dash.update_from(snap);
+  EXPECT_EQ(points(plot("kv_usage"), "preemptions"), 0);
+  snap.steps.push_back(synthetic_step(3.0, kSecondStretch));
+  snap.num_preemptions = 2;
+  dash.update_from(snap);
+  for (QCustomPlot* p : dash.plots()) {
+    if (p->objectName() == "spec_decode") continue;
+    ASSERT_EQ(points(p, "preemptions"), 1) << p->objectName().toStdString();
+    EXPECT_DOUBLE_EQ(series(p, "preemptions")->interface1D()->dataMainKey(0), snap.steps.back().time_s);
+    EXPECT_DOUBLE_EQ(series(p, "preemptions")->interface1D()->dataMainValue(0), 2);
+  }
+}
+
+TEST_F(Dashboard, HoverShowsExactValues) {
+  dash.update_from(synthetic_snapshot());
+  QCustomPlot* ttft = plot("ttft");
+  ttft->replot(QCustomPlot::rpImmediateRefresh);  // lay the axes out so pixels map to values
+  const QPointF at = series(ttft, "TTFT")->interface1D()->dataPixelPosition(0);
+  const QString text = hover_text(*ttft, at + QPointF(3, -2));
+  EXPECT_TRUE(text.contains("t = 1.010 s")) << text.toStdString();
+  EXPECT_TRUE(text.contains("TTFT (request 0): 30.0 ms")) << text.toStdString();
+  EXPECT_TRUE(hover_text(*ttft, at + QPointF(0, 60)).isEmpty()) << "away from every point";
+
+  // Over a stacked bar: that step's prefill, decode and duration together.
+  QCustomPlot* tokens = plot("tokens_per_step");
+  tokens->replot(QCustomPlot::rpImmediateRefresh);
+  const QPointF bar = series(tokens, "prefill tokens")->interface1D()->dataPixelPosition(0);
+  const QString step = hover_text(*tokens, bar + QPointF(0, 10));
+  EXPECT_TRUE(step.contains("prefill tokens: 32")) << step.toStdString();
+  EXPECT_TRUE(step.contains("decode tokens: 0")) << step.toStdString();
+  EXPECT_TRUE(step.contains("step duration: 10.0 ms")) << step.toStdString();
+}
+
+TEST_F(Dashboard, OverlayDrawsASecondRunDashedAndLabelled) {
+  dash.update_from(synthetic_snapshot());
+  EngineMetricsSnapshot other = synthetic_snapshot();
+  other.steps.resize(kFirstStretch);
+  other.requests.pop_back();
+  dash.set_overlay(&other, "A: paged", "B: contiguous");
+  QCustomPlot* usage = plot("kv_usage");
+  QCPAbstractPlottable* a = series(usage, "KV usage · A: paged");
+  auto* b = qobject_cast<QCPGraph*>(series(usage, "KV usage · B: contiguous"));
+  ASSERT_TRUE(a && b);
+  EXPECT_TRUE(b->visible());
+  EXPECT_EQ(b->pen().style(), Qt::DashLine);
+  EXPECT_EQ(b->pen().color(), a->pen().color());
+  EXPECT_EQ(b->dataCount(), kFirstStretch);
+  EXPECT_EQ(points(plot("ttft"), "TTFT · B: contiguous"), 2);
+  QTemporaryDir dir;
+  dash.export_all(dir.path());
+  QFile csv(dir.filePath("kv_usage.csv"));
+  ASSERT_TRUE(csv.open(QIODevice::ReadOnly));
+  const QByteArray text = csv.readAll();
+  EXPECT_TRUE(text.contains("KV usage · A: paged,1.01,0.05\n")) << text.toStdString();
+  EXPECT_TRUE(text.contains("KV usage · B: contiguous,1.01,0.05\n")) << text.toStdString();
+  render(dash, "dashboard_overlay");
+
+  dash.set_overlay(nullptr, {}, {});
+  EXPECT_FALSE(b->visible());
+  EXPECT_EQ(b->dataCount(), 0);
+  EXPECT_EQ(points(usage, "KV usage"), kFirstStretch + kSecondStretch) << "names lose the run labels";
+}
+
+TEST_F(Dashboard, ExportWritesPngAndCsvPerPlot) {
+  dash.update_from(synthetic_snapshot());
+  QTemporaryDir dir;
+  const QStringList files = dash.export_all(dir.filePath("out"));  // the folder is created
+  ASSERT_EQ(files.size(), 2 * dash.plots().size());
+  for (const QString& f : files) EXPECT_TRUE(QFile::exists(f)) << f.toStdString();
+  QImage png(dir.filePath("out/kv_usage.png"));
+  ASSERT_FALSE(png.isNull());
+  EXPECT_GE(png.width(), 300);
+  EXPECT_GT(distinct_colors(png), 10) << "a real plot, not a blank image";
+  QFile csv(dir.filePath("out/ttft.csv"));
+  ASSERT_TRUE(csv.open(QIODevice::ReadOnly));
+  EXPECT_EQ(csv.readAll(), QByteArray("series,seconds since engine start,value\nTTFT,1.01,0.03\nTTFT,1.04,0.05\n"));
+  QFile rate(dir.filePath("out/decode_tokens_per_second.csv"));
+  ASSERT_TRUE(rate.open(QIODevice::ReadOnly));
+  EXPECT_FALSE(rate.readAll().contains("nan")) << "the idle-gap marker is not a measurement";
+  EXPECT_THROW(dash.export_all("/proc/no/such/dir"), std::runtime_error);
+}
+
+TEST_F(Dashboard, RendersReadably) {
+  const QImage empty = render(dash, "dashboard_empty");
+  dash.update_from(synthetic_snapshot());
+  const QImage full = render(dash, "dashboard");
+  ASSERT_FALSE(full.isNull());
+  EXPECT_GT(distinct_colors(full), distinct_colors(empty));
+}
+
+}  // namespace
+}  // namespace inferscope::gui::test

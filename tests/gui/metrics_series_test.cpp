@@ -1,0 +1,84 @@
+// The dashboard's series from a known snapshot: TTFT points at first-token times in time order,
+// the smoothed decode rate with a gap over idle time, per-step values, the time span, and the
+// prefix-hit and preemption histories kept across updates.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gui/metrics_series.h"
+#include "tests/gui/synthetic_metrics.h"
+
+namespace inferscope::gui::test {
+namespace {
+
+TEST(MetricsSeries, TtftPointsSitAtFirstTokenTimesInTimeOrder) {
+  const Series s = ttft_series(synthetic_snapshot());
+  ASSERT_EQ(s.x.size(), 2);  // the queued request has no first token yet
+  EXPECT_DOUBLE_EQ(s.x[0], 0.98 + 0.03);
+  EXPECT_DOUBLE_EQ(s.y[0], 0.03);
+  EXPECT_EQ(s.ids[0], 0);
+  EXPECT_DOUBLE_EQ(s.x[1], 0.99 + 0.05);
+  EXPECT_DOUBLE_EQ(s.y[1], 0.05);
+  EXPECT_EQ(s.ids[1], 1);
+}
+
+TEST(MetricsSeries, DecodeRateAveragesRecentStepsAndBreaksAtIdleGaps) {
+  const EngineMetricsSnapshot snap = synthetic_snapshot();
+  const Series s = decode_rate_series(snap);
+  ASSERT_EQ(s.x.size(), kFirstStretch + kSecondStretch + 1);  // one NaN point marks the gap
+  EXPECT_DOUBLE_EQ(s.y[0], 0);                                // a prefill-only step decodes nothing
+  EXPECT_NEAR(s.y[1], 2 / 0.020, 1e-9);                       // (0 + 2 tokens) / 20 ms
+  EXPECT_NEAR(s.y[5], 8 / 0.040, 1e-9);                       // the window: 4 steps of 2 tokens
+  EXPECT_TRUE(std::isnan(s.y[kFirstStretch]));
+  EXPECT_DOUBLE_EQ(s.x[kFirstStretch], snap.steps[kFirstStretch - 1].time_s);
+  // After the gap the window restarts: the second stretch's prefill step alone.
+  EXPECT_DOUBLE_EQ(s.y[kFirstStretch + 1], 0);
+  EXPECT_NEAR(s.y[kFirstStretch + 2], 2 / 0.020, 1e-9);
+  for (int i = 1; i < s.x.size(); ++i) EXPECT_LE(s.x[i - 1], s.x[i]) << "sorted for setData(alreadySorted)";
+}
+
+TEST(MetricsSeries, StepSeriesAndTimeSpan) {
+  const EngineMetricsSnapshot snap = synthetic_snapshot();
+  const Series usage = step_series(snap, [](const StepMetrics& m) { return m.kv_cache_usage_perc; });
+  ASSERT_EQ(usage.x.size(), kFirstStretch + kSecondStretch);
+  EXPECT_DOUBLE_EQ(usage.x[0], 1.01);
+  EXPECT_DOUBLE_EQ(usage.y[3], 0.08);
+  const auto [lo, hi] = time_span(snap);
+  EXPECT_DOUBLE_EQ(lo, 1.0);  // the start of the first step
+  EXPECT_DOUBLE_EQ(hi, snap.steps.back().time_s);
+  EXPECT_EQ(time_span(EngineMetricsSnapshot{}), std::make_pair(0.0, 0.0));
+}
+
+TEST(MetricsSeries, PrefixHitHistoryKeepsCumulativeAndRecentRates) {
+  PrefixHitHistory h;
+  h.add(1.0, 0, 0);  // nothing looked up yet: no point
+  EXPECT_TRUE(h.cumulative().x.isEmpty());
+  h.add(2.0, 100, 10);
+  h.add(2.5, 100, 10);  // unchanged totals: no new point
+  h.add(3.0, 200, 90);
+  ASSERT_EQ(h.cumulative().x.size(), 2);
+  EXPECT_DOUBLE_EQ(h.cumulative().y[0], 0.10);
+  EXPECT_DOUBLE_EQ(h.cumulative().y[1], 0.45);
+  EXPECT_DOUBLE_EQ(h.interval().y[1], 0.80);  // 80 hits of the last 100 queries
+  h.add(4.0, 50, 50);  // a new cache restarted the counters: its rates, the history kept
+  ASSERT_EQ(h.cumulative().x.size(), 3);
+  EXPECT_DOUBLE_EQ(h.cumulative().y[2], 1.0);
+  EXPECT_DOUBLE_EQ(h.interval().y[2], 1.0);
+}
+
+TEST(MetricsSeries, PreemptionHistoryMarksRises) {
+  PreemptionHistory h;
+  EXPECT_FALSE(h.add(1.0, 0));
+  EXPECT_TRUE(h.add(2.0, 3));
+  EXPECT_FALSE(h.add(2.5, 3));
+  EXPECT_TRUE(h.add(3.0, 4));
+  ASSERT_EQ(h.times().size(), 2);
+  EXPECT_DOUBLE_EQ(h.times()[0], 2.0);
+  EXPECT_EQ(h.counts()[0], 3);
+  EXPECT_EQ(h.counts()[1], 1);
+  for (int i = 0; i < PreemptionHistory::kMaxMarks + 10; ++i) h.add(4.0 + i, 5 + i);
+  EXPECT_EQ(h.times().size(), PreemptionHistory::kMaxMarks);  // bounded
+}
+
+}  // namespace
+}  // namespace inferscope::gui::test

@@ -1,0 +1,49 @@
+// Driving the whole window offscreen: the test binary's QApplication (offscreen_app.h) with its
+// settings in a scratch folder, a temporary sessions folder, and a window on stories260K.
+#pragma once
+#include <QApplication>
+#include <QTemporaryDir>
+#include <QTest>
+#include <gtest/gtest.h>
+#include <memory>
+
+#include "gui/chat_panel.h"
+#include "gui/engine_bridge.h"
+#include "gui/main_window.h"
+#include "tests/gui/offscreen_app.h"
+#include "tests/support/test_models.h"
+
+namespace inferscope::gui::test {
+
+inline QApplication& test_app() {
+  static QTemporaryDir settings;
+  qputenv("XDG_CONFIG_HOME", settings.path().toUtf8());  // recent models stay out of the user's settings
+  return offscreen_app();
+}
+
+// Processes events until `done` holds or `ms` pass; returns done().
+template <typename F>
+bool wait_for(F done, int ms = 30000) {
+  return QTest::qWaitFor(done, ms);
+}
+
+// A window over a sessions folder, with the engine polled often so short replies are seen live.
+inline std::unique_ptr<MainWindow> open_window(const QString& sessions_dir, const QString& model = {}) {
+  test_app();
+  MainWindowOptions options;
+  options.sessions_dir = sessions_dir;
+  options.model_path = model;
+  auto window = std::make_unique<MainWindow>(options);
+  window->bridge().set_poll_interval_ms(10);
+  window->show();
+  return window;
+}
+
+// Types `text` into the current session and sends it; waits until the reply has finished.
+inline bool chat_turn(MainWindow& w, const QString& text, int ms = 60000) {
+  w.chat()->set_input_text(text);
+  w.chat()->send();
+  return wait_for([&] { return w.chat()->requests_in_flight() == 0; }, ms);
+}
+
+}  // namespace inferscope::gui::test

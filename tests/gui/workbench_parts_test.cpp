@@ -1,0 +1,133 @@
+// The workbench's parts that need no model: session JSON (round trip, malformed files refused with
+// the field named), the chat's Markdown-ish rendering, and demo-script checking.
+#include <QTemporaryDir>
+#include <nlohmann/json.hpp>
+
+#include "gui/chat_render.h"
+#include "gui/chat_session.h"
+#include "gui/demo_script.h"
+#include "gui/session_store.h"
+#include "tests/gui/workbench_fixture.h"
+
+namespace inferscope::gui::test {
+namespace {
+
+ChatSession sample_session() {
+  ChatSession s;
+  s.id = "a1b2";
+  s.name = "Käse & <code>";
+  s.created_unix_ms = 1700000000000;
+  s.system_prompt = "Be brief.";
+  s.sampling.temperature = 0.7f;
+  s.sampling.seed = 99;
+  s.max_tokens = 64;
+  ReplyStats stats;
+  stats.tokens = 12;
+  stats.ttft_s = 0.25;
+  stats.tokens_per_second = 40.5;
+  stats.finish_reason = "stop";
+  stats.engine = "paged 16";
+  s.messages = {{"user", "hi\n```\nx < 1\n```", {}}, {"assistant", "hello", stats}};
+  s.timeline = {stats};
+  return s;
+}
+
+TEST(WorkbenchSession, JsonRoundTripsThroughTheStore) {
+  QTemporaryDir dir;
+  const SessionStore store(dir.path());
+  const ChatSession s = sample_session();
+  QString error;
+  ASSERT_TRUE(store.save(s, &error)) << error.toStdString();
+  QStringList errors;
+  const std::vector<ChatSession> loaded = store.load_all(&errors);
+  EXPECT_TRUE(errors.isEmpty());
+  ASSERT_EQ(loaded.size(), 1u);
+  EXPECT_EQ(session_to_json(loaded[0]), session_to_json(s));
+  EXPECT_EQ(loaded[0].messages[1].stats.tokens_per_second, 40.5);
+}
+
+TEST(WorkbenchSession, MalformedFilesAreRefusedByField) {
+  nlohmann::json j = session_to_json(sample_session());
+  j["messages"][1].erase("stats");
+  EXPECT_THROW(
+      {
+        try {
+          session_from_json(j, "s.json");
+        } catch (const std::runtime_error& e) {
+          EXPECT_STREQ(e.what(), "s.json: messages[1]: missing field 'stats'");
+          throw;
+        }
+      },
+      std::runtime_error);
+  j = session_to_json(sample_session());
+  j["id"] = "../escape";
+  EXPECT_THROW(session_from_json(j, "s.json"), std::runtime_error);
+  j = session_to_json(sample_session());
+  j["sampling"]["top_k"] = "many";
+  EXPECT_THROW(session_from_json(j, "s.json"), std::runtime_error);
+
+  // A broken file in the folder is reported and the others still load.
+  QTemporaryDir dir;
+  const SessionStore store(dir.path());
+  QString error;
+  ASSERT_TRUE(store.save(sample_session(), &error));
+  ASSERT_TRUE(write_json_file(dir.filePath("zz.json"), nlohmann::json{{"format", "other"}}, &error));
+  QStringList errors;
+  EXPECT_EQ(store.load_all(&errors).size(), 1u);
+  ASSERT_EQ(errors.size(), 1);
+  EXPECT_TRUE(errors[0].contains("zz.json")) << errors[0].toStdString();
+}
+
+TEST(WorkbenchRender, CodeFencesBecomeEscapedBlocks) {
+  const QString html = markdown_to_html("Use `x` **now**:\n```cpp\nif (a < b) return;\n```\ndone");
+  EXPECT_TRUE(html.contains("<pre")) << html.toStdString();
+  EXPECT_TRUE(html.contains("if (a &lt; b) return;")) << html.toStdString();
+  EXPECT_TRUE(html.contains(">cpp<")) << html.toStdString();
+  EXPECT_TRUE(html.contains("<b>now</b>"));
+  EXPECT_TRUE(html.contains(">x</code>"));
+  EXPECT_TRUE(html.endsWith("done"));
+  // A fence still open (a reply mid-stream) runs to the end as code.
+  const QString open = markdown_to_html("text\n```\nint a;");
+  EXPECT_TRUE(open.contains("<pre")) << open.toStdString();
+  EXPECT_TRUE(open.contains("int a;"));
+  EXPECT_FALSE(markdown_to_html("<script>").contains("<script>"));
+}
+
+TEST(WorkbenchRender, ReplyStatsLine) {
+  ReplyStats s;
+  s.tokens = 42;
+  s.tokens_per_second = 38.06;
+  s.ttft_s = 0.123;
+  s.finish_reason = "stop";
+  EXPECT_EQ(reply_stats_line(s), "42 tokens · 38.1 tok/s · TTFT 0.12 s · stop");
+}
+
+TEST(WorkbenchDemoScript, BadScriptsAreRefusedBeforeRunning) {
+  QTemporaryDir dir;
+  auto w = open_window(dir.path());
+  auto refused = [&](const nlohmann::json& script) -> std::string {
+    try {
+      DemoScript demo(*w, script, "demo.json", dir.filePath("out.png"));
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(refused({{"steps", {{{"dance", 1}}}}}).rfind("demo.json: steps[0]: no known action", 0), 0u);
+  EXPECT_EQ(refused({{"steps", {{{"wait", 1}}, {{"config", {{"kv", "ring"}}}}}}}),
+            "demo.json: steps[1]: config: 'kv' must be \"paged\" or \"contiguous\", not \"ring\"");
+  EXPECT_EQ(refused({{"steps", {{{"config", {{"speed", 2}}}}}}}), "demo.json: steps[0]: config: unknown toggle 'speed'");
+  EXPECT_EQ(refused({{"steps", {{{"send", 3}}}}}), "demo.json: steps[0]: field 'send' is missing or has the wrong type: 3");
+  EXPECT_EQ(refused({{"no_steps", true}}), "demo.json: expected an object with a 'steps' array");
+}
+
+TEST(WorkbenchDemoScript, ShippedReadmeDemoIsValid) {
+  QTemporaryDir dir;
+  auto w = open_window(dir.path());
+  const nlohmann::json script =
+      DemoScript::read_file(QString(INFERSCOPE_SOURCE_DIR) + "/resources/demo/readme-demo.json");
+  EXPECT_NO_THROW(DemoScript(*w, script, "readme-demo.json", dir.filePath("out.png")));
+}
+
+}  // namespace
+}  // namespace inferscope::gui::test

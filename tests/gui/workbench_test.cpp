@@ -1,0 +1,184 @@
+// The workbench driven as a user would, offscreen, through the real engine thread on stories260K:
+// a chat streams into the view, the dashboard and the block-table view; the KV toggle changes the
+// view; sessions reload identically; a malformed model shows an error dialog; failed turns keep the
+// user's text.
+#include <QComboBox>
+#include <QFile>
+#include <QMessageBox>
+#include <QSignalSpy>
+#include <qcustomplot.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gui/block_grid.h"
+#include "gui/block_table_view.h"
+#include "gui/config_panel.h"
+#include "gui/metrics_dashboard.h"
+#include "tests/gui/workbench_fixture.h"
+
+namespace inferscope::gui::test {
+namespace {
+
+QString stories_model() { return QString::fromStdString(::inferscope::test::shared_model_path("stories260K.gguf")); }
+
+int plotted_points(const MetricsDashboard& dashboard) {
+  int points = 0;
+  for (QCustomPlot* plot : dashboard.plots()) {
+    for (int i = 0; i < plot->plottableCount(); ++i) {
+      if (QCPPlottableInterface1D* data = plot->plottable(i)->interface1D()) points += data->dataCount();
+    }
+  }
+  return points;
+}
+
+// Long greedy replies, so the reply is still streaming when the views refresh.
+void long_replies(ChatPanel& chat) { chat.set_sampling(SamplingParams{}, 400); }
+
+TEST(Workbench, ChatStreamsIntoTheViewTheDashboardAndTheBlockTable) {
+  INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  QTemporaryDir dir;
+  auto w = open_window(dir.path(), stories_model());
+  ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
+  ChatPanel& chat = *w->chat();
+  long_replies(chat);
+
+  // While the reply streams, the block table must select this session's sequence and list its blocks.
+  size_t most_blocks = 0;
+  QString label;
+  QObject::connect(&w->bridge(), &EngineBridge::kv_updated, w.get(), [&](const KvSnapshot& snapshot) {
+    const int32_t seq = w->bridge().sequence_of_request(chat.current_request());
+    for (const KvSnapshot::Sequence& s : snapshot.sequences) {
+      if (s.id != seq || w->block_table()->selected_sequence() != seq) continue;
+      most_blocks = std::max(most_blocks, w->block_table()->selected_table().size());
+      label = chat.session_name_of_request(chat.current_request());
+    }
+  });
+  ASSERT_TRUE(chat_turn(*w, "Once upon a time"));
+
+  const ChatSession& s = chat.session(chat.current_index());
+  ASSERT_EQ(s.messages.size(), 2u);
+  const SessionMessage& reply = s.messages[1];
+  EXPECT_EQ(reply.role, "assistant");
+  EXPECT_GT(reply.stats.tokens, 10);
+  EXPECT_GT(reply.stats.tokens_per_second, 0);
+  EXPECT_GE(reply.stats.ttft_s, 0);
+  // The streamed text is what the chat view shows, with the reply's measurements under it.
+  const QString shown = chat.transcript().simplified();
+  EXPECT_TRUE(shown.contains(QString::fromStdString(reply.content).simplified().left(60))) << shown.toStdString();
+  EXPECT_TRUE(shown.contains(QString("%1 tokens").arg(reply.stats.tokens))) << shown.toStdString();
+  EXPECT_TRUE(chat.context_text().startsWith("context ")) << chat.context_text().toStdString();
+
+  EXPECT_GT(most_blocks, 0u) << "the block table never showed the streaming session's blocks";
+  EXPECT_EQ(label, QString::fromStdString(s.name));
+  EXPECT_TRUE(wait_for([&] { return plotted_points(*w->dashboard()) > 0; })) << "the dashboard has no points";
+  EXPECT_TRUE(w->status_text().startsWith("running ")) << w->status_text().toStdString();
+}
+
+TEST(Workbench, SwitchingPagedToContiguousChangesTheBlockView) {
+  INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  QTemporaryDir dir;
+  auto w = open_window(dir.path(), stories_model());
+  ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
+  ChatPanel& chat = *w->chat();
+  long_replies(chat);
+  ASSERT_TRUE(chat_turn(*w, "The cat"));
+  ASSERT_TRUE(wait_for([&] { return w->block_table()->grid()->snapshot().kind == "paged"; }));
+
+  // Flip the toggle as a user would; the engine answers that it built a new cache.
+  w->config_panel()->findChild<QComboBox*>("kv_kind")->setCurrentText("contiguous");
+  ASSERT_TRUE(wait_for([&] { return w->config_panel()->result_text().contains("KV contiguous"); }))
+      << w->config_panel()->result_text().toStdString();
+  EXPECT_EQ(w->bridge().config().kv.kind, KvKind::Contiguous);
+
+  // A streaming reply now shows as a reserved region: a used part and a reserved-but-unused part.
+  bool region_seen = false;
+  QObject::connect(&w->bridge(), &EngineBridge::kv_updated, w.get(), [&](const KvSnapshot& snapshot) {
+    const int32_t seq = w->bridge().sequence_of_request(chat.current_request());
+    const BlockGrid& grid = *w->block_table()->grid();
+    if (grid.snapshot().kind != "contiguous") return;
+    for (const KvSnapshot::Sequence& s : snapshot.sequences) {
+      if (s.id != seq || s.block_table.empty()) continue;
+      const int32_t region = s.block_table[0];
+      region_seen |= grid.region_used_rect(region).width() > 0 && grid.region_waste_rect(region).width() > 0;
+    }
+  });
+  ASSERT_TRUE(chat_turn(*w, "The dog"));
+  EXPECT_TRUE(wait_for([&] { return w->block_table()->grid()->snapshot().kind == "contiguous"; }));
+  EXPECT_TRUE(region_seen) << "no contiguous region with used and unused parts was drawn";
+}
+
+TEST(Workbench, SavedSessionsReloadIdentically) {
+  INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  QTemporaryDir dir;
+  std::vector<nlohmann::json> saved;
+  QString transcript;
+  {
+    auto w = open_window(dir.path(), stories_model());
+    ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
+    ChatPanel& chat = *w->chat();
+    SamplingParams sampling;
+    sampling.temperature = 0.8f;
+    sampling.top_k = 40;
+    sampling.top_p = 0.9f;
+    sampling.repeat_penalty = 1.1f;
+    sampling.seed = 1234;
+    chat.set_sampling(sampling, 40);
+    ASSERT_TRUE(chat_turn(*w, "Lily went to the park"));
+    chat.new_session("Second");
+    chat.set_system_prompt("You tell short stories.");
+    ASSERT_TRUE(chat_turn(*w, "Tim had a red ball"));
+    chat.set_input_text("an unsent draft");
+    for (int i = 0; i < chat.session_count(); ++i) saved.push_back(session_to_json(chat.session(i)));
+    transcript = chat.transcript();
+  }
+  auto w = open_window(dir.path());
+  ChatPanel& chat = *w->chat();
+  ASSERT_EQ(chat.session_count(), static_cast<int>(saved.size()));
+  for (int i = 0; i < chat.session_count(); ++i) EXPECT_EQ(session_to_json(chat.session(i)), saved[static_cast<size_t>(i)]);
+  EXPECT_EQ(chat.session(chat.current_index()).name, "Second");
+  EXPECT_EQ(chat.transcript(), transcript);
+  EXPECT_EQ(chat.session(0).sampling.seed, 1234u);
+  EXPECT_EQ(chat.session(1).timeline.size(), 1u);
+}
+
+TEST(Workbench, MalformedModelFileShowsAnErrorDialogAndTheEngineGoesOn) {
+  INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  QTemporaryDir dir;
+  const QString bad = dir.filePath("broken.gguf");
+  {
+    QFile file(bad);
+    ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+    file.write("GGUF\x03\x00\x00\x00 this is not a model", 32);
+  }
+  auto w = open_window(dir.filePath("sessions"), stories_model());
+  ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
+  QSignalSpy errors(w.get(), &MainWindow::error_shown);
+  w->open_model(bad);
+  ASSERT_TRUE(wait_for([&] { return errors.count() == 1; }));
+  QMessageBox* box = w->findChild<QMessageBox*>();
+  ASSERT_NE(box, nullptr);
+  EXPECT_TRUE(box->isVisible());
+  EXPECT_TRUE(box->text().contains("broken.gguf")) << box->text().toStdString();
+  box->accept();  // what a user's click on OK does
+
+  // The model that was loaded keeps serving.
+  EXPECT_EQ(w->bridge().model_path(), stories_model());
+  w->chat()->set_sampling(SamplingParams{}, 16);
+  ASSERT_TRUE(chat_turn(*w, "Once"));
+  EXPECT_GT(w->chat()->session(0).messages.back().stats.tokens, 0);
+}
+
+TEST(Workbench, AFailedTurnGivesTheTextBack) {
+  QTemporaryDir dir;
+  auto w = open_window(dir.path());  // no model: the request fails
+  ChatPanel& chat = *w->chat();
+  ASSERT_TRUE(chat_turn(*w, "hello there"));
+  EXPECT_EQ(chat.input_text(), "hello there");
+  EXPECT_TRUE(chat.error_text().contains("no model is loaded")) << chat.error_text().toStdString();
+  EXPECT_TRUE(chat.session(0).messages.empty());
+  EXPECT_EQ(chat.session(0).timeline.size(), 1u);
+  EXPECT_EQ(chat.session(0).timeline[0].finish_reason, "error");
+}
+
+}  // namespace
+}  // namespace inferscope::gui::test
