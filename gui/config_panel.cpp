@@ -5,31 +5,19 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QProgressBar>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
+#include <map>
 #include <thread>
 
 #include "core/device/device_probe.h"
+#include "gui/model_info_panel.h"
 
 namespace inferscope::gui {
 namespace {
-
-QComboBox* combo(const QStringList& items) {
-  auto* box = new QComboBox;
-  box->addItems(items);
-  return box;
-}
-
-QSpinBox* spin(int lo, int hi, int step, const QString& special = {}, const QString& suffix = {}) {
-  auto* box = new QSpinBox;
-  box->setRange(lo, hi);
-  box->setSingleStep(step);
-  box->setSuffix(suffix);
-  if (!special.isEmpty()) box->setSpecialValueText(special);
-  return box;
-}
 
 // Why the CUDA device cannot be chosen in this build on this machine.
 QString cuda_unavailable_reason() {
@@ -43,64 +31,54 @@ QString cuda_unavailable_reason() {
 
 ConfigPanel::ConfigPanel(QWidget* parent)
     : QWidget(parent),
-      kv_kind_(combo({"paged", "contiguous"})),
-      block_size_(combo({"8", "16", "32"})),
-      attention_(combo({"flash", "naive"})),
-      kv_dtype_(combo({"f16", "f32"})),
-      quant_(combo({"native", "f32", "f16", "q8", "q4", "q4_1"})),
-      scheduler_(combo({"continuous", "static"})),
-      device_(combo({"CPU", "CUDA"})),
-      budget_mib_(spin(1, 1 << 20, 16, {}, " MiB")),
-      context_(spin(0, 1 << 20, 256, "model's")),
-      max_running_(spin(0, 4096, 1, "no limit")),
-      max_batch_tokens_(spin(0, 1 << 20, 64, "no limit")),
-      threads_(spin(0, 1024, 1, QString("all (%1)").arg(std::thread::hardware_concurrency()))),
-      prefix_cache_(new QCheckBox("reuse cached prompt prefixes")),
-      result_(new QLabel) {
+      device_(new QComboBox),
+      threads_(new QSpinBox),
+      weights_(new QLabel("weights: no model")),
+      result_(new QLabel),
+      conversion_(new QProgressBar) {
+  device_->addItems({"CPU", "CUDA"});
+  threads_->setRange(0, 1024);
+  threads_->setSpecialValueText(QString("all (%1)").arg(std::thread::hardware_concurrency()));
+
   auto* content = new QWidget;
   auto* column = new QVBoxLayout(content);
   column->setContentsMargins(4, 4, 4, 4);
+  std::map<QString, QVBoxLayout*> sections;
   auto section = [&](const QString& title) {
-    auto* box = new QGroupBox(title);
-    auto* layout = new QVBoxLayout(box);
-    layout->setSpacing(1);
-    column->addWidget(box);
+    auto*& layout = sections[title];
+    if (!layout) {
+      auto* box = new QGroupBox(title);
+      layout = new QVBoxLayout(box);
+      layout->setSpacing(1);
+      column->addWidget(box);
+    }
     return layout;
   };
-  QVBoxLayout* kv = section("KV cache");
-  add_row(kv, "manager", kv_kind_,
-          "Paged hands out fixed blocks as tokens arrive (vLLM); contiguous reserves a whole context per sequence.");
-  add_row(kv, "block size", block_size_, "Tokens per paged block: smaller blocks waste less in each sequence's last block.");
-  add_row(kv, "budget", budget_mib_, "Memory for every sequence's keys and values; when full, requests wait or are preempted.");
-  add_row(kv, "context", context_, "Longest conversation in tokens; contiguous mode reserves this much per sequence.");
-  add_row(kv, "prefix cache", prefix_cache_, "Paged: full blocks with the same prompt prefix are shared, not recomputed.");
-  add_row(kv, "KV dtype", kv_dtype_, "Precision of the cached keys and values: f32 doubles the bytes per token.");
-  QVBoxLayout* compute = section("Compute");
-  add_row(compute, "attention", attention_,
-          "Naive builds the whole score matrix per head; flash streams K/V tiles with an online softmax.");
-  add_row(compute, "quantization", quant_, "The weight format the matmuls read (native: as stored in the file).");
-  add_row(compute, "threads", threads_, "Matmul worker threads; a change builds a new engine once no request runs.");
-  add_row(compute, "device", device_, "Where the model runs.");
-  QVBoxLayout* sched = section("Scheduler");
-  add_row(sched, "policy", scheduler_,
-          "Continuous: requests join and leave at every step (Orca); static: a batch runs until its longest ends.");
-  add_row(sched, "max running", max_running_, "Sequences decoded together in one step at most (vLLM's max_num_seqs).");
-  add_row(sched, "max batch tokens", max_batch_tokens_,
-          "Tokens computed per step at most: long prompts are prefilled in chunks so decodes keep flowing.");
+  for (const ConfigFields::Row& row : fields_.rows()) {
+    add_row(section(row.section), row.label, row.field, row.explanation);
+    // The weights in use, and a background conversion's progress, sit under the quantization toggle.
+    if (row.field == fields_.quant) {
+      section(row.section)->addWidget(weights_);
+      section(row.section)->addWidget(conversion_);
+    }
+  }
+  add_row(section("Compute"), "threads", threads_, "Matmul worker threads; a change builds a new engine once no request runs.");
+  add_row(section("Compute"), "device", device_, "Where the model runs.");
   column->addStretch(1);
 
   // Object names let tests and scripts find each toggle.
-  const std::pair<QWidget*, const char*> names[] = {
-      {kv_kind_, "kv_kind"},         {block_size_, "block_size"},   {budget_mib_, "kv_budget_mib"},
-      {context_, "context"},         {prefix_cache_, "prefix_cache"}, {kv_dtype_, "kv_dtype"},
-      {attention_, "attention"},     {quant_, "quantization"},      {threads_, "threads"},
-      {device_, "device"},           {scheduler_, "scheduler"},     {max_running_, "max_running"},
-      {max_batch_tokens_, "max_batch_tokens"}};
-  for (const auto& [widget, name] : names) widget->setObjectName(name);
+  fields_.name_widgets({});
+  threads_->setObjectName("threads");
+  device_->setObjectName("device");
+  weights_->setObjectName("weights_status");
+  conversion_->setObjectName("conversion_progress");
 
-  // Quantization lands with issue 6: EngineConfig has no field for it yet.
-  quant_->setEnabled(false);
-  quant_->setToolTip("lands with issue 6");
+  weights_->setStyleSheet("color:#374151; font-size:8pt;");
+  weights_->setToolTip("The weight format the steps run on now, and the bytes of its matrices (what each decode step reads)");
+  conversion_->setRange(0, 100);
+  conversion_->setVisible(false);
+  conversion_->setToolTip("Weights converting in the background; requests go on with the old ones until the swap");
+
   const QString cuda_reason = cuda_unavailable_reason();
   auto* devices = qobject_cast<QStandardItemModel*>(device_->model());
   devices->item(1)->setEnabled(false);
@@ -121,15 +99,10 @@ ConfigPanel::ConfigPanel(QWidget* parent)
   layout->addWidget(scroll, 1);
   layout->addWidget(result_);
 
-  for (QComboBox* box : {kv_kind_, block_size_, attention_, kv_dtype_, scheduler_}) {
-    connect(box, &QComboBox::currentIndexChanged, this, &ConfigPanel::changed);
-  }
-  connect(prefix_cache_, &QCheckBox::toggled, this, &ConfigPanel::changed);
-  for (QSpinBox* box : {budget_mib_, context_, max_running_, max_batch_tokens_, threads_}) {
-    connect(box, &QSpinBox::editingFinished, this, [this, box] {
-      if (box->value() != box->property("applied").toInt()) changed();
-    });
-  }
+  fields_.on_change(this, [this] { changed(); });
+  connect(threads_, &QSpinBox::editingFinished, this, [this] {
+    if (threads_->value() != base_.threads) changed();
+  });
 }
 
 void ConfigPanel::add_row(QVBoxLayout* section, const QString& label, QWidget* field, const QString& explanation) {
@@ -149,38 +122,13 @@ void ConfigPanel::add_row(QVBoxLayout* section, const QString& label, QWidget* f
 void ConfigPanel::set_config(const EngineConfig& c) {
   updating_ = true;
   base_ = c;
-  kv_kind_->setCurrentText(c.kv.kind == KvKind::Paged ? "paged" : "contiguous");
-  block_size_->setCurrentText(QString::number(c.kv.block_size));
-  budget_mib_->setValue(static_cast<int>(c.kv.budget_bytes >> 20));
-  context_->setValue(c.context_length);
-  prefix_cache_->setChecked(c.kv.prefix_cache);
-  kv_dtype_->setCurrentText(c.kv_dtype == DType::F32 ? "f32" : "f16");
-  attention_->setCurrentText(QString::fromStdString(c.attention));
-  scheduler_->setCurrentText(c.scheduler.policy == SchedulerPolicy::Static ? "static" : "continuous");
-  max_running_->setValue(c.scheduler.max_running);
-  max_batch_tokens_->setValue(c.scheduler.max_batch_tokens);
+  fields_.show(c);
   threads_->setValue(c.threads);
-  for (QSpinBox* box : {budget_mib_, context_, max_running_, max_batch_tokens_, threads_}) {
-    box->setProperty("applied", box->value());
-  }
-  refresh_enabled();
   updating_ = false;
 }
 
 EngineConfig ConfigPanel::config() const {
-  EngineConfig c = base_;
-  c.kv.kind = kv_kind_->currentText() == "paged" ? KvKind::Paged : KvKind::Contiguous;
-  c.kv.block_size = block_size_->currentText().toInt();
-  c.kv.budget_bytes = static_cast<size_t>(budget_mib_->value()) << 20;
-  c.context_length = context_->value();
-  // The contiguous reservation follows the context (resolved by the engine).
-  c.kv.max_seq_len = 0;
-  c.kv.prefix_cache = prefix_cache_->isChecked();
-  c.kv_dtype = kv_dtype_->currentText() == "f32" ? DType::F32 : DType::F16;
-  c.attention = attention_->currentText().toStdString();
-  c.scheduler.policy = scheduler_->currentText() == "static" ? SchedulerPolicy::Static : SchedulerPolicy::Continuous;
-  c.scheduler.max_running = max_running_->value();
-  c.scheduler.max_batch_tokens = max_batch_tokens_->value();
+  EngineConfig c = fields_.read(base_);
   c.threads = threads_->value();
   return c;
 }
@@ -193,19 +141,28 @@ void ConfigPanel::show_result(bool applied, const QString& message) {
 
 QString ConfigPanel::result_text() const { return result_->text(); }
 
-void ConfigPanel::refresh_enabled() {
-  const bool paged = kv_kind_->currentText() == "paged";
-  block_size_->setEnabled(paged);
-  prefix_cache_->setEnabled(paged);
+void ConfigPanel::show_weights(const EngineMetricsSnapshot& m) {
+  QString text = QString("weights in use: %1 · %2")
+                     .arg(QString::fromStdString(m.weights_quant), format_bytes(static_cast<double>(m.weight_bytes)));
+  const bool converting = !m.converting_to.empty();
+  if (converting) {
+    text += QString(" · converting to %1…").arg(QString::fromStdString(m.converting_to));
+    conversion_->setValue(static_cast<int>(m.conversion_progress * 100));
+    conversion_->setFormat(QString::fromStdString(m.converting_to) + " %p%");
+  }
+  conversion_->setVisible(converting);
+  weights_->setText(text);
 }
 
+QString ConfigPanel::weights_text() const { return weights_->text(); }
+
+bool ConfigPanel::converting() const { return !conversion_->isHidden(); }
+
 void ConfigPanel::changed() {
-  refresh_enabled();
+  fields_.refresh_enabled();
   if (updating_) return;
   const EngineConfig c = config();
-  for (QSpinBox* box : {budget_mib_, context_, max_running_, max_batch_tokens_, threads_}) {
-    box->setProperty("applied", box->value());
-  }
+  fields_.mark_applied();
   base_ = c;
   emit apply_requested(c);
 }

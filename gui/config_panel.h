@@ -1,16 +1,18 @@
 // The engine's toggles: KV manager, block size, budget, context, prefix caching, attention, KV
 // dtype, quantization, scheduler, limits, threads and device. Each has one line under it saying
 // what it changes. A change applies at once (spin boxes when editing ends) through the bridge;
-// the engine's answer (what changed, what it did to running requests) shows at the bottom.
+// the engine's answer (what changed, what it did to running requests) shows at the bottom, and a
+// background weight conversion shows its progress under the quantization toggle.
 #pragma once
 #include <QWidget>
 
 #include "core/engine/engine_config.h"
+#include "core/engine/engine_metrics.h"
+#include "gui/config_fields.h"
 
-class QCheckBox;
 class QComboBox;
-class QFormLayout;
 class QLabel;
+class QProgressBar;
 class QSpinBox;
 class QVBoxLayout;
 
@@ -26,21 +28,25 @@ class ConfigPanel : public QWidget {
   EngineConfig config() const;
   void show_result(bool applied, const QString& message);
   QString result_text() const;
+  // The weights in use and any conversion running (from the engine's metrics).
+  void show_weights(const EngineMetricsSnapshot& snapshot);
+  QString weights_text() const;
+  bool converting() const;
 
  signals:
   void apply_requested(const inferscope::EngineConfig& config);
 
  private:
   void add_row(QVBoxLayout* section, const QString& label, QWidget* field, const QString& explanation);
-  void refresh_enabled();
   void changed();
 
   EngineConfig base_;
   bool updating_ = false;
-  QComboBox *kv_kind_, *block_size_, *attention_, *kv_dtype_, *quant_, *scheduler_, *device_;
-  QSpinBox *budget_mib_, *context_, *max_running_, *max_batch_tokens_, *threads_;
-  QCheckBox* prefix_cache_;
-  QLabel* result_;
+  ConfigFields fields_;
+  QComboBox* device_;
+  QSpinBox* threads_;
+  QLabel *weights_, *result_;
+  QProgressBar* conversion_;
 };
 
 }  // namespace inferscope::gui

@@ -9,15 +9,18 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "core/kv/kv_dtype.h"
 #include "gui/chat_panel.h"
+#include "gui/compare_view.h"
 #include "gui/config_panel.h"
 #include "gui/engine_bridge.h"
 #include "gui/main_window.h"
+#include "gui/resource_path.h"
 
 namespace inferscope::gui {
 namespace {
 
-const char* const kActions[] = {"open_model", "new_session", "select_session", "send", "config", "wait",
+const char* const kActions[] = {"open_model", "new_session", "select_session", "send", "config", "compare", "wait",
                                 "wait_idle", "wait_tokens", "tab", "screenshot"};
 constexpr qint64 kDefaultTimeoutMs = 300'000;
 
@@ -33,11 +36,24 @@ T get(const nlohmann::json& j, const char* key, const std::string& where) {
   }
 }
 
-// A script path: absolute, else from the working directory, else from the source tree.
-QString resolve_path(const QString& path) {
-  if (QFileInfo(path).isAbsolute() || QFileInfo::exists(path)) return path;
-  const QString in_source = QString(INFERSCOPE_SOURCE_DIR) + "/" + path;
-  return QFileInfo::exists(in_source) ? in_source : path;
+// A "compare" step: optional "a" and "b" config overrides (over the engine's config), a "workload"
+// ("chat" or a workload file), "ignore_eos" and "timeout" (seconds).
+void check_compare_step(const nlohmann::json& c, const std::string& where) {
+  const std::string w = where + ": compare";
+  if (!c.is_object()) throw std::runtime_error(w + " must be an object");
+  for (const auto& [key, value] : c.items()) {
+    if (key == "a" || key == "b") {
+      apply_config_overrides({}, value, w + "." + key);
+    } else if (key == "workload") {
+      get<std::string>(c, "workload", w);
+    } else if (key == "ignore_eos") {
+      get<bool>(c, "ignore_eos", w);
+    } else if (key == "timeout") {
+      get<double>(c, "timeout", w);
+    } else {
+      throw std::runtime_error(w + ": unknown field '" + key + "'");
+    }
+  }
 }
 
 }  // namespace
@@ -62,9 +78,13 @@ EngineConfig apply_config_overrides(EngineConfig c, const nlohmann::json& o, con
     } else if (key == "attention") {
       c.attention = get<std::string>(o, "attention", w);
     } else if (key == "kv_dtype") {
-      const std::string dtype = get<std::string>(o, "kv_dtype", w);
-      if (dtype != "f16" && dtype != "f32") throw std::runtime_error(w + ": 'kv_dtype' must be \"f16\" or \"f32\"");
-      c.kv_dtype = dtype == "f32" ? DType::F32 : DType::F16;
+      const auto dtype = kv_dtype_from_name(get<std::string>(o, "kv_dtype", w));
+      if (!dtype) throw std::runtime_error(w + ": 'kv_dtype' must be \"f32\", \"f16\" or \"q8\", not " + value.dump());
+      c.kv_dtype = *dtype;
+    } else if (key == "quant") {
+      const auto level = weight_quant_from_name(get<std::string>(o, "quant", w));
+      if (!level) throw std::runtime_error(w + ": 'quant' must be one of " + weight_quant_names() + ", not " + value.dump());
+      c.quant = *level;
     } else if (key == "scheduler") {
       const auto policy = scheduler_policy_from_name(get<std::string>(o, "scheduler", w));
       if (!policy) throw std::runtime_error(w + ": 'scheduler' must be \"continuous\" or \"static\", not " + value.dump());
@@ -104,6 +124,7 @@ DemoScript::DemoScript(MainWindow& window, const nlohmann::json& script, const Q
     step.args = s;
     // Check each step's fields now, so a typo fails before the demo runs.
     if (step.action == "config") apply_config_overrides({}, s["config"], w);
+    if (step.action == "compare") check_compare_step(s["compare"], w);
     if (step.action == "wait" || step.action == "wait_idle") get<double>(s, step.action.c_str(), w);
     if (step.action == "wait_tokens") get<int>(s, "wait_tokens", w);
     if (step.action == "new_session" || step.action == "select_session" || step.action == "send" ||
@@ -131,6 +152,14 @@ nlohmann::json DemoScript::read_file(const QString& path) {
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(path.toStdString() + ": not JSON: " + e.what());
   }
+}
+
+void DemoScript::select_tab(const QString& name, const std::string& where) {
+  QTabWidget* tabs = window_.tabs();
+  for (int i = 0; i < tabs->count(); ++i) {
+    if (tabs->tabText(i) == name) return tabs->setCurrentIndex(i);
+  }
+  throw std::runtime_error(where + ": no tab named \"" + name.toStdString() + "\"");
 }
 
 QString DemoScript::where(size_t index) const { return QString("%1: steps[%2]").arg(name_).arg(index); }
@@ -188,7 +217,7 @@ void DemoScript::run_step(const Step& step) {
   };
   try {
     if (step.action == "open_model") {
-      const QString path = resolve_path(QString::fromStdString(get<std::string>(a, "open_model", w)));
+      const QString path = resolve_resource_path(QString::fromStdString(get<std::string>(a, "open_model", w)));
       window_.open_model(path);
       wait_until([&bridge, path] { return !bridge.loading() && bridge.model_path() == path; }, kDefaultTimeoutMs);
     } else if (step.action == "new_session") {
@@ -214,6 +243,27 @@ void DemoScript::run_step(const Step& step) {
       bridge.set_config(next);
       // Done when the engine has answered and, for a new thread count, the new engine runs.
       wait_until([this, &bridge, answers] { return config_answers_ > answers && !bridge.busy(); }, kDefaultTimeoutMs);
+    } else if (step.action == "compare") {
+      const nlohmann::json& c = a["compare"];
+      CompareView& compare = *window_.compare();
+      const EngineConfig base = bridge.config();
+      compare.set_configs(c.contains("a") ? apply_config_overrides(base, c["a"], w + ": compare.a") : base,
+                          c.contains("b") ? apply_config_overrides(base, c["b"], w + ": compare.b") : base);
+      const std::string workload = c.contains("workload") ? get<std::string>(c, "workload", w) : "chat";
+      if (workload == "chat") {
+        compare.use_chat_workload();
+      } else {
+        compare.use_workload_file(resolve_resource_path(QString::fromStdString(workload)));
+      }
+      if (c.contains("ignore_eos")) compare.set_run_to_output_tokens(get<bool>(c, "ignore_eos", w));
+      select_tab("Compare A/B", w);
+      if (!compare.start()) throw std::runtime_error(w + ": the comparison did not start: " + compare.status_text().toStdString());
+      const qint64 timeout = c.contains("timeout") ? static_cast<qint64>(get<double>(c, "timeout", w) * 1000) : kDefaultTimeoutMs;
+      wait_until([this, &compare] {
+        if (compare.running()) return false;
+        if (!compare.result()) failure_ = "comparison ended without results: " + compare.status_text();
+        return true;
+      }, timeout);
     } else if (step.action == "wait") {
       const qint64 until = now_ms() + static_cast<qint64>(get<double>(a, "wait", w) * 1000);
       wait_until([until] { return now_ms() >= until; }, kDefaultTimeoutMs);
@@ -230,14 +280,7 @@ void DemoScript::run_step(const Step& step) {
         return true;
       }, timeout);
     } else if (step.action == "tab") {
-      const QString name = QString::fromStdString(get<std::string>(a, "tab", w));
-      QTabWidget* tabs = window_.tabs();
-      int index = -1;
-      for (int i = 0; i < tabs->count(); ++i) {
-        if (tabs->tabText(i) == name) index = i;
-      }
-      if (index < 0) throw std::runtime_error(w + ": no tab named \"" + name.toStdString() + "\"");
-      tabs->setCurrentIndex(index);
+      select_tab(QString::fromStdString(get<std::string>(a, "tab", w)), w);
     } else if (step.action == "screenshot") {
       save_screenshot(QString::fromStdString(get<std::string>(a, "screenshot", w)));
     }

@@ -10,9 +10,13 @@
 //       {"select_session": "Name"},
 //       {"send": "text", "session": "Name"},     sends a turn (the current session when none named)
 //       {"config": {"kv": "contiguous", "block_size": 16, "kv_budget_mib": 64, "context": 1024,
-//                   "prefix_cache": true, "attention": "naive", "kv_dtype": "f32",
+//                   "prefix_cache": true, "attention": "naive", "kv_dtype": "q8", "quant": "q4",
 //                   "scheduler": "static", "max_running": 4, "max_batch_tokens": 256,
 //                   "threads": 2}},              applies engine toggles and waits for the engine's answer
+//       {"compare": {"a": {...}, "b": {...},      runs an A/B comparison in the Compare A/B tab and waits
+//                    "workload": "resources/workloads/compare-demo.json",   for it ("chat": the current
+//                    "ignore_eos": true, "timeout": 300}},   session); a and b: "config" toggles over the
+//                                                engine's config
 //       {"wait": 1.5},                           seconds
 //       {"wait_idle": 120},                      until no reply streams (timeout in seconds)
 //       {"wait_tokens": 40, "timeout": 60},      until every streaming reply has at least this many tokens
@@ -59,6 +63,8 @@ class DemoScript : public QObject {
   void run_step(const Step& step);
   void fail(const QString& message);
   bool save_screenshot(const QString& path);
+  // Shows the tab titled `name`; throws naming `where` when there is none.
+  void select_tab(const QString& name, const std::string& where);
   QString where(size_t index) const;
 
   MainWindow& window_;

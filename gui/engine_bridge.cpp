@@ -115,6 +115,7 @@ void EngineBridge::install(std::shared_ptr<const LlamaModel> model, std::shared_
   model_path_ = path;
   loading_ = rebuilding_ = false;
   last_steps_ = last_finished_ = -1;
+  last_weights_.clear();
   kv_dirty_ = true;
   emit engine_replaced();
   if (new_model) {
@@ -198,10 +199,13 @@ void EngineBridge::on_finished(Key key, StopReason reason) {
 void EngineBridge::poll() {
   if (!engine_) return;
   EngineMetricsSnapshot m = engine_->metrics_snapshot();
+  // The weights change without a step too: a background conversion progresses or swaps in while idle.
+  const std::string weights = m.weights_quant + "/" + m.converting_to + "/" + std::to_string(m.conversion_progress);
   const bool moved = m.num_steps != last_steps_ || m.requests_finished != last_finished_;
-  if (moved) {
+  if (moved || weights != last_weights_) {
     last_steps_ = m.num_steps;
     last_finished_ = m.requests_finished;
+    last_weights_ = weights;
     emit metrics_updated(m);
   }
   if (snapshot_pending_ || !(moved || kv_dirty_)) return;

@@ -35,6 +35,8 @@ class EngineBridge : public QObject {
   // True while loading or rebuilding: a request sent now would be aborted by the switch.
   bool busy() const { return loading_ || rebuilding_; }
   const LlamaModel* model() const { return model_.get(); }
+  // The model shared: a holder (a comparison run) keeps it alive past a switch to another model.
+  std::shared_ptr<const LlamaModel> shared_model() const { return model_; }
   QString model_path() const { return model_path_; }
   // The configuration last asked for (threads included); resolved against the model when one is loaded.
   EngineConfig config() const;
@@ -94,6 +96,7 @@ class EngineBridge : public QObject {
   bool loading_ = false, rebuilding_ = false, rebuild_pending_ = false;
   bool snapshot_pending_ = false, kv_dirty_ = true;
   int64_t last_steps_ = -1, last_finished_ = -1;
+  std::string last_weights_;           // level / converting to / progress, as last reported
   int next_request_ = 1;
   std::map<Key, int> requests_;        // in flight: engine (generation, id) -> bridge id
   std::map<int, Key> keys_;            // and back

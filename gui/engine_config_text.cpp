@@ -3,6 +3,8 @@
 #include <QStringList>
 #include <nlohmann/json.hpp>
 
+#include "core/kv/kv_dtype.h"
+
 namespace inferscope::gui {
 namespace {
 
@@ -17,7 +19,8 @@ QString engine_config_summary(const EngineConfig& c) {
   parts << QString("%1 MiB").arg(static_cast<double>(c.kv.budget_bytes) / (1 << 20), 0, 'f', 0);
   if (paged && c.kv.prefix_cache) parts << "prefix cache";
   parts << QString::fromStdString(c.attention);
-  parts << "KV " + text(dtype_name(c.kv_dtype));
+  parts << "KV " + text(kv_dtype_name(c.kv_dtype));
+  if (c.quant != WeightQuant::Native) parts << "weights " + text(weight_quant_name(c.quant));
   parts << text(scheduler_policy_name(c.scheduler.policy));
   return parts.join(" · ");
 }
@@ -28,7 +31,8 @@ nlohmann::json engine_config_json(const EngineConfig& c) {
           {"kv_budget_bytes", c.kv.budget_bytes},
           {"max_seq_len", c.kv.max_seq_len},
           {"prefix_cache", c.kv.prefix_cache},
-          {"kv_dtype", std::string(dtype_name(c.kv_dtype))},
+          {"kv_dtype", std::string(kv_dtype_name(c.kv_dtype))},
+          {"quant", std::string(weight_quant_name(c.quant))},
           {"context_length", c.context_length},
           {"attention", c.attention},
           {"scheduler", std::string(scheduler_policy_name(c.scheduler.policy))},

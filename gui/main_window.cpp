@@ -10,7 +10,6 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
-#include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -21,10 +20,12 @@
 
 #include "gui/block_table_view.h"
 #include "gui/chat_panel.h"
+#include "gui/compare_view.h"
 #include "gui/config_panel.h"
 #include "gui/engine_bridge.h"
 #include "gui/metrics_dashboard.h"
 #include "gui/model_info_panel.h"
+#include "gui/vertical_scroll.h"
 
 namespace inferscope::gui {
 namespace {
@@ -55,6 +56,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
       bridge_(new EngineBridge(default_engine_config())),
       chat_(new ChatPanel(*bridge_, SessionStore(options.sessions_dir))),
       config_(new ConfigPanel),
+      compare_(new CompareView(*bridge_, *chat_)),
       dashboard_(new MetricsDashboard),
       blocks_(new BlockTableView),
       model_info_(new ModelInfoPanel),
@@ -70,16 +72,15 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   build_menus();
 
   tabs_->addTab(build_chat_tab(), "Chat");
-  auto* compare = new QLabel("The A/B comparison view lands here.");
-  compare->setAlignment(Qt::AlignCenter);
-  tabs_->addTab(compare, "Compare A/B");
+  tabs_->addTab(compare_, "Compare A/B");
   tabs_->addTab(model_info_, "Model");
   setCentralWidget(tabs_);
 
   progress_->setRange(0, 0);  // busy indicator: loading reports no fraction
   progress_->setMaximumWidth(160);
   progress_->setVisible(false);
-  status_->setToolTip("Requests decoding now · requests queued · KV cache in use · decode tokens per second (recent steps)");
+  status_->setToolTip("Requests decoding now · requests queued · KV cache in use · decode tokens per second (recent steps) · "
+                      "the weights' quantization level in use and their bytes (and a conversion in progress)");
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(status_);
   status_->setText("no model");
@@ -128,13 +129,8 @@ QWidget* MainWindow::build_chat_tab() {
   top->setStretchFactor(1, 1);
   top->setSizes({1150, 420});
   // The plots keep a readable minimum size: below it the dashboard scrolls instead of squeezing the chat.
-  auto* plots = new QScrollArea;
-  plots->setWidget(dashboard_);
-  plots->setWidgetResizable(true);
-  plots->setFrameShape(QFrame::NoFrame);
-  plots->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   auto* bottom = new QSplitter(Qt::Horizontal);
-  bottom->addWidget(plots);
+  bottom->addWidget(vertical_scroll(dashboard_));
   bottom->addWidget(blocks_);
   bottom->setStretchFactor(0, 2);
   bottom->setStretchFactor(1, 1);
@@ -201,10 +197,12 @@ void MainWindow::on_model_loaded(const QString& path) {
   progress_->setVisible(false);
   const LlamaModel& model = *bridge_->model();
   const EngineConfig config = bridge_->config();
-  model_label_->setText(model_summary(model, config.kv_dtype));
+  model_text_ = model_summary(model, config.kv_dtype);
+  model_label_->setText(model_text_);
   setWindowTitle("Inferscope — " + QString::fromStdString(model.config().name));
   model_info_->show_model(model, config.kv_dtype);
   config_->set_config(config);
+  compare_->reset_configs(config);
   statusBar()->showMessage("Loaded " + path, 5000);
   remember_model(path);
 }
@@ -222,11 +220,20 @@ void MainWindow::on_model_failed(const QString& path, const QString& message) {
 
 void MainWindow::on_metrics(const EngineMetricsSnapshot& m) {
   dashboard_->update_from(m);
-  status_->setText(QString("running %1 · waiting %2 · KV %3% · %4 tok/s")
+  config_->show_weights(m);
+  const QString weights = QString("weights %1 (%2)")
+                              .arg(QString::fromStdString(m.weights_quant), format_bytes(static_cast<double>(m.weight_bytes)));
+  QString status = QString("running %1 · waiting %2 · KV %3% · %4 tok/s · %5")
                        .arg(m.num_requests_running)
                        .arg(m.num_requests_waiting)
                        .arg(m.kv.kv_cache_usage_perc() * 100, 0, 'f', 0)
-                       .arg(m.decode_tokens_per_second, 0, 'f', 1));
+                       .arg(m.decode_tokens_per_second, 0, 'f', 1)
+                       .arg(weights);
+  if (!m.converting_to.empty()) {
+    status += QString(" · converting to %1 %2%").arg(QString::fromStdString(m.converting_to)).arg(m.conversion_progress * 100, 0, 'f', 0);
+  }
+  status_->setText(status);
+  if (!model_text_.isEmpty()) model_label_->setText(model_text_ + " · " + weights);
 }
 
 void MainWindow::on_kv(const KvSnapshot& snapshot) {

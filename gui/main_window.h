@@ -1,7 +1,7 @@
 // The workbench window (ARCHITECTURE.md §9): the model bar on top; tabs Chat | Compare A/B | Model;
 // the Chat tab holds the sessions and conversation beside the engine toggles, and the live
 // dashboard beside the block-table view below; the status bar reads
-// "running N · waiting M · KV x% · y tok/s". Models open from the file dialog, the recent list,
+// "running N · waiting M · KV x% · y tok/s · weights q8 (35.2 MiB)". Models open from the file dialog, the recent list,
 // the command line or by dropping a .gguf file on the window.
 #pragma once
 #include <QMainWindow>
@@ -21,6 +21,7 @@ class QTabWidget;
 namespace inferscope::gui {
 
 class ChatPanel;
+class CompareView;
 class ConfigPanel;
 class EngineBridge;
 class ModelInfoPanel;
@@ -44,6 +45,7 @@ class MainWindow : public QMainWindow {
   EngineBridge& bridge() const { return *bridge_; }
   ChatPanel* chat() const { return chat_; }
   ConfigPanel* config_panel() const { return config_; }
+  CompareView* compare() const { return compare_; }
   MetricsDashboard* dashboard() const { return dashboard_; }
   BlockTableView* block_table() const { return blocks_; }
   ModelInfoPanel* model_info() const { return model_info_; }
@@ -73,11 +75,13 @@ class MainWindow : public QMainWindow {
   EngineBridge* bridge_;
   ChatPanel* chat_;
   ConfigPanel* config_;
+  CompareView* compare_;
   MetricsDashboard* dashboard_;
   BlockTableView* blocks_;
   ModelInfoPanel* model_info_;
   QTabWidget* tabs_;
   QLabel *model_label_, *device_label_, *status_;
+  QString model_text_;  // the top bar's model summary, before the weights in use
   QProgressBar* progress_;
   QMenu* recent_menu_;
 };

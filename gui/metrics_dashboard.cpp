@@ -329,6 +329,9 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
       d_->refresh();
     });
   }
+  for (Impl::Panel& panel : d.panels) {
+    add_export_menu(*panel.plot, [this](const QString& dir) { return export_all(dir); });
+  }
   d.lay_out(4);
   d.refresh();
 }

@@ -2,6 +2,9 @@
 
 #include <QBuffer>
 #include <QDir>
+#include <QFileDialog>
+#include <QMenu>
+#include <QMessageBox>
 #include <QSaveFile>
 #include <cmath>
 #include <qcustomplot.h>
@@ -57,6 +60,25 @@ QStringList export_plot(QCustomPlot& plot, const QString& dir) {
       !save_atomically(base + QStringLiteral(".csv"), plot_csv(plot), &error))
     throw std::runtime_error(error.toStdString());
   return {base + QStringLiteral(".png"), base + QStringLiteral(".csv")};
+}
+
+void add_export_menu(QCustomPlot& plot, std::function<QStringList(const QString& dir)> export_all) {
+  plot.setContextMenuPolicy(Qt::CustomContextMenu);
+  QObject::connect(&plot, &QWidget::customContextMenuRequested, &plot, [&plot, export_all](const QPoint& at) {
+    QMenu menu(&plot);
+    QAction* one = menu.addAction(QObject::tr("Export this plot (PNG + CSV)…"));
+    menu.addAction(QObject::tr("Export every plot (PNG + CSV)…"));
+    QAction* chosen = menu.exec(plot.mapToGlobal(at));
+    if (!chosen) return;
+    const QString dir = QFileDialog::getExistingDirectory(&plot, chosen->text());
+    if (dir.isEmpty()) return;
+    try {
+      const QStringList files = chosen == one ? export_plot(plot, dir) : export_all(dir);
+      QMessageBox::information(&plot, QObject::tr("Exported"), QObject::tr("Wrote %1 files into %2").arg(files.size()).arg(dir));
+    } catch (const std::exception& e) {
+      QMessageBox::warning(&plot, QObject::tr("Export failed"), QString::fromStdString(e.what()));
+    }
+  });
 }
 
 }  // namespace inferscope::gui

@@ -4,6 +4,7 @@
 #include <QByteArray>
 #include <QString>
 #include <QStringList>
+#include <functional>
 
 class QCustomPlot;
 
@@ -16,5 +17,8 @@ bool save_atomically(const QString& path, const QByteArray& bytes, QString* erro
 // Writes NAME.png and NAME.csv (NAME = the plot's objectName) into `dir`; returns the paths written.
 // Throws std::runtime_error naming the file when one cannot be written.
 QStringList export_plot(QCustomPlot& plot, const QString& dir);
+// Gives `plot` a right-click menu: "Export this plot…" (export_plot) and "Export every plot…"
+// (export_all), each into a folder the user picks; failures show a message box naming the file.
+void add_export_menu(QCustomPlot& plot, std::function<QStringList(const QString& dir)> export_all);
 
 }  // namespace inferscope::gui

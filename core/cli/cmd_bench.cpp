@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/cli/commands.h"
+#include "core/kv/kv_dtype.h"
 #include "core/cli/model_options.h"
 #include "core/attention/attention_bench.h"
 #include "core/engine/runtime.h"
@@ -176,7 +177,7 @@ int cmd_bench(int argc, char** argv) {
     for (const BenchRow& r : rows) {
       arr.push_back({{"model_filename", model->file().path()}, {"model_type", model_name},
                      {"model_size", weight_bytes}, {"model_n_params", model->parameter_count()},
-                     {"backends", backend}, {"n_threads", rt.threads()}, {"kv_dtype", dtype_name(options.kv_dtype)}, {"activations", activations},
+                     {"backends", backend}, {"n_threads", rt.threads()}, {"kv_dtype", kv_dtype_name(options.kv_dtype)}, {"activations", activations},
                      {"quant", quant}, {"weight_bytes", weight_bytes},
                      {"test", r.test}, {"n_prompt", r.n_prompt}, {"n_gen", r.n_gen}, {"avg_ts", r.mean()},
                      {"stddev_ts", r.stddev()}, {"samples_ts", r.samples_ts}});

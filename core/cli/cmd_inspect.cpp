@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cli/commands.h"
+#include "core/kv/kv_dtype.h"
 #include "core/cli/model_options.h"
 #include "core/gguf/gguf_file.h"
 
@@ -39,7 +40,7 @@ nlohmann::json describe(const LlamaModel& model, DType kv_dtype, int64_t batch) 
                     {"add_space_prefix", v.add_space_prefix}};
   j["chat_template"] = chat_family_name(model.chat_template().family);
   const size_t per_token = kv.bytes_per_token();
-  j["kv_cache"] = {{"dtype", dtype_name(kv_dtype)},
+  j["kv_cache"] = {{"dtype", kv_dtype_name(kv_dtype)},
                    {"bytes_per_token", per_token},
                    {"batch", batch},
                    {"context_length", c.context_length},
@@ -86,7 +87,7 @@ int cmd_inspect(int argc, char** argv) {
       {"--batch", "", true, "sequences for the full-context KV size (default 1)"},
       {"--json", "", false, "print JSON"},
   });
-  if (print_help_if_asked("inspect --model PATH [--batch N] [--kv-dtype f16|f32] [--json]", specs, argc, argv)) {
+  if (print_help_if_asked("inspect --model PATH [--batch N] [--kv-dtype f16|f32|q8] [--json]", specs, argc, argv)) {
     return 0;
   }
   const Args args(specs, argc, argv, 2);

@@ -1,7 +1,9 @@
 #include "core/engine/engine_config.h"
 
 #include <algorithm>
+#include <cstdio>
 
+#include "core/kv/kv_dtype.h"
 #include "core/model/llama_model.h"
 
 namespace inferscope {
@@ -30,10 +32,14 @@ std::string describe_change(const EngineConfig& a, const EngineConfig& b) {
   auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
   if (a.kv.kind != b.kv.kind) add("KV " + std::string(kv_kind_name(b.kv.kind)));
   if (a.kv.block_size != b.kv.block_size) add("block size " + std::to_string(b.kv.block_size));
-  if (a.kv.budget_bytes != b.kv.budget_bytes) add("KV budget " + std::to_string(b.kv.budget_bytes) + " bytes");
+  if (a.kv.budget_bytes != b.kv.budget_bytes) {
+    char mib[32];
+    std::snprintf(mib, sizeof mib, "%.2f", static_cast<double>(b.kv.budget_bytes) / (1 << 20));
+    add("KV budget " + std::string(mib) + " MiB");
+  }
   if (a.kv.max_seq_len != b.kv.max_seq_len) add("max_seq_len " + std::to_string(b.kv.max_seq_len));
   if (a.kv.prefix_cache != b.kv.prefix_cache) add(std::string("prefix cache ") + (b.kv.prefix_cache ? "on" : "off"));
-  if (a.kv_dtype != b.kv_dtype) add("KV dtype " + std::string(dtype_name(b.kv_dtype)));
+  if (a.kv_dtype != b.kv_dtype) add("KV dtype " + std::string(kv_dtype_name(b.kv_dtype)));
   if (a.context_length != b.context_length) add("context " + std::to_string(b.context_length));
   if (a.attention != b.attention) add("attention " + b.attention);
   if (a.quant != b.quant) add("weights " + std::string(weight_quant_name(b.quant)));

@@ -230,25 +230,6 @@ TEST_P(MatmulTest, GemmOutputsEqualSingleDots) {
     }
 }
 
-TEST_P(MatmulTest, ActivationQuantizerMatchesQuantizeRow) {
-  const cpu::DotKernel& k = kernel();
-  if (k.quantize == nullptr) GTEST_SKIP() << "f32 activations are used as they are";
-  std::mt19937 rng(11);
-  const int64_t cols = 2048;
-  std::vector<float> x = random_activations(1, cols, rng);
-  for (int64_t i = 0; i < 256; ++i) x[i] = 0.0f;                 // an all-zero block (d = 0)
-  for (int64_t i = 256; i < 512; ++i) x[i] *= 1e-30f;            // tiny values
-  for (int64_t i = 512; i < 768; ++i) x[i] *= 1e6f;              // large values
-  for (int64_t i = 768; i < 1024; ++i) x[i] = static_cast<float>(i % 255 - 127) * 0.5f;  // multiples of 0.5
-  x[1024] = 127.0f;  // with amax 127, d = 1 and the tie-making values below round exactly
-  for (int64_t i = 1025; i < 1056; ++i) x[i] = static_cast<float>(i - 1040) + 0.5f;
-  for (int64_t i = 1056; i < 1088; ++i) x[i] = 1e7f * static_cast<float>(i - 1070);  // d beyond the f16 range
-  std::vector<uint8_t> want(row_bytes(k.act_type, cols)), got(want.size(), 0xAB);
-  quantize_row(k.act_type, x.data(), want.data(), cols);
-  k.quantize(x.data(), got.data(), cols);
-  EXPECT_EQ(got, want);
-}
-
 TEST_P(MatmulTest, BatchInvariantAcrossBatchAndThreads) {
   std::mt19937 rng(7);
   const int64_t rows = 45, n_tok = 64, cols = col_grid().back();
@@ -319,6 +300,34 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest,
                                             ::testing::Values(ActivationPrecision::F32, ActivationPrecision::Q8),
                                             ::testing::Values(KernelChoice::Scalar, KernelChoice::Avx2)),
                          param_name);
+
+// Every kernel that rounds its activations (the int8 families) does it exactly as quantize_row does.
+TEST(MatmulKernels, ActivationQuantizersMatchQuantizeRow) {
+  std::mt19937 rng(11);
+  const int64_t cols = 2048;
+  std::vector<float> x = random_activations(1, cols, rng);
+  for (int64_t i = 0; i < 256; ++i) x[i] = 0.0f;                 // an all-zero block (d = 0)
+  for (int64_t i = 256; i < 512; ++i) x[i] *= 1e-30f;            // tiny values
+  for (int64_t i = 512; i < 768; ++i) x[i] *= 1e6f;              // large values
+  for (int64_t i = 768; i < 1024; ++i) x[i] = static_cast<float>(i % 255 - 127) * 0.5f;  // multiples of 0.5
+  x[1024] = 127.0f;  // with amax 127, d = 1 and the tie-making values below round exactly
+  for (int64_t i = 1025; i < 1056; ++i) x[i] = static_cast<float>(i - 1040) + 0.5f;
+  for (int64_t i = 1056; i < 1088; ++i) x[i] = 1e7f * static_cast<float>(i - 1070);  // d beyond the f16 range
+  int checked = 0;
+  for (DType t : kWeightTypes) {
+    for (const cpu::DotKernel* k : {cpu::scalar_kernel(t, ActivationPrecision::Q8),
+                                    avx2_available() ? cpu::avx2_kernel(t, ActivationPrecision::Q8) : nullptr}) {
+      if (k == nullptr || k->quantize == nullptr) continue;
+      SCOPED_TRACE(std::string(dtype_name(t)) + " x " + std::string(dtype_name(k->act_type)));
+      std::vector<uint8_t> want(row_bytes(k->act_type, cols)), got(want.size(), 0xAB);
+      quantize_row(k->act_type, x.data(), want.data(), cols);
+      k->quantize(x.data(), got.data(), cols);
+      EXPECT_EQ(got, want);
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 10) << "every quantized weight type has an int8 kernel per family";
+}
 
 TEST(MatmulDispatch, ScalarAndAvx2AgreeClosely) {
   if (!avx2_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C";

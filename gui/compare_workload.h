@@ -1,0 +1,24 @@
+// The requests of an A/B comparison: the current chat (its turns rendered with the model's chat
+// template, as one request), or a workload file (resources/workloads/*.json or the user's own),
+// tokenized with the model's tokenizer.
+#pragma once
+#include <QString>
+#include <QStringList>
+#include <string>
+#include <vector>
+
+#include "core/model/llama_model.h"
+#include "core/sched/request.h"
+
+namespace inferscope::gui {
+
+// The workloads that ship with Inferscope (resources/workloads/*.json), as paths, by name.
+QStringList builtin_workloads();
+// One request: `messages` up to the last user turn, rendered for the assistant's reply, up to
+// `max_tokens` tokens. Throws std::runtime_error when there is no user turn.
+std::vector<Request> chat_requests(const LlamaModel& model, const std::vector<ChatMessage>& messages, int32_t max_tokens);
+// A workload file's requests (pseudo-random prompt ids from seed 1, as serve-sim); throws
+// WorkloadError naming the file and field when it cannot be read or is malformed.
+std::vector<Request> file_requests(const LlamaModel& model, const std::string& path);
+
+}  // namespace inferscope::gui

@@ -1,0 +1,70 @@
+// An A/B comparison's results as plain data (no widgets): both runs of one workload, each request's
+// outputs side by side with the first token where they part, the table of deltas (B against A), and
+// the whole thing as JSON for export.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/engine/workload_runner.h"
+
+namespace inferscope {
+class LlamaModel;
+}
+
+namespace inferscope::gui {
+
+// The index of the first token where `a` and `b` differ; when one is a prefix of the other, the
+// shorter one's length; -1 when they are identical.
+int first_divergence(std::span<const TokenId> a, std::span<const TokenId> b);
+
+// One side of a request's output, cut where the two sides part.
+struct OutputSide {
+  std::string common;  // the tokens both sides share (all of them when identical)
+  std::string marked;  // the first token that differs ("" when none: identical, or this side ended)
+  std::string after;   // the rest
+  std::string finish_reason;
+  int32_t tokens = 0;
+};
+
+struct OutputPair {
+  RequestId id = 0;
+  int divergence = -1;  // first_divergence of the two token lists
+  OutputSide a, b;
+};
+
+// One row of the delta table: B against A.
+struct Delta {
+  std::string metric;    // "throughput"
+  std::string unit;      // "tok/s", "s", "%", "count", "bytes"
+  double a = 0, b = 0;
+  bool higher_is_better = false;
+  bool available = true;  // false: the runs do not measure it (weight bytes of an older engine)
+};
+
+struct Comparison {
+  std::string workload;     // where the requests came from: "chat: <session>", a file name
+  SamplingParams sampling;  // both runs'
+  WorkloadResult a, b;
+  std::vector<OutputPair> outputs;  // by request id
+  bool cancelled = false;
+};
+
+// The outputs of two runs paired by request id and cut at their first divergence; pieces are the
+// model's token texts.
+std::vector<OutputPair> pair_outputs(const LlamaModel& model, const WorkloadResult& a, const WorkloadResult& b);
+// Throughput, TTFT p50/p99, e2e p50, KV usage mean/peak, fragmentation, reserved-unused,
+// preemptions, prefix hit rate and weight bytes of both runs.
+std::vector<Delta> comparison_deltas(const WorkloadResult& a, const WorkloadResult& b);
+// (b - a) / a, NaN when a is 0 (no relative change to speak of).
+double relative_change(double a, double b);
+// "identical" or "diverges at token N" (N counted from 0 over generated tokens).
+std::string divergence_text(int divergence);
+
+// Both configs, summaries (workload_json, with every step), the deltas and the paired outputs.
+nlohmann::json comparison_json(const Comparison& comparison);
+
+}  // namespace inferscope::gui

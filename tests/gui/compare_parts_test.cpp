@@ -1,0 +1,176 @@
+// The comparison's parts, checked on constructed cases: where two token lists part, the verdict and
+// the marked token in the outputs view, the delta table's values and signs, the config panel's
+// weights line while a conversion runs, and demo-script "compare" steps refused by field.
+#include <QTableWidget>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/model/llama_model.h"
+#include "gui/compare_render.h"
+#include "gui/comparison.h"
+#include "gui/config_panel.h"
+#include "gui/demo_script.h"
+#include "tests/gui/workbench_fixture.h"
+
+namespace inferscope::gui::test {
+namespace {
+
+WorkloadOutput output(RequestId id, std::vector<TokenId> tokens) {
+  WorkloadOutput out;
+  out.id = id;
+  out.tokens = std::move(tokens);
+  out.finish_reason = "length";
+  return out;
+}
+
+TEST(CompareParts, FirstDivergenceFindsWhereTokenListsPart) {
+  const std::vector<TokenId> abc = {5, 6, 7}, abd = {5, 6, 9}, ab = {5, 6}, none = {};
+  EXPECT_EQ(first_divergence(abc, abc), -1);
+  EXPECT_EQ(first_divergence(none, none), -1);
+  EXPECT_EQ(first_divergence(abc, abd), 2);
+  EXPECT_EQ(first_divergence(abc, ab), 2);  // one ended early: they part where it stopped
+  EXPECT_EQ(first_divergence(ab, abc), 2);
+  EXPECT_EQ(first_divergence(none, abc), 0);
+  EXPECT_EQ(divergence_text(-1), "identical");
+  EXPECT_EQ(divergence_text(2), "diverges at token 2");
+}
+
+TEST(CompareParts, PairedOutputsMarkTheFirstDivergentToken) {
+  INFERSCOPE_REQUIRE_FILE(path, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  const Tokenizer& tok = model->tokenizer();
+  const std::vector<TokenId> ids = tok.encode("Once upon a time there was a cat", false);
+  ASSERT_GE(ids.size(), 5u);
+  std::vector<TokenId> changed = ids;
+  changed[3] = ids[4];  // parts at token 3
+
+  WorkloadResult a, b;
+  a.outputs = {output(0, ids), output(1, ids)};
+  b.outputs = {output(0, ids), output(1, changed)};
+  const std::vector<OutputPair> pairs = pair_outputs(*model, a, b);
+  ASSERT_EQ(pairs.size(), 2u);
+
+  EXPECT_EQ(pairs[0].divergence, -1);
+  EXPECT_EQ(pairs[0].a.common, pairs[0].b.common);
+  EXPECT_EQ(pairs[0].a.marked, "");
+  EXPECT_EQ(pairs[0].a.tokens, static_cast<int32_t>(ids.size()));
+
+  const OutputPair& p = pairs[1];
+  EXPECT_EQ(p.divergence, 3);
+  std::string first3;
+  for (int i = 0; i < 3; ++i) first3 += tok.token_to_piece(ids[static_cast<size_t>(i)]);
+  EXPECT_EQ(p.a.common, first3);
+  EXPECT_EQ(p.b.common, first3);
+  EXPECT_EQ(p.a.marked, tok.token_to_piece(ids[3]));
+  EXPECT_EQ(p.b.marked, tok.token_to_piece(changed[3]));
+  EXPECT_EQ(p.a.common + p.a.marked + p.a.after, [&] {
+    std::string all;
+    for (TokenId t : ids) all += tok.token_to_piece(t);
+    return all;
+  }());
+
+  // The view names each verdict and highlights exactly one token per diverging side.
+  const QString html = outputs_html(pairs);
+  EXPECT_TRUE(html.contains("request 0")) << html.toStdString();
+  EXPECT_TRUE(html.contains("identical"));
+  EXPECT_TRUE(html.contains("diverges at token 3"));
+  EXPECT_EQ(html.count("background:#fde68a"), 2);
+
+  // A request that B never ran pairs with an empty side, diverging at 0.
+  WorkloadResult b_short;
+  b_short.outputs = {output(0, ids)};
+  EXPECT_EQ(pair_outputs(*model, a, b_short)[1].divergence, 0);
+}
+
+TEST(CompareParts, DeltaTableShowsBothRunsAndTheChange) {
+  WorkloadResult a, b;
+  a.summary.tokens_per_second = 100;
+  b.summary.tokens_per_second = 80;
+  a.summary.time_to_first_token_seconds_p50 = 0.2;
+  b.summary.time_to_first_token_seconds_p50 = 0.1;
+  a.summary.kv_reserved_unused_perc_mean = 0;
+  b.summary.kv_reserved_unused_perc_mean = 0.5;
+  a.metrics.weight_bytes = 1 << 20;
+  b.metrics.weight_bytes = 1 << 19;
+  const std::vector<Delta> deltas = comparison_deltas(a, b);
+  ASSERT_EQ(deltas.size(), 11u);
+  EXPECT_EQ(deltas[0].metric, "throughput");
+  EXPECT_DOUBLE_EQ(relative_change(deltas[0].a, deltas[0].b), -0.2);
+  EXPECT_TRUE(std::isnan(relative_change(0, 0.5)));
+  EXPECT_EQ(format_change(deltas[0]), "−20.0 %");
+
+  test_app();
+  QTableWidget table;
+  fill_delta_table(table, deltas);
+  ASSERT_EQ(table.rowCount(), 11);
+  EXPECT_EQ(table.item(0, 1)->text(), "100.0 tok/s");
+  EXPECT_EQ(table.item(0, 3)->text(), "−20.0 tok/s");
+  // Lower throughput is worse (red); a lower TTFT is better (green).
+  EXPECT_EQ(table.item(0, 4)->foreground().color(), QColor("#b91c1c"));
+  EXPECT_EQ(table.item(1, 4)->text(), "−50.0 %");
+  EXPECT_EQ(table.item(1, 4)->foreground().color(), QColor("#047857"));
+  EXPECT_EQ(table.item(7, 4)->text(), "—");  // reserved-unused from 0: no relative change
+  EXPECT_EQ(table.item(10, 2)->text(), "512.0 KiB");
+
+  // Runs that did not measure weight bytes leave that row out.
+  b.metrics.weight_bytes = 0;
+  fill_delta_table(table, comparison_deltas(a, b));
+  EXPECT_EQ(table.rowCount(), 10);
+}
+
+TEST(CompareParts, ConfigPanelShowsTheWeightsAndAConversionInProgress) {
+  test_app();
+  ConfigPanel panel;
+  EngineMetricsSnapshot m;
+  m.weights_quant = "native";
+  m.weight_bytes = size_t{92} << 20;
+  panel.show_weights(m);
+  EXPECT_FALSE(panel.converting());
+  EXPECT_EQ(panel.weights_text(), "weights in use: native · 92.0 MiB");
+  m.converting_to = "q8";
+  m.conversion_progress = 0.4;
+  panel.show_weights(m);
+  EXPECT_TRUE(panel.converting());
+  EXPECT_TRUE(panel.weights_text().contains("converting to q8")) << panel.weights_text().toStdString();
+  panel.resize(420, 1100);
+  EXPECT_GT(distinct_colors(render(panel, "config_panel_converting")), 10);
+  m.converting_to.clear();
+  m.weights_quant = "q8";
+  panel.show_weights(m);
+  EXPECT_FALSE(panel.converting());
+  EXPECT_TRUE(panel.weights_text().startsWith("weights in use: q8")) << panel.weights_text().toStdString();
+}
+
+TEST(CompareParts, QuantizationAndKvDtypeAreChoices) {
+  test_app();
+  ConfigPanel panel;
+  EngineConfig c;
+  c.quant = WeightQuant::Q4_1;
+  c.kv_dtype = DType::Q8_0;
+  panel.set_config(c);
+  const EngineConfig read = panel.config();
+  EXPECT_EQ(read.quant, WeightQuant::Q4_1);
+  EXPECT_EQ(read.kv_dtype, DType::Q8_0);
+}
+
+TEST(CompareParts, DemoCompareStepsAreCheckedBeforeRunning) {
+  QTemporaryDir dir;
+  auto w = open_window(dir.path());
+  auto refused = [&](const nlohmann::json& step) -> std::string {
+    try {
+      DemoScript demo(*w, nlohmann::json{{"steps", {step}}}, "demo.json", dir.filePath("out.png"));
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(refused({{"compare", {{"a", {{"quant", "q3"}}}}}}),
+            "demo.json: steps[0]: compare.a: config: 'quant' must be one of native, f32, f16, q8, q4, q4_1, not \"q3\"");
+  EXPECT_EQ(refused({{"compare", {{"speed", 1}}}}), "demo.json: steps[0]: compare: unknown field 'speed'");
+  EXPECT_EQ(refused({{"compare", {{"workload", 3}}}}),
+            "demo.json: steps[0]: compare: field 'workload' is missing or has the wrong type: 3");
+  EXPECT_EQ(refused({{"compare", {{"a", {{"kv_dtype", "q8"}}}, {"b", {{"quant", "q4"}}}, {"workload", "chat"}}}}), "");
+}
+
+}  // namespace
+}  // namespace inferscope::gui::test

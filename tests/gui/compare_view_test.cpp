@@ -1,0 +1,210 @@
+// The Compare A/B tab on stories260K through the real runner: exact features (paged + flash against
+// contiguous + naive) give identical greedy outputs and a filled delta table and overlaid charts;
+// q4 weights are measured and their outputs judged token by token; the current chat compares as one
+// request; cancel ends a run; export writes JSON and PNG. And the quantization toggle during a chat:
+// the engine converts, says "weights now q8", and the status bar shows the level.
+#include <QComboBox>
+#include <QFile>
+#include <QImage>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <qcustomplot.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gui/compare_view.h"
+#include "gui/config_panel.h"
+#include "gui/metrics_dashboard.h"
+#include "tests/gui/workbench_fixture.h"
+
+namespace inferscope::gui::test {
+namespace {
+
+QString stories_model() { return QString::fromStdString(::inferscope::test::shared_model_path("stories260K.gguf")); }
+
+// A workload file of `n` requests (pseudo-random prompts of 12 tokens, 24 output tokens each).
+QString write_workload(const QTemporaryDir& dir, int n, int output_tokens = 24) {
+  nlohmann::json requests = nlohmann::json::array();
+  for (int i = 0; i < n; ++i) {
+    requests.push_back({{"arrival_s", 0.01 * i}, {"prompt_tokens", 12}, {"output_tokens", output_tokens}});
+  }
+  const QString path = dir.filePath("tiny.json");
+  QFile file(path);
+  EXPECT_TRUE(file.open(QIODevice::WriteOnly));
+  file.write(QByteArray::fromStdString(nlohmann::json{{"requests", requests}}.dump()));
+  return path;
+}
+
+// Runs the view's comparison and waits for it to end.
+bool run(CompareView& view, int ms = 60000) {
+  QSignalSpy ended(&view, &CompareView::run_ended);
+  if (!view.start()) return false;
+  return wait_for([&] { return ended.count() > 0; }, ms);
+}
+
+struct Compare : ::testing::Test {
+  void SetUp() override {
+    model = ::inferscope::test::shared_model_path("stories260K.gguf");
+    if (!std::filesystem::exists(model)) {
+      if (::inferscope::test::running_in_ci()) FAIL() << "model file missing in CI: " << model;
+      GTEST_SKIP() << "model file not found: " << model;
+    }
+    w = open_window(dir.path(), stories_model());
+    ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
+    view = w->compare();
+  }
+  // The engine's config with `edit` applied.
+  template <typename F>
+  EngineConfig config(F edit) {
+    EngineConfig c = w->bridge().config();
+    edit(c);
+    return c;
+  }
+
+  std::string model;
+  QTemporaryDir dir;
+  std::unique_ptr<MainWindow> w;
+  CompareView* view = nullptr;
+};
+
+TEST_F(Compare, ExactFeaturesGiveIdenticalOutputsAndFillEveryView) {
+  view->set_configs(config([](EngineConfig& c) { c.kv.kind = KvKind::Paged; c.attention = "flash"; }),
+                    config([](EngineConfig& c) { c.kv.kind = KvKind::Contiguous; c.attention = "naive"; }));
+  view->use_workload_file(write_workload(dir, 3));
+  ASSERT_TRUE(run(*view)) << view->status_text().toStdString();
+  const Comparison* c = view->result();
+  ASSERT_NE(c, nullptr) << view->status_text().toStdString();
+
+  // Both result sets, run to their output length.
+  EXPECT_EQ(c->a.config.kv.kind, KvKind::Paged);
+  EXPECT_EQ(c->b.config.kv.kind, KvKind::Contiguous);
+  EXPECT_EQ(c->b.config.attention, "naive");
+  ASSERT_EQ(c->a.outputs.size(), 3u);
+  ASSERT_EQ(c->b.outputs.size(), 3u);
+  EXPECT_EQ(c->a.summary.requests_finished, 3);
+  EXPECT_EQ(c->b.summary.requests_finished, 3);
+  for (const WorkloadOutput& out : c->a.outputs) EXPECT_EQ(out.tokens.size(), 24u);
+
+  // Greedy runs of exact features never diverge, and the view says so for every request.
+  ASSERT_EQ(c->outputs.size(), 3u);
+  for (const OutputPair& p : c->outputs) EXPECT_EQ(p.divergence, -1) << "request " << p.id;
+  EXPECT_EQ(view->outputs_text().count("identical"), 3) << view->outputs_text().toStdString();
+  EXPECT_FALSE(view->outputs_text().contains("diverges"));
+
+  // The delta table: every figure of both runs; contiguous reserves whole contexts, paged does not.
+  QTableWidget& table = *view->delta_table();
+  ASSERT_EQ(table.rowCount(), 11);
+  for (int row = 0; row < table.rowCount(); ++row) {
+    for (int col = 0; col < 5; ++col) ASSERT_NE(table.item(row, col), nullptr) << row << "," << col;
+  }
+  EXPECT_EQ(table.item(0, 0)->text(), "throughput");
+  EXPECT_EQ(table.item(7, 0)->text(), "reserved-unused mean");
+  EXPECT_EQ(c->a.summary.kv_reserved_unused_perc_mean, 0);
+  EXPECT_GT(c->b.summary.kv_reserved_unused_perc_mean, 0.5);
+
+  // The charts hold A and, dashed, B.
+  QCustomPlot* usage = view->dashboard()->plot("kv_usage");
+  ASSERT_NE(usage, nullptr);
+  int with_points = 0;
+  for (int i = 0; i < usage->graphCount(); ++i) with_points += usage->graph(i)->dataCount() > 0;
+  EXPECT_GE(with_points, 2);
+}
+
+TEST_F(Compare, QuantizedWeightsAreMeasuredAndJudgedTokenByToken) {
+  view->set_configs(config([](EngineConfig& c) { c.quant = WeightQuant::Native; }),
+                    config([](EngineConfig& c) { c.quant = WeightQuant::Q4; }));
+  view->use_workload_file(write_workload(dir, 2, 48));
+  ASSERT_TRUE(run(*view)) << view->status_text().toStdString();
+  const Comparison* c = view->result();
+  ASSERT_NE(c, nullptr) << view->status_text().toStdString();
+  EXPECT_EQ(c->a.metrics.weights_quant, "native");
+  EXPECT_EQ(c->b.metrics.weights_quant, "q4");
+  EXPECT_LT(c->b.metrics.weight_bytes, c->a.metrics.weight_bytes);
+  // Whatever q4 does to the text, each verdict matches the token lists (the marker logic itself is
+  // checked on constructed cases in compare_parts_test).
+  const QString shown = view->outputs_text();
+  for (const OutputPair& p : c->outputs) {
+    EXPECT_EQ(p.divergence, first_divergence(c->a.outputs[static_cast<size_t>(p.id)].tokens,
+                                             c->b.outputs[static_cast<size_t>(p.id)].tokens));
+    EXPECT_TRUE(shown.contains(QString::fromStdString(divergence_text(p.divergence)))) << shown.toStdString();
+  }
+}
+
+TEST_F(Compare, TheCurrentChatComparesAsOneRequest) {
+  w->chat()->set_sampling(SamplingParams{}, 32);
+  ASSERT_TRUE(chat_turn(*w, "Once upon a time"));
+  view->use_chat_workload();
+  ASSERT_TRUE(run(*view)) << view->status_text().toStdString();
+  const Comparison* c = view->result();
+  ASSERT_NE(c, nullptr) << view->status_text().toStdString();
+  EXPECT_EQ(c->workload, "chat: " + w->chat()->session(w->chat()->current_index()).name);
+  ASSERT_EQ(c->outputs.size(), 1u);
+  EXPECT_GT(c->outputs[0].a.tokens, 0);
+  EXPECT_LE(c->outputs[0].a.tokens, 32);
+  // Greedy, the same prompt and an exact feature change: A repeats the chat's own greedy reply.
+  EXPECT_EQ(c->outputs[0].divergence, -1);
+  EXPECT_EQ(c->a.outputs[0].text, w->chat()->session(w->chat()->current_index()).messages[1].content);
+}
+
+TEST_F(Compare, CancelEndsTheRunWithoutResults) {
+  view->use_workload_file(write_workload(dir, 16, 400));
+  QSignalSpy ended(view, &CompareView::run_ended);
+  ASSERT_TRUE(view->start());
+  EXPECT_TRUE(view->running());
+  EXPECT_FALSE(view->start()) << "a second run must not start while one runs";
+  view->cancel();
+  ASSERT_TRUE(wait_for([&] { return ended.count() > 0; }, 20000));
+  EXPECT_FALSE(view->running());
+  EXPECT_EQ(view->result(), nullptr);
+  EXPECT_TRUE(view->status_text().startsWith("Cancelled")) << view->status_text().toStdString();
+}
+
+TEST_F(Compare, ExportWritesTheComparisonAsJsonAndPng) {
+  QString error;
+  EXPECT_FALSE(view->export_to(dir.filePath("none.json"), &error));
+  view->use_workload_file(write_workload(dir, 2));
+  ASSERT_TRUE(run(*view)) << view->status_text().toStdString();
+  ASSERT_TRUE(view->export_to(dir.filePath("ab.json"), &error)) << error.toStdString();
+
+  QFile file(dir.filePath("ab.json"));
+  ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+  const QByteArray bytes = file.readAll();
+  const nlohmann::json j = nlohmann::json::parse(bytes.begin(), bytes.end());
+  EXPECT_EQ(j["format"], "inferscope-comparison-1");
+  EXPECT_EQ(j["workload"], "tiny.json");
+  EXPECT_EQ(j["a"]["config"]["kv"], "paged");
+  EXPECT_EQ(j["b"]["config"]["kv"], "contiguous");
+  EXPECT_EQ(j["a"]["requests"].size(), 2u);
+  EXPECT_FALSE(j["b"]["step_timeline"].empty());
+  EXPECT_EQ(j["deltas"].size(), 11u);
+  ASSERT_EQ(j["outputs"].size(), 2u);
+  EXPECT_EQ(j["outputs"][0]["verdict"], "identical");
+  EXPECT_EQ(j["sampling"]["temperature"], 0.0);
+
+  const QImage png(dir.filePath("ab.png"));
+  EXPECT_FALSE(png.isNull());
+  EXPECT_GT(distinct_colors(png), 10);
+}
+
+TEST_F(Compare, SwitchingQuantizationDuringAChatConvertsAndShowsTheLevel) {
+  w->chat()->set_sampling(SamplingParams{}, 400);
+  w->chat()->set_input_text("Once upon a time");
+  w->chat()->send();
+  ASSERT_TRUE(wait_for([&] { return w->chat()->streaming_tokens(w->chat()->current_index()) > 0; }));
+  auto* quant = w->config_panel()->findChild<QComboBox*>("quantization");
+  ASSERT_NE(quant, nullptr);
+  ASSERT_TRUE(quant->isEnabled());
+  quant->setCurrentText("q8");
+  EXPECT_TRUE(wait_for([&] { return w->config_panel()->result_text().contains("weights now q8"); }))
+      << w->config_panel()->result_text().toStdString();
+  EXPECT_TRUE(wait_for([&] { return w->status_text().contains("weights q8"); })) << w->status_text().toStdString();
+  EXPECT_TRUE(w->config_panel()->weights_text().startsWith("weights in use: q8")) << w->config_panel()->weights_text().toStdString();
+  EXPECT_EQ(w->bridge().config().quant, WeightQuant::Q8);
+  ASSERT_TRUE(wait_for([&] { return w->chat()->requests_in_flight() == 0; }));
+  const ChatSession& s = w->chat()->session(w->chat()->current_index());
+  EXPECT_EQ(s.messages.back().role, "assistant");
+  EXPECT_GT(s.messages.back().stats.tokens, 0);
+}
+
+}  // namespace
+}  // namespace inferscope::gui::test
