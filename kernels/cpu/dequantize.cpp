@@ -60,13 +60,6 @@ void dequant_q5_1(const BlockQ5_1* b, float* y, int64_t nb) {
   }
 }
 
-void dequant_q8_0(const BlockQ8_0* b, float* y, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i, y += QK8_0) {
-    const float d = fp16_to_f32(b[i].d);
-    for (int j = 0; j < QK8_0; ++j) y[j] = static_cast<float>(b[i].qs[j]) * d;
-  }
-}
-
 void dequant_q8_1(const BlockQ8_1* b, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, y += QK8_1) {
     const float d = fp16_to_f32(b[i].d);
@@ -137,6 +130,14 @@ void dequantize_f16_scalar(const void* src, float* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_f32(h[i]);
 }
 
+void dequantize_q8_0_scalar(const void* src, float* dst, int64_t nb) {
+  const auto* b = static_cast<const BlockQ8_0*>(src);
+  for (int64_t i = 0; i < nb; ++i, dst += QK8_0) {
+    const float d = fp16_to_f32(b[i].d);
+    for (int j = 0; j < QK8_0; ++j) dst[j] = static_cast<float>(b[i].qs[j]) * d;
+  }
+}
+
 }  // namespace cpu
 
 void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
@@ -161,7 +162,13 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
     case DType::Q4_1: dequant_q4_1(static_cast<const BlockQ4_1*>(src), dst, nb); return;
     case DType::Q5_0: dequant_q5_0(static_cast<const BlockQ5_0*>(src), dst, nb); return;
     case DType::Q5_1: dequant_q5_1(static_cast<const BlockQ5_1*>(src), dst, nb); return;
-    case DType::Q8_0: dequant_q8_0(static_cast<const BlockQ8_0*>(src), dst, nb); return;
+    case DType::Q8_0:
+      if (use_avx2()) {
+        cpu::dequantize_q8_0_avx2(src, dst, nb);
+      } else {
+        cpu::dequantize_q8_0_scalar(src, dst, nb);
+      }
+      return;
     case DType::Q8_1: dequant_q8_1(static_cast<const BlockQ8_1*>(src), dst, nb); return;
     case DType::Q4_K: dequant_q4_k(static_cast<const BlockQ4_K*>(src), dst, nb); return;
     case DType::Q5_K: dequant_q5_k(static_cast<const BlockQ5_K*>(src), dst, nb); return;

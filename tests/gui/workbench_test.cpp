@@ -148,7 +148,8 @@ TEST(Workbench, MalformedModelFileShowsAnErrorDialogAndTheEngineGoesOn) {
   {
     QFile file(bad);
     ASSERT_TRUE(file.open(QIODevice::WriteOnly));
-    file.write("GGUF\x03\x00\x00\x00 this is not a model", 32);
+    static const char kBroken[] = "GGUF\x03\x00\x00\x00 this is not a model";  // version 3, then junk
+    file.write(kBroken, sizeof kBroken - 1);
   }
   auto w = open_window(dir.filePath("sessions"), stories_model());
   ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
