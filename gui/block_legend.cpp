@@ -41,7 +41,8 @@ int BlockLegend::lay_out(QPainter* p) {
   constexpr int32_t kSize = 4;  // the sample blocks' slot count
   std::vector<Item> items;
   if (contiguous_) {
-    items = {{sample_block(kSize / 2, 1, false), {kSampleColor}, tr("used by its sequence · reserved but unused (waste, hatched)")},
+    items = {{sample_block(kSize, 1, false), {kSampleColor}, tr("used by its sequence")},
+             {sample_block(0, 1, false), {kSampleColor}, tr("reserved but unused (waste)")},
              {sample_block(0, 0, false), {}, tr("free region")}};
   } else {
     items = {{sample_block(kSize, 1, false), {kSampleColor}, tr("full block (colour = sequence)")},
