@@ -107,6 +107,8 @@ void Engine::run() {
   }
   core_.abort_all();
   for (const auto& [id, request] : unstarted) core_.abort_unstarted(id);
+  // A conversion's worker wakes this engine through mu_ when it ends: stop it while mu_ exists.
+  core_.cancel_conversion();
   std::lock_guard lock(mu_);
   stopped_ = true;
   snapshot_ready_.notify_all();

@@ -214,6 +214,11 @@ void EngineCore::abort_all() {
   while (!live_.empty()) end(live_.begin()->first, StopReason::Aborted);
 }
 
+void EngineCore::cancel_conversion() {
+  conversion_.reset();
+  metrics_.set_conversion("", 0);
+}
+
 void EngineCore::abort_unstarted(RequestId id) {
   if (callbacks_.on_finished) callbacks_.on_finished(id, StopReason::Aborted);
 }

@@ -58,6 +58,8 @@ class EngineCore {
   void abort_all();
   // Reports a request that was submitted but never added (the engine shut down first) as aborted.
   void abort_unstarted(RequestId id);
+  // Stops a background weight conversion and waits for its worker (the weights in use stay).
+  void cancel_conversion();
 
   bool idle() const { return scheduler_->idle(); }
   bool contains(RequestId id) const { return live_.contains(id); }

@@ -396,5 +396,27 @@ TEST(Engine, ShutdownWithRequestsInFlightAbortsEachOnce) {
   }
 }
 
+TEST(Engine, ShutdownDuringAWeightConversionStopsItCleanly) {
+  INFERSCOPE_REQUIRE_FILE(path, demo_model_path());
+  const auto model = LlamaModel::load(path);
+  Collector got;
+  std::vector<std::string> notes;
+  const EngineCallbacks cb = callbacks_with_config_notes(got, notes);
+  {
+    Engine engine(*model, small_config(), cb);
+    EngineConfig c = small_config();
+    c.quant = WeightQuant::Q8;
+    engine.set_config(c);
+    // The demo model's 135M weights take a while: shut down while the worker is converting them.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (engine.metrics_snapshot().converting_to.empty() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(engine.metrics_snapshot().converting_to, "q8");
+  }  // the engine thread cancels the conversion and joins its worker before the engine's state goes
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("converting the weights to q8 in the background"), std::string::npos) << notes[0];
+}
+
 }  // namespace
 }  // namespace inferscope::test
