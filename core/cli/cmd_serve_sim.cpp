@@ -154,14 +154,11 @@ int cmd_serve_sim(int argc, char** argv) {
 
   EngineConfig config = engine_config(options);
   config.scheduler = sched;
-  const int32_t model_ctx = model->config().context_length;
-  const int32_t context = options.context_length > 0 ? std::min(options.context_length, model_ctx) : model_ctx;
+  const int32_t context = resolve_config(config, *model).context_length;  // --ctx, at most the model's
   config.kv.max_seq_len = static_cast<int32_t>(args.integer("--max-seq-len", context, 1, context));
-  // Default budget: one request at max_seq_len (whole blocks when paged), as every other command.
-  const size_t default_slots = (static_cast<size_t>(config.kv.max_seq_len) + config.kv.block_size - 1) /
-                               config.kv.block_size * config.kv.block_size;
+  // Default budget: one request at max_seq_len, as every other command.
   if (config.kv.budget_bytes == 0) {
-    config.kv.budget_bytes = model->kv_geometry(options.kv_dtype).bytes_per_token() * default_slots;
+    config.kv.budget_bytes = kv_budget_for_sequences(model->kv_geometry(options.kv_dtype), config.kv, 1);
   }
 
   const Tokenizer& tokenizer = model->tokenizer();

@@ -12,12 +12,7 @@ EngineConfig resolve_config(EngineConfig c, const LlamaModel& model) {
   const int32_t model_ctx = model.config().context_length;
   c.context_length = c.context_length > 0 ? std::min(c.context_length, model_ctx) : model_ctx;
   if (c.kv.max_seq_len <= 0) c.kv.max_seq_len = c.context_length;
-  if (c.kv.budget_bytes == 0) {
-    // Room for 4 whole sequences (whole blocks when paged).
-    const size_t block = c.kv.kind == KvKind::Paged ? static_cast<size_t>(std::max(1, c.kv.block_size)) : 1;
-    const size_t slots = (static_cast<size_t>(c.kv.max_seq_len) + block - 1) / block * block;
-    c.kv.budget_bytes = model.kv_geometry(c.kv_dtype).bytes_per_token() * slots * 4;
-  }
+  if (c.kv.budget_bytes == 0) c.kv.budget_bytes = kv_budget_for_sequences(model.kv_geometry(c.kv_dtype), c.kv, 4);
   return c;
 }
 

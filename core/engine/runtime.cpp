@@ -25,14 +25,9 @@ Runtime::Runtime(const LlamaModel& model, const RuntimeOptions& options)
   kv.block_size = options.block_size;
   kv.max_seq_len = context_length_;
   kv.prefix_cache = options.prefix_cache;
-  // By default, room for max_sequences whole contexts (rounded up to whole blocks when paged).
-  const size_t slots = options.kv_kind == KvKind::Paged
-                           ? (static_cast<size_t>(context_length_) + options.block_size - 1) / options.block_size *
-                                 options.block_size
-                           : static_cast<size_t>(context_length_);
-  kv.budget_bytes = options.kv_budget_bytes > 0
-                        ? options.kv_budget_bytes
-                        : geometry.bytes_per_token() * slots * static_cast<size_t>(std::max(1, options.max_sequences));
+  // By default, room for max_sequences whole contexts.
+  kv.budget_bytes = options.kv_budget_bytes > 0 ? options.kv_budget_bytes
+                                                : kv_budget_for_sequences(geometry, kv, options.max_sequences);
   kv_ = make_kv_cache(geometry, kv);
   attention_ = make_attention(options.attention);
 }

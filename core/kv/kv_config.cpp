@@ -1,5 +1,7 @@
 #include "core/kv/kv_config.h"
 
+#include <algorithm>
+
 #include <stdexcept>
 #include <string>
 
@@ -14,6 +16,12 @@ std::optional<KvKind> kv_kind_from_name(std::string_view name) {
   if (name == "paged") return KvKind::Paged;
   if (name == "contiguous") return KvKind::Contiguous;
   return std::nullopt;
+}
+
+size_t kv_budget_for_sequences(const KvGeometry& geometry, const KvConfig& config, int32_t sequences) {
+  const size_t block = config.kind == KvKind::Paged ? static_cast<size_t>(std::max(1, config.block_size)) : 1;
+  const size_t slots = (static_cast<size_t>(std::max(0, config.max_seq_len)) + block - 1) / block * block;
+  return geometry.bytes_per_token() * slots * static_cast<size_t>(std::max(1, sequences));
 }
 
 std::unique_ptr<KvCache> make_kv_cache(const KvGeometry& geometry, const KvConfig& config) {

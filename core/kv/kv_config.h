@@ -22,6 +22,10 @@ struct KvConfig {
   bool prefix_cache = true;  // paged: reuse full blocks across sequences with the same prefix
 };
 
+// Room for `sequences` whole sequences of config.max_seq_len tokens (rounded up to whole blocks when
+// paged), in bytes: the default budget when none is given.
+size_t kv_budget_for_sequences(const KvGeometry& geometry, const KvConfig& config, int32_t sequences);
+
 // Throws std::invalid_argument naming the bad setting (block size, a budget below one sequence...).
 std::unique_ptr<KvCache> make_kv_cache(const KvGeometry& geometry, const KvConfig& config);
 
