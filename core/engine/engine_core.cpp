@@ -124,7 +124,8 @@ std::string EngineCore::switch_weights(WeightQuant level) {
   metrics_.set_conversion("", 0);
   if (level == config_.quant) return cancelled ? "weight conversion cancelled; staying on " + name : "";
   if (level == WeightQuant::Native || options_.dry_run) {
-    // Nothing to compute: the model's own weights (or none, in a dry run).
+    // Native is a view of the model's own weights (nothing to compute). A dry run converts here, at
+    // once: its steps never read the weights, but the metrics report the level's bytes.
     ThreadPool pool(1);
     return install_weights(ConvertedWeights::convert(model_, level, pool));
   }
