@@ -1,7 +1,8 @@
 #include "core/gguf/gguf_parser.h"
 
-#include <bit>
 #include <limits>
+
+#include "core/gguf/gguf_alignment.h"
 
 namespace inferscope {
 
@@ -123,15 +124,9 @@ GgufValue GgufParser::read_value(GgufType type, const std::string& field, int de
 void GgufParser::read_alignment() {
   const GgufValue* v = file_.find("general.alignment");
   if (!v) return;
-  const std::string field = "metadata 'general.alignment'";
-  if (!v->is_integer()) cur_.fail(field, std::string(gguf_type_name(v->type)) + " is not an integer");
-  // A signed key may hold a negative value: show it as stored, not as a wrapped uint64.
-  if (const auto* i = std::get_if<int64_t>(&v->v); i && *i <= 0)
-    cur_.fail(field, std::to_string(*i) + " is not a positive power of two");
-  const auto* u = std::get_if<uint64_t>(&v->v);
-  const uint64_t a = u ? *u : static_cast<uint64_t>(std::get<int64_t>(v->v));
-  if (!std::has_single_bit(a)) cur_.fail(field, std::to_string(a) + " is not a positive power of two");
-  file_.alignment_ = a;
+  const GgufAlignmentCheck check = check_gguf_alignment(*v);
+  if (!check.problem.empty()) cur_.fail("metadata 'general.alignment'", check.problem);
+  file_.alignment_ = check.alignment;
 }
 
 void GgufParser::read_tensor_infos(uint64_t n_tensors) {

@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/gguf/gguf_alignment.h"
+
 namespace inferscope {
 
 namespace {
@@ -97,13 +99,9 @@ uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 uint64_t alignment_of(const std::vector<std::pair<std::string, GgufValue>>& kv) {
   for (const auto& [key, value] : kv) {
     if (key != "general.alignment") continue;
-    const auto* u = std::get_if<uint64_t>(&value.v);
-    const auto* i = std::get_if<int64_t>(&value.v);
-    const uint64_t a = u ? *u : (i && *i > 0 ? static_cast<uint64_t>(*i) : 0);
-    if (!std::has_single_bit(a))
-      throw std::invalid_argument("metadata 'general.alignment': " + value.to_display_string() +
-                                  " is not a positive power of two");
-    return a;
+    const GgufAlignmentCheck check = check_gguf_alignment(value);
+    if (!check.problem.empty()) throw std::invalid_argument("metadata 'general.alignment': " + check.problem);
+    return check.alignment;
   }
   return kDefaultAlignment;
 }

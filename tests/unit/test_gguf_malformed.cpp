@@ -214,6 +214,38 @@ TEST(GgufMalformed, DuplicatesAndAlignment) {
   EXPECT_ERROR_HAS(text, "general.alignment", "string is not an integer");
 }
 
+// Alignments below 8 would let tensor data start at any address, read through an element cast.
+TEST(GgufMalformed, AlignmentBelowEightIsRefused) {
+  const auto aligned = [](uint32_t a) { return Raw().header(3, 0, 1).kv_u32("general.alignment", a).b; };
+  EXPECT_EQ(error_of(aligned(1)),
+            "m.gguf: metadata 'general.alignment': 1 is not a multiple of 8 (tensor data would be misaligned)");
+  EXPECT_ERROR_HAS(aligned(4), "general.alignment", "4 is not a multiple of 8");
+  EXPECT_ERROR_HAS(aligned(12), "general.alignment", "12 is not a positive power of two");
+  EXPECT_EQ(error_of(aligned(8)), "no error");
+
+  // With alignment 1 this f32 tensor's data would begin right after the infos, at a float-misaligned offset.
+  Raw misaligned;
+  misaligned.header(3, 1, 1).kv_u32("general.alignment", 1).tensor("w", {2}, 0, 0);
+  ASSERT_NE(misaligned.b.size() % alignof(float), 0u);
+  misaligned.zeros(2 * sizeof(float));
+  EXPECT_ERROR_HAS(misaligned.b, "general.alignment", "1 is not a multiple of 8");
+
+  // The writer applies the same rule with the same words.
+  for (uint32_t a : {1u, 4u, 12u}) {
+    GgufWriter w;
+    w.set("general.alignment", GgufValue::u32(a));
+    const fs::path p = fs::temp_directory_path() / ("inferscope_gguf_align_" + std::to_string(::getpid()) + ".gguf");
+    try {
+      w.write(p.string());
+      ADD_FAILURE() << "alignment " << a << " was written";
+    } catch (const std::invalid_argument& e) {
+      const std::string reader_error = error_of(aligned(a));
+      EXPECT_EQ(std::string("m.gguf: ") + e.what(), reader_error);
+    }
+    EXPECT_FALSE(fs::exists(p));
+  }
+}
+
 TEST(GgufMalformed, TensorInfos) {
   EXPECT_ERROR_HAS(one_tensor({8, 1, 1, 1, 1}), "tensor 'w'", "n_dims 5 is not in 1..4");
   EXPECT_ERROR_HAS(one_tensor({}), "tensor 'w'", "n_dims 0");
