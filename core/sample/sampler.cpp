@@ -164,6 +164,10 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   for (size_t i = 0; i < logits.size(); ++i)
     candidates_[i] = {static_cast<int32_t>(i), std::isnan(logits[i]) ? kNegInf : logits[i]};
+  // A row of NaN and -inf (a broken forward pass) has nothing to draw: fail rather than emit token 0.
+  if (std::none_of(candidates_.begin(), candidates_.end(), [](const Candidate& c) { return c.second > kNegInf; }))
+    throw std::runtime_error("sampling: no finite logit among the " + std::to_string(logits.size()) +
+                             " candidates (all NaN or -inf)");
   apply_repetition_penalty(candidates_, history, params_.repeat_penalty, params_.repeat_last_n);
 
   // Greedy: the best penalized logit, no randomness consumed.
@@ -174,7 +178,9 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
   }
 
   scale_and_drop_impossible(candidates_, params_.temperature);
-  if (candidates_.empty()) throw std::invalid_argument("sampler: every logit is -inf or NaN");
+  // Finite logits can still overflow to -inf under a huge penalty or a tiny temperature.
+  if (candidates_.empty())
+    throw std::runtime_error("sampling: the temperature (or repetition penalty) scaled every logit to -inf");
   if (params_.top_k > 0) keep_top_k(candidates_, static_cast<size_t>(params_.top_k));
   softmax(candidates_);
   keep_top_p(candidates_, params_.top_p);

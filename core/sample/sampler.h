@@ -23,6 +23,7 @@ class Sampler {
  public:
   explicit Sampler(const SamplingParams& params);
   // Picks the next token from one row of logits; `history` is the sequence so far (prompt + output).
+  // NaN logits never win; throws std::runtime_error when no logit can be drawn (all NaN or -inf).
   int32_t sample(std::span<const float> logits, std::span<const int32_t> history);
   // The probabilities the draw used at the last sample() (after every filter), sparse: (id, p).
   const std::vector<std::pair<int32_t, float>>& last_distribution() const { return candidates_; }

@@ -225,8 +225,48 @@ TEST(Sampler, RejectsImpossibleInput) {
   EXPECT_THROW(Sampler({.min_p = 1.5f}), std::invalid_argument);
   EXPECT_THROW(Sampler({.repeat_penalty = 0.0f}), std::invalid_argument);
   Sampler s({.temperature = 1.0f});
-  EXPECT_THROW(s.sample(std::vector<float>{-kInf, -kInf}, {}), std::invalid_argument);
   EXPECT_THROW(s.sample(std::vector<float>{}, {}), std::invalid_argument);
+  // Finite logits that a tiny temperature scales past the float range: an error, not token 0.
+  Sampler tiny({.temperature = 1e-38f});
+  EXPECT_THROW(tiny.sample(std::vector<float>{-10.0f, -20.0f}, {}), std::runtime_error);
+}
+
+// Every path (greedy, top-k 1, sampled with filters) refuses a row where nothing can be drawn,
+// instead of emitting token 0.
+TEST(Sampler, NoFiniteLogitIsAnError) {
+  const float nan = std::nanf("");
+  const std::vector<SamplingParams> paths = {
+      {.temperature = 0.0f},
+      {.temperature = 0.8f, .top_k = 1},
+      {.temperature = 0.8f, .top_k = 40, .top_p = 0.9f, .min_p = 0.05f, .repeat_penalty = 1.3f},
+  };
+  const std::vector<std::vector<float>> rows = {{nan, nan, nan}, {-kInf, -kInf}, {nan, -kInf, nan, -kInf}};
+  for (const SamplingParams& params : paths) {
+    for (const auto& row : rows) {
+      Sampler s(params);
+      try {
+        const int32_t id = s.sample(row, std::vector<int32_t>{0, 1});
+        ADD_FAILURE() << "temperature " << params.temperature << ": drew token " << id;
+      } catch (const std::runtime_error& e) {
+        EXPECT_EQ(std::string(e.what()), "sampling: no finite logit among the " + std::to_string(row.size()) +
+                                             " candidates (all NaN or -inf)");
+      }
+    }
+  }
+}
+
+// NaN never wins: a NaN logit is treated as -inf, whatever its position and the other values.
+TEST(Sampler, NanLogitsNeverWin) {
+  const float nan = std::nanf("");
+  const std::vector<float> logits = {nan, -50.0f, nan, -60.0f, nan};
+  Sampler greedy({.temperature = 0.0f});
+  EXPECT_EQ(greedy.sample(logits, {}), 1);
+  Sampler sampled({.temperature = 1.0f, .seed = 9});
+  for (int i = 0; i < 50; ++i) {
+    const int32_t id = sampled.sample(logits, {});
+    EXPECT_TRUE(id == 1 || id == 3) << id;
+    EXPECT_EQ(ids_of(sampled.last_distribution()), (std::set<int32_t>{1, 3}));
+  }
 }
 
 }  // namespace
