@@ -90,6 +90,7 @@ int32_t ContiguousKvCache::length(SeqId seq) const {
 
 void ContiguousKvCache::store(int32_t layer, SeqId seq, int32_t pos, const float* k, const float* v) {
   const Sequence& s = seqs_.at(seq);
+  check_layer(layer);
   if (pos < 0 || pos >= s.length) throw std::out_of_range("contiguous KV cache: store past the allocated length");
   uint8_t* k_slot = storage_[layer].get() + s.region * region_bytes_per_layer_ +
                     static_cast<size_t>(pos) * geometry_.row_bytes();
@@ -102,6 +103,7 @@ void ContiguousKvCache::store(int32_t layer, SeqId seq, int32_t pos, const float
 
 KvView ContiguousKvCache::view(int32_t layer, SeqId seq) const {
   const Sequence& s = seqs_.at(seq);
+  check_layer(layer);
   uint8_t* base = storage_[layer].get();
   KvView v;
   v.dtype = geometry_.dtype;

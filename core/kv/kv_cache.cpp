@@ -1,5 +1,8 @@
 #include "core/kv/kv_cache.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "core/kv/kv_dtype.h"
 #include "kernels/cpu/quantize.h"
 
@@ -36,7 +39,18 @@ double KvStats::kv_reserved_unused_perc() const {
 }
 
 KvCache::KvCache(KvGeometry geometry) : geometry_(geometry) {
+  if (geometry_.n_layers <= 0 || geometry_.n_kv_heads <= 0) {
+    throw std::invalid_argument("KV cache: layers (" + std::to_string(geometry_.n_layers) + ") and KV heads (" +
+                                std::to_string(geometry_.n_kv_heads) + ") must be positive");
+  }
   geometry_.row_bytes();  // throws for a dtype or head_dim the cache cannot store
+}
+
+void KvCache::check_layer(int32_t layer) const {
+  if (layer < 0 || layer >= geometry_.n_layers) {
+    throw std::out_of_range(name() + " KV cache: no layer " + std::to_string(layer) + " (the model has " +
+                            std::to_string(geometry_.n_layers) + ")");
+  }
 }
 
 void KvCache::write_row(uint8_t* dst, const float* src) const {

@@ -124,8 +124,11 @@ class KvCache {
   virtual KvSnapshot snapshot() const = 0;
 
  protected:
-  // Throws std::invalid_argument for a dtype or head_dim the cache cannot store (KvGeometry::row_bytes).
+  // Throws std::invalid_argument for no layers or KV heads, or a dtype or head_dim the cache cannot
+  // store (KvGeometry::row_bytes).
   explicit KvCache(KvGeometry geometry);
+  // Throws std::out_of_range naming the cache and `layer` when it is not one of the model's layers.
+  void check_layer(int32_t layer) const;
   // Converts one token's K or V for one head from f32 into the cache's dtype at dst.
   void write_row(uint8_t* dst, const float* src) const;
   KvGeometry geometry_;

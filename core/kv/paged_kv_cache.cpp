@@ -132,9 +132,6 @@ int32_t count_blocks(const KvGeometry& g, int32_t block_size, size_t budget_byte
     throw std::invalid_argument("paged KV cache: block size " + std::to_string(block_size) +
                                 " is not one of 8, 16, 32");
   }
-  if (g.n_layers <= 0 || g.n_kv_heads <= 0 || g.head_dim <= 0) {
-    throw std::invalid_argument("paged KV cache: layers, KV heads and head dim must be positive");
-  }
   const size_t block_bytes = g.bytes_per_token() * static_cast<size_t>(block_size);
   const size_t n = budget_bytes / block_bytes;
   if (n == 0) {
@@ -279,9 +276,7 @@ int32_t PagedKvCache::length(SeqId seq) const {
 
 void PagedKvCache::store(int32_t layer, SeqId seq, int32_t pos, const float* k, const float* v) {
   const Impl::Sequence& s = impl_->at(seq);
-  if (layer < 0 || layer >= geometry_.n_layers) {
-    throw std::out_of_range("paged KV cache: no layer " + std::to_string(layer));
-  }
+  check_layer(layer);
   if (pos < 0 || pos >= s.length) throw std::out_of_range("paged KV cache: store past the allocated length");
   const int32_t block = s.table[pos / block_size_];
   const int32_t slot = pos % block_size_;
@@ -293,9 +288,7 @@ void PagedKvCache::store(int32_t layer, SeqId seq, int32_t pos, const float* k, 
 
 KvView PagedKvCache::view(int32_t layer, SeqId seq) const {
   const Impl::Sequence& s = impl_->at(seq);
-  if (layer < 0 || layer >= geometry_.n_layers) {
-    throw std::out_of_range("paged KV cache: no layer " + std::to_string(layer));
-  }
+  check_layer(layer);
   KvView v;
   v.dtype = geometry_.dtype;
   v.length = s.length;

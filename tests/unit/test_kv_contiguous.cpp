@@ -119,6 +119,19 @@ TEST(ContiguousKvCache, BudgetBelowOneRegionThrows) {
   EXPECT_THROW(ContiguousKvCache(geometry(DType::F32), 0, region), std::invalid_argument);
 }
 
+// A geometry without layers or KV heads makes a zero-byte region: refused, not divided by.
+TEST(ContiguousKvCache, EmptyGeometryThrows) {
+  for (const KvGeometry& g : {KvGeometry{0, 2, 32, DType::F32}, KvGeometry{3, 0, 32, DType::F32},
+                              KvGeometry{-1, 2, 32, DType::F32}}) {
+    try {
+      ContiguousKvCache kv(g, kMaxSeqLen, size_t{1} << 20);
+      ADD_FAILURE() << "built a cache of " << g.n_layers << " layers and " << g.n_kv_heads << " KV heads";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("must be positive"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(ContiguousKvCache, AllocatePastMaxSeqLenFailsAndChangesNothing) {
   ContiguousKvCache kv = make_cache(DType::F16, 1);
   EXPECT_FALSE(kv.allocate(1, kMaxSeqLen + 1));  // a new sequence too long for any region
@@ -216,6 +229,23 @@ TEST_P(StoreViewTest, StorePastTheAllocatedLengthThrows) {
   const std::vector<float> k(static_cast<size_t>(row_), 1.0f), v(static_cast<size_t>(row_), 2.0f);
   EXPECT_THROW(kv.store(0, 0, 2, k.data(), v.data()), std::out_of_range);
   EXPECT_THROW(kv.store(0, 0, -1, k.data(), v.data()), std::out_of_range);
+}
+
+// A layer outside 0..n_layers-1 is refused by name, never written or read out of the storage.
+TEST_P(StoreViewTest, LayerOutsideTheModelThrows) {
+  ContiguousKvCache kv = make_cache(GetParam(), 1);
+  ASSERT_TRUE(kv.allocate(0, 2));
+  const std::vector<float> k(static_cast<size_t>(row_), 1.0f), v(static_cast<size_t>(row_), 2.0f);
+  const int32_t n_layers = geometry(GetParam()).n_layers;
+  for (int32_t layer : {n_layers, -1, 1000}) {
+    try {
+      kv.store(layer, 0, 0, k.data(), v.data());
+      ADD_FAILURE() << "stored into layer " << layer;
+    } catch (const std::out_of_range& e) {
+      EXPECT_EQ(std::string(e.what()), "contiguous KV cache: no layer " + std::to_string(layer) + " (the model has 3)");
+    }
+    EXPECT_THROW(kv.view(layer, 0), std::out_of_range) << layer;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, StoreViewTest, ::testing::Values(DType::F32, DType::F16, DType::Q8_0),
