@@ -70,9 +70,10 @@ Plan plan_tiles(std::span<const AttentionSeq> seqs, const AttentionShape& shape)
   return plan;
 }
 
-// One worker's buffers, sized for the largest query tile.
+// One worker's buffers, sized for the largest query tile: the chunk in progress (m, l, O) and,
+// when the tile covers several chunks, their merge so far (mt, lt, ot).
 struct TileScratch {
-  std::vector<float> q, o, m, l, k, v, s;
+  std::vector<float> q, o, m, l, ot, mt, lt, k, v, s;
 
   explicit TileScratch(const AttentionShape& shape) {
     const size_t rows = static_cast<size_t>(tile_tokens(shape)) * group_size(shape), hd = shape.head_dim;
@@ -80,13 +81,16 @@ struct TileScratch {
     o.resize(rows * hd);
     m.resize(rows);
     l.resize(rows);
+    ot.resize(rows * hd);
+    mt.resize(rows);
+    lt.resize(rows);
     k.resize(FlashAttention::kTileKeys * hd);
     v.resize(FlashAttention::kTileKeys * hd);
     s.resize(FlashAttention::kTileKeys);
   }
   static size_t bytes(const AttentionShape& shape) {
     const size_t rows = static_cast<size_t>(tile_tokens(shape)) * group_size(shape), hd = shape.head_dim;
-    return sizeof(float) * (2 * rows * hd + 2 * rows + 2 * FlashAttention::kTileKeys * hd + FlashAttention::kTileKeys);
+    return sizeof(float) * (3 * rows * hd + 4 * rows + 2 * FlashAttention::kTileKeys * hd + FlashAttention::kTileKeys);
   }
 };
 
@@ -97,69 +101,88 @@ size_t row_offset(const AttentionShape& shape, int32_t tok0, int32_t kv_head, in
   return (static_cast<size_t>(tok0 + r / group) * shape.n_heads + kv_head * group + r % group) * shape.head_dim;
 }
 
+// Folds one chunk's (m_c, l_c, O_c) into a row's merge so far (m, l, O), which starts at (-inf, 0, 0).
+// Every path (a prefill tile, a split decode's merge) folds a row's chunks in chunk order through
+// here, so a row's output depends only on its own context.
+void merge_chunk(float m_c, float l_c, const float* o_c, int32_t head_dim, float& m, float& l, float* o) {
+  if (m_c == -std::numeric_limits<float>::infinity()) return;  // the row sees no key of this chunk
+  // m_new = max(m, m_c);  l = exp(m - m_new) * l + exp(m_c - m_new) * l_c;  O likewise
+  const float m_new = std::fmax(m, m_c);
+  const float a = std::exp2(m - m_new), b = std::exp2(m_c - m_new);
+  l = a * l + b * l_c;
+  for (int32_t d = 0; d < head_dim; ++d) o[d] = a * o[d] + b * o_c[d];
+  m = m_new;
+}
+
 void run_tile(const TileTask& task, std::span<const AttentionSeq> seqs, const AttentionShape& shape,
               const FlashRowKernels& kernels, TileScratch& w, float* partials) {
   const AttentionSeq& s = seqs[task.seq];
   const int32_t hd = shape.head_dim, group = group_size(shape), rows = task.n_tok * group;
+  const size_t tile_floats = static_cast<size_t>(rows) * hd;
   // Q tile, scaled by log2(e)/sqrt(d) so that scores come out in the log2 domain
   const float q_scale = kLog2e / std::sqrt(static_cast<float>(hd));
   for (int32_t r = 0; r < rows; ++r) {
     const float* src = s.q + row_offset(shape, task.tok0, task.kv_head, r);
     for (int32_t d = 0; d < hd; ++d) w.q[static_cast<size_t>(r) * hd + d] = src[d] * q_scale;
   }
-  std::fill_n(w.m.begin(), rows, -std::numeric_limits<float>::infinity());
-  std::fill_n(w.l.begin(), rows, 0.0f);
-  std::fill_n(w.o.begin(), static_cast<size_t>(rows) * hd, 0.0f);
+  std::fill_n(w.mt.begin(), rows, -std::numeric_limits<float>::infinity());
+  std::fill_n(w.lt.begin(), rows, 0.0f);
+  std::fill_n(w.ot.begin(), tile_floats, 0.0f);
 
-  for (int32_t t0 = task.key0; t0 < task.key_end; t0 += FlashAttention::kTileKeys) {
-    const int32_t n = std::min(FlashAttention::kTileKeys, task.key_end - t0);
-    // K and V tiles, read once for every row of the query tile
-    gather_kv_rows(s.kv, KvPart::Keys, task.kv_head, t0, n, hd, w.k.data());
-    gather_kv_rows(s.kv, KvPart::Values, task.kv_head, t0, n, hd, w.v.data());
+  // The keys in chunks of kSplitKeys (a split task holds exactly one): each chunk starts its own
+  // online softmax, then folds into the row's merge, as a split decode does.
+  for (int32_t c0 = task.key0; c0 < task.key_end; c0 += FlashAttention::kSplitKeys) {
+    const int32_t c_end = std::min(task.key_end, c0 + FlashAttention::kSplitKeys);
+    std::fill_n(w.m.begin(), rows, -std::numeric_limits<float>::infinity());
+    std::fill_n(w.l.begin(), rows, 0.0f);
+    std::fill_n(w.o.begin(), tile_floats, 0.0f);
+    for (int32_t t0 = c0; t0 < c_end; t0 += FlashAttention::kTileKeys) {
+      const int32_t n = std::min(FlashAttention::kTileKeys, c_end - t0);
+      // K and V tiles, read once for every row of the query tile
+      gather_kv_rows(s.kv, KvPart::Keys, task.kv_head, t0, n, hd, w.k.data());
+      gather_kv_rows(s.kv, KvPart::Values, task.kv_head, t0, n, hd, w.v.data());
+      for (int32_t r = 0; r < rows; ++r) {
+        // causal mask: a query sees the keys up to its own position
+        const int32_t visible = std::min(n, s.pos0 + task.tok0 + r / group + 1 - t0);
+        if (visible <= 0) continue;
+        float* o = w.o.data() + static_cast<size_t>(r) * hd;
+        kernels.scores(w.q.data() + static_cast<size_t>(r) * hd, w.k.data(), visible, hd, w.s.data());
+        kernels.update(w.s.data(), visible, w.v.data(), hd, w.m[r], w.l[r], o);
+      }
+    }
+    if (task.partial >= 0) {
+      // a split chunk: its (m, l, O) go to the partials, merged once every chunk is done
+      float* dst = partials + task.partial;
+      std::copy_n(w.m.begin(), rows, dst);
+      std::copy_n(w.l.begin(), rows, dst + rows);
+      std::copy_n(w.o.begin(), tile_floats, dst + 2 * rows);
+      return;
+    }
     for (int32_t r = 0; r < rows; ++r) {
-      // causal mask: a query sees the keys up to its own position
-      const int32_t visible = std::min(n, s.pos0 + task.tok0 + r / group + 1 - t0);
-      if (visible <= 0) continue;
-      float* o = w.o.data() + static_cast<size_t>(r) * hd;
-      kernels.scores(w.q.data() + static_cast<size_t>(r) * hd, w.k.data(), visible, hd, w.s.data());
-      kernels.update(w.s.data(), visible, w.v.data(), hd, w.m[r], w.l[r], o);
+      merge_chunk(w.m[r], w.l[r], w.o.data() + static_cast<size_t>(r) * hd, hd, w.mt[r], w.lt[r],
+                  w.ot.data() + static_cast<size_t>(r) * hd);
     }
   }
-
-  if (task.partial < 0) {
-    for (int32_t r = 0; r < rows; ++r) {
-      // output = O / l
-      float* out = s.out + row_offset(shape, task.tok0, task.kv_head, r);
-      for (int32_t d = 0; d < hd; ++d) out[d] = w.o[static_cast<size_t>(r) * hd + d] / w.l[r];
-    }
-    return;
+  for (int32_t r = 0; r < rows; ++r) {
+    // output = O / l
+    float* out = s.out + row_offset(shape, task.tok0, task.kv_head, r);
+    for (int32_t d = 0; d < hd; ++d) out[d] = w.ot[static_cast<size_t>(r) * hd + d] / w.lt[r];
   }
-  float* dst = partials + task.partial;
-  std::copy_n(w.m.begin(), rows, dst);
-  std::copy_n(w.l.begin(), rows, dst + rows);
-  std::copy_n(w.o.begin(), static_cast<size_t>(rows) * hd, dst + 2 * rows);
 }
 
-// Merges the chunks' partials exactly, in chunk order, into the output.
+// Merges a split tile's chunks, in chunk order, into the output.
 void run_merge(const MergeTask& task, std::span<const AttentionSeq> seqs, const AttentionShape& shape,
                const float* partials) {
   const AttentionSeq& s = seqs[task.seq];
   const int32_t hd = shape.head_dim, group = group_size(shape), rows = task.n_tok * group;
   const int64_t chunk_floats = partial_floats(rows, hd);
   for (int32_t r = 0; r < rows; ++r) {
-    // m = max_c m_c
-    float m = -std::numeric_limits<float>::infinity();
-    for (int32_t c = 0; c < task.n_chunks; ++c) m = std::fmax(m, partials[task.partial + c * chunk_floats + r]);
-    // l = sum_c exp(m_c - m) * l_c;  O = sum_c exp(m_c - m) * O_c / l
     float* out = s.out + row_offset(shape, task.tok0, task.kv_head, r);
     std::fill_n(out, hd, 0.0f);
-    float l = 0.0f;
+    float m = -std::numeric_limits<float>::infinity(), l = 0.0f;
     for (int32_t c = 0; c < task.n_chunks; ++c) {
       const float* chunk = partials + task.partial + c * chunk_floats;
-      const float weight = std::exp2(chunk[r] - m);  // a chunk the row cannot see has m_c = -inf: weight 0
-      l += weight * chunk[rows + r];
-      const float* o = chunk + 2 * rows + static_cast<size_t>(r) * hd;
-      for (int32_t d = 0; d < hd; ++d) out[d] += weight * o[d];
+      merge_chunk(chunk[r], chunk[rows + r], chunk + 2 * rows + static_cast<size_t>(r) * hd, hd, m, l, out);
     }
     for (int32_t d = 0; d < hd; ++d) out[d] /= l;
   }

@@ -4,11 +4,13 @@
 // unnormalised output O, rescaled by exp(m_old - m_new) as tiles arrive: scores never take more
 // than one row of one tile.
 //
-// Decode (a sequence whose queries fit in one tile) splits its context into fixed chunks of
-// kSplitKeys keys, run in parallel, whose partial (m, l, O) are merged exactly afterwards
-// (Flash-Decoding). Every tile and chunk boundary depends only on the sequence's own n_q, pos0 and
-// the shape, never on the thread count or the rest of the batch, so outputs are bit-identical
-// across both.
+// Every query row sees its context as fixed chunks of kSplitKeys keys (0..255, 256..511, ...): each
+// chunk runs its own online softmax over kTileKeys-key tiles, and the chunks' partial (m, l, O) are
+// folded in chunk order. Decode (a sequence whose queries fit in one tile) runs its chunks in
+// parallel and merges them afterwards (Flash-Decoding); a prefill tile folds them as it goes. Both
+// do the same arithmetic, so a row's output depends only on its position and the K/V it sees: never
+// on how many queries share the step (prefill, chunked prefill, decode), the rest of the batch, or
+// the thread count. Outputs are bit-identical across all of them.
 #pragma once
 #include <vector>
 

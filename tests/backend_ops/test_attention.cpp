@@ -323,6 +323,46 @@ TEST(Attention, OutputsAreBitIdenticalAcrossThreadCountsAndBatchCompositions) {
   }
 }
 
+// The row of query position `pos` when the sequence's queries run in steps of `step` tokens, with
+// the sequence's K/V complete in the cache.
+std::vector<float> row_in_steps(Attention& attention, const SeqData& full, const HandKv& kv,
+                                const AttentionShape& shape, int32_t pos, int32_t step, ThreadPool& pool) {
+  const int32_t pos0 = pos / step * step, n_q = std::min(step, full.spec.ctx() - pos0);
+  const size_t q_dim = static_cast<size_t>(shape.n_heads) * shape.head_dim;
+  std::vector<float> out(q_dim * n_q, std::numeric_limits<float>::quiet_NaN());
+  const AttentionSeq seq{full.q.data() + pos0 * q_dim, out.data(), n_q, pos0, kv.view()};
+  attention.forward(std::span(&seq, 1), shape, pool);
+  return std::vector<float>(out.begin() + (pos - pos0) * q_dim, out.begin() + (pos - pos0 + 1) * q_dim);
+}
+
+// A query's output depends only on its position: full prefill, token-by-token decode, chunked
+// prefill and multi-token decode steps (as speculative verification runs) give the same bits, on
+// both sides of the split-K chunk boundaries (255/256/257) and deep into the context.
+TEST(Attention, EveryRowDependsOnlyOnItsPositionNotOnTheStepItRunsIn) {
+  std::mt19937 rng(11);
+  ThreadPool pool(2);
+  const AttentionShape shape{8, 2, 64};
+  for (const int32_t ctx : {1, 255, 256, 257, 1000, 4096}) {
+    const Batch b = make_batch(shape, DType::F16, 16, {{ctx, 0}}, rng);
+    std::vector<int32_t> positions{0, ctx - 1, ctx / 2};
+    for (int32_t p : {254, 255, 256, 257, 511, 512, 513, 767}) {
+      if (p < ctx) positions.push_back(p);
+    }
+    for (const char* name : {"naive", "flash"}) {
+      const auto attention = make_attention(name);
+      const std::vector<float> prefill = run(*attention, b, pool)[0];
+      const size_t q_dim = static_cast<size_t>(shape.n_heads) * shape.head_dim;
+      for (const int32_t pos : positions) {
+        const std::vector<float> want(prefill.begin() + pos * q_dim, prefill.begin() + (pos + 1) * q_dim);
+        for (const int32_t step : {1, 3, 7, 64, 100, 300, 512}) {
+          EXPECT_TRUE(same_bits(row_in_steps(*attention, b.seqs[0], b.kvs[0], shape, pos, step, pool), want))
+              << name << " ctx " << ctx << " position " << pos << " in steps of " << step;
+        }
+      }
+    }
+  }
+}
+
 void expect_paged_bits_equal_contiguous(const AttentionShape& shape, DType dtype, std::mt19937& rng) {
   ThreadPool pool(2);
   const std::vector<SeqSpec> specs{{1, 700}, {50, 33}};
