@@ -10,7 +10,7 @@
 #include "core/kv/kv_dtype.h"
 #include "core/cli/model_options.h"
 #include "core/attention/attention_bench.h"
-#include "core/engine/runtime.h"
+#include "core/engine/sync_engine.h"
 #include "core/gguf/gguf_file.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/memory_bandwidth.h"
@@ -45,24 +45,29 @@ std::vector<TokenId> random_tokens(const LlamaModel& model, int64_t n, uint64_t 
   return ids;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+// A request of `prompt` that runs to n_gen output tokens whatever it samples (greedy, EOS ignored).
+EngineRequest bench_request(std::vector<TokenId> prompt, int64_t n_gen) {
+  EngineRequest r;
+  r.prompt_tokens = std::move(prompt);
+  r.max_tokens = static_cast<int32_t>(n_gen);
+  r.sampling.ignore_eos = true;
+  return r;
 }
 
-// One prefill of n tokens into an empty sequence.
-double run_pp(Runtime& rt, const std::vector<TokenId>& tokens) {
-  rt.reset(0);
-  const auto t0 = std::chrono::steady_clock::now();
-  rt.append(0, tokens);
-  return static_cast<double>(tokens.size()) / seconds_since(t0);
+// llama-bench's ppN: one prefill of n tokens into an empty cache (and the first token sampled):
+// prompt tokens over the time to first token.
+double run_pp(SyncEngine& engine, const std::vector<TokenId>& tokens) {
+  const RequestOutcome r = engine.run(bench_request(tokens, 1));
+  if (r.reason == StopReason::Failed) throw std::runtime_error("bench: " + r.error);
+  return static_cast<double>(tokens.size()) / r.metrics.time_to_first_token_seconds;
 }
 
-// n single-token decode steps from an empty sequence.
-double run_tg(Runtime& rt, const std::vector<TokenId>& tokens) {
-  rt.reset(0);
-  const auto t0 = std::chrono::steady_clock::now();
-  for (TokenId id : tokens) rt.append(0, std::span(&id, 1));
-  return static_cast<double>(tokens.size()) / seconds_since(t0);
+// llama-bench's tgN: n single-token steps from an empty cache (a one-token prompt, then n - 1
+// decodes of what was sampled): n over the request's whole latency.
+double run_tg(SyncEngine& engine, TokenId first, int64_t n) {
+  const RequestOutcome r = engine.run(bench_request({first}, n));
+  if (r.reason == StopReason::Failed) throw std::runtime_error("bench: " + r.error);
+  return static_cast<double>(n) / r.metrics.e2e_request_latency_seconds;
 }
 
 std::string fmt(double v, int precision) {
@@ -72,13 +77,13 @@ std::string fmt(double v, int precision) {
 }
 
 // One attention call per context and phase, naive vs flash, with the model's attention shape.
-int attention_sweep(const LlamaModel& model, const RuntimeOptions& runtime, int32_t reps, const std::string& output) {
+int attention_sweep(const LlamaModel& model, const EngineConfig& config, int32_t reps, const std::string& output) {
   AttentionBenchOptions o;
   o.shape = AttentionShape{model.config().n_heads, model.config().n_kv_heads, model.config().head_dim};
-  o.kv_dtype = runtime.kv_dtype;
-  o.block_size = runtime.block_size;
+  o.kv_dtype = config.kv_dtype;
+  o.block_size = config.kv.block_size;
   o.repeats = reps;
-  ThreadPool pool(runtime.threads);
+  ThreadPool pool(config.threads);
   const std::vector<AttentionBenchRow> rows = run_attention_sweep(o, pool);
   if (output == "json") {
     nlohmann::json arr = nlohmann::json::array();
@@ -128,62 +133,66 @@ int cmd_bench(int argc, char** argv) {
   const int64_t n_gen = args.integer("--n-gen", 128, 0, 1 << 20);
   const int64_t reps = args.integer("--repetitions", 5, 1, 1000);
   const std::string output = args.choice("--output", "md", {"md", "csv", "json"});
+  EngineConfig config = engine_config(args);
   auto model = load_model(args);
-  RuntimeOptions options = runtime_options(args);
-  if (args.has("--attention-sweep")) return attention_sweep(*model, options, static_cast<int32_t>(reps), output);
-  if (std::max(n_prompt, n_gen) > model->config().context_length) {
+  if (args.has("--attention-sweep")) return attention_sweep(*model, config, static_cast<int32_t>(reps), output);
+  // A ppN request holds N tokens and samples one more; a tgN request holds N.
+  const int64_t needed = std::max<int64_t>(1, std::max(n_prompt + 1, n_gen));
+  if (needed > model->config().context_length) {
     throw UsageError("the test lengths exceed the model's context length of " +
                      std::to_string(model->config().context_length));
   }
-  options.context_length = static_cast<int32_t>(std::max<int64_t>(1, std::max(n_prompt, n_gen)));
-  options.prefix_cache = false;  // every repetition must compute its prompt, as llama-bench does
-  Runtime rt(*model, options);
+  config.context_length = static_cast<int32_t>(needed);
+  config.kv.prefix_cache = false;  // every repetition must compute its prompt, as llama-bench does
+  EngineCoreOptions core_options;
+  core_options.conversion_progress = conversion_progress_printer(config.quant);
+  SyncEngine engine(*model, config, core_options);
+  const int32_t n_threads = ThreadPool::resolved_size(config.threads);
 
   std::vector<BenchRow> rows;
   if (n_prompt > 0) {
     BenchRow row{"pp" + std::to_string(n_prompt), n_prompt, 0, {}};
     const auto tokens = random_tokens(*model, n_prompt, 1);
-    run_pp(rt, tokens);  // warm-up
-    for (int64_t i = 0; i < reps; ++i) row.samples_ts.push_back(run_pp(rt, tokens));
+    run_pp(engine, tokens);  // warm-up
+    for (int64_t i = 0; i < reps; ++i) row.samples_ts.push_back(run_pp(engine, tokens));
     rows.push_back(row);
   }
   if (n_gen > 0) {
     BenchRow row{"tg" + std::to_string(n_gen), 0, n_gen, {}};
-    const auto tokens = random_tokens(*model, n_gen, 2);
-    run_tg(rt, std::vector<TokenId>(tokens.begin(), tokens.begin() + std::min<int64_t>(n_gen, 16)));  // warm-up
-    for (int64_t i = 0; i < reps; ++i) row.samples_ts.push_back(run_tg(rt, tokens));
+    const TokenId first = random_tokens(*model, 1, 2)[0];
+    run_tg(engine, first, std::min<int64_t>(n_gen, 16));  // warm-up
+    for (int64_t i = 0; i < reps; ++i) row.samples_ts.push_back(run_tg(engine, first, n_gen));
     rows.push_back(row);
   }
-  rt.reset(0);
   // Decode reads every weight once per token: bandwidth / weight bytes bounds tg from above.
   BandwidthResult bw;
   if (args.has("--bandwidth")) {
-    ThreadPool pool(rt.threads());
+    ThreadPool pool(config.threads);
     bw = measure_read_bandwidth(pool, size_t{1} << 30, 5);
   }
   // The weights at the --quant level, which is what each decode step streams.
-  const size_t weight_bytes = rt.weights().weight_bytes();
+  const size_t weight_bytes = engine.core().weights().weight_bytes();
   const double roofline_tg = bw.read_bytes_per_second / static_cast<double>(weight_bytes);
 
   const std::string model_name = model->config().name;
   const double size_gib = static_cast<double>(weight_bytes) / (1024.0 * 1024.0 * 1024.0);
   const double params_m = static_cast<double>(model->parameter_count()) / 1e6;
-  const std::string activations = options.activations == ActivationPrecision::Q8 ? "q8" : "f32";
-  const std::string quant(weight_quant_name(rt.quant()));
+  const std::string activations = config.matmul.activations == ActivationPrecision::Q8 ? "q8" : "f32";
+  const std::string quant(weight_quant_name(config.quant));
   const std::string backend = std::string(use_avx2() ? "CPU AVX2" : "CPU scalar") + " act " + activations +
-                              (rt.quant() == WeightQuant::Native ? "" : " weights " + quant);
+                              (config.quant == WeightQuant::Native ? "" : " weights " + quant);
   if (output == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (const BenchRow& r : rows) {
       arr.push_back({{"model_filename", model->file().path()}, {"model_type", model_name},
                      {"model_size", weight_bytes}, {"model_n_params", model->parameter_count()},
-                     {"backends", backend}, {"n_threads", rt.threads()}, {"kv_dtype", kv_dtype_name(options.kv_dtype)}, {"activations", activations},
+                     {"backends", backend}, {"n_threads", n_threads}, {"kv_dtype", kv_dtype_name(config.kv_dtype)}, {"activations", activations},
                      {"quant", quant}, {"weight_bytes", weight_bytes},
                      {"test", r.test}, {"n_prompt", r.n_prompt}, {"n_gen", r.n_gen}, {"avg_ts", r.mean()},
                      {"stddev_ts", r.stddev()}, {"samples_ts", r.samples_ts}});
     }
     if (bw.repetitions > 0) {
-      arr.push_back({{"test", "mem_read"}, {"n_threads", rt.threads()}, {"buffer_bytes", bw.buffer_bytes},
+      arr.push_back({{"test", "mem_read"}, {"n_threads", n_threads}, {"buffer_bytes", bw.buffer_bytes},
                      {"read_bytes_per_second", bw.read_bytes_per_second}, {"weight_bytes", weight_bytes},
                      {"roofline_tg_ts", roofline_tg}});
     }
@@ -192,7 +201,7 @@ int cmd_bench(int argc, char** argv) {
     std::cout << "model,size_gib,params_m,backend,threads,test,n_prompt,n_gen,avg_ts,stddev_ts\n";
     for (const BenchRow& r : rows) {
       std::cout << '"' << model_name << "\"," << fmt(size_gib, 4) << "," << fmt(params_m, 2) << "," << backend << ","
-                << rt.threads() << "," << r.test << "," << r.n_prompt << "," << r.n_gen << "," << fmt(r.mean(), 2)
+                << n_threads << "," << r.test << "," << r.n_prompt << "," << r.n_gen << "," << fmt(r.mean(), 2)
                 << "," << fmt(r.stddev(), 2) << "\n";
     }
   } else {
@@ -200,11 +209,11 @@ int cmd_bench(int argc, char** argv) {
               << "| --- | ---: | ---: | --- | ---: | ---: | ---: |\n";
     for (const BenchRow& r : rows) {
       std::cout << "| " << model_name << " | " << fmt(size_gib * 1024, 2) << " MiB | " << fmt(params_m, 2) << " M | "
-                << backend << " | " << rt.threads() << " | " << r.test << " | " << fmt(r.mean(), 2) << " ± "
+                << backend << " | " << n_threads << " | " << r.test << " | " << fmt(r.mean(), 2) << " ± "
                 << fmt(r.stddev(), 2) << " |\n";
     }
     if (bw.repetitions > 0) {
-      std::cout << "\nmemory read bandwidth: " << fmt(bw.read_bytes_per_second / 1e9, 2) << " GB/s (" << rt.threads()
+      std::cout << "\nmemory read bandwidth: " << fmt(bw.read_bytes_per_second / 1e9, 2) << " GB/s (" << n_threads
                 << " threads); weights " << fmt(static_cast<double>(weight_bytes) / 1e6, 1)
                 << " MB per token -> decode roofline " << fmt(roofline_tg, 1) << " t/s\n";
     }

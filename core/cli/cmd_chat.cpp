@@ -8,7 +8,6 @@
 #include <string>
 
 #include "core/cli/commands.h"
-#include "core/cli/engine_options.h"
 #include "core/cli/model_options.h"
 #include "core/cli/sampling_options.h"
 #include "core/engine/engine.h"
@@ -45,8 +44,7 @@ int cmd_chat(int argc, char** argv) {
   const int32_t max_tokens = static_cast<int32_t>(args.integer("--n-predict", 512, 1, 1 << 30));
   const SamplingParams sampling = sampling_params(args);
   auto model = load_model(args);
-  const RuntimeOptions ro = runtime_options(args);
-  const EngineConfig config = engine_config(ro);
+  const EngineConfig config = engine_config(args);
 
   Conversation conv;
   if (args.has("--system")) conv.messages.push_back({"system", args.str("--system", "")});

@@ -92,9 +92,9 @@ int cmd_inspect(int argc, char** argv) {
   }
   const Args args(specs, argc, argv, 2);
   const int64_t batch = args.integer("--batch", 1, 1, 1 << 20);
-  const RuntimeOptions runtime = runtime_options(args);
+  const EngineConfig config = engine_config(args);
   auto model = load_model(args);
-  const nlohmann::json j = describe(*model, runtime.kv_dtype, batch);
+  const nlohmann::json j = describe(*model, config.kv_dtype, batch);
   if (args.has("--json")) {
     std::cout << j.dump(2) << "\n";
   } else {

@@ -10,6 +10,7 @@
 
 #include "core/cli/commands.h"
 #include "core/cli/model_options.h"
+#include "core/engine/sync_engine.h"
 #include "core/quant/quality.h"
 
 namespace inferscope::cli {
@@ -27,17 +28,50 @@ std::string read_text_file(const std::string& path) {
   return text.str();
 }
 
-// A Runtime at `level` whose context is exactly one window.
-std::unique_ptr<Runtime> window_runtime(const LlamaModel& model, RuntimeOptions options, WeightQuant level) {
-  options.quant = level;
-  options.on_quant_progress = conversion_progress_printer(level);
-  options.prefix_cache = false;  // every window starts from an empty cache
-  return std::make_unique<Runtime>(model, options);
-}
+// The weights at one level, scoring windows through the engine.
+class WindowScorer {
+ public:
+  // Its context is exactly one window.
+  WindowScorer(const LlamaModel& model, EngineConfig config, WeightQuant level)
+      : engine_(model, with_level(config, level), progress_options(level)) {}
 
-std::string f16_fallback_list(const Runtime& rt) {
+  // Logits at every position of `window` (n x vocab), on an empty cache.
+  const std::vector<float>& score(std::span<const TokenId> window) {
+    EngineRequest r;
+    r.prompt_tokens.assign(window.begin(), window.end());
+    r.max_tokens = 1;
+    r.sampling.ignore_eos = true;
+    r.logits = LogitsOutput::All;
+    logits_.assign(window.size() * vocab(), 0.0f);
+    const RequestOutcome outcome = engine_.run(std::move(r), {}, [&](RequestId, int32_t position, std::span<const float> row) {
+      std::copy(row.begin(), row.end(), logits_.begin() + static_cast<ptrdiff_t>(position * vocab()));
+    });
+    if (outcome.reason == StopReason::Failed) throw std::runtime_error("perplexity: " + outcome.error);
+    return logits_;
+  }
+  size_t vocab() const { return static_cast<size_t>(engine_.core().model().config().vocab_size); }
+  std::string level() const { return std::string(weight_quant_name(engine_.config().quant)); }
+  size_t weight_bytes() const { return engine_.core().weights().weight_bytes(); }
+  std::vector<std::string> f16_fallbacks() const { return engine_.core().weights().f16_fallbacks(); }
+
+ private:
+  static EngineConfig with_level(EngineConfig c, WeightQuant level) {
+    c.quant = level;
+    c.kv.prefix_cache = false;  // every window starts from an empty cache
+    return c;
+  }
+  static EngineCoreOptions progress_options(WeightQuant level) {
+    EngineCoreOptions o;
+    o.conversion_progress = conversion_progress_printer(level);
+    return o;
+  }
+  SyncEngine engine_;
+  std::vector<float> logits_;
+};
+
+std::string f16_fallback_list(const WindowScorer& scorer) {
   std::string names;
-  for (const std::string& n : rt.weights().f16_fallbacks()) names += (names.empty() ? "" : ", ") + n;
+  for (const std::string& n : scorer.f16_fallbacks()) names += (names.empty() ? "" : ", ") + n;
   return names;
 }
 
@@ -69,7 +103,7 @@ int cmd_perplexity(int argc, char** argv) {
   const std::string path = args.required("--file");
   const int64_t ctx = args.integer("--ctx", kDefaultContext, 2, 1 << 24);
   const bool json = args.has("--json");
-  RuntimeOptions options = runtime_options(args);
+  EngineConfig config = engine_config(args);
   const bool compare = args.has("--compare-to");
   const WeightQuant reference_level = weight_quant(args, "--compare-to");  // used only with compare
   const std::string text = read_text_file(path);
@@ -83,49 +117,45 @@ int cmd_perplexity(int argc, char** argv) {
     throw UsageError("--file: " + path + " gives " + std::to_string(tokens.size()) +
                      " token(s); perplexity needs at least 2");
   }
-  options.context_length = static_cast<int32_t>(ctx);
+  config.context_length = static_cast<int32_t>(ctx);
 
-  const auto level_rt = window_runtime(*model, options, options.quant);
-  const auto reference_rt = compare ? window_runtime(*model, options, reference_level) : nullptr;
+  WindowScorer level_scorer(*model, config, config.quant);
+  const auto reference_scorer = compare ? std::make_unique<WindowScorer>(*model, config, reference_level) : nullptr;
   const auto vocab = static_cast<size_t>(model->config().vocab_size);
   PerplexityAccumulator level_ppl, reference_ppl;
   DivergenceAccumulator divergence;
   const std::vector<TokenWindow> windows = perplexity_windows(static_cast<int64_t>(tokens.size()), ctx);
   for (const TokenWindow& w : windows) {
     const std::span<const TokenId> window(tokens.data() + w.begin, static_cast<size_t>(w.end - w.begin));
-    level_rt->reset(0);
-    const std::span<const float> logits = level_rt->append_all_logits(0, window);
-    std::span<const float> reference_logits;
-    if (reference_rt) {
-      reference_rt->reset(0);
-      reference_logits = reference_rt->append_all_logits(0, window);
-    }
+    const std::span<const float> logits = level_scorer.score(window);
+    const std::span<const float> reference_logits = reference_scorer ? std::span<const float>(reference_scorer->score(window))
+                                                                 : std::span<const float>();
     // Position i's logits predict token i + 1 of the window.
     for (size_t i = 0; i + 1 < window.size(); ++i) {
       const std::span<const float> row = logits.subspan(i * vocab, vocab);
       level_ppl.add(row, window[i + 1]);
-      if (!reference_rt) continue;
+      if (!reference_scorer) continue;
       const std::span<const float> reference_row = reference_logits.subspan(i * vocab, vocab);
       reference_ppl.add(reference_row, window[i + 1]);
       divergence.add(reference_row, row);
     }
   }
 
-  const std::string level_name(weight_quant_name(level_rt->quant()));
+  const std::string level_name(level_scorer.level());
   if (json) {
     nlohmann::json out = {{"perplexity", level_ppl.perplexity()},
                           {"tokens", level_ppl.tokens()},
-                          {"weight_bytes", level_rt->weights().weight_bytes()},
+                          {"weight_bytes", level_scorer.weight_bytes()},
                           {"quant", level_name},
-                          {"f16_fallback", level_rt->weights().f16_fallbacks()},
+                          {"f16_fallback", level_scorer.f16_fallbacks()},
                           {"ctx", ctx},
                           {"windows", windows.size()}};
-    if (reference_rt) {
-      out["reference_quant"] = weight_quant_name(reference_rt->quant());
+    if (reference_scorer) {
+      out["reference_quant"] = reference_scorer->level();
       out["kl_divergence_mean"] = divergence.mean_kl();
       out["top1_agreement"] = divergence.top1_agreement();
       out["reference_perplexity"] = reference_ppl.perplexity();
-      out["reference_weight_bytes"] = reference_rt->weights().weight_bytes();
+      out["reference_weight_bytes"] = reference_scorer->weight_bytes();
     }
     std::cout << out.dump(2) << "\n";
     return 0;
@@ -133,15 +163,15 @@ int cmd_perplexity(int argc, char** argv) {
   std::cout << "perplexity at " << level_name << ": " << fixed(level_ppl.perplexity(), 4) << " over "
             << level_ppl.tokens() << " scored tokens (" << windows.size() << " window(s) of up to " << ctx
             << " tokens)\n";
-  std::cout << "weights: " << level_rt->weights().weight_bytes() << " bytes";
-  const std::string fallbacks = f16_fallback_list(*level_rt);
+  std::cout << "weights: " << level_scorer.weight_bytes() << " bytes";
+  const std::string fallbacks = f16_fallback_list(level_scorer);
   std::cout << (fallbacks.empty() ? "" : " (stored as f16: " + fallbacks + ")") << "\n";
-  if (reference_rt) {
-    std::cout << "against " << weight_quant_name(reference_rt->quant()) << ": mean KL divergence "
+  if (reference_scorer) {
+    std::cout << "against " << reference_scorer->level() << ": mean KL divergence "
               << std::setprecision(6) << divergence.mean_kl() << " nats, top-1 agreement "
               << fixed(100.0 * divergence.top1_agreement(), 2) << "%, reference perplexity "
               << fixed(reference_ppl.perplexity(), 4) << ", reference weights "
-              << reference_rt->weights().weight_bytes() << " bytes\n";
+              << reference_scorer->weight_bytes() << " bytes\n";
   }
   return 0;
 }

@@ -11,7 +11,6 @@
 
 #include "core/cli/commands.h"
 #include "core/cli/model_options.h"
-#include "core/cli/engine_options.h"
 #include "core/engine/workload_runner.h"
 #include "core/model/llama_model.h"
 #include "core/sched/workload.h"
@@ -121,9 +120,6 @@ int cmd_serve_sim(int argc, char** argv) {
       {"--step-per-token-ms", "", true,
        "dry run: modelled cost per token in a step (default " + num(default_cost.per_token_s * 1e3, "%.3f") + ")"},
       {"--stop-at-eos", "", false, "real run: end a request at an end-of-generation token (default: run to output_tokens)"},
-      {"--scheduler", "", true, "continuous (default: every step admits) or static (a batch runs until its longest ends)"},
-      {"--max-batch-tokens", "", true, "tokens computed per step at most; prompts go in chunks behind decodes (default: no limit)"},
-      {"--max-running", "", true, "requests running at once at most (default: no limit)"},
       {"--metrics-json", "", true, "also write the whole run (summary, config, every request with its latencies, every engine step) to FILE"},
       {"--json", "", false, "print one JSON object instead of the summary"},
   });
@@ -141,25 +137,13 @@ int cmd_serve_sim(int argc, char** argv) {
   }
   const StepCost cost{args.real("--step-fixed-ms", default_cost.fixed_s * 1e3, 0, 1e6) / 1e3,
                       args.real("--step-per-token-ms", default_cost.per_token_s * 1e3, 0, 1e6) / 1e3};
-  SchedulerConfig sched;
-  const std::string policy = args.str("--scheduler", "continuous");
-  const auto parsed_policy = scheduler_policy_from_name(policy);
-  if (!parsed_policy) throw UsageError("--scheduler: '" + policy + "' is not continuous or static");
-  sched.policy = *parsed_policy;
-  sched.max_batch_tokens = static_cast<int32_t>(args.integer("--max-batch-tokens", 0, 0, INT32_MAX));
-  sched.max_running = static_cast<int32_t>(args.integer("--max-running", 0, 0, INT32_MAX));
   const Workload workload = workload_from(args);
-  const RuntimeOptions options = runtime_options(args);
+  EngineConfig config = engine_config(args);  // a default budget of one request at max_seq_len
+  const SchedulerConfig sched = config.scheduler;  // --scheduler, --max-batch-tokens, --max-running
   auto model = load_model(args);
 
-  EngineConfig config = engine_config(options);
-  config.scheduler = sched;
   const int32_t context = resolve_config(config, *model).context_length;  // --ctx, at most the model's
   config.kv.max_seq_len = static_cast<int32_t>(args.integer("--max-seq-len", context, 1, context));
-  // Default budget: one request at max_seq_len, as every other command.
-  if (config.kv.budget_bytes == 0) {
-    config.kv.budget_bytes = kv_budget_for_sequences(model->kv_geometry(options.kv_dtype), config.kv, 1);
-  }
 
   const Tokenizer& tokenizer = model->tokenizer();
   const std::vector<Request> requests = materialize_workload(

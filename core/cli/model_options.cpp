@@ -23,6 +23,10 @@ std::vector<OptionSpec> model_option_specs() {
       {"--kv-budget-mib", "", true, "KV cache memory in MiB (default: room for the full context)"},
       {"--prefix-cache", "", true, "paged KV: reuse cached blocks of identical prompt prefixes, on (default) | off"},
       {"--chat-template", "", true, "override the chat template: chatml|llama2|llama3|zephyr|mistral|gemma|phi3"},
+      {"--scheduler", "", true, "continuous (default: every step admits) or static (a batch runs until its longest ends)"},
+      {"--max-batch-tokens", "", true,
+       "tokens computed per step at most; prompts go in chunks behind decodes (default: no limit; 1 = token by token)"},
+      {"--max-running", "", true, "requests running at once at most (default: no limit)"},
   };
 }
 
@@ -61,21 +65,24 @@ ConversionProgressFn conversion_progress_printer(WeightQuant level) {
   };
 }
 
-RuntimeOptions runtime_options(const Args& args) {
-  RuntimeOptions o;
-  o.threads = static_cast<int32_t>(args.integer("--threads", 0, 0, 1024));
-  o.kv_dtype = *kv_dtype_from_name(args.choice("--kv-dtype", "f16", kv_dtype_names()));
-  o.context_length = static_cast<int32_t>(args.integer("--ctx", 0, 0, 1 << 24));
-  o.attention = args.choice("--attention", "flash", {"flash", "naive"});
-  o.kv_kind = *kv_kind_from_name(args.choice("--kv", "paged", {"paged", "contiguous"}));
-  o.block_size = std::stoi(args.choice("--block-size", "16", {"8", "16", "32"}));
-  o.kv_budget_bytes = static_cast<size_t>(args.integer("--kv-budget-mib", 0, 1, 1 << 20)) << 20;
-  o.prefix_cache = args.choice("--prefix-cache", "on", {"on", "off"}) == "on";
-  o.activations = args.choice("--activations", "f32", {"f32", "q8"}) == "q8" ? ActivationPrecision::Q8
-                                                                            : ActivationPrecision::F32;
-  o.quant = weight_quant(args);
-  o.on_quant_progress = conversion_progress_printer(o.quant);
-  return o;
+EngineConfig engine_config(const Args& args) {
+  EngineConfig c;
+  c.threads = static_cast<int32_t>(args.integer("--threads", 0, 0, 1024));
+  c.kv_dtype = *kv_dtype_from_name(args.choice("--kv-dtype", "f16", kv_dtype_names()));
+  c.context_length = static_cast<int32_t>(args.integer("--ctx", 0, 0, 1 << 24));
+  c.attention = args.choice("--attention", "flash", {"flash", "naive"});
+  c.kv.kind = *kv_kind_from_name(args.choice("--kv", "paged", {"paged", "contiguous"}));
+  c.kv.block_size = std::stoi(args.choice("--block-size", "16", {"8", "16", "32"}));
+  c.kv.budget_bytes = static_cast<size_t>(args.integer("--kv-budget-mib", 0, 1, 1 << 20)) << 20;
+  c.kv.prefix_cache = args.choice("--prefix-cache", "on", {"on", "off"}) == "on";
+  c.budget_sequences = 1;  // the default budget: one sequence of the full context
+  c.matmul.activations = args.choice("--activations", "f32", {"f32", "q8"}) == "q8" ? ActivationPrecision::Q8
+                                                                                     : ActivationPrecision::F32;
+  c.quant = weight_quant(args);
+  c.scheduler.policy = *scheduler_policy_from_name(args.choice("--scheduler", "continuous", {"continuous", "static"}));
+  c.scheduler.max_batch_tokens = static_cast<int32_t>(args.integer("--max-batch-tokens", 0, 0, INT32_MAX));
+  c.scheduler.max_running = static_cast<int32_t>(args.integer("--max-running", 0, 0, INT32_MAX));
+  return c;
 }
 
 }  // namespace inferscope::cli

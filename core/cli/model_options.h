@@ -4,18 +4,20 @@
 #include <vector>
 
 #include "core/cli/args.h"
-#include "core/engine/runtime.h"
+#include "core/engine/engine_config.h"
 #include "core/model/llama_model.h"
+#include "core/quant/matrix_conversion.h"
 
 namespace inferscope::cli {
 
 // --model, --threads, --kv-dtype, --activations, --quant, --attention, --ctx, --kv, --block-size, --kv-budget-mib,
-// --prefix-cache, --chat-template
+// --prefix-cache, --chat-template, --scheduler, --max-batch-tokens, --max-running
 std::vector<OptionSpec> model_option_specs();
 std::vector<OptionSpec> with_model_options(std::vector<OptionSpec> specs);
 
 std::unique_ptr<LlamaModel> load_model(const Args& args);
-RuntimeOptions runtime_options(const Args& args);
+// The engine configuration those options describe (a default KV budget of one full-context sequence).
+EngineConfig engine_config(const Args& args);
 // A level option (default native); UsageError naming the option, the value and the valid levels.
 WeightQuant weight_quant(const Args& args, const std::string& option = "--quant");
 // Prints "converting weights to LEVEL: NN% TENSOR" on one stderr line as a conversion advances.

@@ -15,7 +15,8 @@ class LlamaModel;
 
 struct EngineConfig {
   // The KV cache; changing any of these rebuilds it (running requests are preempted and recomputed).
-  KvConfig kv;                 // budget_bytes 0 = 4 sequences of max_seq_len; max_seq_len 0 = the context
+  KvConfig kv;                 // budget_bytes 0 = budget_sequences of max_seq_len; max_seq_len 0 = the context
+  int32_t budget_sequences = 4;  // what a budget of 0 makes room for
   DType kv_dtype = DType::F16;
   int32_t context_length = 0;  // 0 = the model's; at most the model's
   SchedulerConfig scheduler;

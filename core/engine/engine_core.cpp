@@ -5,7 +5,6 @@
 #include <stdexcept>
 
 #include "core/attention/attention_factory.h"
-#include "core/engine/generation.h"
 #include "core/engine/prompt.h"
 #include "core/model/llama_model.h"
 #include "core/sched/model_executor.h"
@@ -19,19 +18,22 @@ std::unique_ptr<KvCache> build_cache(const LlamaModel& model, const EngineConfig
 }
 
 // The weights at the config's level, converted now (a view of the model's own at native).
-std::unique_ptr<ConvertedWeights> convert_now(const LlamaModel& model, const EngineConfig& c) {
+std::unique_ptr<ConvertedWeights> convert_now(const LlamaModel& model, const EngineConfig& c,
+                                              const ConversionProgressFn& progress) {
   ThreadPool pool(c.threads);
-  return ConvertedWeights::convert(model, c.quant, pool);
+  return ConvertedWeights::convert(model, c.quant, pool, ConversionControl{progress});
 }
 
 std::unique_ptr<StepExecutor> build_executor(const LlamaModel& model, KvCache& kv, const EngineConfig& c,
-                                             const EngineCoreOptions& options, const ConvertedWeights& weights) {
+                                             const EngineCoreOptions& options, const ConvertedWeights& weights,
+                                             const LogitsFn& on_logits) {
   if (options.dry_run) return std::make_unique<DryRunExecutor>(*options.dry_run, model.config().vocab_size);
   ModelExecutorOptions o;
   o.threads = c.threads;
   o.matmul = c.matmul;
   o.attention = c.attention;
   o.weights = &weights.weights();
+  o.on_logits = on_logits;
   return std::make_unique<ModelExecutor>(model, kv, o);
 }
 
@@ -65,8 +67,8 @@ EngineCore::EngineCore(const LlamaModel& model, EngineConfig config, EngineCallb
       config_(resolve_config(std::move(config), model)),
       kv_(build_cache(model, config_)),
       limit_(request_limit(*kv_, config_.kv, config_.context_length)),
-      weights_(convert_now(model, config_)),
-      executor_(build_executor(model, *kv_, config_, options_, *weights_)),
+      weights_(convert_now(model, config_, options_.conversion_progress)),
+      executor_(build_executor(model, *kv_, config_, options_, *weights_, callbacks_.on_logits)),
       scheduler_(std::make_unique<Scheduler>(*kv_, limit_, config_.scheduler)),
       metrics_(options.step_window, options.finished_window) {
   publish_weights();
@@ -194,7 +196,7 @@ void EngineCore::add(RequestId id, EngineRequest request, double arrival_s) {
     return reject(id, t, 0, std::string("bad prompt: ") + e.what());
   }
   r.prompt_tokens = static_cast<int32_t>(r.tokens.size());
-  if (r.prompt_tokens >= limit_.max_kv_tokens) {
+  if (r.prompt_tokens > limit_.max_kv_tokens) {
     return reject(id, t, r.prompt_tokens,
                   "the prompt of " + std::to_string(r.prompt_tokens) +
                       " tokens leaves no room to generate: one request holds at most " +
@@ -202,6 +204,7 @@ void EngineCore::add(RequestId id, EngineRequest request, double arrival_s) {
   }
   r.max_output_tokens = request.max_tokens > 0 ? request.max_tokens : limit_.max_kv_tokens - r.prompt_tokens + 1;
   executor_->set_sampling(id, request.sampling);
+  executor_->set_logits_output(id, callbacks_.on_logits ? request.logits : LogitsOutput::None);
   metrics_.on_arrival(id, t, r.prompt_tokens);
   live_.emplace(id, Live{Utf8StreamDecoder(), StopMatcher(std::move(request.stop)), t, t});
   if (!scheduler_->add(std::move(r))) end(id, StopReason::Failed, scheduler_->request(id).refusal);
@@ -259,9 +262,10 @@ void EngineCore::step() {
   }
   clock_.advance(seconds);
   const StepOutcome outcome = scheduler_->complete(plan, sampled_);
+  for (const auto& [id, error] : outcome.failed) end(id, StopReason::Failed, "sampling failed: " + error);
   std::vector<RequestId> stopped;
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
-    if (!plan.seqs[i].sample || sampled_[i].end_of_generation) continue;
+    if (!plan.seqs[i].sample || sampled_[i].end_of_generation || !sampled_[i].error.empty()) continue;
     if (stream_token(plan.seqs[i].id, sampled_[i].token)) stopped.push_back(plan.seqs[i].id);
   }
   for (RequestId id : stopped) end(id, StopReason::StopString);

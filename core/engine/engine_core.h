@@ -33,6 +33,8 @@ struct EngineCoreOptions {
   // Called from a worker thread when a background weight conversion has finished: the driver
   // should call step() soon (the Engine wakes its thread).
   std::function<void()> wake;
+  // Progress of the conversion to config.quant's level that the constructor runs (none when empty).
+  ConversionProgressFn conversion_progress;
 };
 
 class EngineCore {
@@ -64,9 +66,13 @@ class EngineCore {
   bool idle() const { return scheduler_->idle(); }
   bool contains(RequestId id) const { return live_.contains(id); }
   const EngineConfig& config() const { return config_; }
+  // The most KV slots one request may hold (prompt + output - 1), and what sets that limit.
+  const RequestLimit& limit() const { return limit_; }
   // The block table, with each sequence's token ids.
   KvSnapshot kv_snapshot() const;
   const EngineMetrics& metrics() const { return metrics_; }
+  // The weights the steps read, at config().quant's level.
+  const ConvertedWeights& weights() const { return *weights_; }
   EngineClock& clock() { return clock_; }
   double now() const { return clock_.now(); }
   const LlamaModel& model() const { return model_; }

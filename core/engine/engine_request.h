@@ -8,6 +8,7 @@
 
 #include "core/sample/sampler.h"
 #include "core/sched/request.h"
+#include "core/sched/step_executor.h"
 #include "core/tokenizer/chat_template.h"
 
 namespace inferscope {
@@ -21,6 +22,7 @@ struct EngineRequest {
   SamplingParams sampling;
   int32_t max_tokens = 0;          // 0 = as many as the context (or the KV limit) allows
   std::vector<std::string> stop;   // stop strings: generation ends before the first one (not shown)
+  LogitsOutput logits = LogitsOutput::None;  // raw logits to hand to on_logits (logprobs, perplexity)
 };
 
 struct TokenTiming {
@@ -38,6 +40,8 @@ struct EngineCallbacks {
   std::function<void(RequestId, StopReason reason)> on_finished;
   // Before on_finished(Failed): what went wrong.
   std::function<void(RequestId, const std::string& message)> on_error;
+  // The raw logits a request asked for (EngineRequest::logits), row `position` of its sequence.
+  LogitsFn on_logits;
   // A set_config() was applied (or rejected): what changed and what it did to running requests.
   std::function<void(bool applied, const std::string& message)> on_config;
 };

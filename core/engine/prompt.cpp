@@ -21,4 +21,12 @@ std::vector<TokenId> encode_chat(const LlamaModel& model, const std::vector<Chat
   return model.tokenizer().encode(tmpl.render(messages, true), !tmpl.bos_in_text, true);
 }
 
+std::string output_piece(const Tokenizer& tokenizer, TokenId previous, TokenId next) {
+  std::string piece = tokenizer.token_to_piece(next);
+  if (tokenizer.vocab().add_space_prefix && previous >= 0 && previous == tokenizer.vocab().bos && piece.starts_with(' ')) {
+    piece.erase(0, 1);
+  }
+  return piece;
+}
+
 }  // namespace inferscope

@@ -1,4 +1,4 @@
-// Turning the user's prompt or chat turns into token ids for a model.
+// Turning the user's prompt or chat turns into token ids for a model, and output tokens into text.
 #pragma once
 #include <string>
 #include <vector>
@@ -11,5 +11,9 @@ namespace inferscope {
 std::vector<TokenId> encode_prompt(const LlamaModel& model, const std::string& text);
 // Turns rendered with the model's chat template, ready for the assistant's reply.
 std::vector<TokenId> encode_chat(const LlamaModel& model, const std::vector<ChatMessage>& messages);
+
+// The text token `next` adds after `previous`: its piece, without the word-start space that
+// SentencePiece's decoder drops from the first token after BOS.
+std::string output_piece(const Tokenizer& tokenizer, TokenId previous, TokenId next);
 
 }  // namespace inferscope

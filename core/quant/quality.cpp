@@ -6,21 +6,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/sample/logprobs.h"
 #include "core/sample/sampler.h"
 
 namespace inferscope {
-namespace {
-
-// ln sum_i exp(x_i), shifted by the maximum so nothing overflows.
-double log_sum_exp(std::span<const float> x) {
-  const double m = *std::max_element(x.begin(), x.end());
-  double s = 0;
-  for (float v : x) s += std::exp(static_cast<double>(v) - m);
-  return m + std::log(s);
-}
-
-}  // namespace
-
 std::vector<TokenWindow> perplexity_windows(int64_t n_tokens, int64_t ctx) {
   if (ctx < 2) throw std::invalid_argument("perplexity: a window needs at least 2 tokens, not " + std::to_string(ctx));
   std::vector<TokenWindow> windows;
@@ -28,14 +17,6 @@ std::vector<TokenWindow> perplexity_windows(int64_t n_tokens, int64_t ctx) {
     windows.push_back(TokenWindow{begin, std::min(n_tokens, begin + ctx)});
   }
   return windows;
-}
-
-double log_probability(std::span<const float> logits, TokenId target) {
-  if (target < 0 || static_cast<size_t>(target) >= logits.size()) {
-    throw std::invalid_argument("token id " + std::to_string(target) + " is outside the logits (0.." +
-                                std::to_string(logits.size() - 1) + ")");
-  }
-  return static_cast<double>(logits[static_cast<size_t>(target)]) - log_sum_exp(logits);
 }
 
 double kl_divergence(std::span<const float> p_logits, std::span<const float> q_logits) {

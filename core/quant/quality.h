@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "core/sample/logprobs.h"
 #include "core/tokenizer/vocab.h"
 
 namespace inferscope {
@@ -21,8 +22,6 @@ struct TokenWindow {
 // for ctx < 2.
 std::vector<TokenWindow> perplexity_windows(int64_t n_tokens, int64_t ctx);
 
-// ln p(target) under softmax(logits), in double.
-double log_probability(std::span<const float> logits, TokenId target);
 // KL(P || Q) = sum_i p_i (ln p_i - ln q_i) in nats, P = softmax(p_logits), Q = softmax(q_logits).
 double kl_divergence(std::span<const float> p_logits, std::span<const float> q_logits);
 

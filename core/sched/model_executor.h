@@ -21,6 +21,7 @@ struct ModelExecutorOptions {
   std::string attention = "flash";  // "flash" or "naive"
   const LlamaWeights* weights = nullptr;  // what the matmuls read (another quantization level); null: the model's own
   SamplingParams sampling;      // the sampler of a request without its own (greedy by default)
+  LogitsFn on_logits;           // receives the logits that requests ask for (set_logits_output)
 };
 
 class ModelExecutor final : public StepExecutor {
@@ -29,7 +30,11 @@ class ModelExecutor final : public StepExecutor {
   ~ModelExecutor() override;
   double execute(const StepPlan& plan, std::vector<SampledToken>& sampled) override;
   void set_sampling(RequestId id, const SamplingParams& params) override;
-  void forget(RequestId id) override { samplers_.erase(id); }
+  void set_logits_output(RequestId id, LogitsOutput output) override;
+  void forget(RequestId id) override {
+    samplers_.erase(id);
+    logits_outputs_.erase(id);
+  }
   void rebind(KvCache& kv) override { kv_ = &kv; }
   void set_attention(const std::string& name) override;
   // Runs later steps on other weights (the model's at another quantization level; they must outlive
@@ -47,6 +52,7 @@ class ModelExecutor final : public StepExecutor {
   std::unique_ptr<Attention> attention_;
   std::unique_ptr<LlamaForward> forward_;
   std::map<RequestId, Sampler> samplers_;
+  std::map<RequestId, LogitsOutput> logits_outputs_;  // requests that asked for logits
   std::vector<BatchSeq> batch_;
   std::vector<float> logits_;
 };

@@ -202,6 +202,11 @@ StepOutcome Scheduler::complete(const StepPlan& plan, std::span<const SampledTok
     Request& r = requests_.at(plan.seqs[i].id);
     r.num_computed += plan.seqs[i].n_new;
     if (!plan.seqs[i].sample) continue;
+    if (!sampled[i].error.empty()) {
+      finish(r.id, StopReason::Failed);
+      outcome.failed.emplace_back(r.id, sampled[i].error);
+      continue;
+    }
     if (r.output_tokens() == 0) outcome.first_token.push_back(r.id);
     bool done = sampled[i].end_of_generation;
     if (done) {

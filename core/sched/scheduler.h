@@ -54,12 +54,14 @@ struct StepPlan {
 struct SampledToken {
   TokenId token = 0;
   bool end_of_generation = false;  // the request stops here; the token is not part of its output
+  std::string error;               // sampling failed (e.g. no finite logit): the request ends with this error
 };
 
 // What a completed step changed, for the caller's clocks and callbacks.
 struct StepOutcome {
   std::vector<RequestId> first_token;  // requests that produced their first output token
   std::vector<RequestId> finished;
+  std::vector<std::pair<RequestId, std::string>> failed;  // ended by a sampling error, with its message
 };
 
 // The most KV slots one request may hold, and what sets that limit (for refusal messages).

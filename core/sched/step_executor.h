@@ -2,6 +2,8 @@
 // The real model (ModelExecutor) and serve-sim's dry run (DryRunExecutor) are the two executors.
 #pragma once
 #include <cstddef>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,17 @@
 #include "core/sched/scheduler.h"
 
 namespace inferscope {
+
+// Which of a request's raw logits (the model's, before any sampling step) the executor hands out.
+enum class LogitsOutput {
+  None,
+  Sampled,  // the row each output token is sampled from (generate --logprobs)
+  All,      // every computed position, prompt included (perplexity, exactness checks)
+};
+
+// Receives logits row `position` of request `id` (it predicts the token after `position`); the
+// span is valid during the call only. A position recomputed after a preemption comes again, equal.
+using LogitsFn = std::function<void(RequestId id, int32_t position, std::span<const float> logits)>;
 
 // What the last step's attention needed: scratch bytes at its peak, and seconds over all layers.
 struct AttentionUse {
@@ -26,6 +39,8 @@ class StepExecutor {
   virtual double execute(const StepPlan& plan, std::vector<SampledToken>& sampled) = 0;
   // Gives `id` its own sampling parameters (before its first step); executors that do not sample ignore them.
   virtual void set_sampling(RequestId /*id*/, const SamplingParams& /*params*/) {}
+  // Hands out `id`'s logits as `output` says (before its first step); executors without a model ignore it.
+  virtual void set_logits_output(RequestId /*id*/, LogitsOutput /*output*/) {}
   // The request has left for good: drop anything kept for it (its sampler).
   virtual void forget(RequestId /*id*/) {}
   // Runs later steps on another cache (the engine replaced it between steps).

@@ -115,7 +115,7 @@ struct ThreadPool::Impl {
 };
 
 ThreadPool::ThreadPool(int n_threads) : impl_(new Impl) {
-  if (n_threads <= 0) n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  n_threads = resolved_size(n_threads);
   for (int i = 1; i < n_threads; ++i) impl_->workers.emplace_back([this] { impl_->worker_loop(); });
 }
 
@@ -127,6 +127,10 @@ ThreadPool::~ThreadPool() {
   impl_->wake.notify_all();
   for (auto& w : impl_->workers) w.join();
   delete impl_;
+}
+
+int ThreadPool::resolved_size(int n_threads) {
+  return n_threads > 0 ? n_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 int ThreadPool::size() const { return static_cast<int>(impl_->workers.size()) + 1; }

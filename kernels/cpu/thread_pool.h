@@ -14,6 +14,8 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int size() const;
+  // The size a pool built with n_threads has.
+  static int resolved_size(int n_threads);
 
   // Runs fn(begin, end) over [0, n) split into contiguous chunks of at least `grain` items,
   // on all threads, and returns when every chunk is done. The split never changes the result

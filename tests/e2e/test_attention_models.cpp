@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "core/engine/prompt.h"
-#include "core/engine/runtime.h"
 #include "core/model/llama_model.h"
 #include "core/sample/sampler.h"
 #include "tests/support/side_by_side.h"
@@ -19,10 +18,9 @@ namespace {
 // the naive choice; checks logits agree within `tolerance` x the step's largest |logit| and that
 // flash picks the same token (reporting the top-2 gap if it ever does not).
 void expect_same_greedy(const LlamaModel& model, const std::vector<TokenId>& prompt, int32_t n, float tolerance) {
-  RuntimeOptions naive_options, flash_options;
-  naive_options.attention = "naive";
-  flash_options.attention = "flash";
-  Runtime naive(model, naive_options), flash(model, flash_options);
+  EngineConfig naive, flash;
+  naive.attention = "naive";
+  flash.attention = "flash";
   float worst = 0.0f;
   const std::vector<test::StepDiff> steps = test::decode_side_by_side(model, naive, flash, prompt, n);
   for (size_t step = 0; step < steps.size(); ++step) {

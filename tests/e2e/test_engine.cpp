@@ -13,11 +13,10 @@
 #include <vector>
 
 #include "core/engine/engine.h"
-#include "core/engine/generation.h"
 #include "core/engine/prompt.h"
-#include "core/engine/runtime.h"
 #include "core/model/llama_model.h"
 #include "core/sample/sampler.h"
+#include "tests/support/engine_runs.h"
 #include "tests/support/test_models.h"
 
 namespace inferscope::test {
@@ -76,14 +75,12 @@ struct Alone {
   StopReason reason;
 };
 
-// The single-sequence reference: generate() on its own runtime.
+// The single-sequence reference: the request alone on its own single-threaded engine.
 Alone alone(const LlamaModel& model, const std::string& prompt, int32_t max_tokens) {
-  RuntimeOptions o;
-  o.threads = 1;
-  Runtime runtime(model, o);
-  Sampler sampler(SamplingParams{});
-  const GenerationResult r = generate(runtime, 0, encode_prompt(model, prompt), max_tokens, sampler, nullptr);
-  return {r.text, r.finish == FinishReason::Stop ? StopReason::EndOfGeneration : StopReason::Length};
+  EngineConfig config;
+  config.threads = 1;
+  const RequestOutcome r = test::engine_greedy(model, config, encode_prompt(model, prompt), max_tokens);
+  return {r.text, r.reason};
 }
 
 EngineConfig small_config() {

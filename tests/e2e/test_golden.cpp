@@ -1,11 +1,11 @@
 // Real models, real text: stories260K's published greedy output and the demo model's chat answer.
 #include <gtest/gtest.h>
 
-#include "core/engine/generation.h"
 #include "core/engine/prompt.h"
-#include "core/engine/runtime.h"
+#include "core/engine/sync_engine.h"
 #include "core/model/llama_model.h"
 #include "core/sample/sampler.h"
+#include "tests/support/engine_runs.h"
 #include "tests/support/test_models.h"
 
 namespace inferscope {
@@ -21,16 +21,14 @@ struct KvChoice {
   int32_t block_size;
 };
 
-GenerationResult greedy(const LlamaModel& model, const std::vector<TokenId>& prompt, int32_t n, DType kv_dtype,
-                        int32_t threads, KvChoice kv = {KvKind::Paged, 16}) {
-  RuntimeOptions options;
-  options.kv_dtype = kv_dtype;
-  options.threads = threads;
-  options.kv_kind = kv.kind;
-  options.block_size = kv.block_size;
-  Runtime runtime(model, options);
-  Sampler sampler(SamplingParams{});
-  return generate(runtime, 0, prompt, n, sampler, nullptr);
+RequestOutcome greedy(const LlamaModel& model, const std::vector<TokenId>& prompt, int32_t n, DType kv_dtype,
+                      int32_t threads, KvChoice kv = {KvKind::Paged, 16}) {
+  EngineConfig config;
+  config.kv_dtype = kv_dtype;
+  config.threads = threads;
+  config.kv.kind = kv.kind;
+  config.kv.block_size = kv.block_size;
+  return test::engine_greedy(model, config, prompt, n);
 }
 
 class StoriesGolden : public ::testing::TestWithParam<std::tuple<DType, int32_t>> {};
@@ -39,7 +37,7 @@ TEST_P(StoriesGolden, GreedyFromBosMatchesPublishedIds) {
   INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
   const auto model = LlamaModel::load(path);
   const auto [kv_dtype, threads] = GetParam();
-  const GenerationResult r = greedy(*model, encode_prompt(*model, ""), 32, kv_dtype, threads);
+  const RequestOutcome r = greedy(*model, encode_prompt(*model, ""), 32, kv_dtype, threads);
   EXPECT_EQ(r.tokens, kStoriesGolden);
   EXPECT_EQ(r.text.rfind("Once upon a time, there was a little girl named Lily.", 0), 0u) << r.text;
 }
@@ -50,7 +48,7 @@ INSTANTIATE_TEST_SUITE_P(KvDtypesAndThreads, StoriesGolden,
 TEST(StoriesGolden, LongerRunMatchesTheDocumentedStory) {
   INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
   const auto model = LlamaModel::load(path);
-  const GenerationResult r = greedy(*model, encode_prompt(*model, ""), 100, DType::F16, 0);
+  const RequestOutcome r = greedy(*model, encode_prompt(*model, ""), 100, DType::F16, 0);
   EXPECT_EQ(r.text.rfind("Once upon a time, there was a little girl named Lily. She loved to play outside in the "
                          "park. One",
                          0),
@@ -64,7 +62,7 @@ class StoriesAcrossKvManagers : public ::testing::TestWithParam<KvChoice> {};
 TEST_P(StoriesAcrossKvManagers, GreedyIdsMatchGolden) {
   INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
   const auto model = LlamaModel::load(path);
-  const GenerationResult r = greedy(*model, encode_prompt(*model, ""), 32, DType::F16, 2, GetParam());
+  const RequestOutcome r = greedy(*model, encode_prompt(*model, ""), 32, DType::F16, 2, GetParam());
   EXPECT_EQ(r.tokens, kStoriesGolden);
 }
 
@@ -75,28 +73,36 @@ INSTANTIATE_TEST_SUITE_P(PagedAndContiguous, StoriesAcrossKvManagers,
 TEST(StoriesPrefixCache, ReattachedPrefixGivesIdenticalLogits) {
   INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
   const auto model = LlamaModel::load(path);
-  RuntimeOptions options;
-  options.block_size = 8;
-  Runtime runtime(*model, options);
+  EngineConfig config;
+  config.kv.block_size = 8;
+  SyncEngine engine(*model, config);
   const std::vector<TokenId> prompt = model->tokenizer().encode(
       "Once upon a time, there was a little girl named Lily. She loved to play outside in the park.", true);
   ASSERT_GT(prompt.size(), 16u);
-  const std::span<const float> first_logits = runtime.append(0, prompt);
-  const std::vector<float> first(first_logits.begin(), first_logits.end());
-  runtime.reset(0);  // its full blocks stay in the prefix cache
-  const std::span<const float> second = runtime.append(1, prompt);
-  EXPECT_TRUE(std::equal(first.begin(), first.end(), second.begin(), second.end()));
+  // the logits of the prompt's last position, as a request samples its first token from them
+  auto first_token_logits = [&] {
+    EngineRequest r;
+    r.prompt_tokens = prompt;
+    r.max_tokens = 1;
+    r.logits = LogitsOutput::Sampled;
+    std::vector<float> row;
+    engine.run(std::move(r), {}, [&](RequestId, int32_t, std::span<const float> l) { row.assign(l.begin(), l.end()); });
+    return row;
+  };
+  const std::vector<float> first = first_token_logits();  // its full blocks stay in the prefix cache
+  const std::vector<float> second = first_token_logits();
+  EXPECT_TRUE(test::bit_identical(first, second));
   // Whole blocks are reused, leaving at least the last token to compute.
-  const KvStats stats = runtime.kv().stats();
-  EXPECT_EQ(stats.prefix_cache_hits, static_cast<int64_t>((prompt.size() - 1) / 8 * 8));
-  EXPECT_EQ(stats.prefix_cache_queries, static_cast<int64_t>(2 * prompt.size()));
+  const EngineMetricsSnapshot m = engine.core().metrics().snapshot(engine.core().now());
+  EXPECT_EQ(m.prefix_cache_hits, static_cast<int64_t>((prompt.size() - 1) / 8 * 8));
+  EXPECT_EQ(m.prefix_cache_queries, static_cast<int64_t>(2 * prompt.size()));
 }
 
 TEST(DemoModel, AnswersTheCapitalOfFrance) {
   INFERSCOPE_REQUIRE_FILE(path, test::demo_model_path());
   const auto model = LlamaModel::load(path);
   const std::vector<TokenId> prompt = encode_chat(*model, {{"user", "What is the capital of France?"}});
-  const GenerationResult r = greedy(*model, prompt, 48, DType::F16, 0);
+  const RequestOutcome r = greedy(*model, prompt, 48, DType::F16, 0);
   EXPECT_NE(r.text.find("Paris"), std::string::npos) << r.text;
 }
 

@@ -1,6 +1,6 @@
 // The q8 KV cache (Q8_0 rows) on a real model: the demo model (head_dim 64) decodes with logits
 // close to the f16 cache's and mostly the same greedy text; a model whose head_dim is not a multiple
-// of 32 (stories260K: 8) is refused by name, in the Runtime and in the Engine's config.
+// of 32 (stories260K: 8) is refused by name, by the engine and by its config.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,9 +10,8 @@
 #include <vector>
 
 #include "core/engine/engine_config.h"
-#include "core/engine/generation.h"
 #include "core/engine/prompt.h"
-#include "core/engine/runtime.h"
+#include "core/engine/sync_engine.h"
 #include "core/model/llama_model.h"
 #include "core/sample/sampler.h"
 #include "tests/support/side_by_side.h"
@@ -21,18 +20,16 @@
 namespace inferscope {
 namespace {
 
-RuntimeOptions with_kv_dtype(DType dtype) {
-  RuntimeOptions o;
-  o.threads = 2;
-  o.kv_dtype = dtype;
-  return o;
+EngineConfig with_kv_dtype(DType dtype) {
+  EngineConfig c;
+  c.threads = 2;
+  c.kv_dtype = dtype;
+  return c;
 }
 
 // Greedy tokens after `prompt`, n at most.
 std::vector<TokenId> greedy(const LlamaModel& model, DType kv_dtype, const std::vector<TokenId>& prompt, int32_t n) {
-  Runtime rt(model, with_kv_dtype(kv_dtype));
-  Sampler sampler(SamplingParams{});  // temperature 0: greedy
-  return generate(rt, 0, prompt, n, sampler, nullptr).tokens;
+  return test::engine_greedy(model, with_kv_dtype(kv_dtype), prompt, n).tokens;
 }
 
 const char* const kQuestion = "Write a short poem about the sea, then explain what a tide is.";
@@ -53,9 +50,9 @@ TEST(KvQ8OnModels, DemoLogitsStayCloseToTheF16Cache) {
   ASSERT_EQ(model->config().head_dim, 64);
   const std::vector<TokenId> prompt = encode_chat(*model, {{"user", kQuestion}});
   // both caches fed the same tokens (the f16 greedy choice), so every step compares like with like
-  Runtime f16(*model, with_kv_dtype(DType::F16)), q8(*model, with_kv_dtype(DType::Q8_0));
-  EXPECT_EQ(q8.kv().geometry().bytes_per_token(), 2u * 68 * 30 * 3);  // 53% of f16's 23040
-  const std::vector<test::StepDiff> steps = test::decode_side_by_side(*model, f16, q8, prompt, kSteps);
+  EXPECT_EQ(model->kv_geometry(DType::Q8_0).bytes_per_token(), 2u * 68 * 30 * 3);  // 53% of f16's 23040
+  const std::vector<test::StepDiff> steps =
+      test::decode_side_by_side(*model, with_kv_dtype(DType::F16), with_kv_dtype(DType::Q8_0), prompt, kSteps);
   ASSERT_EQ(steps.size(), static_cast<size_t>(kSteps));  // no early end of generation
   float worst = 0.0f;
   int32_t same_choice = 0;
@@ -100,8 +97,8 @@ TEST(KvQ8OnModels, StoriesHeadDim8IsRefusedByName) {
   INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
   const auto model = LlamaModel::load(path);
   try {
-    Runtime rt(*model, with_kv_dtype(DType::Q8_0));
-    ADD_FAILURE() << "the Runtime accepted q8 KV at head_dim 8";
+    SyncEngine engine(*model, with_kv_dtype(DType::Q8_0));
+    ADD_FAILURE() << "the engine accepted q8 KV at head_dim 8";
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()), kStoriesRefusal);
   }

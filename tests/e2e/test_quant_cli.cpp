@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/engine/runtime.h"
+#include "tests/support/engine_runs.h"
 #include "core/gguf/gguf_file.h"
 #include "core/model/llama_model.h"
 #include "tests/support/cli_runner.h"
@@ -33,12 +33,10 @@ const std::string kSampleText = std::string(INFERSCOPE_SOURCE_DIR) + "/resources
 
 std::vector<float> prompt_logits(const LlamaModel& model, WeightQuant level) {
   const std::vector<TokenId> prompt = model.tokenizer().encode("Once upon a time there was a lighthouse", true);
-  RuntimeOptions o;
-  o.threads = 2;
-  o.quant = level;
-  Runtime rt(model, o);
-  const std::span<const float> l = rt.append_all_logits(0, prompt);
-  return {l.begin(), l.end()};
+  EngineConfig config;
+  config.threads = 2;
+  config.quant = level;
+  return test::engine_logits(model, config, prompt);
 }
 
 TEST(QuantizeCli, SavedFileReloadsToTheInMemoryLogits) {

@@ -6,14 +6,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/engine/generation.h"
 #include "core/engine/prompt.h"
-#include "core/engine/runtime.h"
 #include "core/kv/kv_config.h"
 #include "core/model/llama_model.h"
 #include "core/sample/sampler.h"
 #include "core/engine/workload_runner.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/engine_runs.h"
 #include "tests/support/test_models.h"
 
 namespace inferscope {
@@ -28,12 +27,10 @@ const Prompt kPrompts[] = {{"Once upon a time", 40}, {"Lily and Tom", 25}, {"The
 
 // What each prompt generates alone: greedy, one sequence, contiguous cache, stopping at EOS.
 std::vector<TokenId> alone(const LlamaModel& model, const std::vector<TokenId>& prompt, int32_t n) {
-  RuntimeOptions options;
-  options.kv_kind = KvKind::Contiguous;
-  options.threads = 1;
-  Runtime runtime(model, options);
-  Sampler sampler(SamplingParams{});
-  return generate(runtime, 0, prompt, n, sampler, nullptr).tokens;
+  EngineConfig config;
+  config.kv.kind = KvKind::Contiguous;
+  config.threads = 1;
+  return test::engine_greedy(model, config, prompt, n).tokens;
 }
 
 struct KvCase {

@@ -1,5 +1,6 @@
-// Two runtimes of one model (different attention, KV dtype...) decoding side by side: both are fed
-// the prompt, then each greedy choice of the first, so every step compares logits of the same tokens.
+// Two engine configurations of one model (different attention, KV dtype...) side by side: the first
+// decodes greedily; both then compute the logits of the prompt and those tokens, so every step
+// compares logits of the same tokens.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -7,15 +8,15 @@
 #include <span>
 #include <vector>
 
-#include "core/engine/runtime.h"
+#include "tests/support/engine_runs.h"
 #include "core/model/llama_model.h"
 #include "core/sample/sampler.h"
 
 namespace inferscope::test {
 
 struct StepDiff {
-  float max_abs = 0.0f;   // the first runtime's largest |logit|
-  float max_diff = 0.0f;  // the largest |difference| between the two runtimes' logits
+  float max_abs = 0.0f;   // the first configuration's largest |logit|
+  float max_diff = 0.0f;  // the largest |difference| between the two configurations' logits
   TokenId first_choice = 0, second_choice = 0;  // each one's greedy token
   float first_gap = 0.0f, second_gap = 0.0f;    // each one's top-2 gap: how close it came to another choice
   float relative() const { return max_diff / max_abs; }
@@ -28,27 +29,31 @@ inline float top2_gap(std::span<const float> logits) {
   return v[0] - v[1];
 }
 
-// Up to n steps on sequence 0 of both, stopping after an end-of-generation token or at the context's end.
-inline std::vector<StepDiff> decode_side_by_side(const LlamaModel& model, Runtime& first, Runtime& second,
-                                                 const std::vector<TokenId>& prompt, int32_t n) {
+// Up to n greedy steps of the first configuration, stopping after an end-of-generation token.
+inline std::vector<StepDiff> decode_side_by_side(const LlamaModel& model, const EngineConfig& first,
+                                                 const EngineConfig& second, const std::vector<TokenId>& prompt,
+                                                 int32_t n) {
+  const RequestOutcome greedy = engine_greedy(model, first, prompt, n);
+  std::vector<TokenId> sequence = prompt;
+  sequence.insert(sequence.end(), greedy.tokens.begin(), greedy.tokens.end());
+  const std::vector<float> a = engine_logits(model, first, sequence), b = engine_logits(model, second, sequence);
+  const auto vocab = static_cast<size_t>(model.config().vocab_size);
+  // one step per sampled token: each output token, and the end-of-generation token if one came
+  const size_t n_steps = greedy.tokens.size() + (greedy.reason == StopReason::EndOfGeneration ? 1 : 0);
   std::vector<StepDiff> steps;
-  std::vector<TokenId> feed = prompt;
-  for (int32_t step = 0; step < n; ++step) {
-    const std::span<const float> a = first.append(0, feed);
-    const std::vector<float> want(a.begin(), a.end());
-    const std::span<const float> b = second.append(0, feed);
+  for (size_t step = 0; step < n_steps; ++step) {
+    const size_t row = (prompt.size() - 1 + step) * vocab;
+    const std::span<const float> want(a.data() + row, vocab), got(b.data() + row, vocab);
     StepDiff d;
-    for (size_t i = 0; i < want.size(); ++i) {
+    for (size_t i = 0; i < vocab; ++i) {
       d.max_abs = std::max(d.max_abs, std::fabs(want[i]));
-      d.max_diff = std::max(d.max_diff, std::fabs(want[i] - b[i]));
+      d.max_diff = std::max(d.max_diff, std::fabs(want[i] - got[i]));
     }
     d.first_choice = argmax(want);
-    d.second_choice = argmax(b);
+    d.second_choice = argmax(got);
     d.first_gap = top2_gap(want);
-    d.second_gap = top2_gap(b);
+    d.second_gap = top2_gap(got);
     steps.push_back(d);
-    if (model.tokenizer().vocab().is_eog(d.first_choice) || first.length(0) + 1 >= first.context_length()) break;
-    feed = {d.first_choice};
   }
   return steps;
 }

@@ -8,29 +8,17 @@
 #include <vector>
 
 #include "core/attention/naive_attention.h"
-#include "core/engine/runtime.h"
 #include "core/kv/kv_config.h"
 #include "core/model/llama_forward.h"
 #include "core/model/llama_model.h"
 #include "kernels/cpu/thread_pool.h"
+#include "tests/support/engine_runs.h"
 #include "tests/support/synthetic_model.h"
 
 namespace inferscope::test {
 namespace {
 
 constexpr int32_t kMaxSeqLen = 48;
-
-// Bitwise equality of two float rows, naming the first difference.
-::testing::AssertionResult bit_identical(std::span<const float> a, std::span<const float> b) {
-  if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes " << a.size() << " vs " << b.size();
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0) {
-      return ::testing::AssertionFailure() << "element " << i << ": " << a[i] << " vs " << b[i] << " (of "
-                                           << a.size() << ")";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
 
 // Ids 3.. of the synthetic vocabulary, varied by `salt` so sequences differ.
 std::vector<TokenId> tokens(int n, int salt, int32_t vocab) {
@@ -150,27 +138,17 @@ TEST_P(BatchInvarianceTest, KvLayoutDoesNotChangeLogits) {
 }
 
 TEST_P(BatchInvarianceTest, PrefillChunkingDoesNotChangeLogits) {
-  const std::vector<TokenId> prompt = tokens(20, 6, spec_.vocab), next = tokens(1, 7, spec_.vocab);
-  // every position's logits and one decode step after the prompt, for one prefill chunk size
-  auto run = [&](int32_t chunk, std::vector<float>& all, std::vector<float>& decode) {
-    Runtime rt(*model_, RuntimeOptions{.threads = 2, .prefill_chunk = chunk});
-    const std::span<const float> a = rt.append_all_logits(0, prompt);
-    all.assign(a.begin(), a.end());
-    const std::span<const float> d = rt.append(0, next);
-    decode.assign(d.begin(), d.end());
+  const std::vector<TokenId> prompt = tokens(20, 6, spec_.vocab);
+  // every position's logits through the engine, the prompt in steps of at most `chunk` tokens
+  auto run = [&](int32_t chunk) {
+    EngineConfig config;
+    config.threads = 2;
+    config.scheduler.max_batch_tokens = chunk;
+    return engine_logits(*model_, config, prompt);
   };
-  std::vector<float> whole_all, whole_decode;
-  run(512, whole_all, whole_decode);
-  ASSERT_EQ(whole_all.size(), prompt.size() * spec_.vocab);
-  for (int32_t chunk : {1, 3, 7}) {
-    std::vector<float> all, decode;
-    run(chunk, all, decode);
-    EXPECT_TRUE(bit_identical(all, whole_all)) << "chunks of " << chunk;
-    EXPECT_TRUE(bit_identical(decode, whole_decode)) << "chunks of " << chunk;
-    // append() returns the last row of what append_all_logits() gives
-    Runtime rt(*model_, RuntimeOptions{.threads = 2, .prefill_chunk = chunk});
-    EXPECT_TRUE(bit_identical(rt.append(0, prompt), std::span(whole_all).last(spec_.vocab))) << "chunks of " << chunk;
-  }
+  const std::vector<float> whole = run(0);
+  ASSERT_EQ(whole.size(), prompt.size() * spec_.vocab);
+  for (int32_t chunk : {1, 3, 7}) EXPECT_TRUE(bit_identical(run(chunk), whole)) << "chunks of " << chunk;
 }
 
 INSTANTIATE_TEST_SUITE_P(WeightTypes, BatchInvarianceTest,

@@ -1,4 +1,4 @@
-// The optimized Llama forward pass (Runtime -> LlamaForward -> CPU kernels) against the plain
+// The optimized Llama forward pass (the engine -> LlamaForward -> CPU kernels) against the plain
 // double-precision reference, on synthetic models of many shapes and every writable weight type.
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/engine/runtime.h"
+#include "tests/support/engine_runs.h"
 #include "core/model/llama_model.h"
 #include "tests/support/reference_llama.h"
 #include "tests/support/synthetic_model.h"
@@ -113,19 +113,18 @@ std::vector<TokenId> random_tokens(int n, int32_t vocab, uint32_t seed) {
   return ids;
 }
 
-// Logits of the optimized pass at every position: the prompt in one append_all_logits call, then
-// one append() per decode token.
+// Logits of the optimized pass through the engine at every position, the tokens fed in steps of
+// kPromptTokens (one prefill, then chunks deeper into the context).
 std::vector<std::vector<float>> optimized_logits(const LlamaModel& model, DType kv_dtype,
                                                  const std::vector<TokenId>& tokens) {
-  Runtime rt(model, RuntimeOptions{.threads = 2, .kv_dtype = kv_dtype});
+  EngineConfig config;
+  config.threads = 2;
+  config.kv_dtype = kv_dtype;
+  config.scheduler.max_batch_tokens = kPromptTokens;
+  const std::vector<float> all = engine_logits(model, config, tokens);
   const auto vocab = static_cast<size_t>(model.config().vocab_size);
   std::vector<std::vector<float>> out;
-  const std::span<const float> prompt = rt.append_all_logits(0, std::span(tokens).first(kPromptTokens));
-  for (size_t p = 0; p < kPromptTokens; ++p) out.emplace_back(prompt.begin() + p * vocab, prompt.begin() + (p + 1) * vocab);
-  for (size_t p = kPromptTokens; p < tokens.size(); ++p) {
-    const std::span<const float> step = rt.append(0, std::span(tokens).subspan(p, 1));
-    out.emplace_back(step.begin(), step.end());
-  }
+  for (size_t p = 0; p < tokens.size(); ++p) out.emplace_back(all.begin() + p * vocab, all.begin() + (p + 1) * vocab);
   return out;
 }
 

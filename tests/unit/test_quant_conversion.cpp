@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/engine/runtime.h"
+#include "tests/support/engine_runs.h"
 #include "core/gguf/gguf_file.h"
 #include "core/model/llama_model.h"
 #include "core/quant/converted_weights.h"
@@ -72,12 +72,10 @@ float error_bound(DType type, const float* x, int n, int j) {
 }
 
 std::vector<float> logits_at(const LlamaModel& model, WeightQuant level) {
-  RuntimeOptions o;
-  o.threads = 2;
-  o.quant = level;
-  Runtime rt(model, o);
-  const std::span<const float> l = rt.append_all_logits(0, kPrompt);
-  return {l.begin(), l.end()};
+  EngineConfig config;
+  config.threads = 2;
+  config.quant = level;
+  return test::engine_logits(model, config, kPrompt);
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
