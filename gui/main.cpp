@@ -10,9 +10,9 @@
 #include <cstring>
 #include <memory>
 
-#include "gui/demo_script.h"
-#include "gui/main_window.h"
-#include "gui/session_store.h"
+#include "gui/app/demo_script.h"
+#include "gui/app/main_window.h"
+#include "gui/chat/session_store.h"
 
 namespace {
 
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
       {"model", "Open this GGUF model (default: the demo model when present).", "PATH"},
       {"sessions-dir", "Keep chat sessions here (default: INFERSCOPE_SESSIONS_DIR, else the app data folder).", "DIR"},
       {"screenshot", "Run a scripted demo and save the window to OUT.png, then quit.", "OUT.png"},
-      {"demo-script", "The demo script for --screenshot (JSON; see gui/demo_script.h).", "FILE"},
+      {"demo-script", "The demo script for --screenshot (JSON; see gui/app/demo_script.h).", "FILE"},
   });
   args.process(app);
 

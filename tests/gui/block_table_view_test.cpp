@@ -7,9 +7,9 @@
 #include <QSignalSpy>
 #include <QTest>
 
-#include "gui/block_grid.h"
-#include "gui/block_table_view.h"
-#include "gui/block_tooltip.h"
+#include "gui/blocks/block_grid.h"
+#include "gui/blocks/block_table_view.h"
+#include "gui/blocks/block_tooltip.h"
 #include "tests/gui/offscreen_app.h"
 
 namespace inferscope::gui::test {

@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/model/llama_model.h"
-#include "gui/compare_render.h"
-#include "gui/comparison.h"
-#include "gui/config_panel.h"
-#include "gui/demo_script.h"
+#include "gui/app/demo_script.h"
+#include "gui/compare/compare_render.h"
+#include "gui/compare/comparison.h"
+#include "gui/config/config_panel.h"
 #include "tests/gui/workbench_fixture.h"
 
 namespace inferscope::gui::test {

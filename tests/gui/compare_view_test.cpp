@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gui/compare_view.h"
-#include "gui/config_panel.h"
-#include "gui/metrics_dashboard.h"
+#include "gui/compare/compare_view.h"
+#include "gui/config/config_panel.h"
+#include "gui/dashboard/metrics_dashboard.h"
 #include "tests/gui/workbench_fixture.h"
 
 namespace inferscope::gui::test {
@@ -45,10 +45,7 @@ bool run(CompareView& view, int ms = 60000) {
 struct Compare : ::testing::Test {
   void SetUp() override {
     model = ::inferscope::test::shared_model_path("stories260K.gguf");
-    if (!std::filesystem::exists(model)) {
-      if (::inferscope::test::running_in_ci()) FAIL() << "model file missing in CI: " << model;
-      GTEST_SKIP() << "model file not found: " << model;
-    }
+    ASSERT_TRUE(::inferscope::test::model_file_exists(model));
     w = open_window(dir.path(), stories_model());
     ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
     view = w->compare();

@@ -7,8 +7,8 @@
 #include <QTemporaryDir>
 #include <qcustomplot.h>
 
-#include "gui/metrics_dashboard.h"
-#include "gui/plot_hover.h"
+#include "gui/dashboard/metrics_dashboard.h"
+#include "gui/plot/plot_hover.h"
 #include "tests/gui/offscreen_app.h"
 #include "tests/gui/synthetic_metrics.h"
 

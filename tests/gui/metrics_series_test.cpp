@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "gui/metrics_series.h"
+#include "gui/dashboard/metrics_series.h"
 #include "tests/gui/synthetic_metrics.h"
 
 namespace inferscope::gui::test {

@@ -11,10 +11,10 @@
 
 #include "core/engine/engine.h"
 #include "core/model/llama_model.h"
-#include "gui/block_grid.h"
-#include "gui/block_table_view.h"
-#include "gui/block_tooltip.h"
-#include "gui/metrics_dashboard.h"
+#include "gui/blocks/block_grid.h"
+#include "gui/blocks/block_table_view.h"
+#include "gui/blocks/block_tooltip.h"
+#include "gui/dashboard/metrics_dashboard.h"
 #include "tests/gui/offscreen_app.h"
 #include "tests/support/test_models.h"
 

@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 #include <memory>
 
-#include "gui/chat_panel.h"
-#include "gui/engine_bridge.h"
-#include "gui/main_window.h"
+#include "gui/app/main_window.h"
+#include "gui/bridge/engine_bridge.h"
+#include "gui/chat/chat_panel.h"
 #include "tests/gui/offscreen_app.h"
 #include "tests/support/test_models.h"
 

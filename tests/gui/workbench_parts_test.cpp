@@ -3,10 +3,10 @@
 #include <QTemporaryDir>
 #include <nlohmann/json.hpp>
 
-#include "gui/chat_render.h"
-#include "gui/chat_session.h"
-#include "gui/demo_script.h"
-#include "gui/session_store.h"
+#include "gui/app/demo_script.h"
+#include "gui/chat/chat_render.h"
+#include "gui/chat/chat_session.h"
+#include "gui/chat/session_store.h"
 #include "tests/gui/workbench_fixture.h"
 
 namespace inferscope::gui::test {

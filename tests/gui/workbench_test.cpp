@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gui/block_grid.h"
-#include "gui/block_table_view.h"
-#include "gui/config_panel.h"
-#include "gui/metrics_dashboard.h"
+#include "gui/blocks/block_grid.h"
+#include "gui/blocks/block_table_view.h"
+#include "gui/config/config_panel.h"
+#include "gui/dashboard/metrics_dashboard.h"
 #include "tests/gui/workbench_fixture.h"
 
 namespace inferscope::gui::test {

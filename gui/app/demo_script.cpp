@@ -1,0 +1,292 @@
+#include "gui/app/demo_script.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QPixmap>
+#include <QTabWidget>
+#include <cstdio>
+#include <stdexcept>
+
+#include "core/kv/kv_dtype.h"
+#include "gui/app/main_window.h"
+#include "gui/bridge/engine_bridge.h"
+#include "gui/bridge/resource_path.h"
+#include "gui/chat/chat_panel.h"
+#include "gui/compare/compare_view.h"
+#include "gui/config/config_panel.h"
+
+namespace inferscope::gui {
+namespace {
+
+const char* const kActions[] = {"open_model", "new_session", "select_session", "send", "config", "compare", "wait",
+                                "wait_idle", "wait_tokens", "tab", "screenshot"};
+constexpr qint64 kDefaultTimeoutMs = 300'000;
+
+qint64 now_ms() { return QDateTime::currentMSecsSinceEpoch(); }
+
+template <typename T>
+T get(const nlohmann::json& j, const char* key, const std::string& where) {
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw std::runtime_error(where + ": field '" + key + "' is missing or has the wrong type" +
+                             (j.contains(key) ? ": " + j.at(key).dump() : std::string()));
+  }
+}
+
+// A "compare" step: optional "a" and "b" config overrides (over the engine's config), a "workload"
+// ("chat" or a workload file), "ignore_eos" and "timeout" (seconds).
+void check_compare_step(const nlohmann::json& c, const std::string& where) {
+  const std::string w = where + ": compare";
+  if (!c.is_object()) throw std::runtime_error(w + " must be an object");
+  for (const auto& [key, value] : c.items()) {
+    if (key == "a" || key == "b") {
+      apply_config_overrides({}, value, w + "." + key);
+    } else if (key == "workload") {
+      get<std::string>(c, "workload", w);
+    } else if (key == "ignore_eos") {
+      get<bool>(c, "ignore_eos", w);
+    } else if (key == "timeout") {
+      get<double>(c, "timeout", w);
+    } else {
+      throw std::runtime_error(w + ": unknown field '" + key + "'");
+    }
+  }
+}
+
+}  // namespace
+
+EngineConfig apply_config_overrides(EngineConfig c, const nlohmann::json& o, const std::string& where) {
+  if (!o.is_object()) throw std::runtime_error(where + ": 'config' must be an object");
+  for (const auto& [key, value] : o.items()) {
+    const std::string w = where + ": config";
+    if (key == "kv") {
+      const auto kind = kv_kind_from_name(get<std::string>(o, "kv", w));
+      if (!kind) throw std::runtime_error(w + ": 'kv' must be \"paged\" or \"contiguous\", not " + value.dump());
+      c.kv.kind = *kind;
+    } else if (key == "block_size") {
+      c.kv.block_size = get<int32_t>(o, "block_size", w);
+    } else if (key == "kv_budget_mib") {
+      c.kv.budget_bytes = get<size_t>(o, "kv_budget_mib", w) << 20;
+    } else if (key == "context") {
+      c.context_length = get<int32_t>(o, "context", w);
+      c.kv.max_seq_len = 0;
+    } else if (key == "prefix_cache") {
+      c.kv.prefix_cache = get<bool>(o, "prefix_cache", w);
+    } else if (key == "attention") {
+      c.attention = get<std::string>(o, "attention", w);
+    } else if (key == "kv_dtype") {
+      const auto dtype = kv_dtype_from_name(get<std::string>(o, "kv_dtype", w));
+      if (!dtype) throw std::runtime_error(w + ": 'kv_dtype' must be \"f32\", \"f16\" or \"q8\", not " + value.dump());
+      c.kv_dtype = *dtype;
+    } else if (key == "quant") {
+      const auto level = weight_quant_from_name(get<std::string>(o, "quant", w));
+      if (!level) throw std::runtime_error(w + ": 'quant' must be one of " + weight_quant_names() + ", not " + value.dump());
+      c.quant = *level;
+    } else if (key == "scheduler") {
+      const auto policy = scheduler_policy_from_name(get<std::string>(o, "scheduler", w));
+      if (!policy) throw std::runtime_error(w + ": 'scheduler' must be \"continuous\" or \"static\", not " + value.dump());
+      c.scheduler.policy = *policy;
+    } else if (key == "max_running") {
+      c.scheduler.max_running = get<int32_t>(o, "max_running", w);
+    } else if (key == "max_batch_tokens") {
+      c.scheduler.max_batch_tokens = get<int32_t>(o, "max_batch_tokens", w);
+    } else if (key == "threads") {
+      c.threads = get<int32_t>(o, "threads", w);
+    } else {
+      throw std::runtime_error(w + ": unknown toggle '" + key + "'");
+    }
+  }
+  return c;
+}
+
+DemoScript::DemoScript(MainWindow& window, const nlohmann::json& script, const QString& name, QString final_screenshot)
+    : window_(window), name_(name), final_screenshot_(std::move(final_screenshot)) {
+  const std::string file = name.toStdString();
+  if (!script.is_object() || !script.contains("steps") || !script["steps"].is_array()) {
+    throw std::runtime_error(file + ": expected an object with a 'steps' array");
+  }
+  if (script.contains("window")) {
+    const auto size = get<std::vector<int>>(script, "window", file);
+    if (size.size() != 2 || size[0] < 320 || size[1] < 240) throw std::runtime_error(file + ": 'window' must be [width, height]");
+    window_.resize(size[0], size[1]);
+  }
+  for (size_t i = 0; i < script["steps"].size(); ++i) {
+    const nlohmann::json& s = script["steps"][i];
+    const std::string w = where(i).toStdString();
+    Step step;
+    for (const char* action : kActions) {
+      if (s.is_object() && s.contains(action)) step.action = action;
+    }
+    if (step.action.empty()) throw std::runtime_error(w + ": no known action (" + s.dump() + ")");
+    step.args = s;
+    // Check each step's fields now, so a typo fails before the demo runs.
+    if (step.action == "config") apply_config_overrides({}, s["config"], w);
+    if (step.action == "compare") check_compare_step(s["compare"], w);
+    if (step.action == "wait" || step.action == "wait_idle") get<double>(s, step.action.c_str(), w);
+    if (step.action == "wait_tokens") get<int>(s, "wait_tokens", w);
+    if (step.action == "new_session" || step.action == "select_session" || step.action == "send" ||
+        step.action == "tab" || step.action == "screenshot" || step.action == "open_model") {
+      get<std::string>(s, step.action.c_str(), w);
+    }
+    steps_.push_back(std::move(step));
+  }
+  timer_.setInterval(50);
+  connect(&timer_, &QTimer::timeout, this, &DemoScript::tick);
+  connect(&window_.bridge(), &EngineBridge::model_failed, this,
+          [this](const QString& path, const QString& message) { failure_ = path + ": " + message; });
+  connect(&window_.bridge(), &EngineBridge::config_result, this, [this](bool applied, const QString& message) {
+    ++config_answers_;
+    if (!applied) failure_ = "config rejected: " + message;
+  });
+}
+
+nlohmann::json DemoScript::read_file(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) throw std::runtime_error(path.toStdString() + ": " + file.errorString().toStdString());
+  const QByteArray bytes = file.readAll();
+  try {
+    return nlohmann::json::parse(bytes.begin(), bytes.end());
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(path.toStdString() + ": not JSON: " + e.what());
+  }
+}
+
+void DemoScript::select_tab(const QString& name, const std::string& where) {
+  QTabWidget* tabs = window_.tabs();
+  for (int i = 0; i < tabs->count(); ++i) {
+    if (tabs->tabText(i) == name) return tabs->setCurrentIndex(i);
+  }
+  throw std::runtime_error(where + ": no tab named \"" + name.toStdString() + "\"");
+}
+
+QString DemoScript::where(size_t index) const { return QString("%1: steps[%2]").arg(name_).arg(index); }
+
+void DemoScript::start() { timer_.start(); }
+
+void DemoScript::fail(const QString& message) {
+  timer_.stop();
+  std::fprintf(stderr, "inferscope: %s\n", message.toUtf8().constData());
+  emit done(2);
+}
+
+bool DemoScript::save_screenshot(const QString& path) {
+  const QFileInfo info(path);
+  QDir().mkpath(info.absolutePath());
+  if (!window_.grab().save(path)) {
+    fail(path + ": cannot write the screenshot");
+    return false;
+  }
+  std::fprintf(stderr, "inferscope: saved %s\n", path.toUtf8().constData());
+  return true;
+}
+
+void DemoScript::tick() {
+  if (!failure_.isEmpty()) return fail(where(next_ == 0 ? 0 : next_ - 1) + ": " + failure_);
+  if (waiting_for_) {
+    if (!waiting_for_()) {
+      if (now_ms() > deadline_ms_) fail(where(next_ - 1) + ": timed out");
+      return;
+    }
+    waiting_for_ = nullptr;
+  }
+  if (next_ == steps_.size()) {
+    timer_.stop();
+    if (save_screenshot(final_screenshot_)) emit done(0);
+    return;
+  }
+  const Step& step = steps_[next_++];
+  run_step(step);
+}
+
+void DemoScript::run_step(const Step& step) {
+  const nlohmann::json& a = step.args;
+  const std::string w = where(next_ - 1).toStdString();
+  ChatPanel& chat = *window_.chat();
+  EngineBridge& bridge = window_.bridge();
+  auto wait_until = [&](std::function<bool()> done, qint64 timeout_ms) {
+    waiting_for_ = std::move(done);
+    deadline_ms_ = now_ms() + timeout_ms;
+  };
+  auto session_named = [&](const std::string& name) {
+    const int index = chat.find_session(QString::fromStdString(name));
+    if (index < 0) throw std::runtime_error(w + ": no session named \"" + name + "\"");
+    return index;
+  };
+  try {
+    if (step.action == "open_model") {
+      const QString path = resolve_resource_path(QString::fromStdString(get<std::string>(a, "open_model", w)));
+      window_.open_model(path);
+      wait_until([&bridge, path] { return !bridge.loading() && bridge.model_path() == path; }, kDefaultTimeoutMs);
+    } else if (step.action == "new_session") {
+      chat.new_session(QString::fromStdString(get<std::string>(a, "new_session", w)));
+      if (a.contains("system")) chat.set_system_prompt(QString::fromStdString(get<std::string>(a, "system", w)));
+      if (a.contains("temperature") || a.contains("max_tokens")) {
+        const ChatSession& s = chat.session(chat.current_index());
+        SamplingParams p = s.sampling;
+        if (a.contains("temperature")) p.temperature = get<float>(a, "temperature", w);
+        const int32_t max_tokens = a.contains("max_tokens") ? get<int32_t>(a, "max_tokens", w) : s.max_tokens;
+        chat.set_sampling(p, max_tokens);
+      }
+    } else if (step.action == "select_session") {
+      chat.select_session(session_named(get<std::string>(a, "select_session", w)));
+    } else if (step.action == "send") {
+      if (a.contains("session")) chat.select_session(session_named(get<std::string>(a, "session", w)));
+      chat.set_input_text(QString::fromStdString(get<std::string>(a, "send", w)));
+      chat.send();
+    } else if (step.action == "config") {
+      const EngineConfig next = apply_config_overrides(bridge.config(), a["config"], w);
+      window_.config_panel()->set_config(next);
+      const int answers = config_answers_;
+      bridge.set_config(next);
+      // Done when the engine has answered and, for a new thread count, the new engine runs.
+      wait_until([this, &bridge, answers] { return config_answers_ > answers && !bridge.busy(); }, kDefaultTimeoutMs);
+    } else if (step.action == "compare") {
+      const nlohmann::json& c = a["compare"];
+      CompareView& compare = *window_.compare();
+      const EngineConfig base = bridge.config();
+      compare.set_configs(c.contains("a") ? apply_config_overrides(base, c["a"], w + ": compare.a") : base,
+                          c.contains("b") ? apply_config_overrides(base, c["b"], w + ": compare.b") : base);
+      const std::string workload = c.contains("workload") ? get<std::string>(c, "workload", w) : "chat";
+      if (workload == "chat") {
+        compare.use_chat_workload();
+      } else {
+        compare.use_workload_file(resolve_resource_path(QString::fromStdString(workload)));
+      }
+      if (c.contains("ignore_eos")) compare.set_run_to_output_tokens(get<bool>(c, "ignore_eos", w));
+      select_tab("Compare A/B", w);
+      if (!compare.start()) throw std::runtime_error(w + ": the comparison did not start: " + compare.status_text().toStdString());
+      const qint64 timeout = c.contains("timeout") ? static_cast<qint64>(get<double>(c, "timeout", w) * 1000) : kDefaultTimeoutMs;
+      wait_until([this, &compare] {
+        if (compare.running()) return false;
+        if (!compare.result()) failure_ = "comparison ended without results: " + compare.status_text();
+        return true;
+      }, timeout);
+    } else if (step.action == "wait") {
+      const qint64 until = now_ms() + static_cast<qint64>(get<double>(a, "wait", w) * 1000);
+      wait_until([until] { return now_ms() >= until; }, kDefaultTimeoutMs);
+    } else if (step.action == "wait_idle") {
+      wait_until([&chat] { return chat.requests_in_flight() == 0; }, static_cast<qint64>(get<double>(a, "wait_idle", w) * 1000));
+    } else if (step.action == "wait_tokens") {
+      const int tokens = get<int>(a, "wait_tokens", w);
+      const qint64 timeout = a.contains("timeout") ? static_cast<qint64>(get<double>(a, "timeout", w) * 1000) : kDefaultTimeoutMs;
+      wait_until([&chat, tokens] {
+        for (int i = 0; i < chat.session_count(); ++i) {
+          const int n = chat.streaming_tokens(i);
+          if (n >= 0 && n < tokens) return false;
+        }
+        return true;
+      }, timeout);
+    } else if (step.action == "tab") {
+      select_tab(QString::fromStdString(get<std::string>(a, "tab", w)), w);
+    } else if (step.action == "screenshot") {
+      save_screenshot(QString::fromStdString(get<std::string>(a, "screenshot", w)));
+    }
+  } catch (const std::exception& e) {
+    fail(QString::fromStdString(e.what()));
+  }
+}
+
+}  // namespace inferscope::gui

@@ -1,0 +1,268 @@
+#include "gui/app/main_window.h"
+
+#include <QApplication>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTabWidget>
+#include <QToolBar>
+#include <thread>
+
+#include "gui/blocks/block_table_view.h"
+#include "gui/bridge/engine_bridge.h"
+#include "gui/chat/chat_panel.h"
+#include "gui/compare/compare_view.h"
+#include "gui/config/config_panel.h"
+#include "gui/dashboard/metrics_dashboard.h"
+#include "gui/model/model_info_panel.h"
+#include "gui/plot/vertical_scroll.h"
+
+namespace inferscope::gui {
+namespace {
+
+constexpr int kMaxRecent = 8;
+const char* kRecentKey = "recent_models";
+
+// The first local .gguf file among dropped URLs ("" when none).
+QString dropped_model(const QMimeData* mime) {
+  for (const QUrl& url : mime->urls()) {
+    if (url.isLocalFile() && url.toLocalFile().endsWith(".gguf", Qt::CaseInsensitive)) return url.toLocalFile();
+  }
+  return {};
+}
+
+}  // namespace
+
+EngineConfig default_engine_config() {
+  EngineConfig c;
+  c.kv.budget_bytes = size_t{128} << 20;
+  c.context_length = 2048;
+  c.scheduler.max_batch_tokens = 512;
+  return c;
+}
+
+MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
+    : QMainWindow(parent),
+      bridge_(new EngineBridge(default_engine_config())),
+      chat_(new ChatPanel(*bridge_, SessionStore(options.sessions_dir))),
+      config_(new ConfigPanel),
+      compare_(new CompareView(*bridge_, *chat_)),
+      dashboard_(new MetricsDashboard),
+      blocks_(new BlockTableView),
+      model_info_(new ModelInfoPanel),
+      tabs_(new QTabWidget),
+      model_label_(new QLabel),
+      device_label_(new QLabel),
+      status_(new QLabel),
+      progress_(new QProgressBar),
+      recent_menu_(nullptr) {
+  setWindowTitle("Inferscope");
+  setAcceptDrops(true);
+  resize(1600, 1000);
+  build_menus();
+
+  tabs_->addTab(build_chat_tab(), "Chat");
+  tabs_->addTab(compare_, "Compare A/B");
+  tabs_->addTab(model_info_, "Model");
+  setCentralWidget(tabs_);
+
+  progress_->setRange(0, 0);  // busy indicator: loading reports no fraction
+  progress_->setMaximumWidth(160);
+  progress_->setVisible(false);
+  status_->setToolTip("Requests decoding now · requests queued · KV cache in use · decode tokens per second (recent steps) · "
+                      "the weights' quantization level in use and their bytes (and a conversion in progress)");
+  statusBar()->addPermanentWidget(progress_);
+  statusBar()->addPermanentWidget(status_);
+  status_->setText("no model");
+
+  config_->set_config(bridge_->config());
+  blocks_->set_token_decoder([this](std::span<const int32_t> ids) {
+    const LlamaModel* model = bridge_->model();
+    if (!model) return QString();
+    return QString::fromStdString(model->tokenizer().decode(std::vector<TokenId>(ids.begin(), ids.end()), true));
+  });
+
+  connect(bridge_, &EngineBridge::model_loading, this, [this](const QString& path) {
+    progress_->setVisible(true);
+    statusBar()->showMessage("Loading " + QFileInfo(path).fileName() + "…");
+  });
+  connect(bridge_, &EngineBridge::model_loaded, this, &MainWindow::on_model_loaded);
+  connect(bridge_, &EngineBridge::model_failed, this, &MainWindow::on_model_failed);
+  connect(bridge_, &EngineBridge::engine_replaced, dashboard_, &MetricsDashboard::clear);
+  connect(bridge_, &EngineBridge::metrics_updated, this, &MainWindow::on_metrics);
+  connect(bridge_, &EngineBridge::kv_updated, this, &MainWindow::on_kv);
+  connect(bridge_, &EngineBridge::config_result, this, [this](bool applied, const QString& message) {
+    config_->show_result(applied, message);
+    statusBar()->showMessage(message, 8000);
+  });
+  connect(config_, &ConfigPanel::apply_requested, bridge_, &EngineBridge::set_config);
+  connect(chat_, &ChatPanel::current_session_changed, this, &MainWindow::follow_current_session);
+  connect(blocks_, &BlockTableView::sequence_selected, this, [this](int32_t seq) {
+    const QString name = chat_->session_name_of_request(bridge_->request_of_sequence(seq));
+    const int index = chat_->find_session(name);
+    if (index >= 0 && index != chat_->current_index()) chat_->select_session(index);
+  });
+
+  if (!options.model_path.isEmpty()) open_model(options.model_path);
+}
+
+MainWindow::~MainWindow() {
+  // The engine goes first (joined on its worker), while every widget it reports to still exists.
+  delete bridge_;
+}
+
+QWidget* MainWindow::build_chat_tab() {
+  auto* top = new QSplitter(Qt::Horizontal);
+  top->addWidget(chat_);
+  top->addWidget(config_);
+  top->setStretchFactor(0, 3);
+  top->setStretchFactor(1, 1);
+  top->setSizes({1150, 420});
+  // The plots keep a readable minimum size: below it the dashboard scrolls instead of squeezing the chat.
+  auto* bottom = new QSplitter(Qt::Horizontal);
+  bottom->addWidget(vertical_scroll(dashboard_));
+  bottom->addWidget(blocks_);
+  bottom->setStretchFactor(0, 2);
+  bottom->setStretchFactor(1, 1);
+  bottom->setSizes({1100, 570});
+  auto* tab = new QSplitter(Qt::Vertical);
+  tab->addWidget(top);
+  tab->addWidget(bottom);
+  tab->setStretchFactor(0, 1);
+  tab->setStretchFactor(1, 1);
+  tab->setSizes({540, 460});
+  return tab;
+}
+
+void MainWindow::build_menus() {
+  QMenu* file = menuBar()->addMenu("&File");
+  QAction* open = file->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), "&Open model…", this, [this] {
+    const QString start = bridge_->model_path().isEmpty() ? QString() : QFileInfo(bridge_->model_path()).path();
+    const QString path = QFileDialog::getOpenFileName(this, "Open a GGUF model", start, "GGUF models (*.gguf);;All files (*)");
+    if (!path.isEmpty()) open_model(path);
+  });
+  open->setShortcut(QKeySequence::Open);
+  recent_menu_ = file->addMenu("Open &recent");
+  file->addSeparator();
+  file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+  refresh_recent_menu();
+
+  QToolBar* bar = addToolBar("Model");
+  bar->setMovable(false);
+  bar->addAction(open);
+  model_label_->setStyleSheet("font-weight:bold; padding-left:6px;");
+  model_label_->setText("no model — open a GGUF file or drop one here");
+  bar->addWidget(model_label_);
+  auto* spacer = new QWidget;
+  spacer->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+  bar->addWidget(spacer);
+  device_label_->setText(QString("device: CPU · %1 threads  ").arg(std::thread::hardware_concurrency()));
+  device_label_->setToolTip("Where the engine runs; the Config panel lists CUDA when a GPU is usable");
+  bar->addWidget(device_label_);
+}
+
+void MainWindow::open_model(const QString& path) { bridge_->load_model(path); }
+
+QStringList MainWindow::recent_models() const { return QSettings().value(kRecentKey).toStringList(); }
+
+void MainWindow::remember_model(const QString& path) {
+  QStringList recent = recent_models();
+  recent.removeAll(path);
+  recent.prepend(path);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  QSettings().setValue(kRecentKey, recent);
+  refresh_recent_menu();
+}
+
+void MainWindow::refresh_recent_menu() {
+  recent_menu_->clear();
+  const QStringList recent = recent_models();
+  for (const QString& path : recent) {
+    recent_menu_->addAction(QFileInfo(path).fileName(), this, [this, path] { open_model(path); })->setToolTip(path);
+  }
+  recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::on_model_loaded(const QString& path) {
+  progress_->setVisible(false);
+  const LlamaModel& model = *bridge_->model();
+  const EngineConfig config = bridge_->config();
+  model_text_ = model_summary(model, config.kv_dtype);
+  model_label_->setText(model_text_);
+  setWindowTitle("Inferscope — " + QString::fromStdString(model.config().name));
+  model_info_->show_model(model, config.kv_dtype);
+  config_->set_config(config);
+  compare_->reset_configs(config);
+  statusBar()->showMessage("Loaded " + path, 5000);
+  remember_model(path);
+}
+
+void MainWindow::on_model_failed(const QString& path, const QString& message) {
+  progress_->setVisible(false);
+  const QString text = "Could not open " + QFileInfo(path).fileName() + "\n\n" + message;
+  statusBar()->showMessage("Could not open " + path, 8000);
+  // Window-modal and non-blocking: the engine and the chat carry on behind it.
+  auto* box = new QMessageBox(QMessageBox::Critical, "Model not loaded", text, QMessageBox::Ok, this);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();
+  emit error_shown(text);
+}
+
+void MainWindow::on_metrics(const EngineMetricsSnapshot& m) {
+  dashboard_->update_from(m);
+  config_->show_weights(m);
+  const QString weights = QString("weights %1 (%2)")
+                              .arg(QString::fromStdString(m.weights_quant), format_bytes(static_cast<double>(m.weight_bytes)));
+  QString status = QString("running %1 · waiting %2 · KV %3% · %4 tok/s · %5")
+                       .arg(m.num_requests_running)
+                       .arg(m.num_requests_waiting)
+                       .arg(m.kv.kv_cache_usage_perc() * 100, 0, 'f', 0)
+                       .arg(m.decode_tokens_per_second, 0, 'f', 1)
+                       .arg(weights);
+  if (!m.converting_to.empty()) {
+    status += QString(" · converting to %1 %2%").arg(QString::fromStdString(m.converting_to)).arg(m.conversion_progress * 100, 0, 'f', 0);
+  }
+  status_->setText(status);
+  if (!model_text_.isEmpty()) model_label_->setText(model_text_ + " · " + weights);
+}
+
+void MainWindow::on_kv(const KvSnapshot& snapshot) {
+  std::map<int32_t, QString> labels;
+  for (const KvSnapshot::Sequence& seq : snapshot.sequences) {
+    const QString name = chat_->session_name_of_request(bridge_->request_of_sequence(seq.id));
+    if (!name.isEmpty()) labels[seq.id] = name;
+  }
+  blocks_->set_sequence_labels(labels);
+  blocks_->update_from(snapshot);
+  follow_current_session();
+}
+
+void MainWindow::follow_current_session() {
+  const int32_t seq = bridge_->sequence_of_request(chat_->current_request());
+  if (seq >= 0 && seq != blocks_->selected_sequence()) blocks_->select_sequence(seq);
+}
+
+QString MainWindow::status_text() const { return status_->text(); }
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (!dropped_model(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  const QString path = dropped_model(event->mimeData());
+  if (path.isEmpty()) return;
+  event->acceptProposedAction();
+  open_model(path);
+}
+
+}  // namespace inferscope::gui

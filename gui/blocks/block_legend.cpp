@@ -1,0 +1,80 @@
+#include "gui/blocks/block_legend.h"
+
+#include <QPainter>
+
+#include "gui/blocks/block_paint.h"
+
+using inferscope::KvSnapshot;
+using namespace inferscope::gui;
+
+namespace {
+
+constexpr int kSample = 16, kItemGap = 14, kLine = 20;
+const QColor kSampleColor(31, 119, 180);  // the first sequence colour, as a stand-in for any
+
+KvSnapshot::Block sample_block(int32_t filled, int32_t ref_count, bool cached) {
+  KvSnapshot::Block b;
+  b.filled = filled;
+  b.ref_count = ref_count;
+  b.cached = cached;
+  for (int32_t i = 0; i < ref_count; ++i) b.owners.push_back(i);
+  return b;
+}
+
+}  // namespace
+
+BlockLegend::BlockLegend(QWidget* parent) : QWidget(parent) { setMinimumHeight(kLine + 4); }
+
+void BlockLegend::set_contiguous(bool contiguous) {
+  if (contiguous == contiguous_) return;
+  contiguous_ = contiguous;
+  setMinimumHeight(lay_out(nullptr));
+  update();
+}
+
+int BlockLegend::lay_out(QPainter* p) {
+  struct Item {
+    KvSnapshot::Block block;
+    std::vector<QColor> colors;
+    QString text;
+  };
+  constexpr int32_t kSize = 4;  // the sample blocks' slot count
+  std::vector<Item> items;
+  if (contiguous_) {
+    items = {{sample_block(kSize, 1, false), {kSampleColor}, tr("used by its sequence")},
+             {sample_block(0, 1, false), {kSampleColor}, tr("reserved but unused (waste)")},
+             {sample_block(0, 0, false), {}, tr("free region")}};
+  } else {
+    items = {{sample_block(kSize, 1, false), {kSampleColor}, tr("full block (colour = sequence)")},
+             {sample_block(kSize / 2, 1, false), {kSampleColor}, tr("partly filled (pale = empty slots)")},
+             {sample_block(kSize, 2, false), {kSampleColor, QColor(255, 127, 14)}, tr("shared (ref count > 1)")},
+             {sample_block(kSize, 0, true), {}, tr("cached, free (reusable prefix)")},
+             {sample_block(0, 0, false), {}, tr("free")}};
+  }
+  const QFontMetrics fm(font());
+  int x = 4, y = 2;
+  for (const Item& item : items) {
+    const int sample_w = contiguous_ && !item.colors.empty() ? kSample * 3 : kSample;
+    const int w = sample_w + 5 + fm.horizontalAdvance(item.text);
+    if (x > 4 && x + w > width()) x = 4, y += kLine;  // wrap to the next line
+    if (p) {
+      const QRectF sample(x, y + (kLine - kSample) / 2.0, sample_w, kSample);
+      if (contiguous_) paint_region(*p, sample, item.block, kSize, item.colors.empty() ? QColor() : item.colors[0], false);
+      else paint_block(*p, sample, item.block, kSize, item.colors);
+      p->setPen(palette().color(QPalette::Text));
+      p->drawText(QRect(x + sample_w + 5, y, w, kLine), Qt::AlignVCenter | Qt::AlignLeft, item.text);
+    }
+    x += w + kItemGap;
+  }
+  return y + kLine + 2;
+}
+
+void BlockLegend::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  lay_out(&p);
+}
+
+void BlockLegend::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  setMinimumHeight(lay_out(nullptr));
+}

@@ -1,0 +1,223 @@
+#include "gui/bridge/engine_bridge.h"
+
+#include "core/engine/prompt.h"
+
+namespace inferscope::gui {
+namespace {
+
+// The engine keeps a reference to its model: the deleter holds the model until the engine is gone.
+std::shared_ptr<Engine> make_engine(std::shared_ptr<const LlamaModel> model, const EngineConfig& config,
+                                    EngineCallbacks callbacks) {
+  Engine* engine = new Engine(*model, config, std::move(callbacks));
+  return std::shared_ptr<Engine>(engine, [model](Engine* e) { delete e; });
+}
+
+}  // namespace
+
+EngineBridge::EngineBridge(EngineConfig config, QObject* parent) : QObject(parent), config_(std::move(config)) {
+  poll_.setInterval(200);
+  connect(&poll_, &QTimer::timeout, this, &EngineBridge::poll);
+  poll_.start();
+}
+
+EngineBridge::~EngineBridge() {
+  closing_ = true;
+  poll_.stop();
+  retire(std::move(engine_));  // the worker's destructor runs this job and joins
+}
+
+EngineConfig EngineBridge::config() const {
+  if (!model_) return config_;
+  EngineConfig resolved = resolve_config(config_, *model_);
+  resolved.threads = config_.threads;
+  return resolved;
+}
+
+void EngineBridge::post_to_gui(std::function<void()> fn) {
+  if (!closing_) QMetaObject::invokeMethod(this, std::move(fn), Qt::QueuedConnection);
+}
+
+EngineCallbacks EngineBridge::callbacks_for(uint64_t generation) {
+  EngineCallbacks cb;
+  cb.on_token = [this, generation](RequestId id, std::string_view piece, TokenId token, const TokenTiming& t) {
+    post_to_gui([this, key = Key{generation, id}, text = QString::fromUtf8(piece.data(), static_cast<qsizetype>(piece.size())),
+                 token, t] {
+      auto it = requests_.find(key);
+      if (it == requests_.end()) return;
+      kv_dirty_ = true;
+      emit this->token(it->second, text, token, t.since_arrival_s, t.time_s);
+    });
+  };
+  cb.on_error = [this, generation](RequestId id, const std::string& message) {
+    post_to_gui([this, key = Key{generation, id}, text = QString::fromStdString(message)] {
+      auto it = requests_.find(key);
+      if (it != requests_.end()) emit request_failed(it->second, text);
+    });
+  };
+  cb.on_finished = [this, generation](RequestId id, StopReason reason) {
+    post_to_gui([this, key = Key{generation, id}, reason] { on_finished(key, reason); });
+  };
+  cb.on_config = [this, generation](bool applied, const std::string& message) {
+    post_to_gui([this, generation, applied, text = QString::fromStdString(message)] {
+      if (generation != generation_) return;
+      kv_dirty_ = true;
+      emit config_result(applied, text);
+    });
+  };
+  return cb;
+}
+
+void EngineBridge::load_model(const QString& path) {
+  if (loading_) return;
+  loading_ = true;
+  emit model_loading(path);
+  const std::string file = path.toStdString();
+  worker_.post([this, file, path] {
+    std::shared_ptr<const LlamaModel> model;
+    try {
+      model = LlamaModel::load(file);
+    } catch (const std::exception& e) {
+      post_to_gui([this, path, text = QString::fromStdString(e.what())] {
+        loading_ = false;
+        emit model_failed(path, text);
+      });
+      return;
+    }
+    post_to_gui([this, model, path] { build_engine(model, path, true); });
+  });
+}
+
+void EngineBridge::build_engine(std::shared_ptr<const LlamaModel> model, const QString& path, bool new_model) {
+  const uint64_t generation = next_generation_++;
+  worker_.post([this, model, path, new_model, generation, config = config_, cb = callbacks_for(generation)] {
+    try {
+      std::shared_ptr<Engine> engine = make_engine(model, config, cb);
+      post_to_gui([this, model, engine, generation, path, new_model] { install(model, engine, generation, path, new_model); });
+    } catch (const std::exception& e) {
+      post_to_gui([this, path, new_model, text = QString::fromStdString(e.what())] {
+        loading_ = rebuilding_ = false;
+        if (new_model) {
+          emit model_failed(path, "cannot start the engine: " + text);
+        } else {
+          emit config_result(false, "engine not rebuilt: " + text);
+        }
+      });
+    }
+  });
+}
+
+void EngineBridge::install(std::shared_ptr<const LlamaModel> model, std::shared_ptr<Engine> engine,
+                           uint64_t generation, const QString& path, bool new_model) {
+  retire(std::move(engine_));
+  model_ = std::move(model);
+  engine_ = std::move(engine);
+  generation_ = generation;
+  model_path_ = path;
+  loading_ = rebuilding_ = false;
+  last_steps_ = last_finished_ = -1;
+  last_weights_.clear();
+  kv_dirty_ = true;
+  emit engine_replaced();
+  if (new_model) {
+    emit model_loaded(path);
+  } else {
+    emit config_result(true, QString("new engine with %1 threads").arg(config_.threads));
+  }
+}
+
+void EngineBridge::retire(std::shared_ptr<Engine> engine) {
+  // Destroying an engine joins its thread after the current step: never on the GUI thread.
+  if (engine) worker_.post([engine = std::move(engine)]() mutable { engine.reset(); });
+}
+
+void EngineBridge::set_config(const EngineConfig& config) {
+  const bool new_threads = config.threads != config_.threads;
+  config_ = config;
+  if (!engine_) return;
+  engine_->set_config(config);
+  if (!new_threads) return;
+  if (in_flight() == 0 && !busy()) {
+    rebuilding_ = true;
+    build_engine(model_, model_path_, false);
+  } else {
+    rebuild_pending_ = true;
+    emit config_result(true, "the thread count applies once the running requests finish");
+  }
+}
+
+int EngineBridge::submit(EngineRequest request) {
+  const int id = next_request_++;
+  if (!engine_) {
+    QMetaObject::invokeMethod(this, [this, id] {
+      emit request_failed(id, "no model is loaded");
+      emit finished(id, "error");
+    }, Qt::QueuedConnection);
+    return id;
+  }
+  const Key key{generation_, engine_->submit(std::move(request))};
+  requests_[key] = id;
+  keys_[id] = key;
+  kv_dirty_ = true;
+  return id;
+}
+
+void EngineBridge::cancel(int request) {
+  auto it = keys_.find(request);
+  if (it != keys_.end() && it->second.generation == generation_ && engine_) engine_->cancel(it->second.id);
+}
+
+int EngineBridge::request_of_sequence(int32_t sequence) const {
+  auto it = requests_.find(Key{generation_, sequence});
+  return it == requests_.end() ? -1 : it->second;
+}
+
+int32_t EngineBridge::sequence_of_request(int request) const {
+  auto it = keys_.find(request);
+  return it != keys_.end() && it->second.generation == generation_ ? it->second.id : -1;
+}
+
+int EngineBridge::count_chat_tokens(const std::vector<ChatMessage>& messages) const {
+  if (!model_ || messages.empty()) return 0;
+  return static_cast<int>(encode_chat(*model_, messages).size());
+}
+
+void EngineBridge::on_finished(Key key, StopReason reason) {
+  auto it = requests_.find(key);
+  if (it == requests_.end()) return;
+  const int id = it->second;
+  requests_.erase(it);
+  keys_.erase(id);
+  kv_dirty_ = true;
+  emit finished(id, stop_reason_name(reason));
+  if (rebuild_pending_ && in_flight() == 0 && !busy() && engine_) {
+    rebuild_pending_ = false;
+    rebuilding_ = true;
+    build_engine(model_, model_path_, false);
+  }
+}
+
+void EngineBridge::poll() {
+  if (!engine_) return;
+  EngineMetricsSnapshot m = engine_->metrics_snapshot();
+  // The weights change without a step too: a background conversion progresses or swaps in while idle.
+  const std::string weights = m.weights_quant + "/" + m.converting_to + "/" + std::to_string(m.conversion_progress);
+  const bool moved = m.num_steps != last_steps_ || m.requests_finished != last_finished_;
+  if (moved || weights != last_weights_) {
+    last_steps_ = m.num_steps;
+    last_finished_ = m.requests_finished;
+    last_weights_ = weights;
+    emit metrics_updated(m);
+  }
+  if (snapshot_pending_ || !(moved || kv_dirty_)) return;
+  snapshot_pending_ = true;
+  kv_dirty_ = false;
+  worker_.post([this, engine = engine_, generation = generation_] {
+    KvSnapshot snapshot = engine->kv_snapshot();
+    post_to_gui([this, generation, snapshot = std::move(snapshot)] {
+      snapshot_pending_ = false;
+      if (generation == generation_) emit kv_updated(snapshot);
+    });
+  });
+}
+
+}  // namespace inferscope::gui

@@ -1,0 +1,108 @@
+// The GUI's one handle on the engine (ARCHITECTURE.md §5). It owns the loaded model and the Engine,
+// loads models and builds or destroys engines on a background worker, forwards submit/cancel/
+// set_config, and re-emits the engine thread's callbacks as signals on the GUI thread (queued). A
+// QTimer pulls metrics_snapshot() (cheap) and asks the worker for kv_snapshot() (which may wait one
+// engine step), so the GUI thread never blocks on a step.
+//
+// Request ids here are the bridge's own, unique across engines: a new model or a new thread count
+// builds a new Engine whose ids start again at 0, and the old engine's last callbacks (its aborted
+// requests) still reach the right session.
+#pragma once
+#include <QObject>
+#include <QString>
+#include <QTimer>
+#include <atomic>
+#include <map>
+#include <memory>
+
+#include "core/engine/engine.h"
+#include "core/model/llama_model.h"
+#include "gui/bridge/background_worker.h"
+
+namespace inferscope::gui {
+
+class EngineBridge : public QObject {
+  Q_OBJECT
+ public:
+  explicit EngineBridge(EngineConfig config, QObject* parent = nullptr);
+  ~EngineBridge() override;
+
+  // Starts loading on the worker; model_loaded or model_failed follows. The current model keeps
+  // serving until the new one is ready (then its requests end as aborted).
+  void load_model(const QString& path);
+  bool loading() const { return loading_; }
+  bool has_engine() const { return engine_ != nullptr; }
+  // True while loading or rebuilding: a request sent now would be aborted by the switch.
+  bool busy() const { return loading_ || rebuilding_; }
+  const LlamaModel* model() const { return model_.get(); }
+  // The model shared: a holder (a comparison run) keeps it alive past a switch to another model.
+  std::shared_ptr<const LlamaModel> shared_model() const { return model_; }
+  QString model_path() const { return model_path_; }
+  // The configuration last asked for (threads included); resolved against the model when one is loaded.
+  EngineConfig config() const;
+  // KV and scheduler settings go to the running engine (applied between steps; config_result says
+  // how). A different thread count builds a new engine once no request is in flight.
+  void set_config(const EngineConfig& config);
+
+  // Returns the bridge's request id, or -1 (with request_failed emitted) when no model is loaded.
+  int submit(EngineRequest request);
+  void cancel(int request);
+  int in_flight() const { return static_cast<int>(requests_.size()); }
+  // The bridge request that owns a KV-cache sequence of the current engine, or -1.
+  int request_of_sequence(int32_t sequence) const;
+  // The KV-cache sequence of a bridge request in flight on the current engine, or -1.
+  int32_t sequence_of_request(int request) const;
+  // Tokens in `messages` rendered with the model's chat template (0 without a model).
+  int count_chat_tokens(const std::vector<ChatMessage>& messages) const;
+  // Refresh rate of the metrics and KV snapshots (default 200 ms).
+  void set_poll_interval_ms(int ms) { poll_.setInterval(ms); }
+
+ signals:
+  void model_loading(const QString& path);
+  void model_loaded(const QString& path);
+  void model_failed(const QString& path, const QString& message);
+  // A new engine replaced the old one (new model or thread count): metrics start again.
+  void engine_replaced();
+  void token(int request, const QString& piece, int token_id, double since_arrival_s, double time_s);
+  void request_failed(int request, const QString& message);
+  // Exactly once per submitted request, last; reason is vLLM's "stop" | "length" | "abort" | "error".
+  void finished(int request, const QString& reason);
+  void config_result(bool applied, const QString& message);
+  void metrics_updated(const inferscope::EngineMetricsSnapshot& snapshot);
+  void kv_updated(const inferscope::KvSnapshot& snapshot);
+
+ private:
+  struct Key {
+    uint64_t generation;
+    RequestId id;
+    auto operator<=>(const Key&) const = default;
+  };
+  EngineCallbacks callbacks_for(uint64_t generation);
+  // Runs fn on the GUI thread later (dropped once the bridge is closing).
+  void post_to_gui(std::function<void()> fn);
+  // Builds an engine for `model` on the worker, then installs it on the GUI thread.
+  void build_engine(std::shared_ptr<const LlamaModel> model, const QString& path, bool new_model);
+  void install(std::shared_ptr<const LlamaModel> model, std::shared_ptr<Engine> engine, uint64_t generation,
+               const QString& path, bool new_model);
+  void retire(std::shared_ptr<Engine> engine);
+  void on_finished(Key key, StopReason reason);
+  void poll();
+
+  EngineConfig config_;
+  std::shared_ptr<const LlamaModel> model_;
+  std::shared_ptr<Engine> engine_;
+  QString model_path_;
+  uint64_t generation_ = 0, next_generation_ = 1;
+  bool loading_ = false, rebuilding_ = false, rebuild_pending_ = false;
+  bool snapshot_pending_ = false, kv_dirty_ = true;
+  int64_t last_steps_ = -1, last_finished_ = -1;
+  std::string last_weights_;           // level / converting to / progress, as last reported
+  int next_request_ = 1;
+  std::map<Key, int> requests_;        // in flight: engine (generation, id) -> bridge id
+  std::map<int, Key> keys_;            // and back
+  QTimer poll_;
+  std::atomic<bool> closing_{false};
+  BackgroundWorker worker_;            // last: joined first, while everything above still exists
+};
+
+}  // namespace inferscope::gui

@@ -1,0 +1,109 @@
+// The chat: a list of sessions (each its own conversation, system prompt and sampling parameters)
+// and the current one's streaming conversation, input, stop / regenerate, context counter and
+// tokens/s under each reply. Every turn is one request into the shared engine, so sessions that
+// send at once are batched together. Sessions autosave; nothing typed is lost: a failed turn puts
+// its text back into the input box with the error shown above it.
+#pragma once
+#include <QElapsedTimer>
+#include <QTimer>
+#include <QWidget>
+#include <map>
+#include <vector>
+
+#include "gui/chat/chat_session.h"
+#include "gui/chat/session_store.h"
+
+class QLabel;
+class QListWidget;
+class QListWidgetItem;
+class QPlainTextEdit;
+class QPushButton;
+class QTextBrowser;
+class QToolButton;
+
+namespace inferscope::gui {
+
+class EngineBridge;
+class SamplingEditor;
+
+class ChatPanel : public QWidget {
+  Q_OBJECT
+ public:
+  ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent = nullptr);
+
+  int session_count() const { return static_cast<int>(sessions_.size()); }
+  int current_index() const { return current_; }
+  const ChatSession& session(int index) const { return sessions_.at(static_cast<size_t>(index)); }
+  int find_session(const QString& name) const;  // -1 when none has that name
+  int new_session(const QString& name = {});    // creates, selects and saves it
+  void select_session(int index);
+  void set_system_prompt(const QString& text);  // of the current session
+  void set_sampling(const SamplingParams& params, int32_t max_tokens);  // of the current session
+
+  void send();  // the input box's text, into the current session
+  void stop();
+  void regenerate();
+  bool streaming(int index) const;
+  int requests_in_flight() const { return static_cast<int>(live_.size()); }
+  // Tokens the streaming reply of session `index` has so far (-1 when none streams).
+  int streaming_tokens(int index) const;
+
+  QString input_text() const;
+  void set_input_text(const QString& text);
+  QString error_text() const;
+  QString transcript() const;    // the chat view's plain text
+  QString context_text() const;  // "context 312 / 2048"
+  // The session a bridge request belongs to ("" when none), and the current session's request (-1).
+  QString session_name_of_request(int request) const;
+  int current_request() const;
+  // Messages, sampling, engine configuration and reply timeline as JSON.
+  bool export_session(int index, const QString& path, QString* error) const;
+
+ signals:
+  void current_session_changed(int index);
+
+ private:
+  struct Live {
+    int request = -1;
+    QElapsedTimer clock;        // since submit
+    double first_token_s = -1;  // engine clock of the first and last token
+    double last_token_s = -1;
+    double ttft_s = -1;
+    int32_t tokens = 0, prompt_tokens = 0;
+    QString restore;            // the user's text to give back if the turn fails
+    QString error;
+  };
+  ChatSession* session_by_id(const std::string& id);
+  void submit_turn(ChatSession& s, const QString& restore);
+  void on_token(int request, const QString& piece, int token_id, double since_arrival_s, double time_s);
+  void on_request_failed(int request, const QString& message);
+  void on_finished(int request, const QString& reason);
+  void save(const ChatSession& s);
+  void refresh_list();
+  void refresh_view();
+  void refresh_controls();
+  void refresh_context();
+  void show_error(const std::string& session_id, const QString& message);
+
+  EngineBridge& bridge_;
+  SessionStore store_;
+  std::vector<ChatSession> sessions_;
+  int current_ = -1;
+  std::map<std::string, Live> live_;         // session id -> its reply in flight
+  std::map<int, std::string> request_session_;
+  std::map<std::string, QString> drafts_;    // unsent input of the sessions not shown
+  std::map<std::string, QString> errors_;    // the last error of each session
+
+  QListWidget* list_;
+  QPushButton *new_button_, *delete_button_;
+  QToolButton* system_toggle_;
+  QPlainTextEdit* system_;
+  QTextBrowser* view_;
+  QLabel *error_, *context_;
+  SamplingEditor* sampling_;
+  QPlainTextEdit* input_;
+  QPushButton *send_, *stop_, *regenerate_, *export_;
+  QTimer render_timer_, save_timer_;
+};
+
+}  // namespace inferscope::gui

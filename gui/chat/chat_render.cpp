@@ -1,0 +1,94 @@
+#include "gui/chat/chat_render.h"
+
+#include <QRegularExpression>
+#include <QStringList>
+
+namespace inferscope::gui {
+namespace {
+
+// Inline markup of one escaped line of prose.
+QString inline_markup(const QString& escaped) {
+  static const QRegularExpression code("`([^`]+)`");
+  static const QRegularExpression bold("\\*\\*([^*]+)\\*\\*");
+  QString s = escaped;
+  s.replace(code, "<code style=\"background-color:#eef1f5; color:#8a1538;\">\\1</code>");
+  s.replace(bold, "<b>\\1</b>");
+  return s;
+}
+
+QString code_block(const QString& language, const QStringList& lines) {
+  QString html = "<table width=\"100%\" cellpadding=\"8\" cellspacing=\"0\" style=\"margin-top:4px; margin-bottom:4px;\">"
+                 "<tr><td style=\"background-color:#1e2430; color:#e6e9ef;\">";
+  if (!language.isEmpty()) html += "<div style=\"color:#8b96a8; font-size:small;\">" + language.toHtmlEscaped() + "</div>";
+  html += "<pre style=\"font-family:monospace; margin:0;\">" + lines.join("\n").toHtmlEscaped() + "</pre></td></tr></table>";
+  return html;
+}
+
+}  // namespace
+
+QString markdown_to_html(const QString& text) {
+  QString html;
+  QStringList prose, code;
+  QString language;
+  bool in_code = false;
+  auto flush_prose = [&] {
+    if (prose.isEmpty()) return;
+    QStringList lines;
+    for (const QString& line : prose) lines.append(inline_markup(line.toHtmlEscaped()));
+    html += lines.join("<br>");
+    prose.clear();
+  };
+  for (const QString& line : text.split('\n')) {
+    if (line.trimmed().startsWith("```")) {
+      if (in_code) {
+        html += code_block(language, code);
+        code.clear();
+      } else {
+        flush_prose();
+        language = line.trimmed().mid(3).trimmed();
+      }
+      in_code = !in_code;
+      continue;
+    }
+    (in_code ? code : prose).append(line);
+  }
+  if (in_code) html += code_block(language, code);
+  flush_prose();
+  return html;
+}
+
+QString reply_stats_line(const ReplyStats& s) {
+  QStringList parts;
+  parts << QString("%1 tokens").arg(s.tokens);
+  if (s.tokens > 1) parts << QString("%1 tok/s").arg(s.tokens_per_second, 0, 'f', 1);
+  if (s.ttft_s >= 0) parts << QString("TTFT %1 s").arg(s.ttft_s, 0, 'f', 2);
+  if (!s.finish_reason.empty()) parts << QString::fromStdString(s.finish_reason);
+  return parts.join(" · ");
+}
+
+QString conversation_html(const ChatSession& session, bool streaming) {
+  QString html = "<html><body style=\"font-size:10pt;\">";
+  if (!session.system_prompt.empty()) {
+    html += "<p style=\"color:#6b7280;\"><i>System: " + QString::fromStdString(session.system_prompt).toHtmlEscaped() +
+            "</i></p>";
+  }
+  for (size_t i = 0; i < session.messages.size(); ++i) {
+    const SessionMessage& m = session.messages[i];
+    const bool user = m.role == "user";
+    const bool live = streaming && i + 1 == session.messages.size() && !user;
+    html += QString("<table width=\"100%\" cellpadding=\"8\" cellspacing=\"0\" style=\"margin-bottom:6px;\"><tr><td "
+                    "style=\"background-color:%1; border-left:3px solid %2;\">")
+                .arg(user ? "#eef4ff" : "#f7f7f8", user ? "#3b82f6" : "#10b981");
+    html += QString("<span style=\"color:%1; font-weight:bold; font-size:small;\">%2</span><br>")
+                .arg(user ? "#1d4ed8" : "#047857", user ? "You" : "Assistant");
+    html += markdown_to_html(QString::fromStdString(m.content));
+    if (live) html += "<span style=\"color:#10b981;\"> ▍</span>";
+    if (!user && !live) {
+      html += "<div style=\"color:#6b7280; font-size:small; margin-top:4px;\">" + reply_stats_line(m.stats) + "</div>";
+    }
+    html += "</td></tr></table>";
+  }
+  return html + "</body></html>";
+}
+
+}  // namespace inferscope::gui

@@ -1,0 +1,18 @@
+// Turns a conversation into the rich text the chat view shows: Markdown-ish replies (fenced code
+// blocks, inline code, bold), a role header per turn and each reply's measurements under it.
+#pragma once
+#include <QString>
+
+#include "gui/chat/chat_session.h"
+
+namespace inferscope::gui {
+
+// Escaped HTML for one message: ``` fences become code blocks (an unclosed fence, as while a reply
+// streams, runs to the end), `x` inline code, **x** bold, newlines line breaks.
+QString markdown_to_html(const QString& text);
+// One line under a reply: "42 tokens · 38.1 tok/s · TTFT 0.12 s · stop".
+QString reply_stats_line(const ReplyStats& stats);
+// The whole conversation; `streaming` marks the last reply as still coming.
+QString conversation_html(const ChatSession& session, bool streaming);
+
+}  // namespace inferscope::gui

@@ -1,0 +1,104 @@
+#include "gui/compare/compare_render.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QHeaderView>
+#include <QTableWidget>
+#include <algorithm>
+#include <cmath>
+
+#include "gui/model/model_info_panel.h"
+
+namespace inferscope::gui {
+namespace {
+
+QString html(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped().replace('\n', "<br>"); }
+
+// One side's text: shared part, the marked token, the dimmed rest.
+QString side_html(const OutputSide& s) {
+  QString out = html(s.common);
+  if (!s.marked.empty()) {
+    out += "<span style='background:#fde68a; color:#7c2d12; font-weight:bold;'>" + html(s.marked) + "</span>";
+  }
+  if (!s.after.empty()) out += "<span style='color:#6b7280;'>" + html(s.after) + "</span>";
+  if (out.isEmpty()) out = "<i style='color:#9ca3af;'>(no tokens)</i>";
+  return out;
+}
+
+QString side_footer(const OutputSide& s) {
+  return QString("<span style='color:#6b7280; font-size:8pt;'>%1 tokens · %2</span>")
+      .arg(s.tokens)
+      .arg(s.finish_reason.empty() ? QString("not run") : QString::fromStdString(s.finish_reason));
+}
+
+}  // namespace
+
+QString format_delta_value(const Delta& d, double v) {
+  if (d.unit == "%") return QString("%1 %").arg(v * 100, 0, 'f', 1);
+  if (d.unit == "s") return QString("%1 s").arg(v, 0, 'f', 3);
+  if (d.unit == "tok/s") return QString("%1 tok/s").arg(v, 0, 'f', 1);
+  if (d.unit == "bytes") return format_bytes(v);
+  return QString::number(v, 'f', 0);
+}
+
+QString format_change(const Delta& d) {
+  const double change = relative_change(d.a, d.b);
+  if (std::isnan(change)) return d.b == d.a ? QString("±0") : QString("—");
+  return QString("%1%2 %").arg(change >= 0 ? "+" : "−").arg(std::abs(change) * 100, 0, 'f', 1);
+}
+
+void fill_delta_table(QTableWidget& table, const std::vector<Delta>& deltas) {
+  table.clear();
+  table.setColumnCount(5);
+  table.setHorizontalHeaderLabels({"metric", "A", "B", "B − A", "change"});
+  table.setRowCount(0);
+  for (const Delta& d : deltas) {
+    if (!d.available) continue;
+    const int row = table.rowCount();
+    table.insertRow(row);
+    const double diff = d.b - d.a;
+    QString diff_text = format_delta_value(d, std::abs(diff));
+    if (diff != 0) diff_text.prepend(diff > 0 ? "+" : "−");
+    const QString cells[] = {QString::fromStdString(d.metric), format_delta_value(d, d.a), format_delta_value(d, d.b),
+                             diff_text, format_change(d)};
+    for (int col = 0; col < 5; ++col) {
+      auto* item = new QTableWidgetItem(cells[col]);
+      item->setFlags(Qt::ItemIsSelectable | Qt::ItemIsEnabled);
+      if (col > 0) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+      table.setItem(row, col, item);
+    }
+    // Better or worse for B: green or red; unchanged stays plain.
+    if (diff != 0) {
+      const bool better = (diff > 0) == d.higher_is_better;
+      const QColor colour = better ? QColor("#047857") : QColor("#b91c1c");
+      for (int col = 3; col < 5; ++col) table.item(row, col)->setForeground(QBrush(colour));
+    }
+  }
+  table.horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  for (int col = 1; col < 5; ++col) table.horizontalHeader()->setSectionResizeMode(col, QHeaderView::ResizeToContents);
+}
+
+QString outputs_html(const std::vector<OutputPair>& outputs) {
+  QString out = "<table width='100%' cellspacing='0' cellpadding='4' style='border-collapse:collapse;'>";
+  out += "<tr><th width='50%' align='left' style='background:#eff6ff; color:#1d4ed8;'>A</th>"
+         "<th width='50%' align='left' style='background:#fff7ed; color:#c2410c;'>B</th></tr>";
+  // Diverging requests first (in id order), then the identical ones: what differs is what one looks for.
+  std::vector<const OutputPair*> order;
+  for (const OutputPair& p : outputs) order.push_back(&p);
+  std::stable_partition(order.begin(), order.end(), [](const OutputPair* p) { return p->divergence >= 0; });
+  for (const OutputPair* pair : order) {
+    const OutputPair& p = *pair;
+    const bool same = p.divergence < 0;
+    out += QString("<tr><td colspan='2' style='background:#f3f4f6; border-top:1px solid #d1d5db;'>"
+                   "<b>request %1</b> &nbsp; <span style='color:%2; font-weight:bold;'>%3</span></td></tr>")
+               .arg(p.id)
+               .arg(same ? "#047857" : "#b45309")
+               .arg(QString::fromStdString(divergence_text(p.divergence)));
+    out += "<tr><td valign='top' style='font-family:monospace;'>" + side_html(p.a) + "<br>" + side_footer(p.a) +
+           "</td><td valign='top' style='font-family:monospace;'>" + side_html(p.b) + "<br>" + side_footer(p.b) +
+           "</td></tr>";
+  }
+  return out + "</table>";
+}
+
+}  // namespace inferscope::gui

@@ -1,0 +1,24 @@
+// How the comparison's results read: the delta table's cells (values in their units, B against A
+// with the change coloured better/worse) and both outputs of each request side by side, the first
+// divergent token marked.
+#pragma once
+#include <QString>
+#include <vector>
+
+#include "gui/compare/comparison.h"
+
+class QTableWidget;
+
+namespace inferscope::gui {
+
+// "123.4 tok/s", "0.081 s", "41.2 %", "3", "93.0 MiB".
+QString format_delta_value(const Delta& delta, double value);
+// "+12.5 %", "−3.0 %", "—" (no relative change when A is 0 or both are equal at 0).
+QString format_change(const Delta& delta);
+// Rows metric | A | B | B − A | change; the change is green when B is better, red when worse.
+void fill_delta_table(QTableWidget& table, const std::vector<Delta>& deltas);
+// One block per request, diverging ones first: its verdict ("identical" / "diverges at token N") and A's and B's text in
+// two columns, the shared part plain, the first divergent token highlighted, the rest dimmed.
+QString outputs_html(const std::vector<OutputPair>& outputs);
+
+}  // namespace inferscope::gui

@@ -1,0 +1,63 @@
+#include "gui/compare/compare_runner.h"
+
+#include <stdexcept>
+
+namespace inferscope::gui {
+
+CompareRunner::CompareRunner(QObject* parent) : QObject(parent) {}
+
+CompareRunner::~CompareRunner() { cancel_ = true; }
+
+bool CompareRunner::start(CompareJob job) {
+  if (running_) return false;
+  running_ = true;
+  cancel_ = false;
+  run_ = 0;
+  done_ = 0;
+  total_ = static_cast<int>(job.requests.size());
+  worker_.post([this, job = std::move(job)] {
+    WorkloadRunOptions options;
+    options.sampling = job.sampling;
+    options.cancel = &cancel_;
+    options.on_progress = [this](int32_t done, int32_t total) {
+      done_ = done;
+      total_ = total;
+    };
+    auto comparison = std::make_shared<Comparison>();
+    comparison->workload = job.workload;
+    comparison->sampling = job.sampling;
+    QString error;
+    try {
+      comparison->a = run_workload(*job.model, job.a, job.requests, options);
+      if (!cancel_) {
+        run_ = 1;
+        done_ = 0;
+        comparison->b = run_workload(*job.model, job.b, job.requests, options);
+      }
+      comparison->outputs = pair_outputs(*job.model, comparison->a, comparison->b);
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+    }
+    comparison->cancelled = cancel_;
+    // Back on the GUI thread (dropped when the runner is gone).
+    QMetaObject::invokeMethod(this, [this, comparison, error] {
+      running_ = false;
+      if (!error.isEmpty()) {
+        emit failed(QString(run_ == 0 ? "configuration A: " : "configuration B: ") + error);
+      } else if (comparison->cancelled) {
+        emit cancelled();
+      } else {
+        emit finished(comparison);
+      }
+    }, Qt::QueuedConnection);
+  });
+  return true;
+}
+
+void CompareRunner::cancel() {
+  if (running_) cancel_ = true;
+}
+
+CompareRunner::Progress CompareRunner::progress() const { return {run_, done_, total_}; }
+
+}  // namespace inferscope::gui

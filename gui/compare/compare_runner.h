@@ -1,0 +1,60 @@
+// Runs an A/B comparison off the GUI thread: configuration A, then B, over the same requests with
+// the same greedy sampling, each through run_workload on a fresh engine core over the loaded model
+// (held by a shared pointer, so it outlives a model switch mid-run). Progress is polled (cheap
+// atomics, no per-step signals); cancel aborts the requests left and ends the comparison.
+#pragma once
+#include <QObject>
+#include <QString>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/engine/engine_config.h"
+#include "core/model/llama_model.h"
+#include "core/sample/sampler.h"
+#include "core/sched/request.h"
+#include "gui/bridge/background_worker.h"
+#include "gui/compare/comparison.h"
+
+namespace inferscope::gui {
+
+struct CompareJob {
+  std::shared_ptr<const LlamaModel> model;
+  EngineConfig a, b;
+  std::vector<Request> requests;
+  SamplingParams sampling;
+  std::string workload;  // its name, for the results and the export
+};
+
+class CompareRunner : public QObject {
+  Q_OBJECT
+ public:
+  explicit CompareRunner(QObject* parent = nullptr);
+  ~CompareRunner() override;
+
+  // Starts the job; false when one is already running.
+  bool start(CompareJob job);
+  // Aborts the run in progress (cancelled follows).
+  void cancel();
+  bool running() const { return running_; }
+
+  struct Progress {
+    int run = 0;  // 0: A, 1: B
+    int done = 0, total = 0;
+  };
+  Progress progress() const;
+
+ signals:
+  void finished(std::shared_ptr<const inferscope::gui::Comparison> comparison);
+  void failed(const QString& message);
+  void cancelled();
+
+ private:
+  bool running_ = false;
+  std::atomic<bool> cancel_{false};
+  std::atomic<int> run_{0}, done_{0}, total_{0};
+  BackgroundWorker worker_;  // last: joined first, while the flags above still exist
+};
+
+}  // namespace inferscope::gui

@@ -1,0 +1,380 @@
+#include "gui/compare/compare_view.h"
+
+#include <QBuffer>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+#include <nlohmann/json.hpp>
+
+#include "gui/bridge/engine_bridge.h"
+#include "gui/chat/chat_panel.h"
+#include "gui/compare/compare_render.h"
+#include "gui/compare/compare_runner.h"
+#include "gui/compare/compare_workload.h"
+#include "gui/config/engine_config_text.h"
+#include "gui/dashboard/metrics_dashboard.h"
+#include "gui/plot/plot_export.h"
+#include "gui/plot/vertical_scroll.h"
+
+namespace inferscope::gui {
+namespace {
+
+const char* const kColourA = "#1d4ed8";
+const char* const kColourB = "#c2410c";
+
+// A compact editor: the toggles in two label/field column pairs, explanations as tooltips.
+QGroupBox* editor(ConfigFields& fields, const QString& title, const char* colour) {
+  auto* box = new QGroupBox(title);
+  box->setStyleSheet(QString("QGroupBox { font-weight:bold; color:%1; }").arg(colour));
+  auto* grid = new QGridLayout(box);
+  grid->setHorizontalSpacing(8);
+  grid->setVerticalSpacing(3);
+  const std::vector<ConfigFields::Row> rows = fields.rows();
+  const int per_column = static_cast<int>(rows.size() + 1) / 2;
+  for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
+    const ConfigFields::Row& row = rows[static_cast<size_t>(i)];
+    auto* label = new QLabel(row.label);
+    label->setStyleSheet("font-weight:normal; color:#374151;");
+    label->setToolTip(row.explanation);
+    row.field->setToolTip(row.explanation);
+    row.field->setStyleSheet("font-weight:normal; color:palette(text);");
+    const int column = i / per_column * 2;
+    grid->addWidget(label, i % per_column, column);
+    grid->addWidget(row.field, i % per_column, column + 1);
+  }
+  grid->setColumnStretch(1, 1);
+  grid->setColumnStretch(3, 1);
+  return box;
+}
+
+}  // namespace
+
+CompareView::CompareView(EngineBridge& bridge, ChatPanel& chat, QWidget* parent)
+    : QWidget(parent),
+      bridge_(bridge),
+      chat_(chat),
+      runner_(new CompareRunner(this)),
+      workload_(new QComboBox),
+      run_to_length_(new QCheckBox("run every request to its output_tokens (ignore end of text)")),
+      run_(new QPushButton("Run A, then B")),
+      cancel_(new QPushButton("Cancel")),
+      browse_(new QPushButton("JSON file…")),
+      export_(new QPushButton("Export…")),
+      progress_(new QProgressBar),
+      status_(new QLabel),
+      headline_(new QLabel),
+      deltas_(new QTableWidget),
+      outputs_(new QTextBrowser),
+      dashboard_(new MetricsDashboard),
+      results_(nullptr) {
+  a_.name_widgets("a_");
+  b_.name_widgets("b_");
+  workload_->setObjectName("workload");
+  deltas_->setObjectName("deltas");
+  outputs_->setObjectName("outputs");
+
+  auto* split = new QSplitter(Qt::Vertical);
+  split->addWidget(build_setup());
+  split->addWidget(build_results());
+  split->setStretchFactor(0, 0);
+  split->setStretchFactor(1, 1);
+  split->setChildrenCollapsible(false);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(split);
+
+  a_.on_change(this, [this] { a_.refresh_enabled(); });
+  b_.on_change(this, [this] { b_.refresh_enabled(); });
+  connect(run_, &QPushButton::clicked, this, [this] { start(); });
+  connect(cancel_, &QPushButton::clicked, this, &CompareView::cancel);
+  connect(browse_, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, "Choose a workload", {}, "Workloads (*.json);;All files (*)");
+    if (!path.isEmpty()) use_workload_file(path);
+  });
+  connect(export_, &QPushButton::clicked, this, &CompareView::export_dialog);
+  connect(workload_, &QComboBox::currentIndexChanged, this, &CompareView::refresh_controls);
+  connect(runner_, &CompareRunner::finished, this, [this](std::shared_ptr<const Comparison> c) {
+    show_result(std::move(c));
+    emit run_ended();
+  });
+  connect(runner_, &CompareRunner::cancelled, this, [this] {
+    show_status("Cancelled; the last results stay shown.");
+    refresh_controls();
+    emit run_ended();
+  });
+  connect(runner_, &CompareRunner::failed, this, [this](const QString& message) {
+    show_status(message, true);
+    refresh_controls();
+    emit run_ended();
+  });
+  poll_.setInterval(100);
+  connect(&poll_, &QTimer::timeout, this, &CompareView::poll_progress);
+  reset_configs(bridge_.config());
+  show_status("Pick two configurations and a workload, then run. Both runs use greedy sampling with the same seed.");
+  refresh_controls();
+}
+
+CompareView::~CompareView() = default;
+
+QWidget* CompareView::build_setup() {
+  workload_->addItem("current chat session (last user turn)", QString());
+  for (const QString& path : builtin_workloads()) workload_->addItem(QFileInfo(path).fileName() + "  (built-in)", path);
+  workload_->setToolTip("The requests both configurations serve: the current chat's conversation as one request, or a "
+                        "workload file (arrival times, prompts, output lengths; see resources/workloads)");
+  run_to_length_->setChecked(true);
+  run_to_length_->setToolTip("Every workload request generates exactly its output_tokens (SamplingParams::ignore_eos), "
+                             "so both runs do the same work; the chat stops at the end of the reply");
+  run_->setDefault(true);
+  run_->setStyleSheet("font-weight:bold; padding:4px 14px;");
+  progress_->setObjectName("compare_progress");
+  progress_->setTextVisible(true);
+  progress_->setFormat("idle");
+  progress_->setValue(0);
+  status_->setWordWrap(true);
+  status_->setObjectName("compare_status");
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+  auto* run_box = new QGroupBox("Workload and run");
+  auto* column = new QVBoxLayout(run_box);
+  auto* source = new QHBoxLayout;
+  source->addWidget(workload_, 1);
+  source->addWidget(browse_);
+  column->addLayout(source);
+  column->addWidget(run_to_length_);
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(run_);
+  buttons->addWidget(cancel_);
+  buttons->addStretch(1);
+  buttons->addWidget(export_);
+  column->addLayout(buttons);
+  column->addWidget(progress_);
+  column->addWidget(status_, 1);
+
+  auto* setup = new QWidget;
+  auto* row = new QHBoxLayout(setup);
+  row->setContentsMargins(0, 0, 0, 0);
+  row->addWidget(editor(a_, "Configuration A", kColourA), 3);
+  row->addWidget(editor(b_, "Configuration B", kColourB), 3);
+  row->addWidget(run_box, 3);
+  return setup;
+}
+
+QWidget* CompareView::build_results() {
+  headline_->setWordWrap(true);
+  headline_->setTextFormat(Qt::RichText);
+  headline_->setObjectName("compare_headline");
+  headline_->setStyleSheet("padding:4px; background:#f9fafb; border:1px solid #e5e7eb;");
+  headline_->setText("<span style='color:#6b7280;'>No comparison yet.</span>");
+  deltas_->verticalHeader()->setVisible(false);
+  deltas_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
+  deltas_->setAlternatingRowColors(true);
+  deltas_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  deltas_->setToolTip("Each figure of run A and run B (B − A, and B's change relative to A): green where B is better");
+  fill_delta_table(*deltas_, {});
+  outputs_->setOpenLinks(false);
+  outputs_->setHtml("<p style='color:#6b7280;'>Both outputs of every request appear here, the first token where they "
+                    "part marked. Greedy runs of exact features (KV layout, attention, scheduler) never diverge; "
+                    "quantized weights or KV may.</p>");
+
+  auto* left = new QSplitter(Qt::Vertical);
+  left->addWidget(deltas_);
+  left->addWidget(outputs_);
+  left->setSizes({300, 300});
+  auto* body = new QSplitter(Qt::Horizontal);
+  body->addWidget(left);
+  body->addWidget(vertical_scroll(dashboard_));
+  body->setStretchFactor(0, 2);
+  body->setStretchFactor(1, 3);
+  body->setSizes({640, 960});
+
+  results_ = new QWidget;
+  auto* layout = new QVBoxLayout(results_);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(headline_);
+  layout->addWidget(body, 1);
+  return results_;
+}
+
+void CompareView::reset_configs(const EngineConfig& config) {
+  EngineConfig b = config;
+  b.kv.kind = KvKind::Contiguous;
+  set_configs(config, b);
+}
+
+void CompareView::set_configs(const EngineConfig& a, const EngineConfig& b) {
+  a_.show(a);
+  b_.show(b);
+}
+
+EngineConfig CompareView::config_a() const { return a_.read(bridge_.config()); }
+EngineConfig CompareView::config_b() const { return b_.read(bridge_.config()); }
+
+void CompareView::use_chat_workload() { workload_->setCurrentIndex(0); }
+
+void CompareView::use_workload_file(const QString& path) {
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  for (int i = 1; i < workload_->count(); ++i) {
+    if (QFileInfo(workload_->itemData(i).toString()).absoluteFilePath() == absolute) return workload_->setCurrentIndex(i);
+  }
+  workload_->addItem(QFileInfo(path).fileName(), path);
+  workload_->setCurrentIndex(workload_->count() - 1);
+}
+
+void CompareView::set_run_to_output_tokens(bool on) { run_to_length_->setChecked(on); }
+
+bool CompareView::running() const { return runner_->running(); }
+
+bool CompareView::start() {
+  if (running()) return false;
+  const std::shared_ptr<const LlamaModel> model = bridge_.shared_model();
+  if (!model) {
+    show_status("Open a model first: the comparison runs on the loaded model.", true);
+    return false;
+  }
+  CompareJob job;
+  job.model = model;
+  job.a = config_a();
+  job.b = config_b();
+  // Greedy with the same seed for both: any difference in the outputs comes from the configurations.
+  job.sampling = SamplingParams{};
+  const QString path = workload_->currentData().toString();
+  try {
+    if (path.isEmpty()) {
+      if (chat_.current_index() < 0) throw std::runtime_error("there is no chat session");
+      const ChatSession& s = chat_.session(chat_.current_index());
+      job.requests = chat_requests(*model, s.chat_messages(), s.max_tokens);
+      job.workload = "chat: " + s.name;
+    } else {
+      job.requests = file_requests(*model, path.toStdString());
+      job.workload = QFileInfo(path).fileName().toStdString();
+      job.sampling.ignore_eos = run_to_length_->isChecked();
+    }
+  } catch (const std::exception& e) {
+    show_status(QString("Cannot build the workload: ") + e.what(), true);
+    return false;
+  }
+  chat_busy_polls_ = 0;
+  runner_->start(std::move(job));
+  poll_.start();
+  poll_progress();
+  refresh_controls();
+  return true;
+}
+
+void CompareView::cancel() {
+  runner_->cancel();
+  if (running()) show_status("Cancelling…");
+}
+
+void CompareView::poll_progress() {
+  if (!running()) {
+    poll_.stop();
+    return;
+  }
+  const CompareRunner::Progress p = runner_->progress();
+  progress_->setRange(0, std::max(1, 2 * p.total));
+  progress_->setValue(p.run * p.total + p.done);
+  progress_->setFormat(QString("running %1 · %2 / %3 requests").arg(p.run == 0 ? "A" : "B").arg(p.done).arg(p.total));
+  if (chat_.requests_in_flight() > 0) ++chat_busy_polls_;
+  QString text = QString("Running configuration %1 on %2 (greedy, same seed)…").arg(p.run == 0 ? "A" : "B")
+                     .arg(QString::fromStdString(bridge_.model()->config().name));
+  if (chat_busy_polls_ > 0) {
+    text += " Chat replies are streaming too: they share the CPU cores with this run, so its timings are not a clean A/B.";
+  }
+  show_status(text);
+}
+
+void CompareView::show_result(std::shared_ptr<const Comparison> c) {
+  result_ = std::move(c);
+  poll_.stop();
+  int diverging = 0;
+  for (const OutputPair& p : result_->outputs) diverging += p.divergence >= 0;
+  const QString verdict = diverging == 0 ? QString("<span style='color:#047857;'>outputs identical</span>")
+                                         : QString("<span style='color:#b45309;'>%1 of %2 outputs diverge</span>")
+                                               .arg(diverging).arg(result_->outputs.size());
+  headline_->setText(QString("<b style='color:%1;'>A</b> %2 &nbsp;·&nbsp; %3 s &nbsp;&nbsp; vs &nbsp;&nbsp; "
+                             "<b style='color:%4;'>B</b> %5 &nbsp;·&nbsp; %6 s<br>workload <b>%7</b> (%8 requests, "
+                             "greedy, seed %9) &nbsp;·&nbsp; <b>%10</b>")
+                         .arg(kColourA, engine_config_summary(result_->a.config).toHtmlEscaped())
+                         .arg(result_->a.duration_s, 0, 'f', 2)
+                         .arg(kColourB, engine_config_summary(result_->b.config).toHtmlEscaped())
+                         .arg(result_->b.duration_s, 0, 'f', 2)
+                         .arg(QString::fromStdString(result_->workload).toHtmlEscaped())
+                         .arg(result_->outputs.size())
+                         .arg(result_->sampling.seed)
+                         .arg(verdict));
+  fill_delta_table(*deltas_, comparison_deltas(result_->a, result_->b));
+  // The table takes the height of its rows; the outputs below get the rest.
+  deltas_->setMaximumHeight(deltas_->horizontalHeader()->height() + deltas_->rowCount() * deltas_->rowHeight(0) +
+                            2 * deltas_->frameWidth() + 2);
+  outputs_->setHtml(outputs_html(result_->outputs));
+  dashboard_->update_from(result_->a.metrics);
+  dashboard_->set_overlay(&result_->b.metrics, "A", "B");
+  progress_->setRange(0, 1);
+  progress_->setValue(1);
+  progress_->setFormat("done");
+  QString text = "Done. B's changes against A are green where better, red where worse.";
+  if (chat_busy_polls_ > 0) text += " Chat replies streamed during the run and shared the CPU.";
+  show_status(text);
+  refresh_controls();
+}
+
+void CompareView::show_status(const QString& text, bool error) {
+  status_->setStyleSheet(error ? "color:#b91c1c;" : "color:#374151;");
+  status_->setText(text);
+}
+
+QString CompareView::status_text() const { return status_->text(); }
+
+QString CompareView::outputs_text() const { return outputs_->toPlainText(); }
+
+void CompareView::refresh_controls() {
+  const bool busy = running();
+  run_->setEnabled(!busy);
+  cancel_->setEnabled(busy);
+  export_->setEnabled(!busy && result_ != nullptr);
+  workload_->setEnabled(!busy);
+  browse_->setEnabled(!busy);
+  run_to_length_->setEnabled(!busy && !workload_->currentData().toString().isEmpty());
+  if (!busy && !result_) progress_->setFormat("idle");
+}
+
+void CompareView::export_dialog() {
+  const QString path = QFileDialog::getSaveFileName(this, "Export the comparison", "comparison.json", "JSON (*.json)");
+  if (path.isEmpty()) return;
+  QString error;
+  if (export_to(path, &error)) {
+    show_status("Exported " + path + " and its .png");
+  } else {
+    show_status(error, true);
+  }
+}
+
+bool CompareView::export_to(const QString& json_path, QString* error) const {
+  if (!result_) {
+    *error = "no comparison to export yet";
+    return false;
+  }
+  const std::string json = comparison_json(*result_).dump(2);
+  if (!save_atomically(json_path, QByteArray::fromStdString(json), error)) return false;
+  QByteArray png;
+  QBuffer buffer(&png);
+  buffer.open(QIODevice::WriteOnly);
+  results_->grab().save(&buffer, "PNG");
+  const QFileInfo info(json_path);
+  return save_atomically(info.path() + "/" + info.completeBaseName() + ".png", png, error);
+}
+
+}  // namespace inferscope::gui

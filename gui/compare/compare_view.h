@@ -1,0 +1,97 @@
+// The Compare A/B tab: two compact config editors (A and B), a workload (the current chat, a
+// shipped workload or a JSON file), and a run of A then B on the loaded model with the same greedy
+// sampling (CompareRunner, off the GUI thread, with progress and cancel). The results: the delta
+// table (B against A), both outputs per request with the first divergent token marked, and the
+// dashboard's charts with B overlaid on A. Export writes the comparison as JSON and the results as
+// PNG, both atomically.
+//
+// The chat engine keeps serving while a comparison runs: both compete for the CPU cores, so the
+// view says so when chat replies stream during a run (their timings are then not a clean A/B).
+#pragma once
+#include <QString>
+#include <QTimer>
+#include <QWidget>
+#include <memory>
+
+#include "core/engine/engine_config.h"
+#include "gui/compare/comparison.h"
+#include "gui/config/config_fields.h"
+
+class MetricsDashboard;
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QTableWidget;
+class QTextBrowser;
+
+namespace inferscope::gui {
+
+class ChatPanel;
+class CompareRunner;
+class EngineBridge;
+
+class CompareView : public QWidget {
+  Q_OBJECT
+ public:
+  CompareView(EngineBridge& bridge, ChatPanel& chat, QWidget* parent = nullptr);
+  ~CompareView() override;
+
+  // Shows `config` in both editors (B switched to a contiguous cache, so the first run shows a difference).
+  void reset_configs(const EngineConfig& config);
+  void set_configs(const EngineConfig& a, const EngineConfig& b);
+  EngineConfig config_a() const;
+  EngineConfig config_b() const;
+  // The workload: the current chat session, or a JSON file (added to the list when new).
+  void use_chat_workload();
+  void use_workload_file(const QString& path);
+  void set_run_to_output_tokens(bool on);
+
+  // Starts A then B; false (with the reason shown) when no model is loaded, a run is going on, or
+  // the workload cannot be built.
+  bool start();
+  void cancel();
+  bool running() const;
+  // The last finished comparison (null before the first).
+  const Comparison* result() const { return result_.get(); }
+  QString status_text() const;
+  QTableWidget* delta_table() const { return deltas_; }
+  QString outputs_text() const;
+  MetricsDashboard* dashboard() const { return dashboard_; }
+  // Writes the comparison as JSON at `json_path` and the results' picture next to it (same name,
+  // .png); false with `error` set when there is no result or a file cannot be written.
+  bool export_to(const QString& json_path, QString* error) const;
+
+ signals:
+  // A run ended: finished, cancelled or failed.
+  void run_ended();
+
+ private:
+  QWidget* build_setup();
+  QWidget* build_results();
+  void show_result(std::shared_ptr<const Comparison> comparison);
+  void show_status(const QString& text, bool error = false);
+  void refresh_controls();
+  void poll_progress();
+  void export_dialog();
+
+  EngineBridge& bridge_;
+  ChatPanel& chat_;
+  CompareRunner* runner_;
+  ConfigFields a_, b_;
+  std::shared_ptr<const Comparison> result_;
+  QComboBox* workload_;
+  QCheckBox* run_to_length_;
+  QPushButton *run_, *cancel_, *browse_, *export_;
+  QProgressBar* progress_;
+  QLabel *status_, *headline_;
+  QTableWidget* deltas_;
+  QTextBrowser* outputs_;
+  MetricsDashboard* dashboard_;
+  QWidget* results_;
+  QTimer poll_;
+  int chat_busy_polls_ = 0;  // progress polls that saw chat replies streaming during this run
+};
+
+}  // namespace inferscope::gui

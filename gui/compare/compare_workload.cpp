@@ -1,0 +1,38 @@
+#include "gui/compare/compare_workload.h"
+
+#include <QDir>
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/engine/prompt.h"
+#include "core/sched/workload.h"
+#include "gui/bridge/resource_path.h"
+
+namespace inferscope::gui {
+
+QStringList builtin_workloads() {
+  const QDir dir(resolve_resource_path("resources/workloads"));
+  QStringList paths;
+  for (const QString& name : dir.entryList({"*.json"}, QDir::Files, QDir::Name)) paths << dir.filePath(name);
+  return paths;
+}
+
+std::vector<Request> chat_requests(const LlamaModel& model, const std::vector<ChatMessage>& messages, int32_t max_tokens) {
+  // The prompt is the conversation up to its last user turn (a reply already given is what A and B redo).
+  auto last_user = std::find_if(messages.rbegin(), messages.rend(), [](const ChatMessage& m) { return m.role == "user"; });
+  if (last_user == messages.rend()) throw std::runtime_error("the current chat session has no user turn to compare on");
+  Request r;
+  r.tokens = encode_chat(model, std::vector<ChatMessage>(messages.begin(), last_user.base()));
+  r.prompt_tokens = static_cast<int32_t>(r.tokens.size());
+  r.max_output_tokens = max_tokens;
+  return {std::move(r)};
+}
+
+std::vector<Request> file_requests(const LlamaModel& model, const std::string& path) {
+  const Tokenizer& tokenizer = model.tokenizer();
+  return materialize_workload(
+      load_workload(path), [&](std::string_view text, bool add_bos) { return tokenizer.encode(text, add_bos); },
+      model.config().vocab_size, 1);
+}
+
+}  // namespace inferscope::gui

@@ -1,0 +1,125 @@
+#include "gui/compare/comparison.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/model/llama_model.h"
+#include "gui/config/engine_config_text.h"
+
+namespace inferscope::gui {
+namespace {
+
+// The pieces of tokens [begin, end) as one string.
+std::string pieces(const Tokenizer& tokenizer, std::span<const TokenId> tokens, size_t begin, size_t end) {
+  std::string text;
+  for (size_t i = begin; i < std::min(end, tokens.size()); ++i) text += tokenizer.token_to_piece(tokens[i]);
+  return text;
+}
+
+OutputSide cut(const Tokenizer& tokenizer, const WorkloadOutput& out, int divergence) {
+  const std::span<const TokenId> t(out.tokens);
+  OutputSide side;
+  side.finish_reason = out.finish_reason;
+  side.tokens = static_cast<int32_t>(t.size());
+  const size_t at = divergence < 0 ? t.size() : static_cast<size_t>(divergence);
+  side.common = pieces(tokenizer, t, 0, at);
+  side.marked = pieces(tokenizer, t, at, at + 1);
+  side.after = pieces(tokenizer, t, at + 1, t.size());
+  return side;
+}
+
+nlohmann::json side_json(const OutputSide& s) {
+  return {{"common", s.common}, {"first_divergent_token", s.marked}, {"after", s.after},
+          {"tokens", s.tokens}, {"finish_reason", s.finish_reason}};
+}
+
+}  // namespace
+
+int first_divergence(std::span<const TokenId> a, std::span<const TokenId> b) {
+  const auto [ia, ib] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  if (ia == a.end() && ib == b.end()) return -1;
+  return static_cast<int>(ia - a.begin());
+}
+
+std::vector<OutputPair> pair_outputs(const LlamaModel& model, const WorkloadResult& a, const WorkloadResult& b) {
+  std::map<RequestId, const WorkloadOutput*> by_id;
+  for (const WorkloadOutput& out : b.outputs) by_id[out.id] = &out;
+  const WorkloadOutput none;
+  std::vector<OutputPair> pairs;
+  for (const WorkloadOutput& out_a : a.outputs) {
+    const auto it = by_id.find(out_a.id);
+    const WorkloadOutput& out_b = it == by_id.end() ? none : *it->second;
+    OutputPair p;
+    p.id = out_a.id;
+    p.divergence = first_divergence(out_a.tokens, out_b.tokens);
+    p.a = cut(model.tokenizer(), out_a, p.divergence);
+    p.b = cut(model.tokenizer(), out_b, p.divergence);
+    pairs.push_back(std::move(p));
+  }
+  return pairs;
+}
+
+std::vector<Delta> comparison_deltas(const WorkloadResult& ra, const WorkloadResult& rb) {
+  const ServeSummary &a = ra.summary, &b = rb.summary;
+  const auto bytes = [](const WorkloadResult& r) { return static_cast<double>(r.metrics.weight_bytes); };
+  return {
+      {"throughput", "tok/s", a.tokens_per_second, b.tokens_per_second, true},
+      {"TTFT p50", "s", a.time_to_first_token_seconds_p50, b.time_to_first_token_seconds_p50, false},
+      {"TTFT p99", "s", a.time_to_first_token_seconds_p99, b.time_to_first_token_seconds_p99, false},
+      {"e2e latency p50", "s", a.e2e_request_latency_seconds_p50, b.e2e_request_latency_seconds_p50, false},
+      {"KV usage mean", "%", a.kv_cache_usage_perc_mean, b.kv_cache_usage_perc_mean, false},
+      {"KV usage peak", "%", a.kv_cache_usage_perc_peak, b.kv_cache_usage_perc_peak, false},
+      {"fragmentation mean", "%", a.kv_internal_fragmentation_perc_mean, b.kv_internal_fragmentation_perc_mean, false},
+      {"reserved-unused mean", "%", a.kv_reserved_unused_perc_mean, b.kv_reserved_unused_perc_mean, false},
+      {"preemptions", "count", static_cast<double>(a.num_preemptions), static_cast<double>(b.num_preemptions), false},
+      {"prefix hit rate", "%", a.prefix_cache_hit_rate, b.prefix_cache_hit_rate, true},
+      {"weight bytes", "bytes", bytes(ra), bytes(rb), false, ra.metrics.weight_bytes > 0 && rb.metrics.weight_bytes > 0},
+  };
+}
+
+double relative_change(double a, double b) {
+  return a == 0 ? std::numeric_limits<double>::quiet_NaN() : (b - a) / a;
+}
+
+std::string divergence_text(int divergence) {
+  return divergence < 0 ? "identical" : "diverges at token " + std::to_string(divergence);
+}
+
+nlohmann::json comparison_json(const Comparison& c) {
+  nlohmann::json deltas = nlohmann::json::array();
+  for (const Delta& d : comparison_deltas(c.a, c.b)) {
+    if (!d.available) continue;
+    const double change = relative_change(d.a, d.b);
+    deltas.push_back({{"metric", d.metric}, {"unit", d.unit}, {"a", d.a}, {"b", d.b}, {"b_minus_a", d.b - d.a},
+                      {"relative_change", std::isnan(change) ? nlohmann::json() : nlohmann::json(change)},
+                      {"higher_is_better", d.higher_is_better}});
+  }
+  nlohmann::json outputs = nlohmann::json::array();
+  for (const OutputPair& p : c.outputs) {
+    outputs.push_back({{"id", p.id},
+                       {"first_divergence", p.divergence < 0 ? nlohmann::json() : nlohmann::json(p.divergence)},
+                       {"verdict", divergence_text(p.divergence)},
+                       {"a", side_json(p.a)},
+                       {"b", side_json(p.b)}});
+  }
+  const auto run = [](const WorkloadResult& r) {
+    nlohmann::json j = workload_json(r, true);
+    j["config"] = engine_config_json(r.config);
+    j["weights_quant"] = r.metrics.weights_quant;
+    j["weight_bytes"] = r.metrics.weight_bytes;
+    return j;
+  };
+  return {{"format", "inferscope-comparison-1"},
+          {"workload", c.workload},
+          {"cancelled", c.cancelled},
+          {"sampling", {{"temperature", c.sampling.temperature}, {"seed", c.sampling.seed}, {"ignore_eos", c.sampling.ignore_eos}}},
+          {"a", run(c.a)},
+          {"b", run(c.b)},
+          {"deltas", std::move(deltas)},
+          {"outputs", std::move(outputs)}};
+}
+
+}  // namespace inferscope::gui

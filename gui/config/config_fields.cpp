@@ -1,0 +1,147 @@
+#include "gui/config/config_fields.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QSpinBox>
+
+#include "core/kv/kv_dtype.h"
+
+namespace inferscope::gui {
+namespace {
+
+QString text(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+QComboBox* combo(const QStringList& items) {
+  auto* box = new QComboBox;
+  box->addItems(items);
+  return box;
+}
+
+QSpinBox* spin(int lo, int hi, int step, const QString& special = {}, const QString& suffix = {}) {
+  auto* box = new QSpinBox;
+  box->setRange(lo, hi);
+  box->setSingleStep(step);
+  box->setSuffix(suffix);
+  if (!special.isEmpty()) box->setSpecialValueText(special);
+  return box;
+}
+
+constexpr WeightQuant kQuantLevels[] = {WeightQuant::Native, WeightQuant::F32, WeightQuant::F16,
+                                        WeightQuant::Q8,     WeightQuant::Q4,  WeightQuant::Q4_1};
+
+QStringList quant_names() {
+  QStringList names;
+  for (WeightQuant level : kQuantLevels) names << text(weight_quant_name(level));
+  return names;
+}
+
+QStringList kv_dtype_choices() {
+  QStringList names;
+  for (const std::string& name : kv_dtype_names()) names << QString::fromStdString(name);
+  return names;
+}
+
+}  // namespace
+
+ConfigFields::ConfigFields()
+    : kv_kind(combo({text(kv_kind_name(KvKind::Paged)), text(kv_kind_name(KvKind::Contiguous))})),
+      block_size(combo({"8", "16", "32"})),
+      attention(combo({"flash", "naive"})),
+      kv_dtype(combo(kv_dtype_choices())),
+      quant(combo(quant_names())),
+      scheduler(combo({text(scheduler_policy_name(SchedulerPolicy::Continuous)),
+                       text(scheduler_policy_name(SchedulerPolicy::Static))})),
+      budget_mib(spin(1, 1 << 20, 16, {}, " MiB")),
+      context(spin(0, 1 << 20, 256, "model's")),
+      max_running(spin(0, 4096, 1, "no limit")),
+      max_batch_tokens(spin(0, 1 << 20, 64, "no limit")),
+      prefix_cache(new QCheckBox("reuse cached prompt prefixes")) {}
+
+std::vector<ConfigFields::Row> ConfigFields::rows() const {
+  return {
+      {"KV cache", "manager", kv_kind,
+       "Paged hands out fixed blocks as tokens arrive (vLLM); contiguous reserves a whole context per sequence."},
+      {"KV cache", "block size", block_size, "Tokens per paged block: smaller blocks waste less in each sequence's last block."},
+      {"KV cache", "budget", budget_mib, "Memory for every sequence's keys and values; when full, requests wait or are preempted."},
+      {"KV cache", "context", context, "Longest conversation in tokens; contiguous mode reserves this much per sequence."},
+      {"KV cache", "prefix cache", prefix_cache, "Paged: full blocks with the same prompt prefix are shared, not recomputed."},
+      {"KV cache", "KV dtype", kv_dtype,
+       "Precision of the cached keys and values: f32 doubles the bytes per token, q8 (Q8_0) about halves them."},
+      {"Compute", "attention", attention,
+       "Naive builds the whole score matrix per head; flash streams K/V tiles with an online softmax."},
+      {"Compute", "quantization", quant,
+       "The weight format the matmuls read (native: as stored in the file); a change converts in the background."},
+      {"Scheduler", "policy", scheduler,
+       "Continuous: requests join and leave at every step (Orca); static: a batch runs until its longest ends."},
+      {"Scheduler", "max running", max_running, "Sequences decoded together in one step at most (vLLM's max_num_seqs)."},
+      {"Scheduler", "max batch tokens", max_batch_tokens,
+       "Tokens computed per step at most: long prompts are prefilled in chunks so decodes keep flowing."},
+  };
+}
+
+void ConfigFields::show(const EngineConfig& c) {
+  kv_kind->setCurrentText(text(kv_kind_name(c.kv.kind)));
+  block_size->setCurrentText(QString::number(c.kv.block_size));
+  budget_mib->setValue(static_cast<int>(c.kv.budget_bytes >> 20));
+  context->setValue(c.context_length);
+  prefix_cache->setChecked(c.kv.prefix_cache);
+  kv_dtype->setCurrentText(text(kv_dtype_name(c.kv_dtype)));
+  attention->setCurrentText(QString::fromStdString(c.attention));
+  quant->setCurrentText(text(weight_quant_name(c.quant)));
+  scheduler->setCurrentText(text(scheduler_policy_name(c.scheduler.policy)));
+  max_running->setValue(c.scheduler.max_running);
+  max_batch_tokens->setValue(c.scheduler.max_batch_tokens);
+  mark_applied();
+  refresh_enabled();
+}
+
+EngineConfig ConfigFields::read(EngineConfig c) const {
+  c.kv.kind = kv_kind_from_name(kv_kind->currentText().toStdString()).value_or(KvKind::Paged);
+  c.kv.block_size = block_size->currentText().toInt();
+  c.kv.budget_bytes = static_cast<size_t>(budget_mib->value()) << 20;
+  c.context_length = context->value();
+  // The contiguous reservation follows the context (resolved by the engine).
+  c.kv.max_seq_len = 0;
+  c.kv.prefix_cache = prefix_cache->isChecked();
+  c.kv_dtype = kv_dtype_from_name(kv_dtype->currentText().toStdString()).value_or(DType::F16);
+  c.attention = attention->currentText().toStdString();
+  c.quant = weight_quant_from_name(quant->currentText().toStdString()).value_or(WeightQuant::Native);
+  c.scheduler.policy =
+      scheduler_policy_from_name(scheduler->currentText().toStdString()).value_or(SchedulerPolicy::Continuous);
+  c.scheduler.max_running = max_running->value();
+  c.scheduler.max_batch_tokens = max_batch_tokens->value();
+  return c;
+}
+
+void ConfigFields::refresh_enabled() {
+  const bool paged = kv_kind->currentText() == text(kv_kind_name(KvKind::Paged));
+  block_size->setEnabled(paged);
+  prefix_cache->setEnabled(paged);
+}
+
+void ConfigFields::on_change(QObject* ctx, const std::function<void()>& changed) {
+  for (QComboBox* box : {kv_kind, block_size, attention, kv_dtype, quant, scheduler}) {
+    QObject::connect(box, &QComboBox::currentIndexChanged, ctx, changed);
+  }
+  QObject::connect(prefix_cache, &QCheckBox::toggled, ctx, changed);
+  for (QSpinBox* box : {budget_mib, context, max_running, max_batch_tokens}) {
+    QObject::connect(box, &QSpinBox::editingFinished, ctx, [box, changed] {
+      if (box->value() != box->property("applied").toInt()) changed();
+    });
+  }
+}
+
+void ConfigFields::mark_applied() {
+  for (QSpinBox* box : {budget_mib, context, max_running, max_batch_tokens}) box->setProperty("applied", box->value());
+}
+
+void ConfigFields::name_widgets(const QString& prefix) {
+  const std::pair<QWidget*, const char*> names[] = {
+      {kv_kind, "kv_kind"},       {block_size, "block_size"}, {budget_mib, "kv_budget_mib"},
+      {context, "context"},       {prefix_cache, "prefix_cache"}, {kv_dtype, "kv_dtype"},
+      {attention, "attention"},   {quant, "quantization"},    {scheduler, "scheduler"},
+      {max_running, "max_running"}, {max_batch_tokens, "max_batch_tokens"}};
+  for (const auto& [widget, name] : names) widget->setObjectName(prefix + name);
+}
+
+}  // namespace inferscope::gui

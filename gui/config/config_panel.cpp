@@ -1,0 +1,170 @@
+#include "gui/config/config_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QProgressBar>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+#include <map>
+#include <thread>
+
+#include "core/device/device_probe.h"
+#include "gui/model/model_info_panel.h"
+
+namespace inferscope::gui {
+namespace {
+
+// Why the CUDA device cannot be chosen in this build on this machine.
+QString cuda_unavailable_reason() {
+  if (!cuda_compiled_in()) return "built without CUDA (configure with INFERSCOPE_CUDA=ON)";
+  const GpuProbe probe = probe_gpus();
+  if (probe.gpus.empty()) return QString::fromStdString(probe.unavailable_reason);
+  return QString("%1 found, but the engine has no CUDA backend yet").arg(QString::fromStdString(probe.gpus[0].name));
+}
+
+}  // namespace
+
+ConfigPanel::ConfigPanel(QWidget* parent)
+    : QWidget(parent),
+      device_(new QComboBox),
+      threads_(new QSpinBox),
+      weights_(new QLabel("weights: no model")),
+      result_(new QLabel),
+      conversion_(new QProgressBar) {
+  device_->addItems({"CPU", "CUDA"});
+  threads_->setRange(0, 1024);
+  threads_->setSpecialValueText(QString("all (%1)").arg(std::thread::hardware_concurrency()));
+
+  auto* content = new QWidget;
+  auto* column = new QVBoxLayout(content);
+  column->setContentsMargins(4, 4, 4, 4);
+  std::map<QString, QVBoxLayout*> sections;
+  auto section = [&](const QString& title) {
+    auto*& layout = sections[title];
+    if (!layout) {
+      auto* box = new QGroupBox(title);
+      layout = new QVBoxLayout(box);
+      layout->setSpacing(1);
+      column->addWidget(box);
+    }
+    return layout;
+  };
+  for (const ConfigFields::Row& row : fields_.rows()) {
+    add_row(section(row.section), row.label, row.field, row.explanation);
+    // The weights in use, and a background conversion's progress, sit under the quantization toggle.
+    if (row.field == fields_.quant) {
+      section(row.section)->addWidget(weights_);
+      section(row.section)->addWidget(conversion_);
+    }
+  }
+  add_row(section("Compute"), "threads", threads_, "Matmul worker threads; a change builds a new engine once no request runs.");
+  add_row(section("Compute"), "device", device_, "Where the model runs.");
+  column->addStretch(1);
+
+  // Object names let tests and scripts find each toggle.
+  fields_.name_widgets({});
+  threads_->setObjectName("threads");
+  device_->setObjectName("device");
+  weights_->setObjectName("weights_status");
+  conversion_->setObjectName("conversion_progress");
+
+  weights_->setStyleSheet("color:#374151; font-size:8pt;");
+  weights_->setToolTip("The weight format the steps run on now, and the bytes of its matrices (what each decode step reads)");
+  conversion_->setRange(0, 100);
+  conversion_->setVisible(false);
+  conversion_->setToolTip("Weights converting in the background; requests go on with the old ones until the swap");
+
+  const QString cuda_reason = cuda_unavailable_reason();
+  auto* devices = qobject_cast<QStandardItemModel*>(device_->model());
+  devices->item(1)->setEnabled(false);
+  devices->item(1)->setToolTip(cuda_reason);
+  device_->setToolTip("CUDA: " + cuda_reason);
+
+  result_->setWordWrap(true);
+  result_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  result_->setMinimumHeight(32);
+  result_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(content);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(scroll, 1);
+  layout->addWidget(result_);
+
+  fields_.on_change(this, [this] { changed(); });
+  connect(threads_, &QSpinBox::editingFinished, this, [this] {
+    if (threads_->value() != base_.threads) changed();
+  });
+}
+
+void ConfigPanel::add_row(QVBoxLayout* section, const QString& label, QWidget* field, const QString& explanation) {
+  auto* row = new QHBoxLayout;
+  auto* name = new QLabel(label);
+  name->setMinimumWidth(96);
+  row->addWidget(name);
+  row->addWidget(field, 1);
+  section->addLayout(row);
+  auto* note = new QLabel(explanation);
+  note->setWordWrap(true);
+  note->setStyleSheet("color:#6b7280; font-size:8pt; margin-bottom:3px;");
+  section->addWidget(note);
+  field->setToolTip(explanation);
+}
+
+void ConfigPanel::set_config(const EngineConfig& c) {
+  updating_ = true;
+  base_ = c;
+  fields_.show(c);
+  threads_->setValue(c.threads);
+  updating_ = false;
+}
+
+EngineConfig ConfigPanel::config() const {
+  EngineConfig c = fields_.read(base_);
+  c.threads = threads_->value();
+  return c;
+}
+
+void ConfigPanel::show_result(bool applied, const QString& message) {
+  result_->setStyleSheet(applied ? "color:#065f46; background:#ecfdf5; padding:4px;"
+                                 : "color:#b91c1c; background:#fef2f2; padding:4px;");
+  result_->setText(message);
+}
+
+QString ConfigPanel::result_text() const { return result_->text(); }
+
+void ConfigPanel::show_weights(const EngineMetricsSnapshot& m) {
+  QString text = QString("weights in use: %1 · %2")
+                     .arg(QString::fromStdString(m.weights_quant), format_bytes(static_cast<double>(m.weight_bytes)));
+  const bool converting = !m.converting_to.empty();
+  if (converting) {
+    text += QString(" · converting to %1…").arg(QString::fromStdString(m.converting_to));
+    conversion_->setValue(static_cast<int>(m.conversion_progress * 100));
+    conversion_->setFormat(QString::fromStdString(m.converting_to) + " %p%");
+  }
+  conversion_->setVisible(converting);
+  weights_->setText(text);
+}
+
+QString ConfigPanel::weights_text() const { return weights_->text(); }
+
+bool ConfigPanel::converting() const { return !conversion_->isHidden(); }
+
+void ConfigPanel::changed() {
+  fields_.refresh_enabled();
+  if (updating_) return;
+  const EngineConfig c = config();
+  fields_.mark_applied();
+  base_ = c;
+  emit apply_requested(c);
+}
+
+}  // namespace inferscope::gui

@@ -1,0 +1,52 @@
+// The engine's toggles: KV manager, block size, budget, context, prefix caching, attention, KV
+// dtype, quantization, scheduler, limits, threads and device. Each has one line under it saying
+// what it changes. A change applies at once (spin boxes when editing ends) through the bridge;
+// the engine's answer (what changed, what it did to running requests) shows at the bottom, and a
+// background weight conversion shows its progress under the quantization toggle.
+#pragma once
+#include <QWidget>
+
+#include "core/engine/engine_config.h"
+#include "core/engine/engine_metrics.h"
+#include "gui/config/config_fields.h"
+
+class QComboBox;
+class QLabel;
+class QProgressBar;
+class QSpinBox;
+class QVBoxLayout;
+
+namespace inferscope::gui {
+
+class ConfigPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ConfigPanel(QWidget* parent = nullptr);
+  // Shows `config` without emitting apply_requested.
+  void set_config(const EngineConfig& config);
+  // The shown values over the last config set.
+  EngineConfig config() const;
+  void show_result(bool applied, const QString& message);
+  QString result_text() const;
+  // The weights in use and any conversion running (from the engine's metrics).
+  void show_weights(const EngineMetricsSnapshot& snapshot);
+  QString weights_text() const;
+  bool converting() const;
+
+ signals:
+  void apply_requested(const inferscope::EngineConfig& config);
+
+ private:
+  void add_row(QVBoxLayout* section, const QString& label, QWidget* field, const QString& explanation);
+  void changed();
+
+  EngineConfig base_;
+  bool updating_ = false;
+  ConfigFields fields_;
+  QComboBox* device_;
+  QSpinBox* threads_;
+  QLabel *weights_, *result_;
+  QProgressBar* conversion_;
+};
+
+}  // namespace inferscope::gui

@@ -1,0 +1,433 @@
+#include "gui/dashboard/metrics_dashboard.h"
+
+#include <QDir>
+#include <QGridLayout>
+#include <algorithm>
+#include <optional>
+#include <qcustomplot.h>
+#include <tuple>
+
+#include "gui/dashboard/metrics_series.h"
+#include "gui/plot/plot_export.h"
+#include "gui/plot/plot_hover.h"
+#include "gui/plot/plot_setup.h"
+
+using inferscope::EngineMetricsSnapshot;
+using inferscope::StepMetrics;
+using namespace inferscope::gui;
+
+namespace {
+
+// One colour per quantity, the same in every plot and in the overlay (dashed there).
+const QColor kTtft(31, 119, 180), kDecode(44, 160, 44), kPrefill(255, 127, 14), kDuration(90, 90, 90),
+    kUsage(148, 103, 189), kFragmentation(140, 86, 75), kReservedUnused(214, 39, 40), kHits(23, 190, 207),
+    kHitsRecent(188, 189, 34), kScratch(227, 119, 194), kAttentionTime(60, 60, 140);
+
+constexpr int kPlotMinWidth = 360;  // a column per this many pixels of width, 1 to 4 columns
+
+// What to skip: an update whose snapshot changed none of the drawn quantities (an idle engine).
+using Signature = std::tuple<int64_t, size_t, size_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+Signature signature_of(const EngineMetricsSnapshot& s) {
+  return {s.num_steps, s.steps.size(), s.requests.size(), s.requests_finished, s.generation_tokens_total,
+          s.prompt_tokens_total, s.num_preemptions, s.kv.prefix_cache_queries};
+}
+
+void set_series(QCPGraph* g, const Series& s) {
+  g->setData(s.x, s.y, true);
+  if (s.ids.isEmpty()) return;
+  QStringList labels;
+  for (int32_t id : s.ids) labels << QStringLiteral("request %1").arg(id);
+  g->setProperty("point_labels", labels);
+}
+
+// The median step duration: the width of the per-step bars (steps run back to back while busy).
+double median_step_seconds(const EngineMetricsSnapshot& s) {
+  if (s.steps.empty()) return 0.01;
+  std::vector<double> d;
+  for (const StepMetrics& step : s.steps) d.push_back(step.duration_s);
+  std::nth_element(d.begin(), d.begin() + d.size() / 2, d.end());
+  return std::max(d[d.size() / 2], 1e-4);
+}
+
+}  // namespace
+
+struct MetricsDashboard::Impl {
+  struct Panel {
+    QCustomPlot* plot = nullptr;
+    QCPItemText* note = nullptr;
+    QCPGraph* marks = nullptr;  // preemption lines (time plots only)
+    double fraction_cap = 0;    // > 0: the value axis shows a fraction, at most this
+  };
+  // A graph's legend/CSV name without the comparison label; `overlay` graphs take label B.
+  struct Named {
+    QCPAbstractPlottable* plottable;
+    QString base;
+    bool overlay;
+  };
+
+  QGridLayout* grid = nullptr;
+  int columns = 0;
+  std::vector<Panel> panels;
+  std::vector<Named> names;
+
+  QCPGraph *ttft = nullptr, *rate = nullptr, *duration = nullptr, *usage = nullptr, *fragmentation = nullptr,
+           *reserved_unused = nullptr, *hits = nullptr, *hits_recent = nullptr, *scratch = nullptr, *attention_time = nullptr;
+  QCPBars *prefill = nullptr, *decode = nullptr;
+  QCPGraph* usage_marks = nullptr;  // the preemption lines that get a legend entry
+  QCPGraph *ttft_b = nullptr, *rate_b = nullptr, *tokens_b = nullptr, *usage_b = nullptr, *fragmentation_b = nullptr,
+           *reserved_unused_b = nullptr, *hits_b = nullptr, *scratch_b = nullptr, *attention_time_b = nullptr;
+
+  PrefixHitHistory prefix;
+  PreemptionHistory preemptions;
+  std::optional<EngineMetricsSnapshot> overlay;
+  QString label_a, label_b;
+  std::pair<double, double> span{0, 0}, overlay_span{0, 0};
+  double uptime = 0;
+  std::optional<Signature> last;
+  bool following = true;  // the time axis follows the data until the user drags or zooms it
+  bool syncing = false;   // set while this code moves the axes (so it is not taken for the user)
+
+  Panel& add_panel(QWidget* parent, const PlotSpec& spec, bool time_axis, double fraction_cap);
+  void name(QCPAbstractPlottable* p, const QString& base, bool is_overlay) { names.push_back({p, base, is_overlay}); }
+  QCPGraph* overlay_of(QCPGraph* g) {
+    QCPGraph* b = add_overlay_graph(g->parentPlot(), g);
+    name(b, g->name(), true);
+    return b;
+  }
+  void apply_names();
+  void draw_overlay();
+  void set_x_range(const QCPRange& range, const QCustomPlot* except);
+  void follow_data();
+  void fit_value_axes();
+  void refresh();
+  void lay_out(int n_columns);
+};
+
+void MetricsDashboard::Impl::lay_out(int n_columns) {
+  if (n_columns == columns) return;
+  columns = n_columns;
+  for (const Panel& panel : panels) grid->removeWidget(panel.plot);
+  for (size_t i = 0; i < panels.size(); ++i) grid->addWidget(panels[i].plot, static_cast<int>(i) / columns, static_cast<int>(i) % columns);
+}
+
+MetricsDashboard::Impl::Panel& MetricsDashboard::Impl::add_panel(QWidget* parent, const PlotSpec& spec, bool time_axis,
+                                                               double fraction_cap) {
+  Panel panel;
+  panel.plot = make_plot(parent, spec, &panel.note);
+  panel.fraction_cap = fraction_cap;
+  if (time_axis) panel.marks = add_preemption_marks(panel.plot);
+  install_hover(panel.plot);
+  panels.push_back(panel);
+  return panels.back();
+}
+
+void MetricsDashboard::Impl::apply_names() {
+  for (const Named& n : names) {
+    const QString& label = n.overlay ? label_b : label_a;
+    n.plottable->setName(overlay && !label.isEmpty() ? n.base + QStringLiteral(" · ") + label : n.base);
+  }
+}
+
+void MetricsDashboard::Impl::draw_overlay() {
+  const bool on = overlay.has_value();
+  for (QCPGraph* g : {ttft_b, rate_b, tokens_b, usage_b, fragmentation_b, reserved_unused_b, hits_b, scratch_b, attention_time_b}) {
+    g->setVisible(on);
+    if (on) {
+      g->addToLegend();
+    } else {
+      g->removeFromLegend();
+      g->data()->clear();
+    }
+  }
+  overlay_span = {0, 0};
+  if (!on) return;
+  const EngineMetricsSnapshot& s = *overlay;
+  overlay_span = time_span(s);
+  set_series(ttft_b, ttft_series(s));
+  set_series(rate_b, decode_rate_series(s));
+  set_series(tokens_b, step_series(s, [](const StepMetrics& m) { return double(m.prefill_tokens + m.decode_tokens); }));
+  set_series(usage_b, step_series(s, [](const StepMetrics& m) { return m.kv_cache_usage_perc; }));
+  set_series(fragmentation_b, step_series(s, [](const StepMetrics& m) { return m.kv_internal_fragmentation_perc; }));
+  set_series(reserved_unused_b, step_series(s, [](const StepMetrics& m) { return m.kv_reserved_unused_perc; }));
+  set_series(scratch_b, step_series(s, [](const StepMetrics& m) { return double(m.attention_scratch_bytes); }));
+  set_series(attention_time_b, step_series(s, [](const StepMetrics& m) { return m.attention_seconds; }));
+  // Only its totals are known: the run's overall hit rate, drawn flat across the run.
+  hits_b->data()->clear();
+  if (s.kv.prefix_cache_queries > 0) {
+    const double rate_b_value = double(s.kv.prefix_cache_hits) / double(s.kv.prefix_cache_queries);
+    hits_b->setData({overlay_span.first, overlay_span.second}, {rate_b_value, rate_b_value}, true);
+  }
+}
+
+void MetricsDashboard::Impl::set_x_range(const QCPRange& range, const QCustomPlot* except) {
+  syncing = true;
+  for (Panel& panel : panels)
+    if (panel.plot != except && panel.marks) panel.plot->xAxis->setRange(range);
+  syncing = false;
+}
+
+void MetricsDashboard::Impl::follow_data() {
+  double lo = span.first, hi = span.second;
+  if (overlay) lo = std::min(lo, overlay_span.first), hi = std::max(hi, overlay_span.second);
+  if (hi <= lo) hi = std::max({lo + 1.0, uptime});
+  const double pad = std::max(0.02 * (hi - lo), 1e-3);
+  set_x_range(QCPRange(std::max(0.0, lo - pad), hi + pad), nullptr);
+}
+
+void MetricsDashboard::Impl::fit_value_axes() {
+  for (Panel& panel : panels) {
+    const QCPRange keys = panel.plot->xAxis->range();
+    for (QCPAxis* axis : {panel.plot->yAxis, panel.plot->yAxis2}) {
+      double hi = 0;
+      for (QCPAbstractPlottable* p : axis->plottables()) {
+        bool found = false;
+        const QCPRange r = p->getValueRange(found, QCP::sdBoth, keys);
+        if (found && p->visible()) hi = std::max(hi, r.upper);
+      }
+      double upper = hi > 0 ? hi * 1.15 : 1;
+      if (panel.fraction_cap > 0 && axis == panel.plot->yAxis) upper = std::clamp(upper, 0.05, panel.fraction_cap);
+      axis->setRange(0, upper);
+    }
+  }
+}
+
+void MetricsDashboard::Impl::refresh() {
+  if (following) follow_data();
+  fit_value_axes();
+  for (Panel& panel : panels) {
+    if (panel.marks) {  // a time plot: a note while it has nothing to show
+      bool any = false;
+      for (int i = 0; i < panel.plot->plottableCount(); ++i)
+        any = any || (panel.plot->plottable(i) != panel.marks && panel.plot->plottable(i)->interface1D()->dataCount() > 0);
+      panel.note->setText(any ? QString() : QStringLiteral("waiting for the first engine step"));
+    }
+    panel.plot->replot(QCustomPlot::rpQueuedReplot);
+  }
+}
+
+MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::make_unique<Impl>()) {
+  d_->grid = new QGridLayout(this);
+  d_->grid->setContentsMargins(2, 2, 2, 2);
+  d_->grid->setSpacing(4);
+  Impl& d = *d_;
+
+  QCustomPlot* p = d.add_panel(this, {"ttft", tr("Time to first token"),
+      tr("time_to_first_token_seconds. Each dot is one request, placed when its first token appeared; its height "
+         "is the wait from submit to that token (queue time + prefill). It rises when requests queue behind others "
+         "or prompts are long, and falls when the prefix cache lets prefill skip shared tokens."),
+      tr("TTFT"), Unit::Seconds}, true, 0).plot;
+  d.ttft = add_graph(p, tr("TTFT"), kTtft, Look::Scatter);
+  d.name(d.ttft, d.ttft->name(), false);
+  d.ttft_b = d.overlay_of(d.ttft);
+
+  p = d.add_panel(this, {"decode_tokens_per_second", tr("Decode tokens/s"),
+      tr("decode_tokens_per_second: tokens generated per second of step time, averaged over %1 steps. Batching more "
+         "requests raises it (one pass over the weights serves every running sequence); long contexts and prompt "
+         "chunks sharing a step lower it. Gaps: the engine was idle.").arg(kRateWindowSteps),
+      tr("tokens/s"), Unit::PerSecond}, true, 0).plot;
+  d.rate = add_graph(p, tr("decode tok/s"), kDecode, Look::Line);
+  d.name(d.rate, d.rate->name(), false);
+  d.rate_b = d.overlay_of(d.rate);
+
+  p = d.add_panel(this, {"tokens_per_step", tr("Tokens per step: prefill vs decode"),
+      tr("Stacked bars: prompt tokens computed (prefill, orange) and tokens generated (decode, green: one per running "
+         "request) in each engine step; the grey line is the step's duration (right axis). A tall orange bar is a "
+         "prompt being prefilled: a TTFT dot and a jump in KV usage line up with it."),
+      tr("tokens"), Unit::Count}, true, 0).plot;
+  d.prefill = add_bars(p, tr("prefill tokens"), kPrefill);
+  d.decode = add_bars(p, tr("decode tokens"), kDecode);
+  d.decode->moveAbove(d.prefill);
+  p->yAxis2->setVisible(true);
+  p->yAxis2->setLabel(tr("step time"));
+  set_axis_unit(p->yAxis2, Unit::Seconds);
+  d.duration = add_graph(p, tr("step duration"), kDuration, Look::Line, p->yAxis2);
+  for (QCPAbstractPlottable* a : std::initializer_list<QCPAbstractPlottable*>{d.prefill, d.decode, d.duration})
+    d.name(a, a->name(), false);
+  d.tokens_b = add_graph(p, tr("tokens per step"), QColor(40, 40, 40), Look::Line);
+  QPen dashed = d.tokens_b->pen();
+  dashed.setStyle(Qt::DashLine);
+  d.tokens_b->setPen(dashed);
+  d.tokens_b->setVisible(false);
+  d.tokens_b->removeFromLegend();
+  d.name(d.tokens_b, d.tokens_b->name(), true);
+
+  p = d.add_panel(this, {"kv_usage", tr("KV cache usage"),
+      tr("kv_cache_usage_perc: the share of the KV budget held by sequences. Paged: grows by one block every "
+         "block_size tokens; contiguous: by a whole reservation per request. Drops when requests finish. Red dashed "
+         "lines: preemptions (the cache ran out, a request was evicted and will be recomputed)."),
+      tr("of budget"), Unit::Fraction}, true, 1.0).plot;
+  d.usage = add_graph(p, tr("KV usage"), kUsage, Look::Area);
+  d.name(d.usage, d.usage->name(), false);
+  d.usage_b = d.overlay_of(d.usage);
+  d.usage_marks = d.panels.back().marks;
+
+  p = d.add_panel(this, {"kv_waste", tr("KV waste"),
+      tr("kv_internal_fragmentation_perc (paged): allocated token slots not yet written, in each sequence's "
+         "partly filled last block (at most block_size - 1 per sequence). kv_reserved_unused_perc (contiguous): "
+         "reserved-but-unfilled slots of whole per-request reservations: the waste paging removes."),
+      tr("of allocated slots"), Unit::Fraction}, true, 1.02).plot;
+  d.fragmentation = add_graph(p, tr("internal fragmentation"), kFragmentation, Look::Line);
+  d.reserved_unused = add_graph(p, tr("reserved unused"), kReservedUnused, Look::Line);
+  d.name(d.fragmentation, d.fragmentation->name(), false);
+  d.name(d.reserved_unused, d.reserved_unused->name(), false);
+  d.fragmentation_b = d.overlay_of(d.fragmentation);
+  d.reserved_unused_b = d.overlay_of(d.reserved_unused);
+
+  p = d.add_panel(this, {"prefix_cache_hit_rate", tr("Prefix-cache hit rate"),
+      tr("prefix_cache_hits / prefix_cache_queries: the share of prompt tokens found already in the KV cache "
+         "(a shared system prompt, a regenerated reply), whose prefill is skipped. Line: since the cache was "
+         "created; dots: since the previous point. Stays 0 with prefix caching off or a contiguous cache."),
+      tr("hit rate"), Unit::Fraction}, true, 1.02).plot;
+  d.hits = add_graph(p, tr("hit rate (cumulative)"), kHits, Look::Line);
+  d.hits->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 4));  // a lone early point still shows
+  d.hits_recent = add_graph(p, tr("hit rate (recent)"), kHitsRecent, Look::Scatter);
+  d.name(d.hits, d.hits->name(), false);
+  d.name(d.hits_recent, d.hits_recent->name(), false);
+  d.hits_b = d.overlay_of(d.hits);
+
+  p = d.add_panel(this, {"attention", tr("Attention per step"),
+      tr("attention_scratch_bytes (left): the attention kernel's peak scratch memory in the step: naive attention "
+         "materialises a whole row of scores per query, flash attention only a tile. attention time (right): "
+         "seconds spent in attention per step, all layers. Both grow with context length."),
+      tr("scratch"), Unit::Bytes}, true, 0).plot;
+  p->yAxis2->setVisible(true);
+  p->yAxis2->setLabel(tr("attention time"));
+  set_axis_unit(p->yAxis2, Unit::Seconds);
+  d.scratch = add_graph(p, tr("scratch bytes"), kScratch, Look::Line);
+  d.attention_time = add_graph(p, tr("attention time"), kAttentionTime, Look::Line, p->yAxis2);
+  d.name(d.scratch, d.scratch->name(), false);
+  d.name(d.attention_time, d.attention_time->name(), false);
+  d.scratch_b = d.overlay_of(d.scratch);
+  d.attention_time_b = d.overlay_of(d.attention_time);
+
+  Impl::Panel& spec = d.add_panel(this, {"spec_decode", tr("Speculative decoding acceptance"),
+      tr("The share of draft tokens the target model accepts (spec_decode_num_accepted_tokens / "
+         "spec_decode_num_draft_tokens), over time and per draft position. Shown when speculative decoding is on."),
+      tr("acceptance"), Unit::Fraction}, false, 1.02);
+  spec.note->setText(tr("speculative decoding: off"));
+  spec.plot->xAxis->setLabel(tr("draft position"));
+
+  for (Impl::Panel& panel : d.panels) {
+    if (panel.plot->legend->itemCount() == 0 && !panel.marks) {  // nothing to name: no legend row
+      panel.plot->plotLayout()->take(panel.plot->legend);
+      panel.plot->plotLayout()->simplify();
+      panel.plot->legend->setVisible(false);
+    }
+    if (!panel.marks) continue;
+    QCustomPlot* plot = panel.plot;
+    // One time axis: the user's drag or zoom on any plot moves them all and stops following the data.
+    connect(plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this, plot](const QCPRange& r) {
+      if (d_->syncing) return;
+      d_->following = false;
+      d_->set_x_range(r, plot);
+      d_->fit_value_axes();
+      for (Impl::Panel& s : d_->panels) s.plot->replot(QCustomPlot::rpQueuedReplot);
+    });
+    // A double click goes back to following the data.
+    connect(plot, &QCustomPlot::mouseDoubleClick, this, [this] {
+      d_->following = true;
+      d_->refresh();
+    });
+  }
+  for (Impl::Panel& panel : d.panels) {
+    add_export_menu(*panel.plot, [this](const QString& dir) { return export_all(dir); });
+  }
+  d.lay_out(4);
+  d.refresh();
+}
+
+MetricsDashboard::~MetricsDashboard() = default;
+
+void MetricsDashboard::update_from(const EngineMetricsSnapshot& s) {
+  Impl& d = *d_;
+  d.uptime = s.uptime_s;
+  const double now = s.steps.empty() ? s.uptime_s : s.steps.back().time_s;
+  const bool new_marks = d.preemptions.add(now, s.num_preemptions);
+  d.prefix.add(now, s.kv.prefix_cache_queries, s.kv.prefix_cache_hits);
+  const Signature sig = signature_of(s);
+  if (d.last == sig && !new_marks) return;  // nothing drawn changed
+  d.last = sig;
+
+  d.span = time_span(s);
+  set_series(d.ttft, ttft_series(s));
+  set_series(d.rate, decode_rate_series(s));
+  const Series prefill = step_series(s, [](const StepMetrics& m) { return double(m.prefill_tokens); });
+  d.prefill->setData(prefill.x, prefill.y, true);
+  const Series decode = step_series(s, [](const StepMetrics& m) { return double(m.decode_tokens); });
+  d.decode->setData(decode.x, decode.y, true);
+  d.prefill->setWidth(median_step_seconds(s));
+  d.decode->setWidth(median_step_seconds(s));
+  set_series(d.duration, step_series(s, [](const StepMetrics& m) { return m.duration_s; }));
+  set_series(d.usage, step_series(s, [](const StepMetrics& m) { return m.kv_cache_usage_perc; }));
+  set_series(d.fragmentation, step_series(s, [](const StepMetrics& m) { return m.kv_internal_fragmentation_perc; }));
+  set_series(d.reserved_unused, step_series(s, [](const StepMetrics& m) { return m.kv_reserved_unused_perc; }));
+  set_series(d.hits, d.prefix.cumulative());
+  set_series(d.hits_recent, d.prefix.interval());
+  set_series(d.scratch, step_series(s, [](const StepMetrics& m) { return double(m.attention_scratch_bytes); }));
+  set_series(d.attention_time, step_series(s, [](const StepMetrics& m) { return m.attention_seconds; }));
+  QVector<double> counts;
+  for (int64_t c : d.preemptions.counts()) counts.push_back(double(c));
+  for (Impl::Panel& panel : d.panels)
+    if (panel.marks) panel.marks->setData(d.preemptions.times(), counts, true);
+  // The KV usage plot names the red dashed lines once there are any.
+  if (counts.isEmpty()) d.usage_marks->removeFromLegend();
+  else d.usage_marks->addToLegend();
+  d.refresh();
+}
+
+void MetricsDashboard::clear() {
+  Impl& d = *d_;
+  d.prefix.clear();
+  d.preemptions.clear();
+  d.last.reset();
+  d.span = {0, 0};
+  d.uptime = 0;
+  d.following = true;
+  for (QCPGraph* g : {d.ttft, d.rate, d.duration, d.usage, d.fragmentation, d.reserved_unused, d.hits, d.hits_recent,
+                      d.scratch, d.attention_time})
+    g->data()->clear();
+  d.prefill->data()->clear();
+  d.decode->data()->clear();
+  for (Impl::Panel& panel : d.panels)
+    if (panel.marks) panel.marks->data()->clear();
+  d.refresh();
+}
+
+void MetricsDashboard::set_overlay(const EngineMetricsSnapshot* other, const QString& label_a, const QString& label_b) {
+  Impl& d = *d_;
+  d.overlay = other ? std::optional<EngineMetricsSnapshot>(*other) : std::nullopt;
+  d.label_a = label_a;
+  d.label_b = label_b;
+  d.apply_names();
+  d.draw_overlay();
+  // Longer names with run labels: two legend entries per line.
+  for (Impl::Panel& panel : d.panels) {
+    panel.plot->legend->setWrap(d.overlay ? 2 : 3);
+    panel.plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // re-flow the entries
+  }
+  d.refresh();
+}
+
+QList<QCustomPlot*> MetricsDashboard::plots() const {
+  QList<QCustomPlot*> out;
+  for (const Impl::Panel& panel : d_->panels) out.push_back(panel.plot);
+  return out;
+}
+
+QCustomPlot* MetricsDashboard::plot(const QString& name) const {
+  for (const Impl::Panel& panel : d_->panels)
+    if (panel.plot->objectName() == name) return panel.plot;
+  return nullptr;
+}
+
+QStringList MetricsDashboard::export_all(const QString& dir) const {
+  if (!QDir().mkpath(dir)) throw std::runtime_error((dir + QStringLiteral(": cannot create the folder")).toStdString());
+  QStringList files;
+  for (const Impl::Panel& panel : d_->panels) files += export_plot(*panel.plot, dir);
+  return files;
+}
+
+void MetricsDashboard::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  d_->lay_out(std::clamp(width() / kPlotMinWidth, 1, 4));
+}

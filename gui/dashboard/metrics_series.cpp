@@ -1,0 +1,117 @@
+#include "gui/dashboard/metrics_series.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace inferscope::gui {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// True when `step` started long enough after `prev` ended that the engine sat idle in between.
+bool idle_between(const StepMetrics& prev, const StepMetrics& step) {
+  return step.time_s - step.duration_s - prev.time_s > kIdleGapSeconds;
+}
+
+// Keeps the last `max` points of a series.
+void keep_last(Series& s, int max) {
+  if (s.x.size() <= max) return;
+  const int drop = static_cast<int>(s.x.size()) - max;
+  s.x.remove(0, drop);
+  s.y.remove(0, drop);
+}
+
+}  // namespace
+
+Series ttft_series(const EngineMetricsSnapshot& s) {
+  std::vector<const RequestMetrics*> started;
+  for (const RequestMetrics& r : s.requests)
+    if (r.time_to_first_token_seconds >= 0) started.push_back(&r);
+  auto first_token_time = [](const RequestMetrics* r) { return r->arrival_s + r->time_to_first_token_seconds; };
+  std::stable_sort(started.begin(), started.end(),
+                   [&](const RequestMetrics* a, const RequestMetrics* b) { return first_token_time(a) < first_token_time(b); });
+  Series out;
+  for (const RequestMetrics* r : started) {
+    out.x.push_back(first_token_time(r));
+    out.y.push_back(r->time_to_first_token_seconds);
+    out.ids.push_back(r->id);
+  }
+  return out;
+}
+
+Series decode_rate_series(const EngineMetricsSnapshot& s) {
+  Series out;
+  size_t stretch_begin = 0;  // first step of the current busy stretch
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    if (i > 0 && idle_between(s.steps[i - 1], s.steps[i])) {
+      out.x.push_back(s.steps[i - 1].time_s);  // a NaN point ends the line at the idle gap
+      out.y.push_back(kNaN);
+      stretch_begin = i;
+    }
+    // The window: up to kRateWindowSteps steps ending at i, within this stretch.
+    const size_t first = std::max(stretch_begin, i + 1 >= kRateWindowSteps ? i + 1 - kRateWindowSteps : 0);
+    double tokens = 0, seconds = 0;
+    for (size_t j = first; j <= i; ++j) {
+      tokens += s.steps[j].decode_tokens;
+      seconds += s.steps[j].duration_s;
+    }
+    out.x.push_back(s.steps[i].time_s);
+    out.y.push_back(seconds > 0 ? tokens / seconds : 0);
+  }
+  return out;
+}
+
+Series step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value) {
+  Series out;
+  out.x.reserve(static_cast<int>(s.steps.size()));
+  out.y.reserve(static_cast<int>(s.steps.size()));
+  for (const StepMetrics& step : s.steps) {
+    out.x.push_back(step.time_s);
+    out.y.push_back(value(step));
+  }
+  return out;
+}
+
+std::pair<double, double> time_span(const EngineMetricsSnapshot& s) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  if (!s.steps.empty()) {
+    lo = s.steps.front().time_s - s.steps.front().duration_s;
+    hi = s.steps.back().time_s;
+  }
+  for (const RequestMetrics& r : s.requests) {
+    if (r.time_to_first_token_seconds < 0) continue;
+    lo = std::min(lo, r.arrival_s + r.time_to_first_token_seconds);
+    hi = std::max(hi, r.arrival_s + r.time_to_first_token_seconds);
+  }
+  if (lo > hi) return {0, 0};
+  return {std::max(0.0, lo), hi};
+}
+
+void PrefixHitHistory::add(double t, int64_t queries, int64_t hits) {
+  if (queries < queries_ || hits < hits_) queries_ = hits_ = 0;  // the counters restarted (a new cache)
+  if (queries == queries_) return;
+  cumulative_.x.push_back(t);
+  cumulative_.y.push_back(static_cast<double>(hits) / static_cast<double>(queries));
+  interval_.x.push_back(t);
+  interval_.y.push_back(static_cast<double>(hits - hits_) / static_cast<double>(queries - queries_));
+  queries_ = queries;
+  hits_ = hits;
+  keep_last(cumulative_, kMaxPoints);
+  keep_last(interval_, kMaxPoints);
+}
+
+bool PreemptionHistory::add(double t, int64_t num_preemptions) {
+  const int64_t before = seen_;
+  seen_ = num_preemptions;
+  if (num_preemptions <= before) return false;
+  times_.push_back(t);
+  counts_.push_back(num_preemptions - before);
+  if (times_.size() > kMaxMarks) {
+    times_.removeFirst();
+    counts_.removeFirst();
+  }
+  return true;
+}
+
+}  // namespace inferscope::gui

@@ -1,0 +1,146 @@
+#include "gui/model/model_info_panel.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <map>
+
+#include "core/gguf/gguf_file.h"
+#include "core/model/llama_model.h"
+
+namespace inferscope::gui {
+namespace {
+
+QString text(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+QString dims_text(const std::vector<int64_t>& dims) {
+  QStringList parts;
+  for (int64_t d : dims) parts << QString::number(d);
+  return parts.join(" × ");
+}
+
+QTreeWidgetItem* section(QTreeWidget* tree, const QString& title) {
+  auto* item = new QTreeWidgetItem(tree, {title});
+  QFont bold = item->font(0);
+  bold.setBold(true);
+  item->setFont(0, bold);
+  item->setExpanded(true);
+  return item;
+}
+
+void row(QTreeWidgetItem* parent, const QString& name, const QString& value, const QString& tip = {}) {
+  auto* item = new QTreeWidgetItem(parent, {name, value});
+  if (!tip.isEmpty()) {
+    item->setToolTip(0, tip);
+    item->setToolTip(1, tip);
+  }
+}
+
+}  // namespace
+
+QString format_bytes(double bytes) {
+  if (bytes >= 1 << 30) return QString("%1 GiB").arg(bytes / (1 << 30), 0, 'f', 2);
+  if (bytes >= 1 << 20) return QString("%1 MiB").arg(bytes / (1 << 20), 0, 'f', 1);
+  if (bytes >= 1 << 10) return QString("%1 KiB").arg(bytes / (1 << 10), 0, 'f', 1);
+  return QString("%1 B").arg(bytes, 0, 'f', 0);
+}
+
+QString model_summary(const LlamaModel& model, DType kv_dtype) {
+  const double params = static_cast<double>(model.parameter_count());
+  const QString count = params >= 1e9 ? QString("%1B").arg(params / 1e9, 0, 'f', 1)
+                                      : QString("%1M").arg(params / 1e6, 0, 'f', 0);
+  return QString("%1 · %2 params · %3 · KV %4/token")
+      .arg(QString::fromStdString(model.config().name), count,
+           format_bytes(static_cast<double>(model.weights().matrix_bytes())),
+           format_bytes(static_cast<double>(model.kv_geometry(kv_dtype).bytes_per_token())));
+}
+
+ModelInfoPanel::ModelInfoPanel(QWidget* parent) : QWidget(parent), title_(new QLabel), tree_(new QTreeWidget) {
+  title_->setStyleSheet("font-size:13pt; font-weight:bold; padding:4px;");
+  title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  tree_->setColumnCount(4);
+  tree_->setHeaderLabels({"", "value (tensors: type)", "dims", "bytes"});
+  tree_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  tree_->setAlternatingRowColors(true);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(title_);
+  layout->addWidget(tree_, 1);
+  clear();
+}
+
+void ModelInfoPanel::clear() {
+  title_->setText("No model loaded (File ▸ Open model…, or drop a .gguf file on the window)");
+  tree_->clear();
+}
+
+void ModelInfoPanel::show_model(const LlamaModel& model, DType kv_dtype) {
+  const LlamaConfig& c = model.config();
+  const GgufFile& file = model.file();
+  title_->setText(model_summary(model, kv_dtype));
+  tree_->clear();
+
+  QTreeWidgetItem* f = section(tree_, "File");
+  row(f, "path", QString::fromStdString(file.path()));
+  row(f, "format", QString("GGUF v%1, %2").arg(file.version()).arg(format_bytes(static_cast<double>(file.file_size()))));
+  row(f, "architecture", QString::fromStdString(c.architecture));
+  row(f, "chat template", text(chat_family_name(model.chat_template().family)));
+
+  QTreeWidgetItem* h = section(tree_, "Hyperparameters");
+  row(h, "n_layers", QString::number(c.n_layers), "Transformer blocks");
+  row(h, "dim", QString::number(c.dim), "Width of the residual stream");
+  row(h, "n_heads", QString::number(c.n_heads), "Query heads per layer");
+  row(h, "n_kv_heads", QString::number(c.n_kv_heads), "Key/value heads per layer (fewer than n_heads: grouped-query attention)");
+  row(h, "head_dim", QString::number(c.head_dim));
+  row(h, "ffn_dim", QString::number(c.ffn_dim), "Hidden width of the SwiGLU feed-forward");
+  row(h, "vocab_size", QString::number(c.vocab_size));
+  row(h, "context_length", QString::number(c.context_length), "The longest context the model was trained for");
+  row(h, "rope_freq_base", QString::number(c.rope_freq_base));
+  row(h, "rope_freq_scale", QString::number(c.rope_freq_scale));
+  row(h, "rms_eps", QString::number(c.rms_eps));
+  row(h, "tied_output", c.tied_output ? "yes" : "no", "The classifier reuses the token embedding matrix");
+
+  QTreeWidgetItem* s = section(tree_, "Memory");
+  const KvGeometry kv = model.kv_geometry(kv_dtype);
+  const double per_token = static_cast<double>(kv.bytes_per_token());
+  row(s, "parameters", QLocale().toString(static_cast<qlonglong>(model.parameter_count())));
+  row(s, "weight bytes", format_bytes(static_cast<double>(model.weights().matrix_bytes())),
+      "Bytes of the 2-D weights: what every decode step streams from memory");
+  row(s, "KV bytes / token",
+      QString("%1  = 2 (K and V) × %2 layers × %3 KV heads × %4 B (head dim %5 in %6)")
+          .arg(format_bytes(per_token))
+          .arg(kv.n_layers)
+          .arg(kv.n_kv_heads)
+          .arg(kv.row_bytes())
+          .arg(kv.head_dim)
+          .arg(text(dtype_name(kv_dtype))),
+      QString("Keys and values of one token in every layer, in %1").arg(text(dtype_name(kv_dtype))));
+  row(s, "KV at full context", format_bytes(per_token * c.context_length),
+      QString("One sequence of %1 tokens").arg(c.context_length));
+
+  const Vocab& v = model.tokenizer().vocab();
+  QTreeWidgetItem* t = section(tree_, "Tokenizer");
+  row(t, "model", QString::fromStdString(v.model) + (v.pre.empty() ? "" : " (pre: " + QString::fromStdString(v.pre) + ")"));
+  row(t, "tokens", QString::number(v.size()));
+  row(t, "bos / eos / eot", QString("%1 / %2 / %3").arg(v.bos).arg(v.eos).arg(v.eot));
+
+  // Tensor types: how many tensors and bytes each stored format holds.
+  std::map<std::string, std::pair<int, size_t>> by_type;
+  for (const GgufTensorInfo& info : file.tensors()) {
+    auto& [count, bytes] = by_type[std::string(dtype_name(info.type))];
+    ++count;
+    bytes += info.n_bytes;
+  }
+  QTreeWidgetItem* types = section(tree_, "Tensor types");
+  for (const auto& [type, stats] : by_type) {
+    row(types, QString::fromStdString(type), QString("%1 tensors, %2").arg(stats.first).arg(format_bytes(static_cast<double>(stats.second))));
+  }
+  QTreeWidgetItem* all = section(tree_, QString("Tensors (%1)").arg(file.tensors().size()));
+  all->setExpanded(false);
+  for (const GgufTensorInfo& info : file.tensors()) {
+    new QTreeWidgetItem(all, {QString::fromStdString(info.name), text(dtype_name(info.type)), dims_text(info.dims),
+                              format_bytes(static_cast<double>(info.n_bytes))});
+  }
+}
+
+}  // namespace inferscope::gui

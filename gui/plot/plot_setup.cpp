@@ -1,0 +1,113 @@
+#include "gui/plot/plot_setup.h"
+
+namespace inferscope::gui {
+
+QCustomPlot* make_plot(QWidget* parent, const PlotSpec& spec, QCPItemText** note) {
+  auto* plot = new QCustomPlot(parent);
+  plot->setObjectName(QLatin1String(spec.name));
+  plot->setToolTip(spec.description);
+  plot->setMinimumSize(240, 170);
+  plot->setAntialiasedElements(QCP::aePlottables);
+  plot->setNoAntialiasingOnDrag(true);
+
+  plot->plotLayout()->insertRow(0);
+  auto* title = new QCPTextElement(plot, spec.title, QFont(plot->font().family(), 10, QFont::Bold));
+  plot->plotLayout()->addElement(0, 0, title);
+
+  QFont tick_font = plot->font();
+  tick_font.setPointSize(8);
+  for (QCPAxis* axis : {plot->xAxis, plot->yAxis, plot->yAxis2}) {
+    axis->setTickLabelFont(tick_font);
+    axis->setLabelFont(tick_font);
+    axis->grid()->setPen(QPen(QColor(0, 0, 0, 28), 1, Qt::DotLine));
+  }
+  plot->xAxis->setLabel(QStringLiteral("seconds since engine start"));
+  plot->yAxis->setLabel(spec.y_label);
+  set_axis_unit(plot->yAxis, spec.y_unit);
+  plot->xAxis->setRange(0, 1);
+
+  // The legend sits in its own row under the title, one line of entries, so it never hides data.
+  plot->legend->setFont(tick_font);
+  plot->legend->setBrush(Qt::NoBrush);
+  plot->legend->setBorderPen(Qt::NoPen);
+  plot->legend->setIconSize(14, 8);
+  plot->legend->setVisible(true);
+  plot->legend->setWrap(3);
+  plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  plot->legend->setColumnSpacing(10);
+  plot->legend->setMargins(QMargins(2, 0, 2, 0));
+  plot->axisRect()->insetLayout()->take(plot->legend);
+  plot->plotLayout()->insertRow(1);
+  plot->plotLayout()->addElement(1, 0, plot->legend);
+  plot->plotLayout()->setRowStretchFactor(0, 0.001);
+  plot->plotLayout()->setRowStretchFactor(1, 0.001);
+  plot->plotLayout()->setRowSpacing(0);
+
+  // Horizontal drag and wheel zoom on the shared time axis; the value axis follows the data.
+  plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  plot->axisRect()->setRangeDrag(Qt::Horizontal);
+  plot->axisRect()->setRangeZoom(Qt::Horizontal);
+
+  *note = new QCPItemText(plot);
+  (*note)->position->setType(QCPItemPosition::ptAxisRectRatio);
+  (*note)->position->setCoords(0.5, 0.5);
+  (*note)->setColor(QColor(110, 110, 110));
+  (*note)->setFont(QFont(plot->font().family(), 10, -1, true));
+  (*note)->setClipToAxisRect(false);
+  return plot;
+}
+
+QCPGraph* add_graph(QCustomPlot* plot, const QString& name, QColor color, Look look, QCPAxis* value_axis) {
+  QCPGraph* g = plot->addGraph(plot->xAxis, value_axis ? value_axis : plot->yAxis);
+  g->setName(name);
+  g->setPen(QPen(color, 1.6));
+  switch (look) {
+    case Look::Scatter:
+      g->setLineStyle(QCPGraph::lsNone);
+      g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, 6));
+      break;
+    case Look::Area:
+      g->setBrush(QColor(color.red(), color.green(), color.blue(), 45));
+      break;
+    case Look::Line:
+      break;
+  }
+  return g;
+}
+
+QCPGraph* add_overlay_graph(QCustomPlot* plot, const QCPGraph* like) {
+  QCPGraph* g = plot->addGraph(like->keyAxis(), like->valueAxis());
+  QPen pen = like->pen();
+  pen.setStyle(Qt::DashLine);
+  g->setPen(pen);
+  g->setLineStyle(like->lineStyle());
+  QCPScatterStyle scatter = like->scatterStyle();
+  if (scatter.shape() != QCPScatterStyle::ssNone) scatter = QCPScatterStyle(QCPScatterStyle::ssCircle, pen.color(), Qt::white, 7);
+  g->setScatterStyle(scatter);
+  g->setVisible(false);
+  g->removeFromLegend();
+  return g;
+}
+
+QCPBars* add_bars(QCustomPlot* plot, const QString& name, QColor color) {
+  auto* bars = new QCPBars(plot->xAxis, plot->yAxis);
+  bars->setName(name);
+  bars->setPen(QPen(color.darker(115), 1));
+  bars->setBrush(color);
+  bars->setWidthType(QCPBars::wtPlotCoords);
+  return bars;
+}
+
+QCPGraph* add_preemption_marks(QCustomPlot* plot) {
+  QCPAxis* axis = plot->axisRect()->addAxis(QCPAxis::atRight);
+  axis->setVisible(false);
+  axis->setRange(0, 0.5);  // every count (at least 1) reaches past the top: full-height lines
+  QCPGraph* g = plot->addGraph(plot->xAxis, axis);
+  g->setName(QStringLiteral("preemptions"));
+  g->setLineStyle(QCPGraph::lsImpulse);
+  g->setPen(QPen(QColor(214, 39, 40, 170), 1.4, Qt::DashLine));
+  g->removeFromLegend();
+  return g;
+}
+
+}  // namespace inferscope::gui

@@ -1,0 +1,33 @@
+// The dashboard's common plot furniture: a titled QCustomPlot with a description tooltip, a small
+// legend, horizontal drag/zoom, a centred note for "no data yet", and graphs in a consistent style.
+#pragma once
+#include <QColor>
+#include <QString>
+#include <qcustomplot.h>
+
+#include "gui/plot/plot_units.h"
+
+namespace inferscope::gui {
+
+struct PlotSpec {
+  const char* name;         // objectName: export file names and plots() lookups
+  QString title;
+  QString description;      // the tooltip: what it means and why it moves
+  QString y_label;
+  Unit y_unit = Unit::Count;
+};
+
+// A plot whose x axis is "seconds since engine start"; its note item is returned through `note`.
+QCustomPlot* make_plot(QWidget* parent, const PlotSpec& spec, QCPItemText** note);
+
+enum class Look { Line, Scatter, Area };
+// A graph on (key, value) axes of `plot` (default: x and y), named for the legend and the CSV.
+QCPGraph* add_graph(QCustomPlot* plot, const QString& name, QColor color, Look look, QCPAxis* value_axis = nullptr);
+// A dashed copy of `graph`'s look for the comparison overlay, hidden until an overlay is set.
+QCPGraph* add_overlay_graph(QCustomPlot* plot, const QCPGraph* like);
+QCPBars* add_bars(QCustomPlot* plot, const QString& name, QColor color);
+// Vertical lines at the times where preemptions happened (value = how many), on an invisible axis
+// whose range makes every line span the plot's full height.
+QCPGraph* add_preemption_marks(QCustomPlot* plot);
+
+}  // namespace inferscope::gui
