@@ -11,7 +11,7 @@
 namespace inferscope {
 namespace {
 
-// ../shared/models/README.md: the first 32 ids generated greedily from BOS.
+// tests/models/README.md: the first 32 ids generated greedily from BOS.
 const std::vector<TokenId> kStoriesGolden = {403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315,
                                              421, 395, 317, 426, 338, 401, 396, 267, 337, 410, 408,
                                              419, 292, 411, 322, 265, 282, 295, 433, 426, 385};

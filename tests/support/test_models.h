@@ -1,29 +1,29 @@
-// Finding model files in tests: a missing file skips the test with its name, except under CI=true,
-// where it fails (a green CI must never hide a failed download).
+// Finding model files in tests: a missing file fails the test with its name, never skips it (a green
+// run must never hide a model that was not there).
 #pragma once
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 
 namespace inferscope::test {
 
+// A file of the repository's test models (INFERSCOPE_TEST_MODELS_DIR, tests/models by default).
 inline std::string shared_model_path(const std::string& name) {
   return std::string(INFERSCOPE_TEST_MODELS_DIR) + "/" + name;
 }
 inline std::string demo_model_path() { return INFERSCOPE_DEMO_MODEL; }
-inline bool running_in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string(ci) == "true";
+// Success when `path` exists; otherwise a failure naming it and where the models come from.
+inline ::testing::AssertionResult model_file_exists(const std::string& path) {
+  if (std::filesystem::exists(path)) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "model file missing: " << path
+                                       << " (tests/models/README.md lists the test models; scripts/setup.sh "
+                                          "fetches the demo model)";
 }
 
 }  // namespace inferscope::test
 
-// Use at the top of a TEST body: binds `var` to the path, or skips/fails when the file is absent.
-#define INFERSCOPE_REQUIRE_FILE(var, path_expr)                                            \
-  const std::string var = (path_expr);                                                     \
-  if (!std::filesystem::exists(var)) {                                                     \
-    if (::inferscope::test::running_in_ci()) FAIL() << "model file missing in CI: " << var; \
-    GTEST_SKIP() << "model file not found: " << var;                                       \
-  }
+// Use at the top of a TEST body: binds `var` to the path, or fails the test when the file is absent.
+#define INFERSCOPE_REQUIRE_FILE(var, path_expr) \
+  const std::string var = (path_expr);          \
+  ASSERT_TRUE(::inferscope::test::model_file_exists(var))
