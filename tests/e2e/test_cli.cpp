@@ -34,6 +34,34 @@ TEST(Cli, GenerateJsonCarriesTokensAndMetrics) {
   EXPECT_TRUE(j["metrics"].contains("prefill_tokens_per_second"));
 }
 
+// generate --logprobs: the raw model's log-probabilities, bit-identical (as %.9g prints them) whether
+// a long prompt goes in one step, in chunks or token by token.
+TEST(Cli, GenerateLogprobsAreTheSameWhateverThePrefillChunking) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  std::string prompt;
+  while (prompt.size() < 2400) prompt += "Once upon a time there was a little girl named Lily who loved to play. ";
+  const std::string args = "generate --model " + path + " --prompt '" + prompt + "' -n 12 --json --logprobs 5";
+  const auto whole = nlohmann::json::parse(stdout_only(args + " --max-batch-tokens 4096"));
+  ASSERT_GT(whole["prompt_tokens"].get<int>(), 257);  // past the first 256-key attention chunk
+  const nlohmann::json& content = whole["logprobs"]["content"];
+  ASSERT_EQ(content.size(), whole["tokens"].size());
+  for (const auto& entry : content) {
+    ASSERT_EQ(entry["top_logprobs"].size(), 5u);
+    // greedy: the chosen token is the most likely one; the alternatives come most likely first
+    EXPECT_EQ(entry["id"], entry["top_logprobs"][0]["id"]);
+    EXPECT_EQ(entry["logprob"], entry["top_logprobs"][0]["logprob"]);
+    for (size_t i = 1; i < 5; ++i) EXPECT_LE(entry["top_logprobs"][i]["logprob"], entry["top_logprobs"][i - 1]["logprob"]);
+    EXPECT_LE(entry["logprob"].get<double>(), 0.0);
+  }
+  for (const char* chunk : {"1", "7", "300"}) {
+    const auto chunked = nlohmann::json::parse(stdout_only(args + " --max-batch-tokens " + chunk));
+    EXPECT_EQ(chunked["logprobs"], whole["logprobs"]) << "--max-batch-tokens " << chunk;
+  }
+  // the logprobs are the model's, before the sampler's penalty: the first token's alternatives stay
+  const auto penalised = nlohmann::json::parse(stdout_only(args + " --repeat-penalty 1.5"));
+  EXPECT_EQ(penalised["logprobs"]["content"][0]["top_logprobs"], content[0]["top_logprobs"]);
+}
+
 TEST(Cli, GenerateStreamsPlainText) {
   INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
   const CliRun r = cli("generate --model " + path + " --prompt 'Once upon a time' -n 12");
@@ -122,6 +150,13 @@ TEST(Cli, DevicesListsCpuFeatures) {
   EXPECT_NE(r.out.find("CUDA"), std::string::npos);
 }
 
+// Whatever GPU it finds, `devices` must not suggest the engine uses it: there is no CUDA executor yet.
+TEST(Cli, DevicesSaysTheEngineRunsOnTheCpu) {
+  const CliRun r = cli("devices");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Engine: runs on the CPU; it does not use the GPU yet"), std::string::npos) << r.out;
+}
+
 TEST(Cli, ChatKeepsHistoryAndResets) {
   INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
   const CliRun r = cli("chat --model " + path + " -n 4 <<'EOF'\nhello\nagain\n/reset\n/quit\nEOF");
@@ -164,6 +199,13 @@ TEST(Cli, BadInputExitsTwoWithAClearMessage) {
   const CliRun unknown = cli("generate --bogus 1");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.out.find("--bogus"), std::string::npos);
+
+  const CliRun logprobs_without_json = cli("generate --model x.gguf --prompt hi --logprobs 3");
+  EXPECT_EQ(logprobs_without_json.exit_code, 2);
+  EXPECT_NE(logprobs_without_json.out.find("--logprobs needs --json"), std::string::npos) << logprobs_without_json.out;
+  const CliRun too_many_logprobs = cli("generate --model x.gguf --prompt hi --json --logprobs 21");
+  EXPECT_EQ(too_many_logprobs.exit_code, 2);
+  EXPECT_NE(too_many_logprobs.out.find("--logprobs"), std::string::npos) << too_many_logprobs.out;
 
   const CliRun bad_number = cli("generate --model x.gguf --prompt hi --top-k many");
   EXPECT_EQ(bad_number.exit_code, 2);
