@@ -76,88 +76,135 @@ EngineCore::EngineCore(const LlamaModel& model, EngineConfig config, EngineCallb
 
 EngineCore::~EngineCore() = default;
 
+// A config ready to apply, with everything that can fail already done.
+struct EngineCore::PreparedConfig {
+  EngineConfig config;  // resolved; quant stays the level in use (new weights set it when installed)
+  std::string change;   // what changed, from describe_change
+  bool new_settings_cache = false;  // the KV settings changed
+  std::unique_ptr<KvCache> kv;      // a new cache, for new settings or new weights (or both)
+  RequestLimit limit;               // with kv
+  bool cancel_conversion = false;   // a conversion in flight is to another level
+  std::unique_ptr<ConvertedWeights> weights;  // converted at once: installed with kv
+  std::optional<WeightQuant> convert_in_background;
+};
+
 void EngineCore::apply_config(const EngineConfig& requested) {
-  EngineConfig next = requested;
-  next.threads = config_.threads;  // fixed at construction
-  next.matmul = config_.matmul;
   std::string note;
   try {
-    next = resolve_config(next, model_);
-    const std::string change = describe_change(config_, next);
-    make_attention(next.attention);          // validates the name before anything changes
-    scheduler_->set_config(next.scheduler);  // validates before anything else changes
-    if (needs_new_cache(config_, next)) {
-      std::unique_ptr<KvCache> kv = build_cache(model_, next);
-      // The running requests keep their tokens and are recomputed on the new cache.
-      const std::vector<RequestId> preempted = scheduler_->preempt_all();
-      metrics_.on_preempted(static_cast<int64_t>(preempted.size()));
-      limit_ = request_limit(*kv, next.kv, next.context_length);
-      const std::vector<RequestId> refused = scheduler_->rebind(*kv, limit_);
-      executor_->rebind(*kv);
-      kv_ = std::move(kv);
-      note = change + ": new KV cache; " + std::to_string(preempted.size()) +
-             " running requests preempted (recomputed on the new cache)";
-      for (RequestId id : refused) end(id, StopReason::Failed, scheduler_->request(id).refusal);
-      if (!refused.empty()) note += ", " + std::to_string(refused.size()) + " no longer fit and failed";
-    } else {
-      note = change;
-    }
-    executor_->set_attention(next.attention);
-    const WeightQuant level = next.quant;
-    next.quant = config_.quant;  // the weights in use change only when new ones are installed
-    config_ = next;
-    if (level != config_.quant || conversion_) {
-      const std::string switched = switch_weights(level);
-      if (!switched.empty()) note = (note == "no change" ? "" : note + "; ") + switched;
-    }
+    PreparedConfig prepared = prepare_config(requested);
+    scheduler_->set_config(prepared.config.scheduler);  // its own check: nothing has changed before it
+    note = commit_config(std::move(prepared));
   } catch (const std::exception& e) {
-    scheduler_->set_config(config_.scheduler);
     if (callbacks_.on_config) callbacks_.on_config(false, std::string("config rejected: ") + e.what());
     return;
   }
   if (callbacks_.on_config) callbacks_.on_config(true, note);
 }
 
-std::string EngineCore::switch_weights(WeightQuant level) {
-  const std::string name(weight_quant_name(level));
-  if (conversion_ && conversion_->level() == level) return "";  // already on its way
-  const bool cancelled = conversion_ != nullptr;
-  conversion_.reset();  // cancels a conversion to another level
-  metrics_.set_conversion("", 0);
-  if (level == config_.quant) return cancelled ? "weight conversion cancelled; staying on " + name : "";
-  if (level == WeightQuant::Native || options_.dry_run) {
-    // Native is a view of the model's own weights (nothing to compute). A dry run converts here, at
-    // once: its steps never read the weights, but the metrics report the level's bytes.
-    ThreadPool pool(1);
-    return install_weights(ConvertedWeights::convert(model_, level, pool));
+EngineCore::PreparedConfig EngineCore::prepare_config(const EngineConfig& requested) const {
+  PreparedConfig p;
+  EngineConfig next = requested;
+  next.threads = config_.threads;  // fixed at construction
+  next.matmul = config_.matmul;
+  p.config = resolve_config(next, model_);
+  p.change = describe_change(config_, p.config);
+  make_attention(p.config.attention);  // validates the name
+  const WeightQuant level = p.config.quant;
+  p.config.quant = config_.quant;
+  const bool already_converting = conversion_ && conversion_->level() == level;
+  p.cancel_conversion = conversion_ && !already_converting;
+  if (level != config_.quant && !already_converting) {
+    if (level == WeightQuant::Native || options_.dry_run) {
+      // Native is a view of the model's own weights (nothing to compute). A dry run converts here, at
+      // once: its steps never read the weights, but the metrics report the level's bytes.
+      ThreadPool pool(1);
+      if (options_.test_fault) options_.test_fault("convert weights");
+      p.weights = ConvertedWeights::convert(model_, level, pool);
+    } else {
+      p.convert_in_background = level;
+    }
   }
-  conversion_ = std::make_unique<BackgroundConversion>(
-      model_, level, config_.threads,
-      [this, name](double fraction, const std::string&) { metrics_.set_conversion(name, fraction); }, options_.wake);
-  return "converting the weights to " + name + " in the background; requests go on with " +
-         std::string(weight_quant_name(config_.quant)) + " until it is done";
+  p.new_settings_cache = needs_new_cache(config_, p.config);
+  // New weights make the cached K/V stale as well: one new cache serves both.
+  if (p.new_settings_cache || p.weights) {
+    p.kv = build_cache(model_, p.config);
+    p.limit = request_limit(*p.kv, p.config.kv, p.config.context_length);
+  }
+  return p;
 }
 
-std::string EngineCore::install_weights(std::unique_ptr<ConvertedWeights> weights) {
+std::string EngineCore::commit_config(PreparedConfig p) {
   const size_t old_bytes = weights_->weight_bytes();
-  // Cached K/V were computed by the old weights: a new cache, and running requests recomputed.
-  std::unique_ptr<KvCache> kv = build_cache(model_, config_);
-  const std::vector<RequestId> preempted = scheduler_->preempt_all();
-  metrics_.on_preempted(static_cast<int64_t>(preempted.size()));
-  scheduler_->rebind(*kv, limit_);
+  std::string note = p.change;
+  CacheSwap swap;
+  if (p.kv) swap = swap_cache(std::move(p.kv), std::move(p.limit));
+  if (p.new_settings_cache) {
+    note += ": new KV cache; " + std::to_string(swap.preempted) +
+            " running requests preempted (recomputed on the new cache)";
+    if (!swap.refused.empty()) note += ", " + std::to_string(swap.refused.size()) + " no longer fit and failed";
+  }
+  executor_->set_attention(p.config.attention);
+  config_ = p.config;
+  if (p.cancel_conversion) {
+    conversion_.reset();  // cancels it and waits for its worker
+    metrics_.set_conversion("", 0);
+  }
+  std::string weights_change;
+  if (p.weights) {
+    use_weights(std::move(p.weights));
+    weights_change = weights_note(old_bytes, swap.preempted);
+  } else if (p.convert_in_background) {
+    const std::string name(weight_quant_name(*p.convert_in_background));
+    conversion_ = std::make_unique<BackgroundConversion>(
+        model_, *p.convert_in_background, config_.threads,
+        [this, name](double fraction, const std::string&) { metrics_.set_conversion(name, fraction); }, options_.wake);
+    weights_change = "converting the weights to " + name + " in the background; requests go on with " +
+                     std::string(weight_quant_name(config_.quant)) + " until it is done";
+  } else if (p.cancel_conversion) {
+    weights_change = "weight conversion cancelled; staying on " + std::string(weight_quant_name(config_.quant));
+  }
+  if (!weights_change.empty()) note = (note == "no change" ? "" : note + "; ") + weights_change;
+  // Last, so their callbacks see the engine in its new state.
+  for (RequestId id : swap.refused) end(id, StopReason::Failed, scheduler_->request(id).refusal);
+  return note;
+}
+
+EngineCore::CacheSwap EngineCore::swap_cache(std::unique_ptr<KvCache> kv, RequestLimit limit) {
+  CacheSwap swap;
+  // The running requests keep their tokens and are recomputed on the new cache.
+  swap.preempted = scheduler_->preempt_all().size();
+  metrics_.on_preempted(static_cast<int64_t>(swap.preempted));
+  limit_ = std::move(limit);
+  swap.refused = scheduler_->rebind(*kv, limit_);
   executor_->rebind(*kv);
   kv_ = std::move(kv);
+  return swap;
+}
+
+void EngineCore::use_weights(std::unique_ptr<ConvertedWeights> weights) {
   executor_->set_weights(weights->weights());
   weights_ = std::move(weights);
   config_.quant = weights_->level();
   publish_weights();
+}
+
+std::string EngineCore::weights_note(size_t old_bytes, size_t preempted) const {
   std::string note = "weights now " + std::string(weight_quant_name(config_.quant)) + ": " +
                      mib(weights_->weight_bytes()) + " (was " + mib(old_bytes) + "); new KV cache, " +
-                     std::to_string(preempted.size()) + " running requests recomputed with the new weights";
+                     std::to_string(preempted) + " running requests recomputed with the new weights";
   if (!weights_->f16_fallbacks().empty()) {
     note += "; " + std::to_string(weights_->f16_fallbacks().size()) + " matrices kept as f16 (rows not whole blocks)";
   }
   return note;
+}
+
+std::string EngineCore::install_weights(std::unique_ptr<ConvertedWeights> weights) {
+  const size_t old_bytes = weights_->weight_bytes();
+  // Cached K/V were computed by the old weights: a new cache (built before anything changes), and
+  // running requests recomputed on it. The limit stays, so no request is refused.
+  const CacheSwap swap = swap_cache(build_cache(model_, config_), limit_);
+  use_weights(std::move(weights));
+  return weights_note(old_bytes, swap.preempted);
 }
 
 void EngineCore::finish_conversion() {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/engine/background_conversion.h"
@@ -35,6 +36,9 @@ struct EngineCoreOptions {
   std::function<void()> wake;
   // Progress of the conversion to config.quant's level that the constructor runs (none when empty).
   ConversionProgressFn conversion_progress;
+  // Test seam, empty otherwise: called just before steps that fail only on exhaustion in practice
+  // ("convert weights" at once), so tests can make them throw.
+  std::function<void(std::string_view where)> test_fault;
 };
 
 class EngineCore {
@@ -85,9 +89,23 @@ class EngineCore {
     double arrival_s = 0, last_token_s = 0;
   };
 
-  // Starts converting to config_.quant's level in the background, or swaps at once when no
-  // conversion is needed; cancels a conversion to another level. Returns what it did.
-  std::string switch_weights(WeightQuant level);
+  // A config checked and made ready (a new cache built, weights converted at once): applying it
+  // changes state but cannot fail for a reason of the config.
+  struct PreparedConfig;
+  // What moving onto a new cache did: running requests preempted, waiting ones that no longer fit.
+  struct CacheSwap {
+    size_t preempted = 0;
+    std::vector<RequestId> refused;
+  };
+  // Everything about `requested` that can fail, with no state touched.
+  PreparedConfig prepare_config(const EngineConfig& requested) const;
+  // Puts a prepared config in use; returns what it did. Starts (or cancels) a background conversion.
+  std::string commit_config(PreparedConfig prepared);
+  // Moves every request onto `kv`: running ones are preempted, to be recomputed there.
+  CacheSwap swap_cache(std::unique_ptr<KvCache> kv, RequestLimit limit);
+  // Puts `weights` in use (the cache must already be one they did not write to).
+  void use_weights(std::unique_ptr<ConvertedWeights> weights);
+  std::string weights_note(size_t old_bytes, size_t preempted) const;
   // Puts `weights` in use: a new KV cache, running requests recomputed under them.
   std::string install_weights(std::unique_ptr<ConvertedWeights> weights);
   // Swaps in a finished background conversion (or reports its failure).
