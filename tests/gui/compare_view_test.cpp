@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gui/compare_view.h"
-#include "gui/config_panel.h"
-#include "gui/metrics_dashboard.h"
+#include "gui/compare/compare_view.h"
+#include "gui/config/config_panel.h"
+#include "gui/dashboard/metrics_dashboard.h"
 #include "tests/gui/workbench_fixture.h"
 
 namespace inferscope::gui::test {
