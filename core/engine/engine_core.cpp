@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/attention/attention_factory.h"
+#include "core/engine/failure_of.h"
 #include "core/engine/prompt.h"
 #include "core/model/llama_model.h"
 #include "core/sched/model_executor.h"
@@ -95,10 +96,9 @@ void EngineCore::apply_config(const EngineConfig& requested) {
     scheduler_->set_config(prepared.config.scheduler);  // its own check: nothing has changed before it
     note = commit_config(std::move(prepared));
   } catch (const std::exception& e) {
-    if (callbacks_.on_config) callbacks_.on_config(false, std::string("config rejected: ") + e.what());
-    return;
+    return report_config(false, std::string("config rejected: ") + e.what());
   }
-  if (callbacks_.on_config) callbacks_.on_config(true, note);
+  report_config(true, note);
 }
 
 EngineCore::PreparedConfig EngineCore::prepare_config(const EngineConfig& requested) const {
@@ -218,7 +218,12 @@ void EngineCore::finish_conversion() {
     applied = false;
     note = "converting the weights to " + std::string(weight_quant_name(done->level())) + " failed: " + e.what();
   }
-  if (callbacks_.on_config) callbacks_.on_config(applied, note);
+  report_config(applied, note);
+}
+
+void EngineCore::report_config(bool applied, const std::string& note) const {
+  // Concerns no request: what the callback throws has nothing to fail, and goes no further.
+  if (callbacks_.on_config) failure_of([&] { callbacks_.on_config(applied, note); });
 }
 
 void EngineCore::publish_weights() {
@@ -228,8 +233,7 @@ void EngineCore::publish_weights() {
 void EngineCore::reject(RequestId id, double arrival_s, int32_t prompt_tokens, const std::string& message) {
   metrics_.on_arrival(id, arrival_s, prompt_tokens);
   metrics_.on_finished(id, now(), stop_reason_name(StopReason::Failed), 0);
-  if (callbacks_.on_error) callbacks_.on_error(id, message);
-  if (callbacks_.on_finished) callbacks_.on_finished(id, StopReason::Failed);
+  report_end(id, StopReason::Failed, message);
 }
 
 void EngineCore::add(RequestId id, EngineRequest request, double arrival_s) {
@@ -241,6 +245,11 @@ void EngineCore::add(RequestId id, EngineRequest request, double arrival_s) {
     r.tokens = encode_request(model_, request);
   } catch (const std::exception& e) {
     return reject(id, t, 0, std::string("bad prompt: ") + e.what());
+  }
+  try {
+    validate_sampling(request.sampling);  // the executor's sampler would throw it at the engine's loop
+  } catch (const std::invalid_argument& e) {
+    return reject(id, t, static_cast<int32_t>(r.tokens.size()), std::string("bad sampling: ") + e.what());
   }
   r.prompt_tokens = static_cast<int32_t>(r.tokens.size());
   if (r.prompt_tokens > limit_.max_kv_tokens) {
@@ -270,9 +279,7 @@ void EngineCore::cancel_conversion() {
   metrics_.set_conversion("", 0);
 }
 
-void EngineCore::abort_unstarted(RequestId id) {
-  if (callbacks_.on_finished) callbacks_.on_finished(id, StopReason::Aborted);
-}
+void EngineCore::abort_unstarted(RequestId id) { report_end(id, StopReason::Aborted, {}); }
 
 KvSnapshot EngineCore::kv_snapshot() const {
   KvSnapshot snap = kv_->snapshot();
@@ -287,7 +294,13 @@ KvSnapshot EngineCore::kv_snapshot() const {
 void EngineCore::step() {
   if (conversion_ && conversion_->done()) finish_conversion();
   if (scheduler_->idle()) return;
-  const StepPlan plan = scheduler_->schedule();
+  StepPlan plan;
+  if (const auto failure = failure_of([&] {
+        if (options_.test_fault) options_.test_fault("schedule");
+        plan = scheduler_->schedule();
+      })) {
+    return fail_running_after_lost_plan("scheduling failed: " + *failure);
+  }
   metrics_.on_preempted(static_cast<int64_t>(plan.preempted.size()));
   if (plan.empty()) {
     // Never expected (one request always fits an empty cache): fail the stuck head rather than spin.
@@ -300,20 +313,31 @@ void EngineCore::step() {
   for (const ScheduledSeq& s : plan.seqs) metrics_.on_scheduled(s.id, started);
   const KvStats during = kv_->stats();  // what the step holds, before finished requests let go
   double seconds = 0;
-  try {
-    seconds = executor_->execute(plan, sampled_);
-  } catch (const std::exception& e) {
+  if (const auto failure = failure_of([&] { seconds = executor_->execute(plan, sampled_); })) {
     // The step's sequences hold slots never written: drop them; everyone else goes on.
-    for (const ScheduledSeq& s : plan.seqs) end(s.id, StopReason::Failed, std::string("step failed: ") + e.what());
-    return;
+    return fail_scheduled(plan, "step failed: " + *failure);
   }
   clock_.advance(seconds);
-  const StepOutcome outcome = scheduler_->complete(plan, sampled_);
+  StepOutcome outcome;
+  if (const auto failure = failure_of([&] {
+        if (options_.test_fault) options_.test_fault("complete");
+        outcome = scheduler_->complete(plan, sampled_);
+      })) {
+    // complete() may have applied part of the step: its requests end; everyone else goes on.
+    return fail_scheduled(plan, "completing the step failed: " + *failure);
+  }
   for (const auto& [id, error] : outcome.failed) end(id, StopReason::Failed, "sampling failed: " + error);
   std::vector<RequestId> stopped;
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
     if (!plan.seqs[i].sample || sampled_[i].end_of_generation || !sampled_[i].error.empty()) continue;
-    if (stream_token(plan.seqs[i].id, sampled_[i].token)) stopped.push_back(plan.seqs[i].id);
+    const RequestId id = plan.seqs[i].id;
+    bool stop = false;
+    // A throwing on_token callback ends its own request only.
+    if (const auto failure = failure_of([&] { stop = stream_token(id, sampled_[i].token); })) {
+      end(id, StopReason::Failed, "on_token callback failed: " + *failure);
+    } else if (stop) {
+      stopped.push_back(id);
+    }
   }
   for (RequestId id : stopped) end(id, StopReason::StopString);
   for (RequestId id : outcome.finished) {
@@ -358,7 +382,12 @@ void EngineCore::end(RequestId id, StopReason reason, std::string error) {
     Live& live = it->second;
     const std::string tail = live.stop.stopped() ? std::string() : live.stop.push(live.decoder.flush()) + live.stop.flush();
     if (!tail.empty() && callbacks_.on_token) {
-      callbacks_.on_token(id, tail, -1, TokenTiming{t, t - live.arrival_s, t - live.last_token_s});
+      const TokenTiming timing{t, t - live.arrival_s, t - live.last_token_s};
+      // A callback that cannot take the last text fails its request instead.
+      if (const auto failure = failure_of([&] { callbacks_.on_token(id, tail, -1, timing); })) {
+        reason = StopReason::Failed;
+        error = "on_token callback failed: " + *failure;
+      }
     }
   }
   scheduler_->finish(id, reason);
@@ -367,8 +396,27 @@ void EngineCore::end(RequestId id, StopReason reason, std::string error) {
   scheduler_->erase(id);
   live_.erase(id);
   publish_queue();  // a snapshot taken in the callbacks below already counts this request as gone
-  if (!error.empty() && callbacks_.on_error) callbacks_.on_error(id, error);
-  if (callbacks_.on_finished) callbacks_.on_finished(id, reason);
+  report_end(id, reason, error);
+}
+
+void EngineCore::report_end(RequestId id, StopReason reason, const std::string& error) const {
+  // The request is gone by now: what these callbacks throw has no request left to fail, and goes no further.
+  if (!error.empty() && callbacks_.on_error) failure_of([&] { callbacks_.on_error(id, error); });
+  if (callbacks_.on_finished) failure_of([&] { callbacks_.on_finished(id, reason); });
+}
+
+void EngineCore::fail_scheduled(const StepPlan& plan, const std::string& message) {
+  for (const ScheduledSeq& s : plan.seqs) {
+    if (live_.contains(s.id)) end(s.id, StopReason::Failed, message);
+  }
+}
+
+void EngineCore::fail_running_after_lost_plan(const std::string& message) {
+  // Which requests it was scheduling went with the plan: every running one ends (any may hold
+  // unwritten slots), and waiting ones let go of any slots a half-done admission gave them.
+  const std::vector<RequestId> running = scheduler_->running();
+  for (RequestId id : running) end(id, StopReason::Failed, message);
+  for (RequestId id : scheduler_->waiting()) kv_->discard(id);
 }
 
 void EngineCore::publish_queue() {

@@ -37,7 +37,7 @@ struct EngineCoreOptions {
   // Progress of the conversion to config.quant's level that the constructor runs (none when empty).
   ConversionProgressFn conversion_progress;
   // Test seam, empty otherwise: called just before steps that fail only on exhaustion in practice
-  // ("convert weights" at once), so tests can make them throw.
+  // ("convert weights" at once, "schedule", "complete"), so tests can make them throw.
   std::function<void(std::string_view where)> test_fault;
 };
 
@@ -110,6 +110,8 @@ class EngineCore {
   std::string install_weights(std::unique_ptr<ConvertedWeights> weights);
   // Swaps in a finished background conversion (or reports its failure).
   void finish_conversion();
+  // Calls on_config; what it throws goes no further.
+  void report_config(bool applied, const std::string& note) const;
   void publish_weights();
   // Fails a request that never reached the scheduler (bad prompt, too long).
   void reject(RequestId id, double arrival_s, int32_t prompt_tokens, const std::string& message);
@@ -118,6 +120,12 @@ class EngineCore {
   // Ends a request the scheduler holds: flushes its text, reports, forgets it. `error` is a copy: it
   // may come from the request record that this erases.
   void end(RequestId id, StopReason reason, std::string error = {});
+  // Calls on_error (when `error` is set), then on_finished; what they throw goes no further.
+  void report_end(RequestId id, StopReason reason, const std::string& error) const;
+  // Ends each request of `plan` that is still live as failed (a step that failed part-way).
+  void fail_scheduled(const StepPlan& plan, const std::string& message);
+  // Ends every running request as failed after schedule() threw (its plan is lost).
+  void fail_running_after_lost_plan(const std::string& message);
   void publish_queue();
 
   const LlamaModel& model_;

@@ -18,17 +18,6 @@ bool before(const Candidate& a, const Candidate& b) {
   return a.second > b.second || (a.second == b.second && a.first < b.first);
 }
 
-void validate(const SamplingParams& p) {
-  if (!std::isfinite(p.temperature)) throw std::invalid_argument("sampler: temperature must be finite");
-  if (p.top_k < 0) throw std::invalid_argument("sampler: top_k must be >= 0, got " + std::to_string(p.top_k));
-  if (!(p.top_p > 0.0f && p.top_p <= 1.0f))
-    throw std::invalid_argument("sampler: top_p must be in (0, 1], got " + std::to_string(p.top_p));
-  if (!(p.min_p >= 0.0f && p.min_p <= 1.0f))
-    throw std::invalid_argument("sampler: min_p must be in [0, 1], got " + std::to_string(p.min_p));
-  if (!(p.repeat_penalty > 0.0f))
-    throw std::invalid_argument("sampler: repeat_penalty must be > 0, got " + std::to_string(p.repeat_penalty));
-}
-
 // llama.cpp's rule, once per distinct token among the last `last_n` of history (last_n < 0: all of it).
 void apply_repetition_penalty(std::vector<Candidate>& cands, std::span<const int32_t> history, float penalty,
                               int32_t last_n) {
@@ -147,6 +136,17 @@ int32_t draw(const std::vector<Candidate>& cands, double u) {
 
 }  // namespace
 
+void validate_sampling(const SamplingParams& p) {
+  if (!std::isfinite(p.temperature)) throw std::invalid_argument("sampler: temperature must be finite");
+  if (p.top_k < 0) throw std::invalid_argument("sampler: top_k must be >= 0, got " + std::to_string(p.top_k));
+  if (!(p.top_p > 0.0f && p.top_p <= 1.0f))
+    throw std::invalid_argument("sampler: top_p must be in (0, 1], got " + std::to_string(p.top_p));
+  if (!(p.min_p >= 0.0f && p.min_p <= 1.0f))
+    throw std::invalid_argument("sampler: min_p must be in [0, 1], got " + std::to_string(p.min_p));
+  if (!(p.repeat_penalty > 0.0f))
+    throw std::invalid_argument("sampler: repeat_penalty must be > 0, got " + std::to_string(p.repeat_penalty));
+}
+
 int32_t argmax(std::span<const float> logits) {
   if (logits.empty()) throw std::invalid_argument("argmax: empty logits");
   size_t best = 0;
@@ -155,7 +155,7 @@ int32_t argmax(std::span<const float> logits) {
   return static_cast<int32_t>(best);
 }
 
-Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) { validate(params_); }
+Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) { validate_sampling(params_); }
 
 int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
   if (logits.empty()) throw std::invalid_argument("sampler: empty logits");

@@ -19,6 +19,9 @@ struct SamplingParams {
   bool ignore_eos = false;       // keep generating past end-of-generation tokens (benchmarks, as vLLM)
 };
 
+// Throws std::invalid_argument naming the first parameter out of range.
+void validate_sampling(const SamplingParams& params);
+
 class Sampler {
  public:
   explicit Sampler(const SamplingParams& params);

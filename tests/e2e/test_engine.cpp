@@ -1,6 +1,7 @@
 // The Engine on stories260K: many concurrent greedy requests give exactly the text each gives alone
 // (through chunked prefill, preemption, static batching and a cache swap mid-run); cancel frees
-// blocks; a bad request fails alone; stop strings; metrics; shutdown with requests in flight.
+// blocks; a bad request, or one whose callback throws, fails alone; stop strings; metrics; shutdown
+// with requests in flight.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -8,6 +9,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -164,7 +167,7 @@ TEST(Engine, BadRequestsFailAloneWhileOthersFinish) {
   INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
   const auto model = LlamaModel::load(path);
   Collector got;
-  RequestId too_long, bad_token, good;
+  RequestId too_long, bad_token, bad_sampling, good;
   {
     Engine engine(*model, small_config(), got.callbacks());
     EngineRequest big;
@@ -173,13 +176,18 @@ TEST(Engine, BadRequestsFailAloneWhileOthersFinish) {
     EngineRequest bad;
     bad.prompt_tokens = {1, 5000};
     bad_token = engine.submit(bad);
+    EngineRequest no_nucleus = text_request(kPrompts[1], 30);
+    no_nucleus.sampling.top_p = 0.0f;
+    bad_sampling = engine.submit(no_nucleus);
     good = engine.submit(text_request(kPrompts[0], 30));
-    ASSERT_TRUE(got.wait_finished(3));
+    ASSERT_TRUE(got.wait_finished(4));
   }
   EXPECT_EQ(got.finished[too_long], StopReason::Failed);
   EXPECT_NE(got.errors[too_long].find("context length"), std::string::npos) << got.errors[too_long];
   EXPECT_EQ(got.finished[bad_token], StopReason::Failed);
   EXPECT_NE(got.errors[bad_token].find("5000"), std::string::npos) << got.errors[bad_token];
+  EXPECT_EQ(got.finished[bad_sampling], StopReason::Failed);
+  EXPECT_NE(got.errors[bad_sampling].find("top_p must be in (0, 1]"), std::string::npos) << got.errors[bad_sampling];
   EXPECT_EQ(got.text[good], alone(*model, kPrompts[0], 30).text);
   EXPECT_FALSE(got.errors.contains(good));
 }
@@ -198,6 +206,43 @@ TEST(Engine, StopStringEndsTheReplyBeforeIt) {
   ASSERT_TRUE(got.wait_finished(1));
   EXPECT_EQ(got.text[id], full.substr(0, full.find(stop)));
   EXPECT_EQ(got.finished[id], StopReason::StopString);
+}
+
+// A callback that throws for one request (on the engine thread) fails that request alone: the
+// request batched with it finishes as it would alone, and the thread goes on to serve the next one.
+TEST(Engine, ThrowingCallbackFailsItsRequestAndTheEngineGoesOn) {
+  INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  for (const bool exhaustion : {false, true}) {
+    Collector got;
+    EngineCallbacks cb = got.callbacks();
+    cb.on_token = [&got, exhaustion, on_token = cb.on_token](RequestId id, std::string_view piece, TokenId token,
+                                                             const TokenTiming& timing) {
+      on_token(id, piece, token, timing);
+      if (id != 0 || got.ids[0].size() != 3) return;  // only this (the engine) thread writes ids
+      if (exhaustion) throw std::bad_alloc();
+      throw std::runtime_error("the window is gone");
+    };
+    {
+      Engine engine(*model, small_config(), cb);
+      ASSERT_EQ(engine.submit(text_request(kPrompts[0], 30)), 0);
+      engine.submit(text_request(kPrompts[1], 30));
+      ASSERT_TRUE(got.wait_finished(2));
+      engine.submit(text_request(kPrompts[2], 30));
+      ASSERT_TRUE(got.wait_finished(3));
+    }
+    const std::string thrown = exhaustion ? "std::bad_alloc" : "the window is gone";
+    EXPECT_EQ(got.finished[0], StopReason::Failed) << thrown;
+    EXPECT_EQ(got.errors[0], "on_token callback failed: " + thrown);
+    EXPECT_EQ(got.ids[0].size(), 3u) << thrown;
+    for (RequestId id : {1, 2}) {
+      const Alone ref = alone(*model, kPrompts[static_cast<size_t>(id)], 30);
+      EXPECT_EQ(got.text[id], ref.text) << thrown << ", request " << id;
+      EXPECT_EQ(got.finished[id], ref.reason) << thrown << ", request " << id;
+      EXPECT_FALSE(got.errors.contains(id)) << thrown << ", request " << id;
+    }
+    for (RequestId id : {0, 1, 2}) EXPECT_EQ(got.finish_calls[id], 1) << thrown << ", request " << id;
+  }
 }
 
 // The collector's callbacks, plus every config callback as "applied: ..." or "rejected: ...".
