@@ -16,6 +16,17 @@ void add(std::vector<double>& y, const std::vector<double>& x) {
   for (size_t i = 0; i < y.size(); ++i) y[i] += x[i];
 }
 
+// x as the optimized code stores it in `type`: rounded to f32, then to `type` and back (F32: only the first).
+std::vector<double> stored_as(DType type, const std::vector<double>& x) {
+  std::vector<float> f(x.begin(), x.end());
+  if (type != DType::F32) {
+    std::vector<uint8_t> blocks(row_bytes(type, static_cast<int64_t>(f.size())));
+    quantize_row(type, f.data(), blocks.data(), static_cast<int64_t>(f.size()));
+    dequantize_row(type, blocks.data(), f.data(), static_cast<int64_t>(f.size()));
+  }
+  return {f.begin(), f.end()};
+}
+
 }  // namespace
 
 ReferenceLlama::ReferenceLlama(const GgufFile& file, const SyntheticModelSpec& spec, const ReferenceOptions& options)
@@ -81,16 +92,8 @@ void ReferenceLlama::rope(double* head, int32_t pos) const {
 }
 
 std::vector<double> ReferenceLlama::matvec(const Matrix& w, const std::vector<double>& x) const {
-  std::vector<double> in = x;
-  if (options_.activation_type != DType::F32) {
-    // round the input as the optimized matmul does: to f32, then to the 8-bit activation blocks
-    const std::vector<float> f(x.begin(), x.end());
-    std::vector<uint8_t> blocks(row_bytes(options_.activation_type, w.cols));
-    std::vector<float> rounded(f.size());
-    quantize_row(options_.activation_type, f.data(), blocks.data(), w.cols);
-    dequantize_row(options_.activation_type, blocks.data(), rounded.data(), w.cols);
-    in.assign(rounded.begin(), rounded.end());
-  }
+  // round the input as the optimized matmul does: to f32, then to the 8-bit activation blocks
+  const std::vector<double> in = options_.activation_type == DType::F32 ? x : stored_as(options_.activation_type, x);
   // y = W x
   std::vector<double> y(static_cast<size_t>(w.rows), 0.0);
   for (int64_t r = 0; r < w.rows; ++r) {
@@ -149,9 +152,14 @@ std::vector<double> ReferenceLlama::step(int32_t token) {
     // attention block: norm, projections, RoPE on q and k, K/V history, attention, output, residual
     const std::vector<double> xb = rmsnorm(x, layer.attn_norm);
     std::vector<double> q = matvec(layer.wq, xb), k = matvec(layer.wk, xb);
-    const std::vector<double> v = matvec(layer.wv, xb);
+    std::vector<double> v = matvec(layer.wv, xb);
     for (int32_t h = 0; h < spec_.n_heads; ++h) rope(q.data() + static_cast<size_t>(h) * hd, pos);
     for (int32_t h = 0; h < spec_.n_kv_heads; ++h) rope(k.data() + static_cast<size_t>(h) * hd, pos);
+    if (options_.kv_type != DType::F32) {
+      // the history holds what the cache stores (q8 blocks of 32 stay inside one head: head_dim % 32 == 0)
+      k = stored_as(options_.kv_type, k);
+      v = stored_as(options_.kv_type, v);
+    }
     layer.keys.insert(layer.keys.end(), k.begin(), k.end());
     layer.values.insert(layer.values.end(), v.begin(), v.end());
     add(x, matvec(layer.wo, attention(layer, q)));

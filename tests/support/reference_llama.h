@@ -27,6 +27,9 @@ struct ReferenceOptions {
   // quantized weight (Q8_0 or Q8_1); F32: none. Rounding the reference's inputs the same way keeps
   // the comparison tight for quantized weights.
   DType activation_type = DType::F32;
+  // The format the KV cache stores K (after RoPE) and V in (F16, Q8_0); F32: none. Rounding the
+  // reference's K/V history the same way leaves only f32 arithmetic between the two.
+  DType kv_type = DType::F32;
   ReferenceMutation mutation = ReferenceMutation::None;
 };
 

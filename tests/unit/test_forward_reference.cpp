@@ -1,5 +1,6 @@
 // The optimized Llama forward pass (the engine -> LlamaForward -> CPU kernels) against the plain
-// double-precision reference, on synthetic models of many shapes and every writable weight type.
+// double-precision reference, on synthetic models of many shapes, every writable weight type and
+// every KV cache type.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,6 +48,12 @@ SyntheticModelSpec mqa_odd_shape() {  // 5 heads of 12 share one kv head; ffn 10
   s.seed = 14;
   return s;
 }
+// head_dim 32: the smallest a q8 KV cache takes (its Q8_0 blocks of 32 may not straddle heads).
+SyntheticModelSpec q8_kv_shape() {  // 4 query heads over 2 kv heads of 32, 2 layers
+  SyntheticModelSpec s;
+  s.dim = 128, s.n_heads = 4, s.n_kv_heads = 2, s.ffn_dim = 160, s.vocab = 41, s.rope_base = 2e5f, s.seed = 16;
+  return s;
+}
 SyntheticModelSpec odd_head_dim_shape() {  // head_dim 7 (rope on 6 of 7), 6 heads over 3 kv heads, tied
   SyntheticModelSpec s;
   s.dim = 42, s.n_heads = 6, s.n_kv_heads = 3, s.ffn_dim = 50, s.vocab = 29, s.rope_dim = 6;
@@ -63,20 +70,28 @@ struct Case {
 };
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
-// Bounds per configuration, with what was observed on the shapes below (each bound is at least
-// twice below the error a wrong RoPE pairing, an ignored rope base or a wrong GQA head mapping
-// produces, which BoundCatchesRopeAndGqaBugs checks):
+// Bounds per configuration, each derived, with what was observed on the shapes below (each bound is
+// at least twice below the error a wrong RoPE pairing, an ignored rope base or a wrong GQA head
+// mapping produces, which BoundCatchesRopeAndGqaBugs checks):
 // - f32 cache, any weight type: matmul's default f32 activations multiply the exactly dequantized
 //   weights, so the kernels compute in f32 on the same values the reference reads; only f32
-//   rounding remains (observed <= 2e-6): 1e-4.
-// - f16 cache: K and V are rounded to 11 significant bits (observed <= 1.3e-3): 5e-3.
+//   rounding remains: about 2^-24 per operation over the ~1600 roundings on a logit's path here
+//   (matmuls, norms, attention, 3 layers), ~1e-4 (observed <= 1.3e-6).
+// - f16 and q8 caches: the reference stores its K and V the same way (ReferenceOptions::kv_type),
+//   so only f32 rounding remains, except where the engine's f32 value and the reference's fall on
+//   either side of a rounding boundary: there the two store neighbouring values, one step of the
+//   format apart. The bound allows that one step, relative: 2^-10 for f16 (11 significant bits;
+//   observed <= 7.4e-5), 1/127 of a block's largest |value| for Q8_0 (observed <= 4.8e-7: no value
+//   crossed a boundary).
 constexpr double kFloatBound = 1e-4;
-constexpr double kF16CacheBound = 5e-3;
+constexpr double kF16CacheBound = 0x1p-10;
+constexpr double kQ8CacheBound = 1.0 / 127;
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   const std::vector<std::pair<std::string, SyntheticModelSpec>> block_shapes = {
-      {"gqa3", gqa3_shape()}, {"gqa2_partial_rope_tied", gqa2_partial_rope_shape()}, {"mha_3layers", mha_three_layer_shape()}};
+      {"gqa3", gqa3_shape()}, {"gqa2_partial_rope_tied", gqa2_partial_rope_shape()}, {"mha_3layers", mha_three_layer_shape()},
+      {"q8_kv", q8_kv_shape()}};
   const std::vector<std::pair<std::string, SyntheticModelSpec>> odd_shapes = {{"mqa_odd", mqa_odd_shape()},
                                                                              {"odd_head_dim", odd_head_dim_shape()}};
   for (DType w : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1}) {
@@ -87,7 +102,9 @@ std::vector<Case> all_cases() {
       spec.weight_dtype = w;
       const std::string base = shape_name + "_" + std::string(dtype_name(w));
       cases.push_back({base + "_kvf32", spec, DType::F32, kFloatBound});
-      if (w == DType::F32) cases.push_back({base + "_kvf16", spec, DType::F16, kF16CacheBound});
+      if (w != DType::F32) continue;
+      cases.push_back({base + "_kvf16", spec, DType::F16, kF16CacheBound});
+      if (spec.head_dim() % 32 == 0) cases.push_back({base + "_kvq8", spec, DType::Q8_0, kQ8CacheBound});
     }
   }
   return cases;
@@ -145,7 +162,7 @@ TEST_P(ForwardReferenceTest, MatchesReferenceAtEveryPosition) {
   const auto got = optimized_logits(*model, c.kv_dtype, tokens);
   ASSERT_EQ(got.size(), tokens.size());
 
-  ReferenceLlama ref(model->file(), c.spec);
+  ReferenceLlama ref(model->file(), c.spec, {.kv_type = c.kv_dtype});
   for (size_t p = 0; p < tokens.size(); ++p) {
     const double err = relative_error(got[p], ref.step(tokens[p]));
     EXPECT_LE(err, c.bound) << "position " << p << (p < kPromptTokens ? " (prompt)" : " (decode)");
@@ -161,19 +178,23 @@ TEST_P(ForwardReferenceTest, BoundCatchesRopeAndGqaBugs) {
   const auto model = load_synthetic_model(c.spec);
   const std::vector<TokenId> tokens = random_tokens(kPromptTokens + kDecodeSteps, c.spec.vocab, c.spec.seed);
   const auto got = optimized_logits(*model, c.kv_dtype, tokens);
+  // the reference storing K/V as the case's cache does, with `mutation`
+  const auto with = [&](ReferenceMutation mutation) {
+    return ReferenceOptions{.kv_type = c.kv_dtype, .mutation = mutation};
+  };
 
   // a margin of 2x, so the catch does not hinge on this seed
-  EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), c.spec, {.mutation = ReferenceMutation::RopeHalfSplit}), tokens),
+  EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), c.spec, with(ReferenceMutation::RopeHalfSplit)), tokens),
             2 * c.bound)
       << "half-split RoPE pairs";
   SyntheticModelSpec default_base = c.spec;
   default_base.rope_base = 10000.0f;
   ASSERT_NE(c.spec.rope_base, default_base.rope_base);
-  EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), default_base), tokens), 2 * c.bound)
+  EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), default_base, with(ReferenceMutation::None)), tokens), 2 * c.bound)
       << "rope.freq_base ignored (default 10000)";
   // with one kv head, or one query head per kv head, every mapping agrees
   if (c.spec.n_kv_heads > 1 && c.spec.n_kv_heads < c.spec.n_heads) {
-    EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), c.spec, {.mutation = ReferenceMutation::GqaModulo}), tokens),
+    EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), c.spec, with(ReferenceMutation::GqaModulo)), tokens),
               2 * c.bound)
         << "query head h on kv head h % n_kv_heads";
   }
