@@ -211,7 +211,7 @@ void DemoScript::run_step(const Step& step) {
     deadline_ms_ = now_ms() + timeout_ms;
   };
   auto session_named = [&](const std::string& name) {
-    const int index = chat.find_session(QString::fromStdString(name));
+    const int index = chat.find_session_named(QString::fromStdString(name));
     if (index < 0) throw std::runtime_error(w + ": no session named \"" + name + "\"");
     return index;
   };

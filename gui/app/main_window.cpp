@@ -108,8 +108,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   connect(config_, &ConfigPanel::apply_requested, bridge_, &EngineBridge::set_config);
   connect(chat_, &ChatPanel::current_session_changed, this, &MainWindow::follow_current_session);
   connect(blocks_, &BlockTableView::sequence_selected, this, [this](int32_t seq) {
-    const QString name = chat_->session_name_of_request(bridge_->request_of_sequence(seq));
-    const int index = chat_->find_session(name);
+    const int index = chat_->session_of_request(bridge_->request_of_sequence(seq));
     if (index >= 0 && index != chat_->current_index()) chat_->select_session(index);
   });
 
@@ -237,12 +236,14 @@ void MainWindow::on_metrics(const EngineMetricsSnapshot& m) {
 }
 
 void MainWindow::on_kv(const KvSnapshot& snapshot) {
-  std::map<int32_t, QString> labels;
+  std::map<int32_t, SequenceOwner> owners;
   for (const KvSnapshot::Sequence& seq : snapshot.sequences) {
-    const QString name = chat_->session_name_of_request(bridge_->request_of_sequence(seq.id));
-    if (!name.isEmpty()) labels[seq.id] = name;
+    const int index = chat_->session_of_request(bridge_->request_of_sequence(seq.id));
+    if (index < 0) continue;
+    const ChatSession& session = chat_->session(index);
+    owners[seq.id] = {QString::fromStdString(session.id), QString::fromStdString(session.name)};
   }
-  blocks_->set_sequence_labels(labels);
+  blocks_->set_sequence_owners(owners);
   blocks_->update_from(snapshot);
   follow_current_session();
 }

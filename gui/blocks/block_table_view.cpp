@@ -95,14 +95,19 @@ struct BlockTableView::Impl {
   QTableWidget* table = nullptr;
 
   KvSnapshot snapshot;
-  std::map<int32_t, QString> labels;
+  std::map<int32_t, SequenceOwner> owners;
   std::function<QString(std::span<const int32_t>)> decode;
   SequencePalette palette;
   SeqId selected = -1;
 
   QString label_of(SeqId id) const {
-    auto it = labels.find(id);
-    return it != labels.end() ? it->second : QStringLiteral("request %1").arg(id);
+    auto it = owners.find(id);
+    return it != owners.end() ? it->second.name : QStringLiteral("request %1").arg(id);
+  }
+  // Owned sequences take their owner's colour; the prefixes keep owner keys and bare ids apart.
+  QColor color_of(SeqId id) {
+    auto it = owners.find(id);
+    return palette.color_for(it != owners.end() ? QStringLiteral("owner:") + it->second.key : QStringLiteral("seq:%1").arg(id));
   }
   const KvSnapshot::Sequence* find(SeqId id) const {
     for (const KvSnapshot::Sequence& s : snapshot.sequences)
@@ -118,7 +123,7 @@ void BlockTableView::Impl::redraw() {
   std::map<SeqId, QColor> colors;
   std::map<SeqId, QString> names;
   for (const KvSnapshot::Sequence& s : snapshot.sequences) {
-    colors[s.id] = palette.color_for(label_of(s.id));
+    colors[s.id] = color_of(s.id);
     names[s.id] = label_of(s.id);
   }
   if (selected >= 0 && !find(selected)) selected = -1;  // its request finished
@@ -135,7 +140,7 @@ void BlockTableView::Impl::fill_sequence_list() {
   const QSignalBlocker block(sequences);  // rebuilding is not the user selecting
   sequences->clear();
   for (const KvSnapshot::Sequence& s : snapshot.sequences) {
-    auto* item = new QListWidgetItem(swatch(palette.color_for(label_of(s.id))),
+    auto* item = new QListWidgetItem(swatch(color_of(s.id)),
                                      QObject::tr("%1 · seq %2 — %3 tokens, %4 %5")
                                          .arg(label_of(s.id))
                                          .arg(s.id)
@@ -244,8 +249,8 @@ void BlockTableView::update_from(const KvSnapshot& snapshot) {
   d_->redraw();
 }
 
-void BlockTableView::set_sequence_labels(const std::map<int32_t, QString>& labels) {
-  d_->labels = labels;
+void BlockTableView::set_sequence_owners(const std::map<int32_t, SequenceOwner>& owners) {
+  d_->owners = owners;
   d_->redraw();
 }
 

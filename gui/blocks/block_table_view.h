@@ -17,14 +17,21 @@
 
 class BlockGrid;
 
+// Who owns a sequence: a stable key that picks its colour (the chat session's id) and the name shown.
+struct SequenceOwner {
+  QString key;
+  QString name;
+};
+
 class BlockTableView : public QWidget {
   Q_OBJECT
  public:
   explicit BlockTableView(QWidget* parent = nullptr);
   ~BlockTableView() override;
   void update_from(const inferscope::KvSnapshot& snapshot);
-  // Who owns each sequence (a request id -> the chat session's name); colours follow the label.
-  void set_sequence_labels(const std::map<int32_t, QString>& labels);
+  // Who owns each sequence (by sequence id); colours follow the owner's key, never its name, so two
+  // sessions with the same name keep apart and a renamed one keeps its colour.
+  void set_sequence_owners(const std::map<int32_t, SequenceOwner>& owners);
   // Turns token ids into text for the hover tooltip (the app passes the model's tokenizer).
   void set_token_decoder(std::function<QString(std::span<const int32_t>)> decode);
   void select_sequence(int32_t seq);   // highlights its blocks and lists its logical->physical table; -1: none

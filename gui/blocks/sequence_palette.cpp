@@ -13,8 +13,8 @@ constexpr std::array<QRgb, 10> kPalette = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd6272
 
 }  // namespace
 
-QColor SequencePalette::color_for(const QString& label) {
-  auto it = assigned_.find(label);
+QColor SequencePalette::color_for(const QString& key) {
+  auto it = assigned_.find(key);
   if (it != assigned_.end()) return *it;
   const qsizetype n = assigned_.size();
   QColor c;
@@ -24,7 +24,7 @@ QColor SequencePalette::color_for(const QString& label) {
     const double golden_turn = 0.381966;  // of a full turn: consecutive hues land far apart
     c = QColor::fromHsvF(std::fmod(0.07 + golden_turn * static_cast<double>(n), 1.0), 0.65, 0.82);
   }
-  assigned_.insert(label, c);
+  assigned_.insert(key, c);
   return c;
 }
 

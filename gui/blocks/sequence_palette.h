@@ -1,6 +1,6 @@
-// A stable colour per sequence label: the first ten labels seen get ten well-separated colours, later
-// ones hues spaced by the golden angle. A label keeps its colour for the palette's lifetime, so a
-// chat session stays the same colour as its requests come and go.
+// A stable colour per key (a chat session's id): the first ten keys seen get ten well-separated
+// colours, later ones hues spaced by the golden angle. A key keeps its colour for the palette's
+// lifetime, so a chat session stays the same colour as its requests come and go.
 #pragma once
 #include <QColor>
 #include <QHash>
@@ -10,7 +10,7 @@ namespace inferscope::gui {
 
 class SequencePalette {
  public:
-  QColor color_for(const QString& label);
+  QColor color_for(const QString& key);
 
  private:
   QHash<QString, QColor> assigned_;

@@ -188,7 +188,7 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
   if (!load_errors.isEmpty()) show_error(sessions_[static_cast<size_t>(current_)].id, "Sessions not loaded: " + load_errors.join("; "));
 }
 
-int ChatPanel::find_session(const QString& name) const {
+int ChatPanel::find_session_named(const QString& name) const {
   for (size_t i = 0; i < sessions_.size(); ++i) {
     if (QString::fromStdString(sessions_[i].name) == name) return static_cast<int>(i);
   }
@@ -247,11 +247,16 @@ void ChatPanel::set_sampling(const SamplingParams& params, int32_t max_tokens) {
   save(s);
 }
 
-ChatSession* ChatPanel::session_by_id(const std::string& id) {
-  for (ChatSession& s : sessions_) {
-    if (s.id == id) return &s;
+int ChatPanel::index_of_session(const std::string& id) const {
+  for (size_t i = 0; i < sessions_.size(); ++i) {
+    if (sessions_[i].id == id) return static_cast<int>(i);
   }
-  return nullptr;
+  return -1;
+}
+
+ChatSession* ChatPanel::session_by_id(const std::string& id) {
+  const int index = index_of_session(id);
+  return index < 0 ? nullptr : &sessions_[static_cast<size_t>(index)];
 }
 
 bool ChatPanel::streaming(int index) const {
@@ -439,13 +444,9 @@ QString ChatPanel::error_text() const { return error_->isVisible() ? error_->tex
 QString ChatPanel::transcript() const { return view_->toPlainText(); }
 QString ChatPanel::context_text() const { return context_->text(); }
 
-QString ChatPanel::session_name_of_request(int request) const {
+int ChatPanel::session_of_request(int request) const {
   auto it = request_session_.find(request);
-  if (it == request_session_.end()) return {};
-  for (const ChatSession& s : sessions_) {
-    if (s.id == it->second) return QString::fromStdString(s.name);
-  }
-  return {};
+  return it == request_session_.end() ? -1 : index_of_session(it->second);
 }
 
 int ChatPanel::current_request() const {

@@ -34,7 +34,9 @@ class ChatPanel : public QWidget {
   int session_count() const { return static_cast<int>(sessions_.size()); }
   int current_index() const { return current_; }
   const ChatSession& session(int index) const { return sessions_.at(static_cast<size_t>(index)); }
-  int find_session(const QString& name) const;  // -1 when none has that name
+  // The first session called `name` (-1: none). Names repeat, so only scripts that name their own
+  // sessions look them up this way; everything else keys sessions by their id.
+  int find_session_named(const QString& name) const;
   int new_session(const QString& name = {});    // creates, selects and saves it
   void select_session(int index);
   void set_system_prompt(const QString& text);  // of the current session
@@ -53,8 +55,8 @@ class ChatPanel : public QWidget {
   QString error_text() const;
   QString transcript() const;    // the chat view's plain text
   QString context_text() const;  // "context 312 / 2048"
-  // The session a bridge request belongs to ("" when none), and the current session's request (-1).
-  QString session_name_of_request(int request) const;
+  // The index of the session a bridge request belongs to (-1 when none), and the current session's request (-1).
+  int session_of_request(int request) const;
   int current_request() const;
   // Messages, sampling, engine configuration and reply timeline as JSON.
   bool export_session(int index, const QString& path, QString* error) const;
@@ -73,6 +75,7 @@ class ChatPanel : public QWidget {
     QString restore;            // the user's text to give back if the turn fails
     QString error;
   };
+  int index_of_session(const std::string& id) const;  // -1 when none has that id
   ChatSession* session_by_id(const std::string& id);
   void submit_turn(ChatSession& s, const QString& restore);
   void on_token(int request, const QString& piece, int token_id, double since_arrival_s, double time_s);

@@ -127,7 +127,7 @@ TEST_F(View, SelectSequenceHighlightsAndSurvivesUpdatesUntilItsRequestEnds) {
 
   // Highlighting shows in the pixels: the selected sequence's cells keep their colour, others dim.
   view.update_from(paged_snapshot());
-  view.set_sequence_labels({{7, "chat 1"}, {9, "chat 2"}});
+  view.set_sequence_owners({{7, {"s1", "chat 1"}}, {9, {"s2", "chat 2"}}});
   const QImage plain = render(view, "block_table_paged");
   view.select_sequence(7);
   const QImage selected = render(view, "block_table_paged_selected");
@@ -159,17 +159,18 @@ TEST_F(View, HoverTextNamesTheBlockAndItsTokens) {
   EXPECT_TRUE(block_tooltip(s, 99, label, letters).isEmpty());
 }
 
-TEST_F(View, ColoursFollowLabels) {
+TEST_F(View, ColoursFollowOwnersNotNames) {
   view.update_from(paged_snapshot());
-  view.set_sequence_labels({{7, "chat 1"}, {9, "chat 2"}});
+  // Two sessions with the same name (a rename, or a new one after a delete) keep their own colours.
+  view.set_sequence_owners({{7, {"s1", "chat"}}, {9, {"s2", "chat"}}});
   const QImage before = render(view, "labels_before");
   const QPoint origin = view.grid()->mapTo(&view, QPoint(0, 0));
   const QPoint below_id(4, view.grid()->cell_size() - 5);  // under the block number
   const QPoint seq7 = origin + view.grid()->block_rect(1).topLeft() + below_id;
   const QPoint seq9 = origin + view.grid()->block_rect(5).topLeft() + below_id;
   EXPECT_NE(before.pixel(seq7), before.pixel(seq9));
-  // Seq 9 becomes part of "chat 1" (a regenerated reply, say): it takes chat 1's colour.
-  view.set_sequence_labels({{7, "chat 1"}, {9, "chat 1"}});
+  // Seq 9 becomes part of session s1 (a regenerated reply, say): it takes s1's colour.
+  view.set_sequence_owners({{7, {"s1", "chat"}}, {9, {"s1", "chat"}}});
   const QImage after = render(view, "labels_after");
   EXPECT_EQ(after.pixel(seq9), before.pixel(seq7));
 }

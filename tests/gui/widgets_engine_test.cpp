@@ -70,7 +70,7 @@ TEST(WidgetsOnEngine, TwoRequestsShowInTheDashboardAndTheBlockTable) {
   engine.cancel(idb);
 
   dash.update_from(metrics);
-  view.set_sequence_labels({{ida, "chat A"}, {idb, "chat B"}});
+  view.set_sequence_owners({{ida, {"a", "chat A"}}, {idb, {"b", "chat B"}}});
   view.update_from(kv);
   EXPECT_EQ(points(dash.plot("kv_usage"), "KV usage"), static_cast<int>(metrics.steps.size()));
   EXPECT_GE(metrics.steps.size(), 3u);

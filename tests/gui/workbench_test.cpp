@@ -31,26 +31,30 @@ int plotted_points(const MetricsDashboard& dashboard) {
   return points;
 }
 
-// Long greedy replies, so the reply is still streaming when the views refresh.
-void long_replies(ChatPanel& chat) { chat.set_sampling(SamplingParams{}, 400); }
+// A window on stories260K (into `w`) with its engine up and long greedy replies in the current
+// session, so a reply is still streaming when the views refresh.
+void open_streaming_window(const QTemporaryDir& dir, std::unique_ptr<MainWindow>& w) {
+  w = open_window(dir.path(), stories_model());
+  ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
+  w->chat()->set_sampling(SamplingParams{}, 400);
+}
 
 TEST(Workbench, ChatStreamsIntoTheViewTheDashboardAndTheBlockTable) {
   INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
   QTemporaryDir dir;
-  auto w = open_window(dir.path(), stories_model());
-  ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
+  std::unique_ptr<MainWindow> w;
+  ASSERT_NO_FATAL_FAILURE(open_streaming_window(dir, w));
   ChatPanel& chat = *w->chat();
-  long_replies(chat);
 
   // While the reply streams, the block table must select this session's sequence and list its blocks.
   size_t most_blocks = 0;
-  QString label;
+  int owner = -1;
   QObject::connect(&w->bridge(), &EngineBridge::kv_updated, w.get(), [&](const KvSnapshot& snapshot) {
     const int32_t seq = w->bridge().sequence_of_request(chat.current_request());
     for (const KvSnapshot::Sequence& s : snapshot.sequences) {
       if (s.id != seq || w->block_table()->selected_sequence() != seq) continue;
       most_blocks = std::max(most_blocks, w->block_table()->selected_table().size());
-      label = chat.session_name_of_request(chat.current_request());
+      owner = chat.session_of_request(chat.current_request());
     }
   });
   ASSERT_TRUE(chat_turn(*w, "Once upon a time"));
@@ -69,18 +73,53 @@ TEST(Workbench, ChatStreamsIntoTheViewTheDashboardAndTheBlockTable) {
   EXPECT_TRUE(chat.context_text().startsWith("context ")) << chat.context_text().toStdString();
 
   EXPECT_GT(most_blocks, 0u) << "the block table never showed the streaming session's blocks";
-  EXPECT_EQ(label, QString::fromStdString(s.name));
+  EXPECT_EQ(owner, chat.current_index());
   EXPECT_TRUE(wait_for([&] { return plotted_points(*w->dashboard()) > 0; })) << "the dashboard has no points";
   EXPECT_TRUE(w->status_text().startsWith("running ")) << w->status_text().toStdString();
+}
+
+TEST(Workbench, ClickingABlockSelectsItsSessionWhenNamesRepeat) {
+  INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  QTemporaryDir dir;
+  std::unique_ptr<MainWindow> w;
+  ASSERT_NO_FATAL_FAILURE(open_streaming_window(dir, w));
+  ChatPanel& chat = *w->chat();
+
+  // Two sessions share a name; the second streams while the first is shown.
+  const int first = chat.new_session("Twin");
+  const int second = chat.new_session("Twin");
+  chat.set_input_text("Once upon a time");
+  chat.send();
+  const int32_t request = chat.current_request();
+  chat.select_session(first);
+
+  // Click one of the second session's blocks while its reply streams.
+  bool clicked = false;
+  int selected_after_click = -1;
+  QObject::connect(&w->bridge(), &EngineBridge::kv_updated, w.get(), [&](const KvSnapshot&) {
+    BlockGrid& grid = *w->block_table()->grid();
+    const int32_t seq = w->bridge().sequence_of_request(request);
+    if (clicked || seq < 0) return;
+    for (size_t block = 0; block < grid.snapshot().blocks.size(); ++block) {
+      const std::vector<SeqId>& owners = grid.snapshot().blocks[block].owners;
+      if (owners.size() != 1 || owners[0] != seq) continue;
+      QTest::mouseClick(&grid, Qt::LeftButton, {}, grid.block_rect(static_cast<int32_t>(block)).center());
+      clicked = true;
+      selected_after_click = chat.current_index();
+      return;
+    }
+  });
+  ASSERT_TRUE(wait_for([&] { return chat.requests_in_flight() == 0; }, 60000));
+  ASSERT_TRUE(clicked) << "no block of the streaming session was shown";
+  EXPECT_EQ(selected_after_click, second) << "the click selected the other session with the same name";
 }
 
 TEST(Workbench, SwitchingPagedToContiguousChangesTheBlockView) {
   INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
   QTemporaryDir dir;
-  auto w = open_window(dir.path(), stories_model());
-  ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
+  std::unique_ptr<MainWindow> w;
+  ASSERT_NO_FATAL_FAILURE(open_streaming_window(dir, w));
   ChatPanel& chat = *w->chat();
-  long_replies(chat);
   ASSERT_TRUE(chat_turn(*w, "The cat"));
   ASSERT_TRUE(wait_for([&] { return w->block_table()->grid()->snapshot().kind == "paged"; }));
 
