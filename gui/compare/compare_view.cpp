@@ -34,6 +34,12 @@ namespace {
 const char* const kColourA = "#1d4ed8";
 const char* const kColourB = "#c2410c";
 
+// Which configuration changes can change a greedy output, for the outputs pane.
+const char* const kDivergenceNote =
+    "Exact features (KV layout paged/contiguous, block size, KV budget, prefix cache, scheduler and its limits, "
+    "thread count) give bit-identical logits, so greedy outputs are identical; attention naive vs flash sums in "
+    "another order, and quantized weights or q8 KV change the numbers, so those may diverge.";
+
 // A compact editor: the toggles in two label/field column pairs, explanations as tooltips.
 QGroupBox* editor(ConfigFields& fields, const QString& title, const char* colour) {
   auto* box = new QGroupBox(title);
@@ -184,9 +190,10 @@ QWidget* CompareView::build_results() {
   deltas_->setToolTip("Each figure of run A and run B (B − A, and B's change relative to A): green where B is better");
   fill_delta_table(*deltas_, {});
   outputs_->setOpenLinks(false);
-  outputs_->setHtml("<p style='color:#6b7280;'>Both outputs of every request appear here, the first token where they "
-                    "part marked. Greedy runs of exact features (KV layout, attention, scheduler) never diverge; "
-                    "quantized weights or KV may.</p>");
+  outputs_->setToolTip(kDivergenceNote);
+  outputs_->setHtml(QString("<p style='color:#6b7280;'>Both outputs of every request appear here, the first token where "
+                            "they part marked. %1</p>")
+                        .arg(kDivergenceNote));
 
   auto* left = new QSplitter(Qt::Vertical);
   left->addWidget(deltas_);

@@ -68,7 +68,8 @@ std::vector<ConfigFields::Row> ConfigFields::rows() const {
       {"KV cache", "KV dtype", kv_dtype,
        "Precision of the cached keys and values: f32 doubles the bytes per token, q8 (Q8_0) about halves them."},
       {"Compute", "attention", attention,
-       "Naive builds the whole score matrix per head; flash streams K/V tiles with an online softmax."},
+       "Naive builds the whole score matrix per head; flash streams K/V tiles with an online softmax, summing in "
+       "another order (close, not bit-identical)."},
       {"Compute", "quantization", quant,
        "The weight format the matmuls read (native: as stored in the file); a change converts in the background."},
       {"Scheduler", "policy", scheduler,
