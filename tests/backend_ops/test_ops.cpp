@@ -47,6 +47,7 @@ TEST(Ops, RmsnormMatchesFormulaAndMayAlias) {
 
     std::vector<float> out(x.size(), std::numeric_limits<float>::quiet_NaN());
     rmsnorm(out.data(), x.data(), w.data(), n, eps);
+    // an f32 sum of n <= 1000 squares (sqrt(n) * 2^-24 = 1.9e-6, halved by the square root), two products
     expect_close(out, want, 1e-6);
     std::vector<float> in_place = x;
     rmsnorm(in_place.data(), in_place.data(), w.data(), n, eps);
@@ -79,6 +80,7 @@ TEST(Ops, RopeMatchesDoubleFormula) {
     const std::vector<float> head = random_vec(c.head_dim, rng);
     std::vector<float> got = head;
     rope(got.data(), c.head_dim, c.rope_dim, c.pos, c.base, c.scale);
+    // angles in double, cos and sin rounded once to f32, then two products and a sum: a few 2^-24 of |x|
     expect_close(got, rope_formula(head, c.rope_dim, c.pos, c.base, c.scale), 1e-5);
     // elements past rope_dim are left exactly as they were
     for (int64_t i = c.rope_dim; i < c.head_dim; ++i) EXPECT_EQ(got[i], head[i]);
@@ -127,6 +129,7 @@ TEST_P(ExpOpsTest, SoftmaxIsStableAndMatchesFormula) {
       std::vector<double> want(x.size());
       for (int64_t i = 0; i < n; ++i) want[i] = std::exp(static_cast<double>(x[i]) - max) / sum;
       GetParam().softmax(x.data(), n);
+      // probabilities (<= 1): f32 exps within a few 2^-24, summed over n <= 300 (sqrt(300) * 2^-24 = 1e-6)
       expect_close(x, want, 1e-6);
     }
   }
@@ -153,6 +156,7 @@ TEST_P(ExpOpsTest, SwigluMatchesFormulaOverTheWholeRange) {
     for (size_t i = 0; i < gate.size(); ++i)
       want[i] = gate[i] / (1.0 + std::exp(-static_cast<double>(gate[i]))) * up[i];
     GetParam().swiglu(gate.data(), up.data(), n);
+    // one f32 exp, a division and two products: a few 2^-24, relative
     expect_close(gate, want, 1e-6);
   }
   std::vector<float> nan_gate = {std::numeric_limits<float>::quiet_NaN()}, one = {1.0f};
@@ -186,6 +190,8 @@ TEST(Ops, DotF32MatchesDoubleAndIsRepeatable) {
       mag += std::fabs(static_cast<double>(a[i]) * b[i]);
     }
     const float got = dot_f32(a.data(), b.data(), n);
+    // of sum |a_i b_i|: sqrt(n) * 2^-24 is 1.9e-6 for one running sum of n = 1000; the kernels'
+    // several accumulators each sum fewer terms
     EXPECT_NEAR(got, want, 1e-6 * mag) << "n " << n;
     const float again = dot_f32(a.data(), b.data(), n);
     EXPECT_EQ(std::memcmp(&got, &again, sizeof got), 0);

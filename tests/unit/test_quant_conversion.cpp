@@ -145,6 +145,7 @@ TEST(QuantConversion, F32LevelOfAnF16ModelIsExact) {
   // same values, other kernels: equal up to f32 rounding
   const std::vector<float> native = logits_at(*model, WeightQuant::Native), f32 = logits_at(*model, WeightQuant::F32);
   ASSERT_EQ(native.size(), f32.size());
+  // the same 1e-4 as the f32-cache bound of test_forward_reference (f32 rounding along a logit's path)
   for (size_t i = 0; i < native.size(); ++i) ASSERT_NEAR(f32[i], native[i], 1e-4f * (1.0f + std::fabs(native[i]))) << i;
 }
 
@@ -197,6 +198,8 @@ TEST(QuantConversion, LogitsDriftGrowsAsTheFormatCoarsens) {
     for (size_t i = 0; i < native.size(); ++i) worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - native[i]));
     drift.push_back(worst / scale);
   }
+  // about 10x each format's rounding step, for the few layers' amplification: f16 moves a weight by
+  // up to 2^-11 of itself (4.9e-4), q8 by up to 1/254 of its block's largest |value| (3.9e-3)
   EXPECT_GT(drift[0], 0.0);
   EXPECT_LT(drift[0], 0.005);
   EXPECT_LT(drift[1], 0.05);
