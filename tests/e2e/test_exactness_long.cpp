@@ -1,0 +1,57 @@
+// test_exactness at length (label slow: the Release pass only): the synthetic model at a 4096-token
+// prompt, and the demo model (30 layers, 9/3 heads of 64, a 49152-token vocabulary) at a chat prompt
+// cut to 1, 255, 256, 257, 1000 and 4096 tokens, each bit-identical in one prefill, token by token,
+// in chunks of 64, in paged blocks of 8/32 or one contiguous region, and preempted and recomputed.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/engine/prompt.h"
+#include "core/model/llama_model.h"
+#include "tests/support/exactness.h"
+#include "tests/support/test_models.h"
+
+namespace inferscope::test {
+namespace {
+
+constexpr int32_t kDecode = 4;
+
+class SyntheticLongExactnessTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SyntheticLongExactnessTest, EveryWayOfComputingGivesTheSameBitsAt4096) {
+  const auto model = load_synthetic_model(exactness_model_spec());
+  EngineConfig base;
+  base.threads = 2;
+  base.attention = GetParam();
+  expect_every_way_identical(*model, base, random_prompt(4096, model->config().vocab_size, 4096), kDecode, {1, 300});
+}
+
+INSTANTIATE_TEST_SUITE_P(Attention, SyntheticLongExactnessTest, ::testing::Values("flash", "naive"));
+
+// The first n tokens of a long chat prompt (a log to summarise).
+std::vector<TokenId> demo_prompt(const LlamaModel& model, int32_t n) {
+  std::string log;
+  for (int i = 0; log.size() < 40000; ++i) {
+    log += "Entry " + std::to_string(i) +
+           ": the lighthouse keeper wrote down the weather, the ships that passed and the colour of the sea. ";
+  }
+  std::vector<TokenId> ids = encode_chat(model, {{"user", "Summarise this log.\n" + log}});
+  ids.resize(static_cast<size_t>(n));
+  return ids;
+}
+
+class DemoExactnessTest : public ::testing::TestWithParam<int32_t> {};
+
+TEST_P(DemoExactnessTest, EveryWayOfComputingGivesTheSameBits) {
+  INFERSCOPE_REQUIRE_FILE(path, demo_model_path());
+  const auto model = LlamaModel::load(path);
+  EngineConfig base;
+  base.threads = 2;
+  expect_every_way_identical(*model, base, demo_prompt(*model, GetParam()), kDecode, {1, 64});
+}
+
+INSTANTIATE_TEST_SUITE_P(ContextLengths, DemoExactnessTest, ::testing::Values(1, 255, 256, 257, 1000, 4096));
+
+}  // namespace
+}  // namespace inferscope::test
