@@ -1,5 +1,5 @@
 // The Engine: runs an EngineCore (the KV cache, the scheduler and the model executor with each
-// request's sampler: ARCHITECTURE.md §3's step loop) on one dedicated thread. Every public call is
+// request's sampler: docs/ARCHITECTURE.md §3's step loop) on one dedicated thread. Every public call is
 // thread-safe and returns at once (kv_snapshot() waits at most one step); requests and commands
 // go through a queue that the engine thread drains between steps, and it sleeps on a condition
 // variable while there is nothing to do.

@@ -1,4 +1,4 @@
-// The workbench window (ARCHITECTURE.md §9): the model bar on top; tabs Chat | Compare A/B | Model;
+// The workbench window (docs/ARCHITECTURE.md §9): the model bar on top; tabs Chat | Compare A/B | Model;
 // the Chat tab holds the sessions and conversation beside the engine toggles, and the live
 // dashboard beside the block-table view below; the status bar reads
 // "running N · waiting M · KV x% · y tok/s · weights q8 (35.2 MiB)". Models open from the file dialog, the recent list,

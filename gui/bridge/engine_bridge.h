@@ -1,4 +1,4 @@
-// The GUI's one handle on the engine (ARCHITECTURE.md §5). It owns the loaded model and the Engine,
+// The GUI's one handle on the engine (docs/ARCHITECTURE.md §4). It owns the loaded model and the Engine,
 // loads models and builds or destroys engines on a background worker, forwards submit/cancel/
 // set_config, and re-emits the engine thread's callbacks as signals on the GUI thread (queued). A
 // QTimer pulls metrics_snapshot() (cheap) and asks the worker for kv_snapshot() (which may wait one

@@ -1,4 +1,4 @@
-// Batch invariance (ARCHITECTURE.md §3): a sequence's logits are bit-identical whichever other
+// Batch invariance (docs/ARCHITECTURE.md §3): a sequence's logits are bit-identical whichever other
 // sequences share the step, however many threads run it, and however its prompt is chunked.
 #include <gtest/gtest.h>
 
