@@ -9,6 +9,9 @@
 #include "core/cli/commands.h"
 #include "core/kv/kv_dtype.h"
 #include "core/cli/model_options.h"
+#include "core/cli/sampling_options.h"
+#include "core/cli/spec_sweep.h"
+#include "core/engine/prompt.h"
 #include "core/attention/attention_bench.h"
 #include "core/engine/sync_engine.h"
 #include "core/gguf/gguf_file.h"
@@ -113,6 +116,15 @@ int attention_sweep(const LlamaModel& model, const EngineConfig& config, int32_t
   return 0;
 }
 
+// The spec sweep's prompt: --sweep-prompt as plain text, else --sweep-chat as a user message.
+std::vector<TokenId> sweep_prompt(const LlamaModel& model, const Args& args) {
+  if (args.has("--sweep-prompt")) return encode_prompt(model, args.str("--sweep-prompt", ""));
+  std::vector<ChatMessage> messages(1);
+  messages[0].role = "user";
+  messages[0].content = args.str("--sweep-chat", "Write a short story about a lighthouse keeper.");
+  return encode_chat(model, messages);
+}
+
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
@@ -123,7 +135,13 @@ int cmd_bench(int argc, char** argv) {
       {"--output", "-o", true, "md (default) | csv | json"},
       {"--bandwidth", "", false, "also measure memory read bandwidth and the decode roofline it implies"},
       {"--attention-sweep", "", false, "instead: time one attention call, naive vs flash, for context 128..8192"},
+      {"--spec-sweep", "", false,
+       "instead: with --spec, for k = 1..8: a speculative step's cost against a decode step, acceptance and "
+       "speed-up on --sweep-chat (or --sweep-prompt) over -n tokens"},
+      {"--sweep-chat", "", true, "spec sweep: the user message (default: a prose request)"},
+      {"--sweep-prompt", "", true, "spec sweep: plain prompt text instead of a chat message"},
   });
+  for (OptionSpec& s : sampling_option_specs()) specs.push_back(std::move(s));
   if (print_help_if_asked("bench --model PATH [-p 512] [-n 128] [-r 5] [--threads N] [-o md|csv|json]", specs, argc,
                           argv)) {
     return 0;
@@ -136,6 +154,9 @@ int cmd_bench(int argc, char** argv) {
   EngineConfig config = engine_config(args);
   auto model = load_model(args);
   if (args.has("--attention-sweep")) return attention_sweep(*model, config, static_cast<int32_t>(reps), output);
+  if (args.has("--spec-sweep")) {
+    return spec_sweep(*model, config, sweep_prompt(*model, args), n_gen, sampling_params(args), reps, output);
+  }
   // A ppN request holds N tokens and samples one more; a tgN request holds N.
   const int64_t needed = std::max<int64_t>(1, std::max(n_prompt + 1, n_gen));
   if (needed > model->config().context_length) {

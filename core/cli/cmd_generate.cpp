@@ -116,6 +116,10 @@ int cmd_generate(int argc, char** argv) {
         {"prefill_tokens_per_second", m.time_to_first_token_seconds > 0 ? prompt_tokens / m.time_to_first_token_seconds : 0},
         {"decode_tokens_per_second",
          r.tokens.size() > 1 && decode_s > 0 ? static_cast<double>(r.tokens.size() - 1) / decode_s : 0}};
+    if (config.spec.enabled()) {
+      out["metrics"]["spec_mode"] = spec_mode_name(config.spec.mode);
+      out["metrics"]["spec_decode"] = spec_json(m.spec);
+    }
     if (args.has("--logprobs")) out["logprobs"] = logprobs_json(model->tokenizer(), rows, r.tokens, top_k);
     std::cout << out.dump(2) << "\n";
   } else {

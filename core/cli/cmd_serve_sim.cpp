@@ -98,6 +98,12 @@ void print_text(const WorkloadResult& result, const nlohmann::json& config) {
             << num(s.time_to_first_token_seconds_p99) << " s\n"
             << "  e2e latency     p50 " << num(s.e2e_request_latency_seconds_p50) << " s, p99 "
             << num(s.e2e_request_latency_seconds_p99) << " s\n";
+  if (s.spec.num_drafts > 0) {
+    std::cout << "  speculation     " << config["spec"].get<std::string>() << ": acceptance "
+              << perc(s.spec.acceptance_rate()) << ", mean acceptance length "
+              << num(s.spec.mean_acceptance_length(), "%.2f") << " (" << s.spec.num_accepted_tokens << " of "
+              << s.spec.num_draft_tokens << " draft tokens)\n";
+  }
   for (const WorkloadOutput& r : result.outputs) {
     if (!r.error.empty()) std::cout << "  refused         request " << r.id << ": " << r.error << "\n";
   }
@@ -171,7 +177,8 @@ int cmd_serve_sim(int argc, char** argv) {
                                       {"step_per_token_s", cost.per_token_s},
                                       {"scheduler", scheduler_policy_name(sched.policy)},
                                       {"max_batch_tokens", sched.max_batch_tokens},
-                                      {"max_running", sched.max_running}};
+                                      {"max_running", sched.max_running},
+                                      {"spec", describe_spec(result.config.spec)}};
   nlohmann::json out = workload_json(result, false);
   out["config"] = config_json;
   if (args.has("--metrics-json")) {

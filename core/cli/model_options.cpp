@@ -27,6 +27,16 @@ std::vector<OptionSpec> model_option_specs() {
       {"--max-batch-tokens", "", true,
        "tokens computed per step at most; prompts go in chunks behind decodes (default: no limit; 1 = token by token)"},
       {"--max-running", "", true, "requests running at once at most (default: no limit)"},
+      {"--spec", "", true,
+       "speculative decoding: none (default) | ngram (prompt lookup) | draft (--draft-model) | self-quant (the target "
+       "at --draft-quant) | early-exit (the target's first --draft-layers layers)"},
+      {"--spec-k", "", true, "speculation: draft tokens per step at most, 1-16 (default 4)"},
+      {"--ngram-min", "", true, "ngram speculation: shortest suffix looked up, 1-16 (default 2)"},
+      {"--ngram-max", "", true, "ngram speculation: longest suffix looked up, 1-16 (default 4)"},
+      {"--draft-model", "", true, "draft speculation: a GGUF with the target's vocabulary"},
+      {"--draft-quant", "", true, "self-quant speculation: the draft's level, q4 (default) | q4_1 | q8"},
+      {"--draft-layers", "", true, "early-exit speculation: the target's first L layers draft (1 .. layers-1)"},
+      {"--draft-p-min", "", true, "model drafts stop when their top probability falls below this, 0-1 (default 0)"},
   };
 }
 
@@ -43,9 +53,9 @@ std::unique_ptr<LlamaModel> load_model(const Args& args) {
   return model;
 }
 
-WeightQuant weight_quant(const Args& args, const std::string& option) {
+WeightQuant weight_quant(const Args& args, const std::string& option, const std::string& fallback) {
   try {
-    return parse_weight_quant(args.str(option, "native"));
+    return parse_weight_quant(args.str(option, fallback));
   } catch (const std::invalid_argument& e) {
     throw UsageError(option + ": " + e.what());
   }
@@ -65,6 +75,38 @@ ConversionProgressFn conversion_progress_printer(WeightQuant level) {
   };
 }
 
+SpecConfig spec_config(const Args& args) {
+  SpecConfig spec;
+  spec.mode = *spec_mode_from_name(args.choice("--spec", "none", {"none", "ngram", "draft", "self-quant", "early-exit"}));
+  spec.k = static_cast<int32_t>(args.integer("--spec-k", 4, 1, 16));
+  spec.ngram_min = static_cast<int32_t>(args.integer("--ngram-min", 2, 1, 16));
+  spec.ngram_max = static_cast<int32_t>(args.integer("--ngram-max", 4, 1, 16));
+  spec.draft_model = args.str("--draft-model", "");
+  spec.draft_quant = weight_quant(args, "--draft-quant", "q4");
+  spec.draft_layers = static_cast<int32_t>(args.integer("--draft-layers", 0, 1, 1 << 16));
+  spec.draft_p_min = static_cast<float>(args.real("--draft-p-min", 0.0, 0.0, 1.0));
+  // Options of another mode would be silently ignored: refuse them by name.
+  const auto only_with = [&](const char* option, SpecMode mode) {
+    if (args.has(option) && spec.mode != mode) {
+      throw UsageError(std::string(option) + " needs --spec " + std::string(spec_mode_name(mode)));
+    }
+  };
+  only_with("--draft-model", SpecMode::Draft);
+  only_with("--draft-quant", SpecMode::SelfQuant);
+  only_with("--draft-layers", SpecMode::EarlyExit);
+  only_with("--ngram-min", SpecMode::Ngram);
+  only_with("--ngram-max", SpecMode::Ngram);
+  if (spec.mode == SpecMode::Draft && spec.draft_model.empty()) throw UsageError("--spec draft needs --draft-model PATH");
+  if (spec.mode == SpecMode::EarlyExit && !args.has("--draft-layers")) {
+    throw UsageError("--spec early-exit needs --draft-layers L");
+  }
+  if (spec.mode == SpecMode::Ngram && spec.ngram_min > spec.ngram_max) {
+    throw UsageError("--ngram-min " + std::to_string(spec.ngram_min) + " is above --ngram-max " +
+                     std::to_string(spec.ngram_max));
+  }
+  return spec;
+}
+
 EngineConfig engine_config(const Args& args) {
   EngineConfig c;
   c.threads = static_cast<int32_t>(args.integer("--threads", 0, 0, 1024));
@@ -82,6 +124,7 @@ EngineConfig engine_config(const Args& args) {
   c.scheduler.policy = *scheduler_policy_from_name(args.choice("--scheduler", "continuous", {"continuous", "static"}));
   c.scheduler.max_batch_tokens = static_cast<int32_t>(args.integer("--max-batch-tokens", 0, 0, INT32_MAX));
   c.scheduler.max_running = static_cast<int32_t>(args.integer("--max-running", 0, 0, INT32_MAX));
+  c.spec = spec_config(args);
   return c;
 }
 

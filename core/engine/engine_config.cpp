@@ -13,13 +13,19 @@ EngineConfig resolve_config(EngineConfig c, const LlamaModel& model) {
   c.context_length = c.context_length > 0 ? std::min(c.context_length, model_ctx) : model_ctx;
   if (c.kv.max_seq_len <= 0) c.kv.max_seq_len = c.context_length;
   if (c.kv.budget_bytes == 0) c.kv.budget_bytes = kv_budget_for_sequences(model.kv_geometry(c.kv_dtype), c.kv, c.budget_sequences);
+  c.scheduler.spec_tokens = c.spec.enabled() ? c.spec.k : 0;
   return c;
 }
 
 bool needs_new_cache(const EngineConfig& a, const EngineConfig& b) {
   return a.kv.kind != b.kv.kind || a.kv.block_size != b.kv.block_size || a.kv.budget_bytes != b.kv.budget_bytes ||
          a.kv.max_seq_len != b.kv.max_seq_len || a.kv.prefix_cache != b.kv.prefix_cache ||
-         a.kv_dtype != b.kv_dtype || a.context_length != b.context_length;
+         a.kv_dtype != b.kv_dtype || a.context_length != b.context_length || draft_kv_changes(a.spec, b.spec);
+}
+
+bool draft_kv_changes(const SpecConfig& a, const SpecConfig& b) {
+  if (!a.own_draft_kv() && !b.own_draft_kv()) return false;
+  return a.mode != b.mode || a.draft_model != b.draft_model || a.draft_quant != b.draft_quant;
 }
 
 std::string describe_change(const EngineConfig& a, const EngineConfig& b) {
@@ -43,6 +49,7 @@ std::string describe_change(const EngineConfig& a, const EngineConfig& b) {
     add("max_batch_tokens " + std::to_string(b.scheduler.max_batch_tokens));
   }
   if (a.scheduler.max_running != b.scheduler.max_running) add("max_running " + std::to_string(b.scheduler.max_running));
+  if (a.spec != b.spec) add(describe_spec(b.spec));
   return s.empty() ? "no change" : s;
 }
 

@@ -7,6 +7,7 @@
 #include "core/kv/kv_config.h"
 #include "core/quant/weight_quant.h"
 #include "core/sched/scheduler.h"
+#include "core/spec/spec_config.h"
 #include "kernels/cpu/matmul.h"
 
 namespace inferscope {
@@ -25,6 +26,9 @@ struct EngineConfig {
   // the new weights then replace the old between steps, with a new KV cache (running requests are
   // recomputed under the new weights, their text so far kept).
   WeightQuant quant = WeightQuant::Native;
+  // Speculative decoding: who drafts and how many tokens per step (scheduler.spec_tokens follows k).
+  // A draft with a KV cache of its own takes its share of kv.budget_bytes.
+  SpecConfig spec;
   // Fixed at construction:
   int32_t threads = 0;         // 0 = every hardware thread
   MatmulOptions matmul;
@@ -34,6 +38,8 @@ struct EngineConfig {
 EngineConfig resolve_config(EngineConfig config, const LlamaModel& model);
 // True when going from `a` to `b` needs a new KV cache (both resolved).
 bool needs_new_cache(const EngineConfig& a, const EngineConfig& b);
+// True when a draft's own KV cache appears, goes or changes shape: the budget is shared anew.
+bool draft_kv_changes(const SpecConfig& a, const SpecConfig& b);
 // One line that says what changed, for the engine's config callback.
 std::string describe_change(const EngineConfig& a, const EngineConfig& b);
 

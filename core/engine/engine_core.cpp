@@ -9,13 +9,14 @@
 #include "core/engine/prompt.h"
 #include "core/model/llama_model.h"
 #include "core/sched/model_executor.h"
+#include "core/spec/proposer_factory.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace inferscope {
 namespace {
 
-std::unique_ptr<KvCache> build_cache(const LlamaModel& model, const EngineConfig& c) {
-  return make_kv_cache(model.kv_geometry(c.kv_dtype), c.kv);
+std::unique_ptr<KvCache> build_cache(const LlamaModel& model, const EngineConfig& c, const KvConfig& kv) {
+  return make_kv_cache(model.kv_geometry(c.kv_dtype), kv);
 }
 
 // The weights at the config's level, converted now (a view of the model's own at native).
@@ -65,14 +66,43 @@ EngineCore::EngineCore(const LlamaModel& model, EngineConfig config, EngineCallb
       callbacks_(std::move(callbacks)),
       options_(options),
       clock_(options.dry_run.has_value()),
-      config_(resolve_config(std::move(config), model)),
-      kv_(build_cache(model, config_)),
-      limit_(request_limit(*kv_, config_.kv, config_.context_length)),
+      config_(resolve_config(config, model)),
       weights_(convert_now(model, config_, options_.conversion_progress)),
-      executor_(build_executor(model, *kv_, config_, options_, *weights_, callbacks_.on_logits)),
-      scheduler_(std::make_unique<Scheduler>(*kv_, limit_, config_.scheduler)),
       metrics_(options.step_window, options.finished_window) {
+  SpecSetup spec = build_spec(config_, config.kv.budget_bytes == 0, weights_->weights());
+  target_kv_ = spec.target_kv;
+  kv_ = build_cache(model, config_, target_kv_);
+  limit_ = request_limit(*kv_, config_.kv, config_.context_length);
+  executor_ = build_executor(model, *kv_, config_, options_, *weights_, callbacks_.on_logits);
+  use_proposer(std::move(spec.proposer));
+  scheduler_ = std::make_unique<Scheduler>(*kv_, limit_, config_.scheduler);
   publish_weights();
+}
+
+EngineCore::SpecSetup EngineCore::build_spec(EngineConfig& c, bool default_budget,
+                                             const LlamaWeights& target_weights) const {
+  if (options_.dry_run && c.spec.enabled()) {
+    throw std::invalid_argument("speculative decoding needs the model's forward pass, which a dry run does not run");
+  }
+  validate_spec(c.spec, model_.config().n_layers);
+  SpecSetup setup{nullptr, c.kv};
+  DraftModel draft = load_draft_model(c.spec, model_, target_weights, c.kv_dtype, c.threads);
+  KvConfig draft_kv = c.kv;
+  if (draft.model) {
+    // One budget for both caches, shared so that they hold the same number of tokens.
+    if (default_budget) c.kv.budget_bytes += kv_budget_for_sequences(draft.geometry, c.kv, c.budget_sequences);
+    setup.target_kv.budget_bytes = target_kv_share(c.kv.budget_bytes, model_.kv_geometry(c.kv_dtype).bytes_per_token(),
+                                                   draft.geometry.bytes_per_token());
+    draft_kv.budget_bytes = c.kv.budget_bytes - setup.target_kv.budget_bytes;
+  }
+  setup.proposer = make_proposer(c.spec, model_, target_weights, std::move(draft), draft_kv, c.matmul);
+  return setup;
+}
+
+void EngineCore::use_proposer(std::unique_ptr<Proposer> proposer) {
+  executor_->set_proposer(proposer.get());
+  proposer_ = std::move(proposer);  // the old one goes only once the executor no longer points at it
+  metrics_.set_spec_mode(std::string(spec_mode_name(config_.spec.mode)));
 }
 
 EngineCore::~EngineCore() = default;
@@ -82,7 +112,9 @@ struct EngineCore::PreparedConfig {
   EngineConfig config;  // resolved; quant stays the level in use (new weights set it when installed)
   std::string change;   // what changed, from describe_change
   bool new_settings_cache = false;  // the KV settings changed
+  std::optional<SpecSetup> spec;    // a new proposer (spec or KV settings changed)
   std::unique_ptr<KvCache> kv;      // a new cache, for new settings or new weights (or both)
+  KvConfig target_kv;               // what kv is built with
   RequestLimit limit;               // with kv
   bool cancel_conversion = false;   // a conversion in flight is to another level
   std::unique_ptr<ConvertedWeights> weights;  // converted at once: installed with kv
@@ -125,9 +157,15 @@ EngineCore::PreparedConfig EngineCore::prepare_config(const EngineConfig& reques
     }
   }
   p.new_settings_cache = needs_new_cache(config_, p.config);
+  // A new spec, or a new budget that a draft cache may share: a new proposer.
+  p.target_kv = target_kv_;
+  if (p.new_settings_cache || !(p.config.spec == config_.spec)) {
+    p.spec = build_spec(p.config, requested.kv.budget_bytes == 0, weights_->weights());
+    p.target_kv = p.spec->target_kv;
+  }
   // New weights make the cached K/V stale as well: one new cache serves both.
   if (p.new_settings_cache || p.weights) {
-    p.kv = build_cache(model_, p.config);
+    p.kv = build_cache(model_, p.config, p.target_kv);
     p.limit = request_limit(*p.kv, p.config.kv, p.config.context_length);
   }
   return p;
@@ -137,7 +175,10 @@ std::string EngineCore::commit_config(PreparedConfig p) {
   const size_t old_bytes = weights_->weight_bytes();
   std::string note = p.change;
   CacheSwap swap;
-  if (p.kv) swap = swap_cache(std::move(p.kv), std::move(p.limit));
+  if (p.kv) {
+    swap = swap_cache(std::move(p.kv), std::move(p.limit));
+    target_kv_ = p.target_kv;
+  }
   if (p.new_settings_cache) {
     note += ": new KV cache; " + std::to_string(swap.preempted) +
             " running requests preempted (recomputed on the new cache)";
@@ -145,6 +186,7 @@ std::string EngineCore::commit_config(PreparedConfig p) {
   }
   executor_->set_attention(p.config.attention);
   config_ = p.config;
+  if (p.spec) use_proposer(std::move(p.spec->proposer));
   if (p.cancel_conversion) {
     conversion_.reset();  // cancels it and waits for its worker
     metrics_.set_conversion("", 0);
@@ -183,6 +225,10 @@ EngineCore::CacheSwap EngineCore::swap_cache(std::unique_ptr<KvCache> kv, Reques
 
 void EngineCore::use_weights(std::unique_ptr<ConvertedWeights> weights) {
   executor_->set_weights(weights->weights());
+  // An early-exit draft runs the target's own layers: the new ones, from now on.
+  if (config_.spec.mode == SpecMode::EarlyExit) {
+    use_proposer(make_proposer(config_.spec, model_, weights->weights(), DraftModel{}, target_kv_, config_.matmul));
+  }
   weights_ = std::move(weights);
   config_.quant = weights_->level();
   publish_weights();
@@ -202,7 +248,7 @@ std::string EngineCore::install_weights(std::unique_ptr<ConvertedWeights> weight
   const size_t old_bytes = weights_->weight_bytes();
   // Cached K/V were computed by the old weights: a new cache (built before anything changes), and
   // running requests recomputed on it. The limit stays, so no request is refused.
-  const CacheSwap swap = swap_cache(build_cache(model_, config_), limit_);
+  const CacheSwap swap = swap_cache(build_cache(model_, config_, target_kv_), limit_);
   use_weights(std::move(weights));
   return weights_note(old_bytes, swap.preempted);
 }
@@ -259,6 +305,8 @@ void EngineCore::add(RequestId id, EngineRequest request, double arrival_s) {
                       std::to_string(limit_.max_kv_tokens) + " tokens (" + limit_.why + ")");
   }
   r.max_output_tokens = request.max_tokens > 0 ? request.max_tokens : limit_.max_kv_tokens - r.prompt_tokens + 1;
+  // Every prompt logit a request asks for comes once, so it never scores drafts it may reject.
+  r.speculate = request.speculate && request.logits != LogitsOutput::All;
   executor_->set_sampling(id, request.sampling);
   executor_->set_logits_output(id, callbacks_.on_logits ? request.logits : LogitsOutput::None);
   metrics_.on_arrival(id, t, r.prompt_tokens);
@@ -328,12 +376,16 @@ void EngineCore::step() {
   }
   for (const auto& [id, error] : outcome.failed) end(id, StopReason::Failed, "sampling failed: " + error);
   std::vector<RequestId> stopped;
+  StepMetrics m;
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
-    if (!plan.seqs[i].sample || sampled_[i].end_of_generation || !sampled_[i].error.empty()) continue;
+    if (!plan.seqs[i].sample || !sampled_[i].error.empty()) continue;
     const RequestId id = plan.seqs[i].id;
+    metrics_.on_spec(id, sampled_[i].drafted, sampled_[i].accepted);
+    m.spec_draft_tokens += sampled_[i].drafted;
+    m.spec_accepted_tokens += sampled_[i].accepted;
     bool stop = false;
     // A throwing on_token callback ends its own request only.
-    if (const auto failure = failure_of([&] { stop = stream_token(id, sampled_[i].token); })) {
+    if (const auto failure = failure_of([&] { stop = stream_step_tokens(plan, i, outcome.appended[i]); })) {
       end(id, StopReason::Failed, "on_token callback failed: " + *failure);
     } else if (stop) {
       stopped.push_back(id);
@@ -344,13 +396,16 @@ void EngineCore::step() {
     if (live_.contains(id)) end(id, scheduler_->request(id).stop);
   }
   const AttentionUse attention = executor_->last_attention();
-  StepMetrics m;
+  const SpecUse spec = executor_->last_spec();
+  m.draft_seconds = spec.draft_seconds;
+  m.verify_seconds = spec.verify_seconds;
   m.time_s = now();
   m.duration_s = clock_.is_virtual() ? seconds : m.time_s - started;
   m.num_requests_running = static_cast<int32_t>(plan.seqs.size());
   m.num_requests_waiting = static_cast<int32_t>(scheduler_->waiting().size());
   m.prefill_tokens = plan.prefill_tokens();
-  m.decode_tokens = plan.new_tokens() - plan.prefill_tokens();
+  // Decode tokens computed: each decode's own token and the drafts it scored.
+  m.decode_tokens = plan.new_tokens() - plan.prefill_tokens() + m.spec_draft_tokens;
   m.kv_cache_usage_perc = during.kv_cache_usage_perc();
   m.kv_internal_fragmentation_perc = during.kv_internal_fragmentation_perc();
   m.kv_reserved_unused_perc = during.kv_reserved_unused_perc();
@@ -362,10 +417,20 @@ void EngineCore::step() {
   publish_queue();
 }
 
-bool EngineCore::stream_token(RequestId id, TokenId token) {
+bool EngineCore::stream_step_tokens(const StepPlan& plan, size_t i, int32_t appended) {
+  const RequestId id = plan.seqs[i].id;
+  const size_t size = scheduler_->request(id).tokens.size();
+  for (size_t index = size - static_cast<size_t>(appended); index < size; ++index) {
+    if (stream_token(id, index)) return true;  // a stop string: the rest is never shown
+  }
+  return false;
+}
+
+bool EngineCore::stream_token(RequestId id, size_t index) {
   Live& live = live_.at(id);
   const std::vector<TokenId>& tokens = scheduler_->request(id).tokens;
-  const TokenId previous = tokens[tokens.size() - 2];  // the token before the one just appended
+  const TokenId token = tokens[index];
+  const TokenId previous = tokens[index - 1];
   const std::string piece = live.stop.push(live.decoder.push(output_piece(model_.tokenizer(), previous, token)));
   const double t = now();
   metrics_.on_token(id, t);

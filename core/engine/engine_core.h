@@ -22,6 +22,7 @@
 #include "core/sched/dry_run_executor.h"
 #include "core/sched/scheduler.h"
 #include "core/sched/step_executor.h"
+#include "core/spec/proposer.h"
 #include "core/tokenizer/tokenizer.h"
 
 namespace inferscope {
@@ -92,6 +93,17 @@ class EngineCore {
   // A config checked and made ready (a new cache built, weights converted at once): applying it
   // changes state but cannot fail for a reason of the config.
   struct PreparedConfig;
+  // The proposer a config names, and the target cache's settings beside it.
+  struct SpecSetup {
+    std::unique_ptr<Proposer> proposer;
+    KvConfig target_kv;  // c.kv less an own-KV draft's share of the budget
+  };
+  // Builds c.spec's proposer (loading or converting a draft model) on `target_weights`. An own-KV
+  // draft takes its share of c.kv.budget_bytes; with `default_budget` the budget first grows by
+  // room for as many tokens. Throws std::invalid_argument for a bad spec (or any spec in a dry run).
+  SpecSetup build_spec(EngineConfig& c, bool default_budget, const LlamaWeights& target_weights) const;
+  // Puts `proposer` in use for later steps.
+  void use_proposer(std::unique_ptr<Proposer> proposer);
   // What moving onto a new cache did: running requests preempted, waiting ones that no longer fit.
   struct CacheSwap {
     size_t preempted = 0;
@@ -115,8 +127,10 @@ class EngineCore {
   void publish_weights();
   // Fails a request that never reached the scheduler (bad prompt, too long).
   void reject(RequestId id, double arrival_s, int32_t prompt_tokens, const std::string& message);
-  // Streams one sampled token of `id`; true when a stop string ended it.
-  bool stream_token(RequestId id, TokenId token);
+  // Streams output token `index` of `id`'s tokens; true when a stop string ended it.
+  bool stream_token(RequestId id, size_t index);
+  // Streams the tokens plan sequence `i` gained this step; true when a stop string ended it.
+  bool stream_step_tokens(const StepPlan& plan, size_t i, int32_t appended);
   // Ends a request the scheduler holds: flushes its text, reports, forgets it. `error` is a copy: it
   // may come from the request record that this erases.
   void end(RequestId id, StopReason reason, std::string error = {});
@@ -133,9 +147,11 @@ class EngineCore {
   const EngineCoreOptions options_;
   EngineClock clock_;
   EngineConfig config_;
+  KvConfig target_kv_;  // what kv_ was built with: config_.kv less a draft cache's share
   std::unique_ptr<KvCache> kv_;
   RequestLimit limit_;
   std::unique_ptr<ConvertedWeights> weights_;  // what the executor reads (a view of the model's at native)
+  std::unique_ptr<Proposer> proposer_;         // drafts for speculative decoding (null when off)
   std::unique_ptr<StepExecutor> executor_;
   std::unique_ptr<Scheduler> scheduler_;
   std::map<RequestId, Live> live_;

@@ -4,6 +4,35 @@
 
 namespace inferscope {
 
+void SpecDecodeCounters::add(int32_t drafted, int32_t accepted) {
+  if (drafted <= 0) return;
+  ++num_drafts;
+  num_draft_tokens += drafted;
+  num_accepted_tokens += accepted;
+  if (num_accepted_tokens_per_pos.size() < static_cast<size_t>(drafted)) num_accepted_tokens_per_pos.resize(drafted, 0);
+  for (int32_t i = 0; i < accepted; ++i) ++num_accepted_tokens_per_pos[i];
+}
+
+double SpecDecodeCounters::acceptance_rate() const {
+  return num_draft_tokens > 0 ? static_cast<double>(num_accepted_tokens) / static_cast<double>(num_draft_tokens) : 0.0;
+}
+
+double SpecDecodeCounters::mean_acceptance_length() const {
+  return num_drafts > 0 ? 1.0 + static_cast<double>(num_accepted_tokens) / static_cast<double>(num_drafts) : 0.0;
+}
+
+void EngineMetrics::on_spec(RequestId id, int32_t drafted, int32_t accepted) {
+  std::lock_guard lock(mu_);
+  totals_.spec.add(drafted, accepted);
+  auto it = live_.find(id);
+  if (it != live_.end()) it->second.spec.add(drafted, accepted);
+}
+
+void EngineMetrics::set_spec_mode(const std::string& mode) {
+  std::lock_guard lock(mu_);
+  totals_.spec_mode = mode;
+}
+
 void EngineMetrics::on_arrival(RequestId id, double t, int32_t prompt_tokens) {
   std::lock_guard lock(mu_);
   RequestMetrics& m = live_[id];
@@ -116,7 +145,11 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
                      {"attention_scratch_bytes", st.attention_scratch_bytes},
                      {"attention_seconds", st.attention_seconds},
                      {"prefix_cache_queries", st.prefix_cache_queries},
-                     {"prefix_cache_hits", st.prefix_cache_hits}});
+                     {"prefix_cache_hits", st.prefix_cache_hits},
+                     {"spec_draft_tokens", st.spec_draft_tokens},
+                     {"spec_accepted_tokens", st.spec_accepted_tokens},
+                     {"draft_seconds", st.draft_seconds},
+                     {"verify_seconds", st.verify_seconds}});
   }
   nlohmann::json requests = nlohmann::json::array();
   for (const RequestMetrics& r : s.requests) {
@@ -129,7 +162,8 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
                         {"prompt_tokens", r.prompt_tokens},
                         {"generation_tokens", r.generation_tokens},
                         {"num_preemptions", r.num_preemptions},
-                        {"finish_reason", r.finish_reason}});
+                        {"finish_reason", r.finish_reason},
+                        {"spec_decode", spec_json(r.spec)}});
   }
   return {{"uptime_s", s.uptime_s},
           {"num_requests_running", s.num_requests_running},
@@ -150,8 +184,19 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
           {"conversion_progress", s.conversion_progress},
           {"prefix_cache_queries", s.prefix_cache_queries},
           {"prefix_cache_hits", s.prefix_cache_hits},
+          {"spec_mode", s.spec_mode},
+          {"spec_decode", spec_json(s.spec)},
           {"steps", std::move(steps)},
           {"requests", std::move(requests)}};
+}
+
+nlohmann::json spec_json(const SpecDecodeCounters& c) {
+  return {{"spec_decode_num_drafts", c.num_drafts},
+          {"spec_decode_num_draft_tokens", c.num_draft_tokens},
+          {"spec_decode_num_accepted_tokens", c.num_accepted_tokens},
+          {"spec_decode_num_accepted_tokens_per_pos", c.num_accepted_tokens_per_pos},
+          {"acceptance_rate", c.acceptance_rate()},
+          {"mean_acceptance_length", c.mean_acceptance_length()}};
 }
 
 }  // namespace inferscope

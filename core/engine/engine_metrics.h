@@ -17,6 +17,18 @@
 
 namespace inferscope {
 
+// Speculative decoding in vLLM's names: a draft is one sequence's drafted tokens in one step.
+struct SpecDecodeCounters {
+  int64_t num_drafts = 0;           // spec_decode_num_drafts (drafts of at least one token)
+  int64_t num_draft_tokens = 0;     // spec_decode_num_draft_tokens
+  int64_t num_accepted_tokens = 0;  // spec_decode_num_accepted_tokens
+  std::vector<int64_t> num_accepted_tokens_per_pos;  // [i]: drafts whose token i was accepted
+
+  void add(int32_t drafted, int32_t accepted);
+  double acceptance_rate() const;         // accepted / draft tokens (0 before any draft)
+  double mean_acceptance_length() const;  // 1 + accepted / drafts: tokens per verify pass
+};
+
 struct RequestMetrics {
   RequestId id = 0;
   double arrival_s = 0;                      // seconds since the engine started
@@ -28,6 +40,7 @@ struct RequestMetrics {
   int32_t generation_tokens = 0;
   int32_t num_preemptions = 0;
   std::string finish_reason;                 // "stop" | "length" | "abort" | "error"; empty while running
+  SpecDecodeCounters spec;                   // its speculative steps
   double last_token_s = -1;
 };
 
@@ -41,6 +54,10 @@ struct StepMetrics {
   double attention_seconds = 0;        // time spent in attention, all layers
   int32_t prefix_cache_queries = 0;    // prompt tokens of the step's admissions looked up in the prefix cache
   int32_t prefix_cache_hits = 0;       // of those, tokens found cached (not computed)
+  int32_t spec_draft_tokens = 0;       // draft tokens scored in the step
+  int32_t spec_accepted_tokens = 0;    // of those, accepted
+  double draft_seconds = 0;            // proposing the drafts
+  double verify_seconds = 0;           // the forward pass that scored them (0 when nothing drafted)
 };
 
 struct EngineMetricsSnapshot {
@@ -49,6 +66,8 @@ struct EngineMetricsSnapshot {
   int64_t num_preemptions = 0, num_steps = 0, requests_finished = 0;
   int64_t prompt_tokens_total = 0, generation_tokens_total = 0;
   int64_t prefix_cache_queries = 0, prefix_cache_hits = 0;  // over every admission (tokens)
+  SpecDecodeCounters spec;               // over every speculative step
+  std::string spec_mode = "none";        // the proposer in use
   // Over the steps in `steps` (the recent window): tokens computed / time spent in steps.
   double prefill_tokens_per_second = 0, decode_tokens_per_second = 0;
   KvStats kv;                            // as of the last step
@@ -71,6 +90,9 @@ class EngineMetrics {
   void on_token(RequestId id, double t);
   void on_finished(RequestId id, double t, const char* reason, int32_t num_preemptions);
   void on_preempted(int64_t count);
+  // One speculative step of request `id`: `drafted` tokens scored, `accepted` of them kept.
+  void on_spec(RequestId id, int32_t drafted, int32_t accepted);
+  void set_spec_mode(const std::string& mode);
   void on_step(const StepMetrics& step, const KvStats& kv);
   void set_queue(int32_t running, int32_t waiting);
   void set_weights(const std::string& quant, size_t bytes);
@@ -90,5 +112,8 @@ class EngineMetrics {
 };
 
 nlohmann::json metrics_json(const EngineMetricsSnapshot& s);
+// spec_decode_num_drafts, _num_draft_tokens, _num_accepted_tokens, _num_accepted_tokens_per_pos,
+// acceptance_rate and mean_acceptance_length.
+nlohmann::json spec_json(const SpecDecodeCounters& c);
 
 }  // namespace inferscope

@@ -23,6 +23,8 @@ ServeSummary summarize(const EngineMetricsSnapshot& metrics, double duration_s) 
   s.num_preemptions = metrics.num_preemptions;
   s.prefix_cache_queries = metrics.prefix_cache_queries;
   s.prefix_cache_hits = metrics.prefix_cache_hits;
+  s.spec_mode = metrics.spec_mode;
+  s.spec = metrics.spec;
   s.prefix_cache_hit_rate = s.prefix_cache_queries > 0 ? static_cast<double>(s.prefix_cache_hits) /
                                                              static_cast<double>(s.prefix_cache_queries)
                                                        : 0.0;
@@ -86,6 +88,8 @@ nlohmann::json summary_json(const ServeSummary& s) {
       {"time_to_first_token_seconds_p99", s.time_to_first_token_seconds_p99},
       {"e2e_request_latency_seconds_p50", s.e2e_request_latency_seconds_p50},
       {"e2e_request_latency_seconds_p99", s.e2e_request_latency_seconds_p99},
+      {"spec_mode", s.spec_mode},
+      {"spec_decode", spec_json(s.spec)},
   };
 }
 

@@ -4,6 +4,7 @@
 // between arrivals do not dilute them.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -31,6 +32,8 @@ struct ServeSummary {
   double tokens_per_second = 0;      // output tokens / duration
   double time_to_first_token_seconds_p50 = 0, time_to_first_token_seconds_p99 = 0;
   double e2e_request_latency_seconds_p50 = 0, e2e_request_latency_seconds_p99 = 0;
+  std::string spec_mode = "none";
+  SpecDecodeCounters spec;           // every speculative step of the run
 };
 
 // `metrics` must hold the run's whole timeline (every step and request: EngineCoreOptions windows

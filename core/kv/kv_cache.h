@@ -96,8 +96,9 @@ class KvCache {
   const KvGeometry& geometry() const { return geometry_; }
 
   // Makes room for n_new more tokens of `seq` (a new sequence starts empty). `tokens`, when given,
-  // are the ids of those n_new tokens: a paged cache hashes every block they fill, so later prompts
-  // can reuse it (prefix caching). Returns false, and changes nothing, when the budget or the
+  // are the ids of the first tokens.size() (at most n_new) of them: a paged cache hashes every block
+  // whose ids are all known, so later prompts can reuse it (prefix caching); name_tokens() gives the
+  // ids of the rest once they are known (speculative drafts). Returns false, and changes nothing, when the budget or the
   // sequence's limit cannot hold them (out of memory is a state: the scheduler waits or preempts).
   // Blocks are registered for reuse at allocation, before their K/V are written: this is safe
   // because the forward pass stores every sequence's K/V of a layer before any attention reads it.
@@ -115,6 +116,10 @@ class KvCache {
   virtual bool fork(SeqId parent, SeqId child) = 0;
   // Shortens `seq` to `length` tokens (speculative-decoding rollback, regenerate).
   virtual void truncate(SeqId seq, int32_t length) = 0;
+  // The ids of the tokens of `seq` that follow the last one named so far (slots allocated without
+  // ids: accepted speculative drafts), so blocks they fill become reusable. Ids that would run past
+  // the sequence's length, or a sequence whose ids stopped being known, are ignored.
+  virtual void name_tokens(SeqId /*seq*/, std::span<const int32_t> /*tokens*/) {}
   // Tokens allocated to `seq` so far (0 for an unknown sequence).
   virtual int32_t length(SeqId seq) const = 0;
   // Writes K and V (n_kv_heads * head_dim floats each) of the token at `pos` (< length(seq)).

@@ -162,7 +162,7 @@ size_t PagedKvCache::block_bytes() const { return geometry_.bytes_per_token() * 
 
 bool PagedKvCache::allocate(SeqId seq, int32_t n_new, std::span<const int32_t> tokens) {
   if (n_new < 0) throw std::invalid_argument("paged KV cache: cannot allocate a negative token count");
-  if (!tokens.empty() && tokens.size() != static_cast<size_t>(n_new)) {
+  if (tokens.size() > static_cast<size_t>(n_new)) {
     throw std::invalid_argument("paged KV cache: allocate got " + std::to_string(tokens.size()) + " token ids for " +
                                 std::to_string(n_new) + " tokens");
   }
@@ -267,6 +267,16 @@ void PagedKvCache::truncate(SeqId seq, int32_t length) {
   // A kept block that is no longer full loses its hash for this sequence; the physical block stays
   // findable until the sequence writes into it again (prepare_tail_for_write), its K/V untouched.
   s.full.resize(std::min(s.full.size(), s.tokens.size() / block_size_));
+}
+
+void PagedKvCache::name_tokens(SeqId seq, std::span<const int32_t> tokens) {
+  Impl& I = *impl_;
+  auto it = I.seqs.find(seq);
+  if (!I.prefix_caching || it == I.seqs.end()) return;
+  Impl::Sequence& s = it->second;
+  if (s.tokens.size() + tokens.size() > static_cast<size_t>(s.length)) return;
+  s.tokens.insert(s.tokens.end(), tokens.begin(), tokens.end());
+  I.register_full_blocks(s);
 }
 
 int32_t PagedKvCache::length(SeqId seq) const {

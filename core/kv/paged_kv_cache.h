@@ -39,6 +39,7 @@ class PagedKvCache final : public KvCache {
   void discard(SeqId seq) override;
   bool fork(SeqId parent, SeqId child) override;
   void truncate(SeqId seq, int32_t length) override;
+  void name_tokens(SeqId seq, std::span<const int32_t> tokens) override;
   int32_t length(SeqId seq) const override;
   void store(int32_t layer, SeqId seq, int32_t pos, const float* k, const float* v) override;
   KvView view(int32_t layer, SeqId seq) const override;

@@ -36,7 +36,7 @@ LlamaForward::LlamaForward(const LlamaModel& model, const LlamaWeights& weights,
 }
 
 void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
-                       std::vector<float>& logits) {
+                       std::vector<float>& logits, int32_t layers) {
   const LlamaConfig& c = model_.config();
   const LlamaWeights& w = weights_;
   const int64_t dim = c.dim, q_dim = int64_t{c.n_heads} * c.head_dim, kv_dim = c.kv_dim(), hd = c.head_dim;
@@ -88,7 +88,12 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
   std::vector<AttentionSeq> att_seqs(batch.size());
   attention_scratch_bytes_ = 0;
   attention_seconds_ = 0;
-  for (int32_t l = 0; l < c.n_layers; ++l) {
+  if (layers < 0 || layers > c.n_layers) {
+    throw std::invalid_argument("forward: cannot run " + std::to_string(layers) + " of " + std::to_string(c.n_layers) +
+                                " layers");
+  }
+  const int32_t n_layers = layers > 0 ? layers : c.n_layers;
+  for (int32_t l = 0; l < n_layers; ++l) {
     const LlamaLayerWeights& lw = w.layers[l];
     // attention rmsnorm
     rmsnorm_rows(xb_.data(), x_.data(), lw.attn_norm, n_tok, dim, c.rms_eps);

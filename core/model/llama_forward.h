@@ -34,10 +34,11 @@ class LlamaForward {
   LlamaForward(const LlamaModel& model, const LlamaWeights& weights, const MatmulOptions& matmul = {});
 
   // Appends K/V of every new token to `kv` and writes logits: one row of vocab_size floats per
-  // requested position, sequences in batch order. Throws std::invalid_argument for a bad token id
-  // or a batch the cache has no room for.
+  // requested position, sequences in batch order. `layers` > 0 runs only the first `layers` layers
+  // before the final norm and output head (an early-exit draft; K/V of the later layers are left
+  // as they are). Throws std::invalid_argument for a bad token id or a batch the cache has no room for.
   void run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
-           std::vector<float>& logits);
+           std::vector<float>& logits, int32_t layers = 0);
 
   size_t last_attention_scratch_bytes() const { return attention_scratch_bytes_; }
   double last_attention_seconds() const { return attention_seconds_; }  // all layers of the last run()

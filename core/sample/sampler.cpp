@@ -124,16 +124,6 @@ void keep_min_p(std::vector<Candidate>& cands, float min_p) {
 // A uniform double in [0, 1) from the top 53 bits: identical on every standard library.
 double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
-// Inverse-CDF draw over the candidates in their current order.
-int32_t draw(const std::vector<Candidate>& cands, double u) {
-  double cumulative = 0.0;
-  for (const auto& c : cands) {
-    cumulative += c.second;
-    if (u < cumulative) return c.first;
-  }
-  return cands.back().first;  // u fell in the rounding gap above the final cumulative sum
-}
-
 }  // namespace
 
 void validate_sampling(const SamplingParams& p) {
@@ -157,7 +147,24 @@ int32_t argmax(std::span<const float> logits) {
 
 Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) { validate_sampling(params_); }
 
+int32_t Sampler::draw(const TokenProbs& probs, double u) {
+  if (probs.empty()) throw std::invalid_argument("sampler: draw from an empty distribution");
+  double cumulative = 0.0;
+  for (const auto& c : probs) {
+    cumulative += c.second;
+    if (u < cumulative) return c.first;
+  }
+  return probs.back().first;  // u fell in the rounding gap above the final cumulative sum
+}
+
+double Sampler::uniform() { return uniform01(rng_); }
+
 int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
+  const TokenProbs& probs = distribution(logits, history);
+  return greedy() ? probs.front().first : draw(probs, uniform());
+}
+
+const TokenProbs& Sampler::distribution(std::span<const float> logits, std::span<const int32_t> history) {
   if (logits.empty()) throw std::invalid_argument("sampler: empty logits");
   candidates_.resize(logits.size());
   // A NaN logit can never be chosen: it becomes -inf.
@@ -171,10 +178,10 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
   apply_repetition_penalty(candidates_, history, params_.repeat_penalty, params_.repeat_last_n);
 
   // Greedy: the best penalized logit, no randomness consumed.
-  if (params_.temperature <= 0.0f) {
+  if (greedy()) {
     const auto best = std::min_element(candidates_.begin(), candidates_.end(), before);
     candidates_ = {{best->first, 1.0f}};
-    return candidates_.front().first;
+    return candidates_;
   }
 
   scale_and_drop_impossible(candidates_, params_.temperature);
@@ -185,7 +192,7 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
   softmax(candidates_);
   keep_top_p(candidates_, params_.top_p);
   keep_min_p(candidates_, params_.min_p);
-  return draw(candidates_, uniform01(rng_));
+  return candidates_;
 }
 
 }  // namespace inferscope

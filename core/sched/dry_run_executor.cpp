@@ -36,7 +36,7 @@ double DryRunExecutor::execute(const StepPlan& plan, std::vector<SampledToken>& 
     // The token at each position depends only on (request, position), so a preempted and
     // recomputed request "generates" the same ids again.
     const uint64_t h = mix((static_cast<uint64_t>(s.id) << 32) ^ s.history.size());
-    sampled.push_back(SampledToken{static_cast<TokenId>(h % static_cast<uint64_t>(vocab_size_)), false, {}});
+    sampled.push_back(SampledToken{{static_cast<TokenId>(h % static_cast<uint64_t>(vocab_size_))}, false, {}});
   }
   return cost_.seconds(plan.new_tokens());
 }

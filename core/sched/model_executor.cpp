@@ -39,17 +39,65 @@ void ModelExecutor::set_attention(const std::string& name) {
   if (name != attention_->name()) attention_ = make_attention(name);
 }
 
+void ModelExecutor::forget(RequestId id) {
+  samplers_.erase(id);
+  logits_outputs_.erase(id);
+  if (proposer_) proposer_->forget(id);
+}
+
+Sampler& ModelExecutor::sampler_for(RequestId id) { return samplers_.try_emplace(id, options_.sampling).first->second; }
+
+void ModelExecutor::draft(const StepPlan& plan) {
+  draft_requests_.clear();
+  draft_of_.assign(plan.seqs.size(), -1);
+  if (!proposer_) return;
+  for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    const ScheduledSeq& s = plan.seqs[i];
+    if (s.draft_slots <= 0) continue;
+    draft_of_[i] = static_cast<int32_t>(draft_requests_.size());
+    draft_requests_.push_back(DraftRequest{s.id, s.history, s.draft_slots, &sampler_for(s.id)});
+  }
+  if (draft_requests_.empty()) return;
+  const auto start = std::chrono::steady_clock::now();
+  proposer_->propose(draft_requests_, ProposeContext{*kv_, *pool_, *attention_}, drafts_);
+  spec_use_.draft_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // A draft never runs past the slots the scheduler gave it.
+  for (size_t d = 0; d < drafts_.size(); ++d) {
+    Draft& draft = drafts_[d];
+    const size_t max = static_cast<size_t>(draft_requests_[d].max_tokens);
+    if (draft.tokens.size() > max) draft.tokens.resize(max);
+    if (draft.q.size() > draft.tokens.size()) draft.q.resize(draft.tokens.size());
+  }
+}
+
 double ModelExecutor::execute(const StepPlan& plan, std::vector<SampledToken>& sampled) {
   const auto start = std::chrono::steady_clock::now();
+  spec_use_ = {};
+  draft(plan);
+  // One pass over every sequence's new tokens; a speculating decode feeds its token and its drafts,
+  // with logits at each, so the verifier can judge every draft.
   batch_.clear();
-  for (const ScheduledSeq& s : plan.seqs) {
+  feeds_.resize(plan.seqs.size());
+  for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    const ScheduledSeq& s = plan.seqs[i];
+    if (draft_of_[i] >= 0) {
+      const std::vector<TokenId>& d = drafts_[static_cast<size_t>(draft_of_[i])].tokens;
+      feeds_[i].assign(1, s.history.back());
+      feeds_[i].insert(feeds_[i].end(), d.begin(), d.end());
+      batch_.push_back(BatchSeq{s.id, feeds_[i], s.pos0(), true});
+      continue;
+    }
     const auto wanted = logits_outputs_.find(s.id);
     const bool all = wanted != logits_outputs_.end() && wanted->second == LogitsOutput::All;
     batch_.push_back(BatchSeq{s.id, s.new_tokens(), s.pos0(), all});
   }
+  const auto verify_start = std::chrono::steady_clock::now();
   forward_->run(batch_, *kv_, *attention_, *pool_, logits_);
+  if (!draft_requests_.empty()) {
+    spec_use_.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - verify_start).count();
+  }
 
-  // Logits rows in plan order: every new position of an All sequence, the last of the others.
+  // Logits rows in plan order: every fed position of a speculating or All sequence, the last of the others.
   const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
   sampled.clear();
   size_t row = 0;
@@ -57,28 +105,53 @@ double ModelExecutor::execute(const StepPlan& plan, std::vector<SampledToken>& s
     const ScheduledSeq& s = plan.seqs[i];
     const auto wanted = logits_outputs_.find(s.id);
     const LogitsOutput output = wanted == logits_outputs_.end() ? LogitsOutput::None : wanted->second;
-    const int32_t rows = output == LogitsOutput::All ? s.n_new : 1;
-    for (int32_t r = 0; r < rows && output == LogitsOutput::All; ++r) {
-      options_.on_logits(s.id, s.pos0() + r, std::span(logits_).subspan((row + r) * vocab, vocab));
-    }
-    const std::span<const float> last = std::span(logits_).subspan((row + rows - 1) * vocab, vocab);
-    row += static_cast<size_t>(rows);
-    if (!s.sample) {
-      sampled.push_back(SampledToken{});  // a prefill chunk: its logits are not sampled
-      continue;
-    }
-    if (output == LogitsOutput::Sampled) options_.on_logits(s.id, s.pos0() + s.n_new - 1, last);
-    Sampler& sampler = samplers_.try_emplace(s.id, options_.sampling).first->second;
-    try {
-      const TokenId next = sampler.sample(last, s.history);
-      const bool eog = !sampler.params().ignore_eos && model_.tokenizer().vocab().is_eog(next);
-      sampled.push_back(SampledToken{next, eog, {}});
-    } catch (const std::exception& e) {
-      // This request's logits cannot be sampled (all NaN or -inf): it alone ends, with the reason.
-      sampled.push_back(SampledToken{0, false, e.what()});
-    }
+    const size_t rows = batch_[i].all_logits ? batch_[i].tokens.size() : 1;
+    sampled.push_back(pick(s, i, std::span<const float>(logits_).subspan(row * vocab, rows * vocab), output));
+    row += rows;
   }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+SampledToken ModelExecutor::pick(const ScheduledSeq& s, size_t index, std::span<const float> rows,
+                                 LogitsOutput output) {
+  const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
+  const int32_t n_rows = static_cast<int32_t>(rows.size() / vocab);
+  const auto row = [&](int32_t r) { return rows.subspan(static_cast<size_t>(r) * vocab, vocab); };
+  if (output == LogitsOutput::All) {
+    for (int32_t r = 0; r < n_rows; ++r) options_.on_logits(s.id, s.pos0() + r, row(r));
+  }
+  if (!s.sample) return SampledToken{};  // a prefill chunk: its logits are not sampled
+  Sampler& sampler = sampler_for(s.id);
+  const bool stop_at_eog = !sampler.params().ignore_eos;
+  const Vocab& vocabulary = model_.tokenizer().vocab();
+  try {
+    if (draft_of_[index] < 0) {
+      const std::span<const float> last = row(n_rows - 1);
+      if (output == LogitsOutput::Sampled) options_.on_logits(s.id, s.pos0() + s.n_new - 1, last);
+      const TokenId next = sampler.sample(last, s.history);
+      if (stop_at_eog && vocabulary.is_eog(next)) return SampledToken{{}, true, {}};
+      return SampledToken{{next}, false, {}};
+    }
+    const Draft& draft = drafts_[static_cast<size_t>(draft_of_[index])];
+    const Verification v = verify_draft(rows, vocab, draft, sampler, s.history);
+    SampledToken out;
+    out.drafted = static_cast<int32_t>(draft.tokens.size());
+    out.accepted = v.accepted;
+    // Emitted token j was picked from row j; an end-of-generation token ends the output there.
+    for (size_t j = 0; j < v.emitted.size(); ++j) {
+      if (output == LogitsOutput::Sampled) options_.on_logits(s.id, s.pos0() + static_cast<int32_t>(j), row(static_cast<int32_t>(j)));
+      const TokenId id = v.emitted[j].id;
+      if (stop_at_eog && vocabulary.is_eog(id)) {
+        out.end_of_generation = true;
+        break;
+      }
+      out.tokens.push_back(id);
+    }
+    return out;
+  } catch (const std::exception& e) {
+    // This request's logits cannot be sampled (all NaN or -inf): it alone ends, with the reason.
+    return SampledToken{{}, false, e.what()};
+  }
 }
 
 }  // namespace inferscope

@@ -9,6 +9,7 @@
 #include "core/model/llama_forward.h"
 #include "core/sample/sampler.h"
 #include "core/sched/step_executor.h"
+#include "core/spec/proposer.h"
 
 namespace inferscope {
 
@@ -31,10 +32,7 @@ class ModelExecutor final : public StepExecutor {
   double execute(const StepPlan& plan, std::vector<SampledToken>& sampled) override;
   void set_sampling(RequestId id, const SamplingParams& params) override;
   void set_logits_output(RequestId id, LogitsOutput output) override;
-  void forget(RequestId id) override {
-    samplers_.erase(id);
-    logits_outputs_.erase(id);
-  }
+  void forget(RequestId id) override;
   void rebind(KvCache& kv) override { kv_ = &kv; }
   void set_attention(const std::string& name) override;
   // Runs later steps on other weights (the model's at another quantization level; they must outlive
@@ -43,6 +41,8 @@ class ModelExecutor final : public StepExecutor {
   AttentionUse last_attention() const override {
     return {forward_->last_attention_scratch_bytes(), forward_->last_attention_seconds()};
   }
+  void set_proposer(Proposer* proposer) override { proposer_ = proposer; }
+  SpecUse last_spec() const override { return spec_use_; }
 
  private:
   const LlamaModel& model_;
@@ -51,6 +51,18 @@ class ModelExecutor final : public StepExecutor {
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Attention> attention_;
   std::unique_ptr<LlamaForward> forward_;
+  Sampler& sampler_for(RequestId id);
+  // Asks the proposer for the drafts of the plan's speculating decodes (draft_of_ indexes drafts_).
+  void draft(const StepPlan& plan);
+  // Turns sequence `s`'s logits rows into its sampled token(s), handing out the logits it asked for.
+  SampledToken pick(const ScheduledSeq& s, size_t index, std::span<const float> rows, LogitsOutput output);
+
+  Proposer* proposer_ = nullptr;
+  SpecUse spec_use_;
+  std::vector<DraftRequest> draft_requests_;
+  std::vector<Draft> drafts_;
+  std::vector<int32_t> draft_of_;             // per plan sequence: its index in drafts_, or -1
+  std::vector<std::vector<TokenId>> feeds_;   // speculating sequences: the known token, then the drafts
   std::map<RequestId, Sampler> samplers_;
   std::map<RequestId, LogitsOutput> logits_outputs_;  // requests that asked for logits
   std::vector<BatchSeq> batch_;

@@ -37,6 +37,7 @@ struct Request {
   int32_t num_preemptions = 0;
   int32_t num_computed = 0;        // leading tokens whose K/V the cache holds (chunked prefill progress)
   std::string refusal;             // why it was refused (state Refused)
+  bool speculate = true;           // drafts tokens when the engine speculates
 
   int32_t output_tokens() const { return static_cast<int32_t>(tokens.size()) - prompt_tokens; }
   // KV slots the request holds at its longest: the last sampled token is never fed back.

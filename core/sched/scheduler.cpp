@@ -12,6 +12,12 @@ int32_t StepPlan::new_tokens() const {
   return n;
 }
 
+int32_t StepPlan::draft_slots() const {
+  int32_t n = 0;
+  for (const ScheduledSeq& s : seqs) n += s.draft_slots;
+  return n;
+}
+
 int32_t StepPlan::prefill_tokens() const {
   int32_t n = 0;
   for (const ScheduledSeq& s : seqs) n += s.prefill ? s.n_new : 0;
@@ -69,6 +75,9 @@ void Scheduler::set_config(const SchedulerConfig& config) {
   if (config.max_batch_tokens < 0 || config.max_running < 0) {
     throw std::invalid_argument("scheduler: max_batch_tokens and max_running must be >= 0 (0 = no limit)");
   }
+  if (config.spec_tokens < 0 || config.spec_tokens > 16) {
+    throw std::invalid_argument("scheduler: spec_tokens must be in 0..16, got " + std::to_string(config.spec_tokens));
+  }
   config_ = config;
   admission_blocked_ = false;
 }
@@ -102,32 +111,36 @@ StepPlan Scheduler::schedule() {
   // Static: a new batch forms when nothing runs, and keeps forming across steps while only the
   // token budget holds admissions back (a long prompt per step under chunked prefill).
   if (running_.empty()) static_batch_forming_ = true;
-  // Decodes first, oldest first: each running request feeds the token it sampled last step.
+  // Tokens the step computes or holds draft slots for, against the budget.
+  const auto left = [&] { return budget - plan.new_tokens() - plan.draft_slots(); };
+  // Decodes first, oldest first: each running request feeds the token it sampled last step (and,
+  // speculating, the drafts the executor will put in its draft slots).
   for (size_t i = 0; i < running_.size(); ++i) {
-    if (!decoding(requests_.at(running_[i]))) continue;
-    if (!schedule_running(running_[i], 1, plan)) break;  // it was the newest; nothing runs after it
+    const Request& r = requests_.at(running_[i]);
+    if (!decoding(r)) continue;
+    if (!schedule_running(r.id, 1, plan, draft_slots_for(r, left()))) break;  // it was the newest; nothing runs after it
   }
   // Then the next chunk of every request still in prefill, while the token budget lasts.
   for (size_t i = 0; i < running_.size(); ++i) {
     const Request& r = requests_.at(running_[i]);
-    const int32_t left = budget - plan.new_tokens();
-    if (left <= 0) break;
+    const int32_t left_now = left();
+    if (left_now <= 0) break;
     if (decoding(r)) continue;
-    if (!schedule_running(r.id, std::min(remaining(r), left), plan)) break;
+    if (!schedule_running(r.id, std::min(remaining(r), left_now), plan)) break;
   }
   // Admitting right after a preemption would only preempt again (vLLM does the same).
   if (!plan.preempted.empty() || admission_blocked_) return plan;
   if (config_.policy == SchedulerPolicy::Static && !static_batch_forming_) return plan;
   bool out_of_budget = false;
   while (!waiting_.empty()) {
-    const int32_t left = budget - plan.new_tokens();
-    if (left <= 0) {
+    const int32_t left_now = left();
+    if (left_now <= 0) {
       out_of_budget = true;
       break;
     }
     if (config_.max_running > 0 && static_cast<int32_t>(running_.size()) >= config_.max_running) break;
     Request& r = requests_.at(waiting_.front());
-    if (!admit(r, left, plan)) {
+    if (!admit(r, left_now, plan)) {
       admission_blocked_ = true;  // FCFS: nobody overtakes the head of the queue
       break;
     }
@@ -139,16 +152,26 @@ StepPlan Scheduler::schedule() {
   return plan;
 }
 
-bool Scheduler::schedule_running(RequestId id, int32_t n, StepPlan& plan) {
+int32_t Scheduler::draft_slots_for(const Request& r, int32_t left) const {
+  if (config_.spec_tokens <= 0 || !r.speculate) return 0;
+  // The step emits at most drafts + 1 tokens, never past the request's output limit.
+  const int32_t k = std::min({config_.spec_tokens, r.max_output_tokens - r.output_tokens() - 1, left - 1});
+  return std::max(k, 0);
+}
+
+bool Scheduler::schedule_running(RequestId id, int32_t n, StepPlan& plan, int32_t drafts) {
   Request& r = requests_.at(id);
   const std::span<const TokenId> tokens = r.tokens;
-  while (!kv_->allocate(id, n, tokens.subspan(static_cast<size_t>(r.num_computed), static_cast<size_t>(n)))) {
+  const std::span<const TokenId> known = tokens.subspan(static_cast<size_t>(r.num_computed), static_cast<size_t>(n));
+  // Draft slots only where they fit as things are: speculation never preempts anyone.
+  if (drafts > 0 && !kv_->allocate(id, n + drafts, known)) drafts = 0;
+  while (drafts == 0 && !kv_->allocate(id, n, known)) {
     const bool self = running_.back() == id;
     preempt_newest(plan);
     if (self) return false;
   }
   const size_t end = static_cast<size_t>(r.num_computed + n);
-  plan.seqs.push_back(ScheduledSeq{id, tokens.first(end), n, !decoding(r), end == tokens.size()});
+  plan.seqs.push_back(ScheduledSeq{id, tokens.first(end), n, !decoding(r), end == tokens.size(), drafts});
   return true;
 }
 
@@ -198,6 +221,7 @@ StepOutcome Scheduler::complete(const StepPlan& plan, std::span<const SampledTok
                                 std::to_string(plan.seqs.size()) + " scheduled sequences");
   }
   StepOutcome outcome;
+  outcome.appended.assign(plan.seqs.size(), 0);
   for (size_t i = 0; i < sampled.size(); ++i) {
     Request& r = requests_.at(plan.seqs[i].id);
     r.num_computed += plan.seqs[i].n_new;
@@ -207,15 +231,27 @@ StepOutcome Scheduler::complete(const StepPlan& plan, std::span<const SampledTok
       outcome.failed.emplace_back(r.id, sampled[i].error);
       continue;
     }
-    if (r.output_tokens() == 0) outcome.first_token.push_back(r.id);
-    bool done = sampled[i].end_of_generation;
-    if (done) {
-      r.stop = StopReason::EndOfGeneration;
-    } else {
-      r.tokens.push_back(sampled[i].token);
-      done = r.output_tokens() >= r.max_output_tokens;
-      r.stop = StopReason::Length;
+    const SampledToken& out = sampled[i];
+    const bool eog = out.end_of_generation;
+    if (out.tokens.empty() && !eog) {
+      throw std::invalid_argument("scheduler: the executor gave request " + std::to_string(r.id) + " no token");
     }
+    if (plan.seqs[i].draft_slots > 0) {
+      // The cache keeps the K/V of the accepted drafts and gives back the slots of the rest.
+      int32_t kept = std::clamp(out.accepted, 0, plan.seqs[i].draft_slots);
+      if (!eog) kept = std::min(kept, static_cast<int32_t>(out.tokens.size()) - 1);
+      r.num_computed += kept;
+      kv_->truncate(r.id, r.num_computed);
+      kv_->name_tokens(r.id, std::span(out.tokens).first(std::min<size_t>(kept, out.tokens.size())));
+    }
+    if (r.output_tokens() == 0) outcome.first_token.push_back(r.id);
+    for (TokenId t : out.tokens) {
+      if (r.output_tokens() >= r.max_output_tokens) break;
+      r.tokens.push_back(t);
+      ++outcome.appended[i];
+    }
+    const bool done = eog || r.output_tokens() >= r.max_output_tokens;
+    r.stop = eog ? StopReason::EndOfGeneration : StopReason::Length;
     if (!done) continue;
     finish(r.id, r.stop);
     outcome.finished.push_back(r.id);

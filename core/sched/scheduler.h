@@ -28,12 +28,15 @@ namespace inferscope {
 
 // One request's share of a step: the last n_new tokens of `history` are computed, at positions
 // pos0() .. history.size() - 1; when `sample` is set, one next token is picked from the logits of the last.
+// A speculating decode also holds `draft_slots` cache slots after its token: the executor may draft
+// up to that many tokens there and score them in the same pass.
 struct ScheduledSeq {
   RequestId id = 0;
   std::span<const TokenId> history;  // the request's tokens up to this chunk; valid until Scheduler::complete()
   int32_t n_new = 0;
   bool prefill = false;              // computes prompt (or recomputed) tokens rather than one decode token
   bool sample = true;                // the chunk reaches the request's last token (false: a prefill chunk)
+  int32_t draft_slots = 0;           // speculative decoding: slots allocated for drafts after history
 
   int32_t pos0() const { return static_cast<int32_t>(history.size()) - n_new; }
   std::span<const TokenId> new_tokens() const { return history.last(static_cast<size_t>(n_new)); }
@@ -48,13 +51,18 @@ struct StepPlan {
   bool empty() const { return seqs.empty(); }
   int32_t new_tokens() const;
   int32_t prefill_tokens() const;
+  int32_t draft_slots() const;  // slots held for speculative drafts (counted against max_batch_tokens)
 };
 
-// The token an executor picked for one scheduled sequence (ignored where the sequence does not sample).
+// The tokens an executor picked for one scheduled sequence (ignored where the sequence does not sample).
 struct SampledToken {
-  TokenId token = 0;
-  bool end_of_generation = false;  // the request stops here; the token is not part of its output
+  // In order: one token, or a speculative step's accepted drafts and then its own token. An
+  // end-of-generation token is not among them.
+  std::vector<TokenId> tokens;
+  bool end_of_generation = false;  // the request stops after `tokens`
   std::string error;               // sampling failed (e.g. no finite logit): the request ends with this error
+  int32_t drafted = 0;             // speculative: draft tokens the step scored
+  int32_t accepted = 0;            // of those, kept by the verifier (the K/V the cache keeps)
 };
 
 // What a completed step changed, for the caller's clocks and callbacks.
@@ -62,6 +70,7 @@ struct StepOutcome {
   std::vector<RequestId> first_token;  // requests that produced their first output token
   std::vector<RequestId> finished;
   std::vector<std::pair<RequestId, std::string>> failed;  // ended by a sampling error, with its message
+  std::vector<int32_t> appended;  // per plan sequence: output tokens it gained (the last ones of its tokens)
 };
 
 // The most KV slots one request may hold, and what sets that limit (for refusal messages).
@@ -80,6 +89,7 @@ struct SchedulerConfig {
   SchedulerPolicy policy = SchedulerPolicy::Continuous;
   int32_t max_batch_tokens = 0;  // tokens computed per step at most (decodes always run); 0 = no limit
   int32_t max_running = 0;       // requests running at once at most (vLLM's max_num_seqs); 0 = no limit
+  int32_t spec_tokens = 0;       // speculative decoding: draft slots per decode (k); 0 = off
 };
 
 class Scheduler {
@@ -104,8 +114,9 @@ class Scheduler {
   bool add(Request request);
   // Decides the next step and allocates its KV slots. Empty when nothing can run.
   StepPlan schedule();
-  // Applies the executor's tokens (one per plan sequence, in plan order): appends them, finishes
-  // requests that are done and frees their memory.
+  // Applies the executor's tokens (one entry per plan sequence, in plan order): appends them, gives
+  // back the draft slots of rejected drafts (the cache keeps the accepted ones), finishes requests
+  // that are done and frees their memory.
   StepOutcome complete(const StepPlan& plan, std::span<const SampledToken> sampled);
 
   const Request& request(RequestId id) const { return requests_.at(id); }
@@ -118,9 +129,13 @@ class Scheduler {
   int64_t num_preemptions() const { return num_preemptions_; }
 
  private:
-  // Schedules the next n tokens of running request `id`, preempting the newest running requests
-  // while the cache is full. False when `id` itself had to be preempted.
-  bool schedule_running(RequestId id, int32_t n, StepPlan& plan);
+  // Schedules the next n tokens of running request `id` (and `drafts` draft slots when they fit),
+  // preempting the newest running requests while the cache is full. False when `id` itself had to
+  // be preempted.
+  bool schedule_running(RequestId id, int32_t n, StepPlan& plan, int32_t drafts = 0);
+  // Draft slots for running request `r`'s decode: k, at most what its output limit leaves and what
+  // the step's token budget (`left`, including the decode itself) leaves.
+  int32_t draft_slots_for(const Request& r, int32_t left) const;
   void preempt_newest(StepPlan& plan);
   // Gives `r` cache room for its first chunk (after any prefix-cache hit) of at most `budget`
   // tokens; false, holding nothing, when it does not fit.

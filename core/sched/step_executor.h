@@ -30,6 +30,15 @@ struct AttentionUse {
   double seconds = 0;
 };
 
+// Where the last step's time went when it speculated: drafting, and the forward pass that scored
+// the drafts (0 when no sequence drafted).
+struct SpecUse {
+  double draft_seconds = 0;
+  double verify_seconds = 0;
+};
+
+class Proposer;
+
 class StepExecutor {
  public:
   virtual ~StepExecutor() = default;
@@ -50,6 +59,10 @@ class StepExecutor {
   // Runs later steps on other weights (another quantization level), which must outlive their use.
   virtual void set_weights(const LlamaWeights& /*weights*/) {}
   virtual AttentionUse last_attention() const { return {}; }
+  // Drafts for the speculating decodes of later steps come from `proposer` (null: none; it must
+  // outlive its use). Executors without a model ignore it.
+  virtual void set_proposer(Proposer* /*proposer*/) {}
+  virtual SpecUse last_spec() const { return {}; }
 };
 
 }  // namespace inferscope

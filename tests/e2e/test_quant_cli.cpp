@@ -22,12 +22,8 @@ namespace {
 
 using test::CliRun;
 
-CliRun cli(const std::string& args) { return test::run_cli(INFERSCOPE_CLI, args, test::Stderr::Joined); }
-nlohmann::json cli_json(const std::string& args) {
-  const CliRun r = test::run_cli(INFERSCOPE_CLI, args, test::Stderr::Dropped);
-  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.out;
-  return nlohmann::json::parse(r.out);
-}
+using test::cli;
+using test::cli_json;
 
 const std::string kSampleText = std::string(INFERSCOPE_SOURCE_DIR) + "/resources/text/perplexity-sample.txt";
 

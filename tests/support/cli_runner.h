@@ -1,9 +1,11 @@
 // Running inferscope-cli from a test, as a user's shell would.
 #pragma once
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace inferscope::test {
@@ -26,6 +28,16 @@ inline CliRun run_cli(const std::string& cli, const std::string& args, Stderr st
   const int status = pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs INFERSCOPE_CLI with stderr joined (error messages come with the output).
+inline CliRun cli(const std::string& args) { return run_cli(INFERSCOPE_CLI, args, Stderr::Joined); }
+
+// Runs INFERSCOPE_CLI expecting exit 0 and parses its stdout as JSON.
+inline nlohmann::json cli_json(const std::string& args) {
+  const CliRun r = run_cli(INFERSCOPE_CLI, args, Stderr::Dropped);
+  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.out;
+  return nlohmann::json::parse(r.out);
 }
 
 }  // namespace inferscope::test

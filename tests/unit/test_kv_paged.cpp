@@ -432,7 +432,28 @@ TEST(PagedKvCache, StoreOutsideTheSequenceThrows) {
   EXPECT_THROW(kv.store(kLayers, 0, 0, row.data(), row.data()), std::out_of_range);
   EXPECT_THROW(kv.store(0, 9, 0, row.data(), row.data()), std::out_of_range);
   EXPECT_THROW(kv.view(0, 9), std::out_of_range);
-  EXPECT_THROW(kv.allocate(0, 2, std::vector<int32_t>{1}), std::invalid_argument);  // 1 id for 2 tokens
+  EXPECT_THROW(kv.allocate(0, 2, std::vector<int32_t>{1, 2, 3}), std::invalid_argument);  // 3 ids for 2 tokens
+}
+
+// Speculative decoding: slots allocated without ids (drafts) are named once accepted; only blocks
+// whose ids are all known become findable, and a rejected tail never does.
+TEST(PagedKvCache, SlotsNamedAfterTheFactBecomeReusable) {
+  PagedKvCache kv = make_cache(8, 8);
+  std::vector<int32_t> ids(17);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = 10 + static_cast<int32_t>(i);
+  ASSERT_TRUE(kv.allocate(0, 6, std::span(ids).first(6)));
+  // One known token and four draft slots: block 0 fills up with one unknown id in it.
+  ASSERT_TRUE(kv.allocate(0, 5, std::span(ids).subspan(6, 1)));
+  EXPECT_EQ(kv.attach_prefix(1, ids), 0);  // block 0 is not named yet
+  kv.free(1);
+  // One draft accepted (position 7), three rejected: the cache keeps 8 tokens and is told the new id.
+  kv.truncate(0, 8);
+  kv.name_tokens(0, std::span(ids).subspan(7, 1));
+  EXPECT_EQ(kv.attach_prefix(1, ids), 8);  // block 0 (10..17) is findable now
+  kv.free(1);
+  // Ids past the sequence's length are ignored, never registered.
+  kv.name_tokens(0, std::span(ids).subspan(8, 4));
+  EXPECT_EQ(kv.attach_prefix(2, ids), 8);
 }
 
 // ---------------------------------------------------------------------------------------------

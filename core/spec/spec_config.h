@@ -1,0 +1,41 @@
+// The speculative-decoding toggle: which proposer drafts tokens, and how many per step.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/quant/weight_quant.h"
+
+namespace inferscope {
+
+// none; ngram (prompt lookup); draft (another GGUF with the same vocabulary); self-quant (the
+// target's weights at a cheaper level); early-exit (the target's first layers and its output head).
+enum class SpecMode { None, Ngram, Draft, SelfQuant, EarlyExit };
+std::string_view spec_mode_name(SpecMode mode);
+std::optional<SpecMode> spec_mode_from_name(std::string_view name);
+std::string spec_mode_names();  // "none, ngram, draft, self-quant, early-exit"
+
+struct SpecConfig {
+  SpecMode mode = SpecMode::None;
+  int32_t k = 4;                     // draft tokens per step at most (1..16)
+  int32_t ngram_min = 2, ngram_max = 4;  // ngram: suffix lengths looked up (1..16)
+  float draft_p_min = 0.0f;          // model drafts stop when their top probability falls below this (0..1)
+  std::string draft_model;           // draft: the GGUF file
+  WeightQuant draft_quant = WeightQuant::Q4;  // self-quant: the level (q4, q4_1 or q8)
+  int32_t draft_layers = 0;          // early-exit: the target's first L layers (1 .. layers - 1)
+
+  bool enabled() const { return mode != SpecMode::None; }
+  // The draft keeps a KV cache of its own (a draft model or a self-quant copy).
+  bool own_draft_kv() const { return mode == SpecMode::Draft || mode == SpecMode::SelfQuant; }
+  bool operator==(const SpecConfig&) const = default;
+};
+
+// Throws std::invalid_argument naming the setting and its range (k, n-gram sizes, p-min, a draft
+// mode without its model file, a self-quant level that is not q4, q4_1 or q8, draft layers outside
+// 1 .. target_layers - 1).
+void validate_spec(const SpecConfig& spec, int32_t target_layers);
+// One line for config notes: "spec ngram k=4 (n 2..4)".
+std::string describe_spec(const SpecConfig& spec);
+
+}  // namespace inferscope

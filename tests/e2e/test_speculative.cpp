@@ -1,0 +1,273 @@
+// Speculative decoding through the engine: greedy output with speculation is token-for-token the
+// target's alone, for every proposer, alone and in a batch of speculating and plain sequences, on
+// paged and contiguous caches; the logits after a rejected tail are bit-identical to a run that never
+// fed it (the KV cache forgot it exactly); a draft identical to the target is always accepted; bad
+// drafts are refused with their reason; a seeded sampling run repeats exactly.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/engine/engine_core.h"
+#include "core/engine/sync_engine.h"
+#include "core/model/llama_model.h"
+#include "tests/support/engine_runs.h"
+#include "tests/support/synthetic_model.h"
+#include "tests/support/test_models.h"
+
+namespace inferscope::test {
+namespace {
+
+constexpr int32_t kTokens = 96;
+
+std::string stories() { return shared_model_path("stories260K.gguf"); }
+
+// The proposers under test on stories260K (5 layers): the file itself as its draft (every draft is
+// the target's own choice), a q8 self-draft, early exit after 2 layers, and n-gram lookup.
+std::vector<std::pair<std::string, SpecConfig>> proposers() {
+  SpecConfig ngram;
+  ngram.mode = SpecMode::Ngram;
+  SpecConfig draft;
+  draft.mode = SpecMode::Draft;
+  draft.draft_model = stories();
+  SpecConfig self_quant;
+  self_quant.mode = SpecMode::SelfQuant;
+  self_quant.draft_quant = WeightQuant::Q8;
+  SpecConfig early_exit;
+  early_exit.mode = SpecMode::EarlyExit;
+  early_exit.draft_layers = 2;
+  return {{"ngram", ngram}, {"draft", draft}, {"self_quant", self_quant}, {"early_exit", early_exit}};
+}
+
+EngineConfig base_config(KvKind kind) {
+  EngineConfig c;
+  c.threads = 2;
+  c.kv.kind = kind;
+  c.kv.block_size = 8;
+  c.budget_sequences = 4;
+  return c;
+}
+
+// One greedy request, with the logits each output token was picked from.
+struct GreedyRun {
+  RequestOutcome outcome;
+  std::vector<std::vector<float>> rows;
+};
+
+GreedyRun greedy_run(const LlamaModel& model, const EngineConfig& config, std::vector<TokenId> prompt, int32_t n) {
+  SyncEngine engine(model, config);
+  EngineRequest r;
+  r.prompt_tokens = std::move(prompt);
+  r.max_tokens = n;
+  r.logits = LogitsOutput::Sampled;
+  GreedyRun run;
+  run.outcome = engine.run(std::move(r), {}, [&](RequestId, int32_t, std::span<const float> row) {
+    run.rows.emplace_back(row.begin(), row.end());
+  });
+  return run;
+}
+
+class SpeculativeGreedy : public ::testing::TestWithParam<std::tuple<size_t, KvKind>> {};
+
+TEST_P(SpeculativeGreedy, OutputAndLogitsAreTheTargetsAlone) {
+  INFERSCOPE_REQUIRE_FILE(path, stories());
+  const auto model = LlamaModel::load(path);
+  const auto [index, kind] = GetParam();
+  const auto [name, spec] = proposers()[index];
+  const EngineConfig plain = base_config(kind);
+  EngineConfig speculating = plain;
+  speculating.spec = spec;
+  for (const std::vector<TokenId>& prompt : {std::vector<TokenId>{1}, std::vector<TokenId>{1, 403, 261, 378, 430}}) {
+    const GreedyRun want = greedy_run(*model, plain, prompt, kTokens);
+    const GreedyRun got = greedy_run(*model, speculating, prompt, kTokens);
+    ASSERT_EQ(got.outcome.reason, want.outcome.reason) << name << ": " << got.outcome.error;
+    EXPECT_EQ(got.outcome.tokens, want.outcome.tokens) << name;
+    EXPECT_EQ(got.outcome.text, want.outcome.text) << name;
+    // Every row, the ones after rejected drafts included, is the bits the target alone computes: the
+    // cache holds exactly what it would hold had the rejected tokens never been fed.
+    ASSERT_EQ(got.rows.size(), want.rows.size()) << name;
+    for (size_t i = 0; i < want.rows.size(); ++i) ASSERT_TRUE(bit_identical(got.rows[i], want.rows[i])) << name << " row " << i;
+    EXPECT_GT(got.outcome.metrics.spec.num_drafts, 0) << name << ": nothing was drafted";
+    EXPECT_LE(got.outcome.metrics.spec.num_accepted_tokens, got.outcome.metrics.spec.num_draft_tokens);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryProposer, SpeculativeGreedy,
+                         ::testing::Combine(::testing::Values(0, 1, 2, 3), ::testing::Values(KvKind::Paged, KvKind::Contiguous)),
+                         [](const auto& test_info) {
+                           return proposers()[std::get<0>(test_info.param)].first +
+                                  (std::get<1>(test_info.param) == KvKind::Paged ? "_paged" : "_contiguous");
+                         });
+
+// Several requests at once through one EngineCore: their greedy tokens, by request id.
+std::map<RequestId, std::vector<TokenId>> batch_tokens(const LlamaModel& model, const EngineConfig& config,
+                                                       const std::vector<std::vector<TokenId>>& prompts,
+                                                       const std::vector<bool>& speculate) {
+  std::map<RequestId, std::vector<TokenId>> tokens;
+  std::map<RequestId, std::string> errors;
+  EngineCallbacks cb;
+  cb.on_token = [&](RequestId id, std::string_view, TokenId token, const TokenTiming&) {
+    if (token >= 0) tokens[id].push_back(token);
+  };
+  cb.on_error = [&](RequestId id, const std::string& message) { errors[id] = message; };
+  EngineCore core(model, config, cb);
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EngineRequest r;
+    r.prompt_tokens = prompts[i];
+    r.max_tokens = kTokens - static_cast<int32_t>(i) * 7;
+    r.speculate = speculate[i];
+    core.add(static_cast<RequestId>(i), std::move(r));
+  }
+  while (core.has_work()) core.step();
+  EXPECT_TRUE(errors.empty()) << errors.begin()->second;
+  return tokens;
+}
+
+TEST(SpeculativeBatch, MixedSpeculatingAndPlainSequencesGiveTheirAloneTokens) {
+  INFERSCOPE_REQUIRE_FILE(path, stories());
+  const auto model = LlamaModel::load(path);
+  const std::vector<std::vector<TokenId>> prompts = {{1}, {1, 403, 261}, {1, 378, 430, 261, 403}, {1, 261}};
+  const std::vector<bool> speculate = {true, false, true, true};
+  for (KvKind kind : {KvKind::Paged, KvKind::Contiguous}) {
+    const auto want = batch_tokens(*model, base_config(kind), prompts, {false, false, false, false});
+    for (const auto& [name, spec] : proposers()) {
+      EngineConfig c = base_config(kind);
+      c.spec = spec;
+      // A tight step budget: drafts compete with decodes and prompt chunks for it.
+      c.scheduler.max_batch_tokens = 12;
+      EXPECT_EQ(batch_tokens(*model, c, prompts, speculate), want) << name;
+    }
+  }
+}
+
+TEST(SpeculativeDraft, ADraftIdenticalToTheTargetIsAlwaysAccepted) {
+  INFERSCOPE_REQUIRE_FILE(path, stories());
+  const auto model = LlamaModel::load(path);
+  EngineConfig c = base_config(KvKind::Paged);
+  c.spec.mode = SpecMode::Draft;
+  c.spec.draft_model = path;
+  c.spec.k = 5;
+  const GreedyRun run = greedy_run(*model, c, {1}, kTokens);
+  const SpecDecodeCounters& spec = run.outcome.metrics.spec;
+  ASSERT_GT(spec.num_drafts, 0);
+  EXPECT_EQ(spec.num_accepted_tokens, spec.num_draft_tokens);
+  EXPECT_DOUBLE_EQ(spec.acceptance_rate(), 1.0);
+  // Every verify pass but the last emits k + 1 tokens.
+  EXPECT_GE(spec.mean_acceptance_length(), 5.0);
+  ASSERT_EQ(spec.num_accepted_tokens_per_pos.size(), 5u);
+  EXPECT_EQ(spec.num_accepted_tokens_per_pos[0], spec.num_drafts);
+}
+
+TEST(SpeculativeSampling, ASeededRunRepeatsExactlyAndStaysInTheVocabulary) {
+  INFERSCOPE_REQUIRE_FILE(path, stories());
+  const auto model = LlamaModel::load(path);
+  for (const auto& [name, spec] : proposers()) {
+    EngineConfig c = base_config(KvKind::Paged);
+    c.spec = spec;
+    std::vector<std::vector<TokenId>> outputs;
+    for (int run = 0; run < 2; ++run) {
+      SyncEngine engine(*model, c);
+      EngineRequest r;
+      r.prompt_tokens = {1};
+      r.max_tokens = kTokens;
+      r.sampling.temperature = 0.8f;
+      r.sampling.top_p = 0.95f;
+      r.sampling.seed = 42;
+      const RequestOutcome out = engine.run(std::move(r));
+      ASSERT_NE(out.reason, StopReason::Failed) << name << ": " << out.error;
+      outputs.push_back(out.tokens);
+    }
+    EXPECT_EQ(outputs[0], outputs[1]) << name;
+    EXPECT_FALSE(outputs[0].empty()) << name;
+  }
+}
+
+TEST(SpeculativeConfig, ADraftWithAnotherVocabularyIsRefusedByTokenId) {
+  INFERSCOPE_REQUIRE_FILE(path, stories());
+  const auto model = LlamaModel::load(path);
+  const std::string other = ::testing::TempDir() + "/spec-other-vocab.gguf";
+  write_synthetic_model(SyntheticModelSpec{}, other);
+  EngineConfig c = base_config(KvKind::Paged);
+  c.spec.mode = SpecMode::Draft;
+  c.spec.draft_model = other;
+  try {
+    SyncEngine engine(*model, c);
+    FAIL() << "a draft with another vocabulary was accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("token id"), std::string::npos) << message;
+    EXPECT_NE(message.find(other), std::string::npos) << message;
+  }
+}
+
+TEST(SpeculativeConfig, ImpossibleDraftsAreRefusedWithTheirReason) {
+  INFERSCOPE_REQUIRE_FILE(path, stories());
+  const auto model = LlamaModel::load(path);
+  const auto refused = [&](SpecConfig spec, WeightQuant target_level, const std::string& expected) {
+    EngineConfig c = base_config(KvKind::Paged);
+    c.spec = spec;
+    c.quant = target_level;
+    try {
+      SyncEngine engine(*model, c);
+      ADD_FAILURE() << "accepted: " << describe_spec(spec);
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  SpecConfig early;
+  early.mode = SpecMode::EarlyExit;
+  early.draft_layers = model->config().n_layers;
+  refused(early, WeightQuant::Native, "draft-layers must be in 1..4");
+  SpecConfig k;
+  k.mode = SpecMode::Ngram;
+  k.k = 17;
+  refused(k, WeightQuant::Native, "spec k must be in 1..16");
+  // The target already runs at q4: a q4 self-draft reads as many bytes and saves nothing.
+  SpecConfig self_quant;
+  self_quant.mode = SpecMode::SelfQuant;
+  self_quant.draft_quant = WeightQuant::Q4;
+  refused(self_quant, WeightQuant::Q4, "no smaller than the target's weights");
+}
+
+TEST(SpeculativeConfig, TheEngineSwitchesSpeculationBetweenStepsAndKeepsItsOutput) {
+  INFERSCOPE_REQUIRE_FILE(path, stories());
+  const auto model = LlamaModel::load(path);
+  const EngineConfig plain = base_config(KvKind::Paged);
+  const GreedyRun want = greedy_run(*model, plain, {1}, kTokens);
+  std::vector<TokenId> tokens;
+  std::vector<std::string> notes;
+  EngineCallbacks cb;
+  cb.on_token = [&](RequestId, std::string_view, TokenId token, const TokenTiming&) {
+    if (token >= 0) tokens.push_back(token);
+  };
+  cb.on_config = [&](bool applied, const std::string& note) { notes.push_back((applied ? "" : "rejected: ") + note); };
+  EngineCore core(*model, plain, cb);
+  EngineRequest r;
+  r.prompt_tokens = {1};
+  r.max_tokens = kTokens;
+  core.add(0, std::move(r));
+  // Every proposer in turn, a bad one among them (rejected, nothing changes), while the request runs.
+  std::vector<SpecConfig> specs;
+  for (const auto& [name, spec] : proposers()) specs.push_back(spec);
+  SpecConfig bad;
+  bad.mode = SpecMode::EarlyExit;
+  bad.draft_layers = 99;
+  specs.insert(specs.begin() + 1, bad);
+  size_t next = 0;
+  while (core.has_work()) {
+    core.step();
+    if (next < specs.size() && tokens.size() >= 10 * (next + 1)) {
+      EngineConfig c = core.config();
+      c.spec = specs[next++];
+      core.apply_config(c);
+    }
+  }
+  EXPECT_EQ(tokens, want.outcome.tokens);
+  ASSERT_EQ(notes.size(), specs.size());
+  EXPECT_NE(notes[1].find("rejected"), std::string::npos) << notes[1];
+  EXPECT_EQ(core.config().spec.mode, SpecMode::EarlyExit);
+}
+
+}  // namespace
+}  // namespace inferscope::test
