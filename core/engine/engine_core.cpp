@@ -384,8 +384,11 @@ void EngineCore::step() {
     m.spec_draft_tokens += sampled_[i].drafted;
     m.spec_accepted_tokens += sampled_[i].accepted;
     bool stop = false;
-    // A throwing on_token callback ends its own request only.
-    if (const auto failure = failure_of([&] { stop = stream_step_tokens(plan, i, outcome.appended[i]); })) {
+    // A throwing on_verify or on_token callback ends its own request only.
+    if (const auto failure = failure_of([&] {
+          if (sampled_[i].drafted > 0 && callbacks_.on_verify) callbacks_.on_verify(id, sampled_[i].verification);
+          stop = stream_step_tokens(plan, i, outcome.appended[i]);
+        })) {
       end(id, StopReason::Failed, "on_token callback failed: " + *failure);
     } else if (stop) {
       stopped.push_back(id);

@@ -43,6 +43,10 @@ struct EngineCallbacks {
   std::function<void(RequestId, const std::string& message)> on_error;
   // The raw logits a request asked for (EngineRequest::logits), row `position` of its sequence.
   LogitsFn on_logits;
+  // A speculative step of the request was verified: how each of the tokens about to stream came
+  // about (accepted draft, correction, bonus) with p(x) and q(x), and the draft refused, if any.
+  // Called before those tokens' on_token calls (a stop string may cut them short).
+  std::function<void(RequestId, const Verification& verification)> on_verify;
   // A set_config() was applied (or rejected): what changed and what it did to running requests.
   std::function<void(bool applied, const std::string& message)> on_config;
 };

@@ -137,6 +137,7 @@ SampledToken ModelExecutor::pick(const ScheduledSeq& s, size_t index, std::span<
     SampledToken out;
     out.drafted = static_cast<int32_t>(draft.tokens.size());
     out.accepted = v.accepted;
+    out.verification = v;
     // Emitted token j was picked from row j; an end-of-generation token ends the output there.
     for (size_t j = 0; j < v.emitted.size(); ++j) {
       if (output == LogitsOutput::Sampled) options_.on_logits(s.id, s.pos0() + static_cast<int32_t>(j), row(static_cast<int32_t>(j)));

@@ -23,6 +23,7 @@
 #include "core/kv/kv_cache.h"
 #include "core/kv/kv_config.h"
 #include "core/sched/request.h"
+#include "core/spec/verifier.h"
 
 namespace inferscope {
 
@@ -63,6 +64,7 @@ struct SampledToken {
   std::string error;               // sampling failed (e.g. no finite logit): the request ends with this error
   int32_t drafted = 0;             // speculative: draft tokens the step scored
   int32_t accepted = 0;            // of those, kept by the verifier (the K/V the cache keeps)
+  Verification verification;       // speculative: how each emitted token came about, and the refused draft
 };
 
 // What a completed step changed, for the caller's clocks and callbacks.

@@ -49,24 +49,6 @@ EngineConfig base_config(KvKind kind) {
   return c;
 }
 
-// One greedy request, with the logits each output token was picked from.
-struct GreedyRun {
-  RequestOutcome outcome;
-  std::vector<std::vector<float>> rows;
-};
-
-GreedyRun greedy_run(const LlamaModel& model, const EngineConfig& config, std::vector<TokenId> prompt, int32_t n) {
-  SyncEngine engine(model, config);
-  EngineRequest r;
-  r.prompt_tokens = std::move(prompt);
-  r.max_tokens = n;
-  r.logits = LogitsOutput::Sampled;
-  GreedyRun run;
-  run.outcome = engine.run(std::move(r), {}, [&](RequestId, int32_t, std::span<const float> row) {
-    run.rows.emplace_back(row.begin(), row.end());
-  });
-  return run;
-}
 
 class SpeculativeGreedy : public ::testing::TestWithParam<std::tuple<size_t, KvKind>> {};
 
@@ -79,8 +61,8 @@ TEST_P(SpeculativeGreedy, OutputAndLogitsAreTheTargetsAlone) {
   EngineConfig speculating = plain;
   speculating.spec = spec;
   for (const std::vector<TokenId>& prompt : {std::vector<TokenId>{1}, std::vector<TokenId>{1, 403, 261, 378, 430}}) {
-    const GreedyRun want = greedy_run(*model, plain, prompt, kTokens);
-    const GreedyRun got = greedy_run(*model, speculating, prompt, kTokens);
+    const GreedyRun want = engine_greedy_with_logits(*model, plain, prompt, kTokens);
+    const GreedyRun got = engine_greedy_with_logits(*model, speculating, prompt, kTokens);
     ASSERT_EQ(got.outcome.reason, want.outcome.reason) << name << ": " << got.outcome.error;
     EXPECT_EQ(got.outcome.tokens, want.outcome.tokens) << name;
     EXPECT_EQ(got.outcome.text, want.outcome.text) << name;
@@ -148,7 +130,7 @@ TEST(SpeculativeDraft, ADraftIdenticalToTheTargetIsAlwaysAccepted) {
   c.spec.mode = SpecMode::Draft;
   c.spec.draft_model = path;
   c.spec.k = 5;
-  const GreedyRun run = greedy_run(*model, c, {1}, kTokens);
+  const GreedyRun run = engine_greedy_with_logits(*model, c, {1}, kTokens);
   const SpecDecodeCounters& spec = run.outcome.metrics.spec;
   ASSERT_GT(spec.num_drafts, 0);
   EXPECT_EQ(spec.num_accepted_tokens, spec.num_draft_tokens);
@@ -157,6 +139,44 @@ TEST(SpeculativeDraft, ADraftIdenticalToTheTargetIsAlwaysAccepted) {
   EXPECT_GE(spec.mean_acceptance_length(), 5.0);
   ASSERT_EQ(spec.num_accepted_tokens_per_pos.size(), 5u);
   EXPECT_EQ(spec.num_accepted_tokens_per_pos[0], spec.num_drafts);
+}
+
+TEST(SpeculativeVerify, EachVerifiedStepSaysHowItsStreamedTokensCame) {
+  INFERSCOPE_REQUIRE_FILE(path, stories());
+  const auto model = LlamaModel::load(path);
+  EngineConfig c = base_config(KvKind::Paged);
+  c.spec.mode = SpecMode::EarlyExit;  // often wrong: corrections and refusals
+  c.spec.draft_layers = 3;
+  std::vector<TokenId> streamed;
+  std::vector<std::pair<size_t, Verification>> verified;  // at which streamed index each step starts
+  EngineCallbacks cb;
+  cb.on_token = [&](RequestId, std::string_view, TokenId token, const TokenTiming&) {
+    if (token >= 0) streamed.push_back(token);
+  };
+  cb.on_verify = [&](RequestId, const Verification& v) { verified.emplace_back(streamed.size(), v); };
+  EngineCore core(*model, c, cb);
+  EngineRequest r;
+  r.prompt_tokens = {1};
+  r.max_tokens = kTokens;
+  core.add(0, std::move(r));
+  while (core.has_work()) core.step();
+  ASSERT_FALSE(verified.empty());
+  int corrections = 0;
+  for (const auto& [at, v] : verified) {
+    ASSERT_EQ(v.emitted.size(), static_cast<size_t>(v.accepted) + 1);
+    for (size_t j = 0; j < v.emitted.size() && at + j < streamed.size(); ++j) {
+      EXPECT_EQ(v.emitted[j].id, streamed[at + j]) << "step at token " << at;
+      const TokenOrigin want = j + 1 < v.emitted.size() ? TokenOrigin::Accepted
+                                                        : (v.rejected ? TokenOrigin::Corrected : TokenOrigin::Bonus);
+      EXPECT_EQ(v.emitted[j].origin, want);
+    }
+    // Greedy: a refused draft is never the target's choice that replaced it.
+    if (v.rejected) {
+      ++corrections;
+      EXPECT_NE(v.refused.id, v.emitted.back().id);
+    }
+  }
+  EXPECT_GT(corrections, 0);
 }
 
 TEST(SpeculativeSampling, ASeededRunRepeatsExactlyAndStaysInTheVocabulary) {
@@ -234,7 +254,7 @@ TEST(SpeculativeConfig, TheEngineSwitchesSpeculationBetweenStepsAndKeepsItsOutpu
   INFERSCOPE_REQUIRE_FILE(path, stories());
   const auto model = LlamaModel::load(path);
   const EngineConfig plain = base_config(KvKind::Paged);
-  const GreedyRun want = greedy_run(*model, plain, {1}, kTokens);
+  const GreedyRun want = engine_greedy_with_logits(*model, plain, {1}, kTokens);
   std::vector<TokenId> tokens;
   std::vector<std::string> notes;
   EngineCallbacks cb;

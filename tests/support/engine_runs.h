@@ -41,6 +41,26 @@ inline RequestOutcome engine_greedy(const LlamaModel& model, const EngineConfig&
   return engine.run(std::move(r));
 }
 
+// A greedy request's outcome and the logits each output token was picked from.
+struct GreedyRun {
+  RequestOutcome outcome;
+  std::vector<std::vector<float>> rows;
+};
+
+inline GreedyRun engine_greedy_with_logits(const LlamaModel& model, const EngineConfig& config,
+                                           std::vector<TokenId> prompt, int32_t n) {
+  SyncEngine engine(model, config);
+  EngineRequest r;
+  r.prompt_tokens = std::move(prompt);
+  r.max_tokens = n;
+  r.logits = LogitsOutput::Sampled;
+  GreedyRun run;
+  run.outcome = engine.run(std::move(r), {}, [&](RequestId, int32_t, std::span<const float> row) {
+    run.rows.emplace_back(row.begin(), row.end());
+  });
+  return run;
+}
+
 // Bitwise equality of two float rows, naming the first difference.
 inline ::testing::AssertionResult bit_identical(std::span<const float> a, std::span<const float> b) {
   if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes " << a.size() << " vs " << b.size();
