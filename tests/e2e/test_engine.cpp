@@ -147,6 +147,24 @@ TEST(Engine, StaticBatchingGivesTheSameText) {
   expect_same_as_alone(*model, c, 40);
 }
 
+TEST(Engine, SpeculatingRequestsMatchEachAloneThroughPreemption) {
+  INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  for (SpecMode mode : {SpecMode::Ngram, SpecMode::EarlyExit, SpecMode::SelfQuant}) {
+    EngineConfig c = small_config();
+    c.spec.mode = mode;
+    c.spec.draft_layers = 2;
+    c.spec.draft_quant = WeightQuant::Q8;
+    c.kv.block_size = 8;
+    // 112 slots for 8 requests of ~70 tokens (self-quant shares them with its draft's cache): preemptions.
+    const size_t share = mode == SpecMode::SelfQuant ? 2 : 1;
+    c.kv.budget_bytes = model->kv_geometry(DType::F16).bytes_per_token() * 8 * 14 * share;
+    int64_t preemptions = 0;
+    expect_same_as_alone(*model, c, 60, &preemptions);
+    EXPECT_GT(preemptions, 0) << spec_mode_name(mode);
+  }
+}
+
 TEST(Engine, CancelMidStreamFreesItsBlocks) {
   INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
   const auto model = LlamaModel::load(path);
