@@ -63,7 +63,7 @@ SweepRow measure(const LlamaModel& model, EngineConfig config, const std::vector
   row.draft_seconds = spec_steps > 0 ? draft_s / static_cast<double>(spec_steps) : 0;
   row.verify_seconds = spec_steps > 0 ? verify_s / static_cast<double>(spec_steps) : 0;
   row.acceptance_rate = spec.acceptance_rate();
-  row.mean_acceptance_length = spec.num_drafts > 0 ? spec.mean_acceptance_length() : 1.0;
+  row.mean_acceptance_length = spec.mean_acceptance_length();
   return row;
 }
 

@@ -18,7 +18,7 @@ double SpecDecodeCounters::acceptance_rate() const {
 }
 
 double SpecDecodeCounters::mean_acceptance_length() const {
-  return num_drafts > 0 ? 1.0 + static_cast<double>(num_accepted_tokens) / static_cast<double>(num_drafts) : 0.0;
+  return 1.0 + (num_drafts > 0 ? static_cast<double>(num_accepted_tokens) / static_cast<double>(num_drafts) : 0.0);
 }
 
 void EngineMetrics::on_spec(RequestId id, int32_t drafted, int32_t accepted) {

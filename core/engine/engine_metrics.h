@@ -26,7 +26,7 @@ struct SpecDecodeCounters {
 
   void add(int32_t drafted, int32_t accepted);
   double acceptance_rate() const;         // accepted / draft tokens (0 before any draft)
-  double mean_acceptance_length() const;  // 1 + accepted / drafts: tokens per verify pass
+  double mean_acceptance_length() const;  // 1 + accepted / drafts: tokens per verify pass (1 before any draft)
 };
 
 struct RequestMetrics {

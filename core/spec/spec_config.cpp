@@ -83,7 +83,9 @@ std::string describe_spec(const SpecConfig& spec) {
     case SpecMode::Ngram: s += " (n " + std::to_string(spec.ngram_min) + ".." + std::to_string(spec.ngram_max) + ")"; break;
     case SpecMode::Draft: s += " (" + spec.draft_model + ")"; break;
     case SpecMode::SelfQuant: s += " (" + std::string(weight_quant_name(spec.draft_quant)) + ")"; break;
-    case SpecMode::EarlyExit: s += " (" + std::to_string(spec.draft_layers) + " layers)"; break;
+    case SpecMode::EarlyExit:
+      s += " (" + std::to_string(spec.draft_layers) + (spec.draft_layers == 1 ? " layer)" : " layers)");
+      break;
     case SpecMode::None: break;
   }
   return s;

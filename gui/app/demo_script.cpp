@@ -21,7 +21,7 @@ namespace inferscope::gui {
 namespace {
 
 const char* const kActions[] = {"open_model", "new_session", "select_session", "send", "config", "compare", "wait",
-                                "wait_idle", "wait_tokens", "tab", "screenshot"};
+                                "wait_idle", "wait_tokens", "tab", "token_view", "show_plot", "show_toggle", "screenshot"};
 constexpr qint64 kDefaultTimeoutMs = 300'000;
 
 qint64 now_ms() { return QDateTime::currentMSecsSinceEpoch(); }
@@ -34,6 +34,34 @@ T get(const nlohmann::json& j, const char* key, const std::string& where) {
     throw std::runtime_error(where + ": field '" + key + "' is missing or has the wrong type" +
                              (j.contains(key) ? ": " + j.at(key).dump() : std::string()));
   }
+}
+
+// One speculative-decoding key of a "config" object into `spec`; false when `key` is not one.
+bool apply_spec_override(SpecConfig& spec, const std::string& key, const nlohmann::json& o, const std::string& w) {
+  if (key == "spec") {
+    const auto mode = spec_mode_from_name(get<std::string>(o, "spec", w));
+    if (!mode) throw std::runtime_error(w + ": 'spec' must be one of " + spec_mode_names() + ", not " + o.at(key).dump());
+    spec.mode = *mode;
+  } else if (key == "spec_k") {
+    spec.k = get<int32_t>(o, "spec_k", w);
+  } else if (key == "ngram_min") {
+    spec.ngram_min = get<int32_t>(o, "ngram_min", w);
+  } else if (key == "ngram_max") {
+    spec.ngram_max = get<int32_t>(o, "ngram_max", w);
+  } else if (key == "draft_model") {
+    spec.draft_model = resolve_resource_path(QString::fromStdString(get<std::string>(o, "draft_model", w))).toStdString();
+  } else if (key == "draft_quant") {
+    const auto level = weight_quant_from_name(get<std::string>(o, "draft_quant", w));
+    if (!level) throw std::runtime_error(w + ": 'draft_quant' must be one of " + weight_quant_names() + ", not " + o.at(key).dump());
+    spec.draft_quant = *level;
+  } else if (key == "draft_layers") {
+    spec.draft_layers = get<int32_t>(o, "draft_layers", w);
+  } else if (key == "draft_p_min") {
+    spec.draft_p_min = get<float>(o, "draft_p_min", w);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 // A "compare" step: optional "a" and "b" config overrides (over the engine's config), a "workload"
@@ -95,7 +123,7 @@ EngineConfig apply_config_overrides(EngineConfig c, const nlohmann::json& o, con
       c.scheduler.max_batch_tokens = get<int32_t>(o, "max_batch_tokens", w);
     } else if (key == "threads") {
       c.threads = get<int32_t>(o, "threads", w);
-    } else {
+    } else if (!apply_spec_override(c.spec, key, o, w)) {
       throw std::runtime_error(w + ": unknown toggle '" + key + "'");
     }
   }
@@ -127,8 +155,10 @@ DemoScript::DemoScript(MainWindow& window, const nlohmann::json& script, const Q
     if (step.action == "compare") check_compare_step(s["compare"], w);
     if (step.action == "wait" || step.action == "wait_idle") get<double>(s, step.action.c_str(), w);
     if (step.action == "wait_tokens") get<int>(s, "wait_tokens", w);
+    if (step.action == "token_view") get<bool>(s, "token_view", w);
     if (step.action == "new_session" || step.action == "select_session" || step.action == "send" ||
-        step.action == "tab" || step.action == "screenshot" || step.action == "open_model") {
+        step.action == "tab" || step.action == "screenshot" || step.action == "open_model" || step.action == "show_plot" ||
+        step.action == "show_toggle") {
       get<std::string>(s, step.action.c_str(), w);
     }
     steps_.push_back(std::move(step));
@@ -281,6 +311,14 @@ void DemoScript::run_step(const Step& step) {
       }, timeout);
     } else if (step.action == "tab") {
       select_tab(QString::fromStdString(get<std::string>(a, "tab", w)), w);
+    } else if (step.action == "token_view") {
+      chat.set_token_view(get<bool>(a, "token_view", w));
+    } else if (step.action == "show_plot") {
+      const std::string name = get<std::string>(a, "show_plot", w);
+      if (!window_.show_plot(QString::fromStdString(name))) throw std::runtime_error(w + ": no dashboard plot named \"" + name + "\"");
+    } else if (step.action == "show_toggle") {
+      const std::string name = get<std::string>(a, "show_toggle", w);
+      if (!window_.config_panel()->reveal(QString::fromStdString(name))) throw std::runtime_error(w + ": no toggle named \"" + name + "\"");
     } else if (step.action == "screenshot") {
       save_screenshot(QString::fromStdString(get<std::string>(a, "screenshot", w)));
     }

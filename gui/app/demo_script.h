@@ -12,7 +12,10 @@
 //       {"config": {"kv": "contiguous", "block_size": 16, "kv_budget_mib": 64, "context": 1024,
 //                   "prefix_cache": true, "attention": "naive", "kv_dtype": "q8", "quant": "q4",
 //                   "scheduler": "static", "max_running": 4, "max_batch_tokens": 256,
-//                   "threads": 2}},              applies engine toggles and waits for the engine's answer
+//                   "threads": 2, "spec": "ngram", "spec_k": 4, "ngram_min": 2, "ngram_max": 4,
+//                   "draft_model": "models/x.gguf", "draft_quant": "q4", "draft_layers": 2,
+//                   "draft_p_min": 0.1}},         applies engine toggles and waits for the engine's answer
+//                                                (a refused one stops the demo with the engine's reason)
 //       {"compare": {"a": {...}, "b": {...},      runs an A/B comparison in the Compare A/B tab and waits
 //                    "workload": "resources/workloads/compare-demo.json",   for it ("chat": the current
 //                    "ignore_eos": true, "timeout": 300}},   session); a and b: "config" toggles over the
@@ -21,6 +24,9 @@
 //       {"wait_idle": 120},                      until no reply streams (timeout in seconds)
 //       {"wait_tokens": 40, "timeout": 60},      until every streaming reply has at least this many tokens
 //       {"tab": "Model"},                        "Chat", "Compare A/B" or "Model"
+//       {"token_view": true},                    the chat's per-token view on or off
+//       {"show_plot": "spec_decode"},            scrolls the Chat tab's dashboard to a plot (its objectName)
+//       {"show_toggle": "spec_mode"},            scrolls the config panel to a toggle (its objectName)
 //       {"screenshot": "docs/screenshots/x.png"} the window as it is now
 //     ]
 //   }

@@ -10,12 +10,14 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
 #include <QToolBar>
+#include <qcustomplot.h>
 #include <thread>
 
 #include "gui/blocks/block_table_view.h"
@@ -58,6 +60,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
       config_(new ConfigPanel),
       compare_(new CompareView(*bridge_, *chat_)),
       dashboard_(new MetricsDashboard),
+      dashboard_scroll_(vertical_scroll(dashboard_)),
       blocks_(new BlockTableView),
       model_info_(new ModelInfoPanel),
       tabs_(new QTabWidget),
@@ -101,10 +104,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   connect(bridge_, &EngineBridge::engine_replaced, dashboard_, &MetricsDashboard::clear);
   connect(bridge_, &EngineBridge::metrics_updated, this, &MainWindow::on_metrics);
   connect(bridge_, &EngineBridge::kv_updated, this, &MainWindow::on_kv);
-  connect(bridge_, &EngineBridge::config_result, this, [this](bool applied, const QString& message) {
-    config_->show_result(applied, message);
-    statusBar()->showMessage(message, 8000);
-  });
+  connect(bridge_, &EngineBridge::config_result, this, &MainWindow::on_config_result);
   connect(config_, &ConfigPanel::apply_requested, bridge_, &EngineBridge::set_config);
   connect(chat_, &ChatPanel::current_session_changed, this, &MainWindow::follow_current_session);
   connect(blocks_, &BlockTableView::sequence_selected, this, [this](int32_t seq) {
@@ -129,7 +129,7 @@ QWidget* MainWindow::build_chat_tab() {
   top->setSizes({1150, 420});
   // The plots keep a readable minimum size: below it the dashboard scrolls instead of squeezing the chat.
   auto* bottom = new QSplitter(Qt::Horizontal);
-  bottom->addWidget(vertical_scroll(dashboard_));
+  bottom->addWidget(dashboard_scroll_);
   bottom->addWidget(blocks_);
   bottom->setStretchFactor(0, 2);
   bottom->setStretchFactor(1, 1);
@@ -208,10 +208,22 @@ void MainWindow::on_model_loaded(const QString& path) {
 
 void MainWindow::on_model_failed(const QString& path, const QString& message) {
   progress_->setVisible(false);
-  const QString text = "Could not open " + QFileInfo(path).fileName() + "\n\n" + message;
   statusBar()->showMessage("Could not open " + path, 8000);
+  show_error("Model not loaded", "Could not open " + QFileInfo(path).fileName() + "\n\n" + message);
+}
+
+void MainWindow::on_config_result(bool applied, const QString& message) {
+  config_->show_result(applied, message);
+  statusBar()->showMessage(message, 8000);
+  if (applied) return;
+  // The engine changed nothing: the panel shows again what it runs, and the user is told why.
+  config_->set_config(bridge_->config());
+  show_error("Configuration not applied", message + "\n\nThe engine goes on with its previous configuration.");
+}
+
+void MainWindow::show_error(const QString& title, const QString& text) {
   // Window-modal and non-blocking: the engine and the chat carry on behind it.
-  auto* box = new QMessageBox(QMessageBox::Critical, "Model not loaded", text, QMessageBox::Ok, this);
+  auto* box = new QMessageBox(QMessageBox::Critical, title, text, QMessageBox::Ok, this);
   box->setAttribute(Qt::WA_DeleteOnClose);
   box->open();
   emit error_shown(text);
@@ -254,6 +266,13 @@ void MainWindow::follow_current_session() {
 }
 
 QString MainWindow::status_text() const { return status_->text(); }
+
+bool MainWindow::show_plot(const QString& name) {
+  QWidget* plot = dashboard_->plot(name);
+  if (!plot) return false;
+  dashboard_scroll_->ensureWidgetVisible(plot, 0, 0);
+  return true;
+}
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
   if (!dropped_model(event->mimeData()).isEmpty()) event->acceptProposedAction();

@@ -16,6 +16,7 @@ class MetricsDashboard;
 class QLabel;
 class QMenu;
 class QProgressBar;
+class QScrollArea;
 class QTabWidget;
 
 namespace inferscope::gui {
@@ -51,10 +52,13 @@ class MainWindow : public QMainWindow {
   ModelInfoPanel* model_info() const { return model_info_; }
   QTabWidget* tabs() const { return tabs_; }
   QString status_text() const;
+  // Scrolls the Chat tab's dashboard to the plot named `name` (false: there is none).
+  bool show_plot(const QString& name);
   QStringList recent_models() const;
 
  signals:
-  // A message the user must see (also shown in a dialog): a model that would not load.
+  // A message the user must see (also shown in a dialog): a model that would not load, a
+  // configuration the engine refused.
   void error_shown(const QString& message);
 
  protected:
@@ -68,6 +72,9 @@ class MainWindow : public QMainWindow {
   void refresh_recent_menu();
   void on_model_loaded(const QString& path);
   void on_model_failed(const QString& path, const QString& message);
+  void on_config_result(bool applied, const QString& message);
+  // A window-modal dialog that does not block (error_shown follows).
+  void show_error(const QString& title, const QString& text);
   void on_kv(const inferscope::KvSnapshot& snapshot);
   void on_metrics(const inferscope::EngineMetricsSnapshot& snapshot);
   void follow_current_session();
@@ -77,6 +84,7 @@ class MainWindow : public QMainWindow {
   ConfigPanel* config_;
   CompareView* compare_;
   MetricsDashboard* dashboard_;
+  QScrollArea* dashboard_scroll_;
   BlockTableView* blocks_;
   ModelInfoPanel* model_info_;
   QTabWidget* tabs_;

@@ -37,8 +37,16 @@ void EngineBridge::post_to_gui(std::function<void()> fn) {
   if (!closing_) QMetaObject::invokeMethod(this, std::move(fn), Qt::QueuedConnection);
 }
 
-EngineCallbacks EngineBridge::callbacks_for(uint64_t generation) {
+EngineCallbacks EngineBridge::callbacks_for(uint64_t generation, std::shared_ptr<const LlamaModel> model) {
   EngineCallbacks cb;
+  cb.on_verify = [this, generation, model](RequestId id, const Verification& v) {
+    // Decoded here, by the model that drafted it (render_special: a refused end token still shows).
+    const QString refused = v.rejected ? QString::fromStdString(model->tokenizer().token_to_piece(v.refused.id, true)) : QString();
+    post_to_gui([this, key = Key{generation, id}, v, refused] {
+      auto it = requests_.find(key);
+      if (it != requests_.end()) emit verified(it->second, v, refused);
+    });
+  };
   cb.on_token = [this, generation](RequestId id, std::string_view piece, TokenId token, const TokenTiming& t) {
     post_to_gui([this, key = Key{generation, id}, text = QString::fromUtf8(piece.data(), static_cast<qsizetype>(piece.size())),
                  token, t] {
@@ -61,6 +69,7 @@ EngineCallbacks EngineBridge::callbacks_for(uint64_t generation) {
     post_to_gui([this, generation, applied, text = QString::fromStdString(message)] {
       if (generation != generation_) return;
       kv_dirty_ = true;
+      settle_config(applied);
       emit config_result(applied, text);
     });
   };
@@ -89,7 +98,7 @@ void EngineBridge::load_model(const QString& path) {
 
 void EngineBridge::build_engine(std::shared_ptr<const LlamaModel> model, const QString& path, bool new_model) {
   const uint64_t generation = next_generation_++;
-  worker_.post([this, model, path, new_model, generation, config = config_, cb = callbacks_for(generation)] {
+  worker_.post([this, model, path, new_model, generation, config = config_, cb = callbacks_for(generation, model)] {
     try {
       std::shared_ptr<Engine> engine = make_engine(model, config, cb);
       post_to_gui([this, model, engine, generation, path, new_model] { install(model, engine, generation, path, new_model); });
@@ -112,6 +121,8 @@ void EngineBridge::install(std::shared_ptr<const LlamaModel> model, std::shared_
   model_ = std::move(model);
   engine_ = std::move(engine);
   generation_ = generation;
+  accepted_ = config_;
+  sent_.clear();
   model_path_ = path;
   loading_ = rebuilding_ = false;
   last_steps_ = last_finished_ = -1;
@@ -134,6 +145,7 @@ void EngineBridge::set_config(const EngineConfig& config) {
   const bool new_threads = config.threads != config_.threads;
   config_ = config;
   if (!engine_) return;
+  sent_.push_back(config);
   engine_->set_config(config);
   if (!new_threads) return;
   if (in_flight() == 0 && !busy()) {
@@ -193,6 +205,21 @@ void EngineBridge::on_finished(Key key, StopReason reason) {
     rebuild_pending_ = false;
     rebuilding_ = true;
     build_engine(model_, model_path_, false);
+  }
+}
+
+void EngineBridge::settle_config(bool applied) {
+  // An answer with none pending was nobody's request: a background weight conversion ended.
+  if (sent_.empty()) return;
+  EngineConfig answered = std::move(sent_.front());
+  sent_.pop_front();
+  if (applied) {
+    accepted_ = std::move(answered);
+  } else if (sent_.empty()) {
+    // Threads never reach the engine's config: they stay as asked.
+    const int32_t threads = config_.threads;
+    config_ = accepted_;
+    config_.threads = threads;
   }
 }
 

@@ -12,11 +12,13 @@
 #include <QString>
 #include <QTimer>
 #include <atomic>
+#include <deque>
 #include <map>
 #include <memory>
 
 #include "core/engine/engine.h"
 #include "core/model/llama_model.h"
+#include "core/spec/verifier.h"
 #include "gui/bridge/background_worker.h"
 
 namespace inferscope::gui {
@@ -40,8 +42,10 @@ class EngineBridge : public QObject {
   QString model_path() const { return model_path_; }
   // The configuration last asked for (threads included); resolved against the model when one is loaded.
   EngineConfig config() const;
-  // KV and scheduler settings go to the running engine (applied between steps; config_result says
-  // how). A different thread count builds a new engine once no request is in flight.
+  // KV, scheduler and speculation settings go to the running engine (applied between steps;
+  // config_result says how). A config the engine refuses changes nothing: once every config sent
+  // is answered, config() is again the last one it took. A different thread count builds a new
+  // engine once no request is in flight.
   void set_config(const EngineConfig& config);
 
   // Returns the bridge's request id, or -1 (with request_failed emitted) when no model is loaded.
@@ -63,6 +67,9 @@ class EngineBridge : public QObject {
   void model_failed(const QString& path, const QString& message);
   // A new engine replaced the old one (new model or thread count): metrics start again.
   void engine_replaced();
+  // A speculative step of `request` was verified: how its next tokens came about (before their
+  // token signals); refused_piece is the refused draft's text (empty when every draft passed).
+  void verified(int request, const inferscope::Verification& verification, const QString& refused_piece);
   void token(int request, const QString& piece, int token_id, double since_arrival_s, double time_s);
   void request_failed(int request, const QString& message);
   // Exactly once per submitted request, last; reason is vLLM's "stop" | "length" | "abort" | "error".
@@ -77,7 +84,8 @@ class EngineBridge : public QObject {
     RequestId id;
     auto operator<=>(const Key&) const = default;
   };
-  EngineCallbacks callbacks_for(uint64_t generation);
+  // The engine's callbacks, posted to the GUI thread; `model` decodes refused drafts.
+  EngineCallbacks callbacks_for(uint64_t generation, std::shared_ptr<const LlamaModel> model);
   // Runs fn on the GUI thread later (dropped once the bridge is closing).
   void post_to_gui(std::function<void()> fn);
   // Builds an engine for `model` on the worker, then installs it on the GUI thread.
@@ -86,9 +94,14 @@ class EngineBridge : public QObject {
                const QString& path, bool new_model);
   void retire(std::shared_ptr<Engine> engine);
   void on_finished(Key key, StopReason reason);
+  // Pairs an engine answer with the oldest config sent (answers come in order) and, when the last
+  // one sent was refused, goes back to the config the engine runs.
+  void settle_config(bool applied);
   void poll();
 
   EngineConfig config_;
+  EngineConfig accepted_;              // the config the current engine runs, as far as its answers tell
+  std::deque<EngineConfig> sent_;      // configs sent to it and not answered yet, oldest first
   std::shared_ptr<const LlamaModel> model_;
   std::shared_ptr<Engine> engine_;
   QString model_path_;

@@ -1,5 +1,6 @@
 #include "gui/chat/chat_panel.h"
 
+#include <QCheckBox>
 #include <QDateTime>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -19,6 +20,7 @@
 #include "gui/bridge/engine_bridge.h"
 #include "gui/chat/chat_render.h"
 #include "gui/chat/sampling_editor.h"
+#include "gui/chat/token_view.h"
 #include "gui/config/engine_config_text.h"
 
 namespace inferscope::gui {
@@ -42,6 +44,8 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
       new_button_(new QPushButton("+ New")),
       delete_button_(new QPushButton("Delete")),
       system_toggle_(new QToolButton),
+      token_view_(new QCheckBox("per-token view")),
+      token_legend_(new QLabel(token_view_legend())),
       system_(new QPlainTextEdit),
       view_(new QTextBrowser),
       error_(new QLabel),
@@ -69,6 +73,12 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
   system_toggle_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
   system_toggle_->setArrowType(Qt::RightArrow);
   system_toggle_->setToolTip("The instruction the model sees before the conversation (empty: the chat template's default)");
+  token_view_->setObjectName("token_view");
+  token_view_->setToolTip("Show each reply token by token, coloured by how it came: an accepted draft, corrected after "
+                          "a refused draft, a bonus token, or plain decoding; refused drafts are struck through. "
+                          "Hover a token for p(x) (the target) and q(x) (the draft)");
+  token_legend_->setVisible(false);
+  view_->setObjectName("chat_view");
   system_->setPlaceholderText("Empty: the chat template's default system prompt");
   system_->setMaximumHeight(60);
   system_->setVisible(false);
@@ -84,6 +94,8 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
 
   auto* header = new QHBoxLayout;
   header->addWidget(system_toggle_);
+  header->addWidget(token_view_);
+  header->addWidget(token_legend_);
   header->addStretch(1);
   header->addWidget(context_);
   auto* buttons = new QVBoxLayout;
@@ -150,6 +162,10 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
     render_timer_.start();
     refresh_context();
   });
+  connect(token_view_, &QCheckBox::toggled, this, [this](bool on) {
+    token_legend_->setVisible(on);
+    refresh_view();
+  });
   connect(sampling_, &SamplingEditor::changed, this, [this] {
     if (current_ < 0) return;
     ChatSession& s = sessions_[static_cast<size_t>(current_)];
@@ -172,6 +188,7 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
   send_shortcut->setContext(Qt::WidgetShortcut);
   connect(send_shortcut, &QShortcut::activated, this, &ChatPanel::send);
 
+  connect(&bridge_, &EngineBridge::verified, this, &ChatPanel::on_verified);
   connect(&bridge_, &EngineBridge::token, this, &ChatPanel::on_token);
   connect(&bridge_, &EngineBridge::request_failed, this, &ChatPanel::on_request_failed);
   connect(&bridge_, &EngineBridge::finished, this, &ChatPanel::on_finished);
@@ -272,7 +289,7 @@ void ChatPanel::send() {
   const QString text = input_->toPlainText();
   if (current_ < 0 || streaming(current_) || text.trimmed().isEmpty()) return;
   ChatSession& s = sessions_[static_cast<size_t>(current_)];
-  s.messages.push_back({"user", text.toStdString(), {}});
+  s.messages.push_back({"user", text.toStdString(), {}, {}});
   input_->clear();
   submit_turn(s, text);
 }
@@ -301,12 +318,17 @@ void ChatPanel::submit_turn(ChatSession& s, const QString& restore) {
   live.prompt_tokens = bridge_.count_chat_tokens(r.messages);
   live.restore = restore;
   live.clock.start();
-  s.messages.push_back({"assistant", "", {}});
+  s.messages.push_back({"assistant", "", {}, {}});
   live.request = bridge_.submit(std::move(r));
   request_session_[live.request] = s.id;
   live_[s.id] = live;
   refresh_list();
   refresh_view();
+}
+
+void ChatPanel::on_verified(int request, const Verification& verification, const QString& refused_piece) {
+  auto it = request_session_.find(request);
+  if (it != request_session_.end()) live_[it->second].trace.verified(verification, refused_piece.toStdString());
 }
 
 void ChatPanel::on_token(int request, const QString& piece, int token_id, double since_arrival_s, double time_s) {
@@ -323,7 +345,9 @@ void ChatPanel::on_token(int request, const QString& piece, int token_id, double
     live.last_token_s = time_s;
     ++live.tokens;
   }
-  s->messages.back().content += piece.toStdString();
+  const std::string text = piece.toStdString();
+  s->messages.back().content += text;
+  live.trace.token(s->messages.back().tokens, text, token_id);
   if (current_ >= 0 && sessions_[static_cast<size_t>(current_)].id == s->id && !render_timer_.isActive()) {
     render_timer_.start();
   }
@@ -408,7 +432,7 @@ void ChatPanel::refresh_view() {
   if (current_ < 0) return;
   QScrollBar* bar = view_->verticalScrollBar();
   const bool at_end = bar->value() >= bar->maximum() - 4;
-  view_->setHtml(conversation_html(sessions_[static_cast<size_t>(current_)], streaming(current_)));
+  view_->setHtml(conversation_html(sessions_[static_cast<size_t>(current_)], streaming(current_), token_view_->isChecked()));
   if (at_end) bar->setValue(bar->maximum());
   refresh_context();
   refresh_controls();
@@ -437,6 +461,10 @@ void ChatPanel::refresh_context() {
   context_->setText(QString("context %1 / %2").arg(used).arg(max));
   context_->setToolTip("Tokens of this conversation (rendered with the chat template) / the context length the engine allows");
 }
+
+void ChatPanel::set_token_view(bool on) { token_view_->setChecked(on); }
+bool ChatPanel::token_view() const { return token_view_->isChecked(); }
+QString ChatPanel::token_legend_text() const { return token_legend_->isHidden() ? QString() : token_legend_->text(); }
 
 QString ChatPanel::input_text() const { return input_->toPlainText(); }
 void ChatPanel::set_input_text(const QString& text) { input_->setPlainText(text); }

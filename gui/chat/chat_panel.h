@@ -1,6 +1,7 @@
 // The chat: a list of sessions (each its own conversation, system prompt and sampling parameters)
 // and the current one's streaming conversation, input, stop / regenerate, context counter and
-// tokens/s under each reply. Every turn is one request into the shared engine, so sessions that
+// tokens/s under each reply, shown as Markdown or, switched on, token by token (how speculative
+// decoding produced each one). Every turn is one request into the shared engine, so sessions that
 // send at once are batched together. Sessions autosave; nothing typed is lost: a failed turn puts
 // its text back into the input box with the error shown above it.
 #pragma once
@@ -12,7 +13,9 @@
 
 #include "gui/chat/chat_session.h"
 #include "gui/chat/session_store.h"
+#include "gui/chat/token_trace.h"
 
+class QCheckBox;
 class QLabel;
 class QListWidget;
 class QListWidgetItem;
@@ -50,6 +53,11 @@ class ChatPanel : public QWidget {
   // Tokens the streaming reply of session `index` has so far (-1 when none streams).
   int streaming_tokens(int index) const;
 
+  // The per-token view: each reply's tokens coloured by origin, with p(x) and q(x) on hover.
+  void set_token_view(bool on);
+  bool token_view() const;
+  QString token_legend_text() const;  // the colours' key while the per-token view is on, else ""
+
   QString input_text() const;
   void set_input_text(const QString& text);
   QString error_text() const;
@@ -74,10 +82,12 @@ class ChatPanel : public QWidget {
     int32_t tokens = 0, prompt_tokens = 0;
     QString restore;            // the user's text to give back if the turn fails
     QString error;
+    TraceBuilder trace;         // pairs the engine's verifications with the tokens that follow
   };
   int index_of_session(const std::string& id) const;  // -1 when none has that id
   ChatSession* session_by_id(const std::string& id);
   void submit_turn(ChatSession& s, const QString& restore);
+  void on_verified(int request, const Verification& verification, const QString& refused_piece);
   void on_token(int request, const QString& piece, int token_id, double since_arrival_s, double time_s);
   void on_request_failed(int request, const QString& message);
   void on_finished(int request, const QString& reason);
@@ -100,6 +110,8 @@ class ChatPanel : public QWidget {
   QListWidget* list_;
   QPushButton *new_button_, *delete_button_;
   QToolButton* system_toggle_;
+  QCheckBox* token_view_;
+  QLabel* token_legend_;  // the per-token view's colours, shown while it is on
   QPlainTextEdit* system_;
   QTextBrowser* view_;
   QLabel *error_, *context_;

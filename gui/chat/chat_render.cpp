@@ -3,6 +3,8 @@
 #include <QRegularExpression>
 #include <QStringList>
 
+#include "gui/chat/token_view.h"
+
 namespace inferscope::gui {
 namespace {
 
@@ -66,7 +68,7 @@ QString reply_stats_line(const ReplyStats& s) {
   return parts.join(" · ");
 }
 
-QString conversation_html(const ChatSession& session, bool streaming) {
+QString conversation_html(const ChatSession& session, bool streaming, bool token_view) {
   QString html = "<html><body style=\"font-size:10pt;\">";
   if (!session.system_prompt.empty()) {
     html += "<p style=\"color:#6b7280;\"><i>System: " + QString::fromStdString(session.system_prompt).toHtmlEscaped() +
@@ -81,7 +83,7 @@ QString conversation_html(const ChatSession& session, bool streaming) {
                 .arg(user ? "#eef4ff" : "#f7f7f8", user ? "#3b82f6" : "#10b981");
     html += QString("<span style=\"color:%1; font-weight:bold; font-size:small;\">%2</span><br>")
                 .arg(user ? "#1d4ed8" : "#047857", user ? "You" : "Assistant");
-    html += markdown_to_html(QString::fromStdString(m.content));
+    html += token_view && !m.tokens.empty() ? token_view_html(m.tokens) : markdown_to_html(QString::fromStdString(m.content));
     if (live) html += "<span style=\"color:#10b981;\"> ▍</span>";
     if (!user && !live) {
       html += "<div style=\"color:#6b7280; font-size:small; margin-top:4px;\">" + reply_stats_line(m.stats) + "</div>";

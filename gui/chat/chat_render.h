@@ -1,5 +1,6 @@
 // Turns a conversation into the rich text the chat view shows: Markdown-ish replies (fenced code
-// blocks, inline code, bold), a role header per turn and each reply's measurements under it.
+// blocks, inline code, bold) or the per-token view, a role header per turn and each reply's
+// measurements under it.
 #pragma once
 #include <QString>
 
@@ -12,7 +13,8 @@ namespace inferscope::gui {
 QString markdown_to_html(const QString& text);
 // One line under a reply: "42 tokens · 38.1 tok/s · TTFT 0.12 s · stop".
 QString reply_stats_line(const ReplyStats& stats);
-// The whole conversation; `streaming` marks the last reply as still coming.
-QString conversation_html(const ChatSession& session, bool streaming);
+// The whole conversation; `streaming` marks the last reply as still coming. `token_view` shows each
+// reply that has a trace token by token (token_view.h) instead of as Markdown.
+QString conversation_html(const ChatSession& session, bool streaming, bool token_view);
 
 }  // namespace inferscope::gui

@@ -1,5 +1,6 @@
 #include "gui/chat/chat_session.h"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -39,6 +40,38 @@ ReplyStats stats_from(const nlohmann::json& j, const std::string& where) {
   return s;
 }
 
+// Probabilities keep 4 decimals in the file: what a tooltip shows, at a fraction of the size.
+double rounded(float p) { return std::round(static_cast<double>(p) * 1e4) / 1e4; }
+
+nlohmann::json tokens_json(const std::vector<TracedToken>& tokens) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const TracedToken& t : tokens) {
+    nlohmann::json j = {{"text", t.text}, {"origin", token_origin_name(t.origin)}, {"p", rounded(t.p)}, {"q", rounded(t.q)}};
+    if (t.refused) j["refused"] = true;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::vector<TracedToken> tokens_from(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_array()) throw std::runtime_error(where + " is not an array");
+  std::vector<TracedToken> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    const std::string w = where + "[" + std::to_string(i) + "]";
+    TracedToken t;
+    t.text = field<std::string>(j[i], "text", w);
+    const std::string origin = field<std::string>(j[i], "origin", w);
+    const std::optional<TokenOrigin> o = token_origin_from_name(origin);
+    if (!o) throw std::runtime_error(w + ": unknown origin \"" + origin + "\"");
+    t.origin = *o;
+    t.p = field<float>(j[i], "p", w);
+    t.q = field<float>(j[i], "q", w);
+    t.refused = j[i].contains("refused") && field<bool>(j[i], "refused", w);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<ChatMessage> ChatSession::chat_messages() const {
@@ -53,6 +86,7 @@ nlohmann::json session_to_json(const ChatSession& s) {
   for (const SessionMessage& m : s.messages) {
     nlohmann::json jm = {{"role", m.role}, {"content", m.content}};
     if (m.role == "assistant") jm["stats"] = stats_json(m.stats);
+    if (!m.tokens.empty()) jm["tokens"] = tokens_json(m.tokens);
     messages.push_back(jm);
   }
   nlohmann::json timeline = nlohmann::json::array();
@@ -106,6 +140,8 @@ ChatSession session_from_json(const nlohmann::json& j, const std::string& where)
     if (m.role != "user" && m.role != "assistant") throw std::runtime_error(mw + ": unknown role \"" + m.role + "\"");
     m.content = field<std::string>(messages[i], "content", mw);
     if (m.role == "assistant") m.stats = stats_from(field<nlohmann::json>(messages[i], "stats", mw), mw + ".stats");
+    // Optional: replies saved before the per-token view, or with nothing streamed, have none.
+    if (messages[i].contains("tokens")) m.tokens = tokens_from(messages[i]["tokens"], mw + ": tokens");
     s.messages.push_back(std::move(m));
   }
   const nlohmann::json timeline = field<nlohmann::json>(j, "timeline", where);

@@ -9,6 +9,7 @@
 
 #include "core/sample/sampler.h"
 #include "core/tokenizer/chat_template.h"
+#include "gui/chat/token_trace.h"
 
 namespace inferscope::gui {
 
@@ -28,6 +29,7 @@ struct SessionMessage {
   std::string role;     // "user" | "assistant"
   std::string content;
   ReplyStats stats;     // assistant replies only
+  std::vector<TracedToken> tokens;  // assistant replies: how each token came about (the per-token view)
 };
 
 struct ChatSession {

@@ -38,6 +38,7 @@ QString format_delta_value(const Delta& d, double v) {
   if (d.unit == "s") return QString("%1 s").arg(v, 0, 'f', 3);
   if (d.unit == "tok/s") return QString("%1 tok/s").arg(v, 0, 'f', 1);
   if (d.unit == "bytes") return format_bytes(v);
+  if (d.unit == "tokens") return QString::number(v, 'f', 2);
   return QString::number(v, 'f', 0);
 }
 
@@ -76,6 +77,21 @@ void fill_delta_table(QTableWidget& table, const std::vector<Delta>& deltas) {
   }
   table.horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
   for (int col = 1; col < 5; ++col) table.horizontalHeader()->setSectionResizeMode(col, QHeaderView::ResizeToContents);
+}
+
+QString verdict_html(const Comparison& c) {
+  int diverging = 0;
+  for (const OutputPair& p : c.outputs) diverging += p.divergence >= 0;
+  const bool must_match = outputs_must_match(c.a.config, c.b.config, c.sampling);
+  if (diverging == 0) {
+    return QString("<span style='color:#047857;'>outputs identical%1</span>")
+        .arg(must_match ? QString(", as the exact features promise") : QString());
+  }
+  const QString count = QString("%1 of %2 outputs diverge").arg(diverging).arg(c.outputs.size());
+  if (must_match) {
+    return "<span style='color:#b91c1c;'>" + count + " although only exact features differ: a bug to report</span>";
+  }
+  return "<span style='color:#b45309;'>" + count + "</span>";
 }
 
 QString outputs_html(const std::vector<OutputPair>& outputs) {

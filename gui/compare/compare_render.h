@@ -11,12 +11,15 @@ class QTableWidget;
 
 namespace inferscope::gui {
 
-// "123.4 tok/s", "0.081 s", "41.2 %", "3", "93.0 MiB".
+// "123.4 tok/s", "0.081 s", "41.2 %", "3", "93.0 MiB", "2.41" (tokens).
 QString format_delta_value(const Delta& delta, double value);
 // "+12.5 %", "−3.0 %", "—" (no relative change when A is 0 or both are equal at 0).
 QString format_change(const Delta& delta);
 // Rows metric | A | B | B − A | change; the change is green when B is better, red when worse.
 void fill_delta_table(QTableWidget& table, const std::vector<Delta>& deltas);
+// The headline's verdict: "outputs identical" (and that exact features promise it), or how many
+// outputs diverge, flagged as a bug when only exact features differ.
+QString verdict_html(const Comparison& comparison);
 // One block per request, diverging ones first: its verdict ("identical" / "diverges at token N") and A's and B's text in
 // two columns, the shared part plain, the first divergent token highlighted, the rest dimmed.
 QString outputs_html(const std::vector<OutputPair>& outputs);

@@ -34,11 +34,12 @@ namespace {
 const char* const kColourA = "#1d4ed8";
 const char* const kColourB = "#c2410c";
 
-// Which configuration changes can change a greedy output, for the outputs pane.
+// Which configuration changes can change a greedy output, for the outputs pane (outputs_must_match).
 const char* const kDivergenceNote =
     "Exact features (KV layout paged/contiguous, block size, KV budget, prefix cache, scheduler and its limits, "
-    "thread count) give bit-identical logits, so greedy outputs are identical; attention naive vs flash sums in "
-    "another order, and quantized weights or q8 KV change the numbers, so those may diverge.";
+    "thread count, speculative decoding) give bit-identical logits, so greedy outputs are identical; attention "
+    "naive vs flash sums in another order, and quantized weights or q8 KV change the numbers, so those may diverge. "
+    "Speculation is exact for greedy runs like these; with sampling it keeps the target's distribution, not its text.";
 
 // A compact editor: the toggles in two label/field column pairs, explanations as tooltips.
 QGroupBox* editor(ConfigFields& fields, const QString& title, const char* colour) {
@@ -306,11 +307,6 @@ void CompareView::poll_progress() {
 void CompareView::show_result(std::shared_ptr<const Comparison> c) {
   result_ = std::move(c);
   poll_.stop();
-  int diverging = 0;
-  for (const OutputPair& p : result_->outputs) diverging += p.divergence >= 0;
-  const QString verdict = diverging == 0 ? QString("<span style='color:#047857;'>outputs identical</span>")
-                                         : QString("<span style='color:#b45309;'>%1 of %2 outputs diverge</span>")
-                                               .arg(diverging).arg(result_->outputs.size());
   headline_->setText(QString("<b style='color:%1;'>A</b> %2 &nbsp;·&nbsp; %3 s &nbsp;&nbsp; vs &nbsp;&nbsp; "
                              "<b style='color:%4;'>B</b> %5 &nbsp;·&nbsp; %6 s<br>workload <b>%7</b> (%8 requests, "
                              "greedy, seed %9) &nbsp;·&nbsp; <b>%10</b>")
@@ -321,7 +317,7 @@ void CompareView::show_result(std::shared_ptr<const Comparison> c) {
                          .arg(QString::fromStdString(result_->workload).toHtmlEscaped())
                          .arg(result_->outputs.size())
                          .arg(result_->sampling.seed)
-                         .arg(verdict));
+                         .arg(verdict_html(*result_)));
   fill_delta_table(*deltas_, comparison_deltas(result_->a, result_->b));
   // The table takes the height of its rows; the outputs below get the rest.
   deltas_->setMaximumHeight(deltas_->horizontalHeader()->height() + deltas_->rowCount() * deltas_->rowHeight(0) +

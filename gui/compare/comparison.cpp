@@ -65,6 +65,7 @@ std::vector<OutputPair> pair_outputs(const LlamaModel& model, const WorkloadResu
 std::vector<Delta> comparison_deltas(const WorkloadResult& ra, const WorkloadResult& rb) {
   const ServeSummary &a = ra.summary, &b = rb.summary;
   const auto bytes = [](const WorkloadResult& r) { return static_cast<double>(r.metrics.weight_bytes); };
+  const bool speculated = ra.metrics.spec.num_drafts > 0 || rb.metrics.spec.num_drafts > 0;
   return {
       {"throughput", "tok/s", a.tokens_per_second, b.tokens_per_second, true},
       {"TTFT p50", "s", a.time_to_first_token_seconds_p50, b.time_to_first_token_seconds_p50, false},
@@ -77,6 +78,9 @@ std::vector<Delta> comparison_deltas(const WorkloadResult& ra, const WorkloadRes
       {"preemptions", "count", static_cast<double>(a.num_preemptions), static_cast<double>(b.num_preemptions), false},
       {"prefix hit rate", "%", a.prefix_cache_hit_rate, b.prefix_cache_hit_rate, true},
       {"weight bytes", "bytes", bytes(ra), bytes(rb), false, ra.metrics.weight_bytes > 0 && rb.metrics.weight_bytes > 0},
+      {"acceptance rate", "%", ra.metrics.spec.acceptance_rate(), rb.metrics.spec.acceptance_rate(), true, speculated},
+      {"mean acceptance length", "tokens", ra.metrics.spec.mean_acceptance_length(), rb.metrics.spec.mean_acceptance_length(),
+       true, speculated},
   };
 }
 
@@ -86,6 +90,12 @@ double relative_change(double a, double b) {
 
 std::string divergence_text(int divergence) {
   return divergence < 0 ? "identical" : "diverges at token " + std::to_string(divergence);
+}
+
+bool outputs_must_match(const EngineConfig& a, const EngineConfig& b, const SamplingParams& sampling) {
+  const bool greedy = sampling.temperature <= 0;
+  return a.kv_dtype == b.kv_dtype && a.context_length == b.context_length && a.attention == b.attention &&
+         a.quant == b.quant && a.matmul.activations == b.matmul.activations && (greedy || a.spec == b.spec);
 }
 
 nlohmann::json comparison_json(const Comparison& c) {
@@ -116,6 +126,7 @@ nlohmann::json comparison_json(const Comparison& c) {
           {"workload", c.workload},
           {"cancelled", c.cancelled},
           {"sampling", {{"temperature", c.sampling.temperature}, {"seed", c.sampling.seed}, {"ignore_eos", c.sampling.ignore_eos}}},
+          {"outputs_must_match", outputs_must_match(c.a.config, c.b.config, c.sampling)},
           {"a", run(c.a)},
           {"b", run(c.b)},
           {"deltas", std::move(deltas)},

@@ -57,12 +57,20 @@ struct Comparison {
 // model's token texts.
 std::vector<OutputPair> pair_outputs(const LlamaModel& model, const WorkloadResult& a, const WorkloadResult& b);
 // Throughput, TTFT p50/p99, e2e p50, KV usage mean/peak, fragmentation, reserved-unused,
-// preemptions, prefix hit rate and weight bytes of both runs.
+// preemptions, prefix hit rate and weight bytes of both runs; acceptance rate and mean acceptance
+// length when either run speculated.
 std::vector<Delta> comparison_deltas(const WorkloadResult& a, const WorkloadResult& b);
 // (b - a) / a, NaN when a is 0 (no relative change to speak of).
 double relative_change(double a, double b);
 // "identical" or "diverges at token N" (N counted from 0 over generated tokens).
 std::string divergence_text(int divergence);
+
+// True when A and B must give identical outputs: they differ in exact features only (KV layout,
+// block size, budget, prefix cache, scheduler and its limits, threads; and speculative decoding
+// under greedy sampling, where the verifier keeps exactly the target's choices), so every token's
+// logits are bit-identical. With sampling, speculation keeps only the target's distribution: the
+// draws, and so the text, may differ.
+bool outputs_must_match(const EngineConfig& a, const EngineConfig& b, const SamplingParams& sampling);
 
 // Both configs, summaries (workload_json, with every step), the deltas and the paired outputs.
 nlohmann::json comparison_json(const Comparison& comparison);

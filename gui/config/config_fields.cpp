@@ -5,35 +5,13 @@
 #include <QSpinBox>
 
 #include "core/kv/kv_dtype.h"
+#include "gui/config/field_widgets.h"
 
 namespace inferscope::gui {
 namespace {
 
-QString text(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
-
-QComboBox* combo(const QStringList& items) {
-  auto* box = new QComboBox;
-  box->addItems(items);
-  return box;
-}
-
-QSpinBox* spin(int lo, int hi, int step, const QString& special = {}, const QString& suffix = {}) {
-  auto* box = new QSpinBox;
-  box->setRange(lo, hi);
-  box->setSingleStep(step);
-  box->setSuffix(suffix);
-  if (!special.isEmpty()) box->setSpecialValueText(special);
-  return box;
-}
-
 constexpr WeightQuant kQuantLevels[] = {WeightQuant::Native, WeightQuant::F32, WeightQuant::F16,
                                         WeightQuant::Q8,     WeightQuant::Q4,  WeightQuant::Q4_1};
-
-QStringList quant_names() {
-  QStringList names;
-  for (WeightQuant level : kQuantLevels) names << text(weight_quant_name(level));
-  return names;
-}
 
 QStringList kv_dtype_choices() {
   QStringList names;
@@ -44,13 +22,13 @@ QStringList kv_dtype_choices() {
 }  // namespace
 
 ConfigFields::ConfigFields()
-    : kv_kind(combo({text(kv_kind_name(KvKind::Paged)), text(kv_kind_name(KvKind::Contiguous))})),
+    : kv_kind(combo({qtext(kv_kind_name(KvKind::Paged)), qtext(kv_kind_name(KvKind::Contiguous))})),
       block_size(combo({"8", "16", "32"})),
       attention(combo({"flash", "naive"})),
       kv_dtype(combo(kv_dtype_choices())),
-      quant(combo(quant_names())),
-      scheduler(combo({text(scheduler_policy_name(SchedulerPolicy::Continuous)),
-                       text(scheduler_policy_name(SchedulerPolicy::Static))})),
+      quant(combo(names_of(kQuantLevels, weight_quant_name))),
+      scheduler(combo({qtext(scheduler_policy_name(SchedulerPolicy::Continuous)),
+                       qtext(scheduler_policy_name(SchedulerPolicy::Static))})),
       budget_mib(spin(1, 1 << 20, 16, {}, " MiB")),
       context(spin(0, 1 << 20, 256, "model's")),
       max_running(spin(0, 4096, 1, "no limit")),
@@ -58,7 +36,7 @@ ConfigFields::ConfigFields()
       prefix_cache(new QCheckBox("reuse cached prompt prefixes")) {}
 
 std::vector<ConfigFields::Row> ConfigFields::rows() const {
-  return {
+  std::vector<Row> out = {
       {"KV cache", "manager", kv_kind,
        "Paged hands out fixed blocks as tokens arrive (vLLM); contiguous reserves a whole context per sequence."},
       {"KV cache", "block size", block_size, "Tokens per paged block: smaller blocks waste less in each sequence's last block."},
@@ -78,20 +56,23 @@ std::vector<ConfigFields::Row> ConfigFields::rows() const {
       {"Scheduler", "max batch tokens", max_batch_tokens,
        "Tokens computed per step at most: long prompts are prefilled in chunks so decodes keep flowing."},
   };
+  for (const ToggleRow& row : spec.rows()) out.push_back(row);
+  return out;
 }
 
 void ConfigFields::show(const EngineConfig& c) {
-  kv_kind->setCurrentText(text(kv_kind_name(c.kv.kind)));
+  kv_kind->setCurrentText(qtext(kv_kind_name(c.kv.kind)));
   block_size->setCurrentText(QString::number(c.kv.block_size));
   budget_mib->setValue(static_cast<int>(c.kv.budget_bytes >> 20));
   context->setValue(c.context_length);
   prefix_cache->setChecked(c.kv.prefix_cache);
-  kv_dtype->setCurrentText(text(kv_dtype_name(c.kv_dtype)));
+  kv_dtype->setCurrentText(qtext(kv_dtype_name(c.kv_dtype)));
   attention->setCurrentText(QString::fromStdString(c.attention));
-  quant->setCurrentText(text(weight_quant_name(c.quant)));
-  scheduler->setCurrentText(text(scheduler_policy_name(c.scheduler.policy)));
+  quant->setCurrentText(qtext(weight_quant_name(c.quant)));
+  scheduler->setCurrentText(qtext(scheduler_policy_name(c.scheduler.policy)));
   max_running->setValue(c.scheduler.max_running);
   max_batch_tokens->setValue(c.scheduler.max_batch_tokens);
+  spec.show(c.spec);
   mark_applied();
   refresh_enabled();
 }
@@ -111,13 +92,15 @@ EngineConfig ConfigFields::read(EngineConfig c) const {
       scheduler_policy_from_name(scheduler->currentText().toStdString()).value_or(SchedulerPolicy::Continuous);
   c.scheduler.max_running = max_running->value();
   c.scheduler.max_batch_tokens = max_batch_tokens->value();
+  c.spec = spec.read(c.spec);
   return c;
 }
 
 void ConfigFields::refresh_enabled() {
-  const bool paged = kv_kind->currentText() == text(kv_kind_name(KvKind::Paged));
+  const bool paged = kv_kind->currentText() == qtext(kv_kind_name(KvKind::Paged));
   block_size->setEnabled(paged);
   prefix_cache->setEnabled(paged);
+  spec.refresh_enabled();
 }
 
 void ConfigFields::on_change(QObject* ctx, const std::function<void()>& changed) {
@@ -125,15 +108,13 @@ void ConfigFields::on_change(QObject* ctx, const std::function<void()>& changed)
     QObject::connect(box, &QComboBox::currentIndexChanged, ctx, changed);
   }
   QObject::connect(prefix_cache, &QCheckBox::toggled, ctx, changed);
-  for (QSpinBox* box : {budget_mib, context, max_running, max_batch_tokens}) {
-    QObject::connect(box, &QSpinBox::editingFinished, ctx, [box, changed] {
-      if (box->value() != box->property("applied").toInt()) changed();
-    });
-  }
+  for (QSpinBox* box : {budget_mib, context, max_running, max_batch_tokens}) on_new_value(box, ctx, changed);
+  spec.on_change(ctx, changed);
 }
 
 void ConfigFields::mark_applied() {
-  for (QSpinBox* box : {budget_mib, context, max_running, max_batch_tokens}) box->setProperty("applied", box->value());
+  for (QSpinBox* box : {budget_mib, context, max_running, max_batch_tokens}) gui::mark_applied(box);
+  spec.mark_applied();
 }
 
 void ConfigFields::name_widgets(const QString& prefix) {
@@ -143,6 +124,7 @@ void ConfigFields::name_widgets(const QString& prefix) {
       {attention, "attention"},   {quant, "quantization"},    {scheduler, "scheduler"},
       {max_running, "max_running"}, {max_batch_tokens, "max_batch_tokens"}};
   for (const auto& [widget, name] : names) widget->setObjectName(prefix + name);
+  spec.name_widgets(prefix);
 }
 
 }  // namespace inferscope::gui

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "core/engine/engine_config.h"
+#include "gui/config/field_widgets.h"
+#include "gui/config/spec_fields.h"
 
 class QCheckBox;
 class QComboBox;
@@ -22,28 +24,26 @@ struct ConfigFields {
   QComboBox *kv_kind, *block_size, *attention, *kv_dtype, *quant, *scheduler;
   QSpinBox *budget_mib, *context, *max_running, *max_batch_tokens;
   QCheckBox* prefix_cache;
+  SpecFields spec;
 
-  struct Row {
-    QString section;  // "KV cache", "Compute" or "Scheduler"
-    QString label;
-    QWidget* field;
-    QString explanation;  // one line on what the toggle changes
-  };
-  // Every toggle with its label and explanation, in display order (KV cache, compute, scheduler).
+  using Row = ToggleRow;
+  // Every toggle with its label and explanation, in display order (KV cache, compute, scheduler,
+  // speculative decoding).
   std::vector<Row> rows() const;
 
   // Shows `config` (the widgets' signals fire; callers guard against re-entry).
   void show(const EngineConfig& config);
   // `base` with the shown values.
   EngineConfig read(EngineConfig base) const;
-  // Block size and prefix cache only mean something for a paged cache.
+  // Block size and prefix cache only mean something for a paged cache; the speculation fields follow its mode.
   void refresh_enabled();
   // Calls `changed` when a choice changes (combos, the check box) or a spin box's edit ends with a
   // new value.
   void on_change(QObject* context, const std::function<void()>& changed);
   // The spin boxes' current values become the "applied" ones (no change until edited again).
   void mark_applied();
-  // Sets each widget's objectName to `prefix` + its key ("kv_kind", "block_size", "kv_budget_mib", ...).
+  // Sets each widget's objectName to `prefix` + its key ("kv_kind", "block_size", "kv_budget_mib", ...,
+  // "spec_mode", "spec_draft_model", ...).
   void name_widgets(const QString& prefix);
 };
 

@@ -35,7 +35,8 @@ ConfigPanel::ConfigPanel(QWidget* parent)
       threads_(new QSpinBox),
       weights_(new QLabel("weights: no model")),
       result_(new QLabel),
-      conversion_(new QProgressBar) {
+      conversion_(new QProgressBar),
+      scroll_(new QScrollArea) {
   device_->addItems({"CPU", "CUDA"});
   threads_->setRange(0, 1024);
   threads_->setSpecialValueText(QString("all (%1)").arg(std::thread::hardware_concurrency()));
@@ -90,13 +91,12 @@ ConfigPanel::ConfigPanel(QWidget* parent)
   result_->setMinimumHeight(32);
   result_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
 
-  auto* scroll = new QScrollArea;
-  scroll->setWidget(content);
-  scroll->setWidgetResizable(true);
-  scroll->setFrameShape(QFrame::NoFrame);
+  scroll_->setWidget(content);
+  scroll_->setWidgetResizable(true);
+  scroll_->setFrameShape(QFrame::NoFrame);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(scroll, 1);
+  layout->addWidget(scroll_, 1);
   layout->addWidget(result_);
 
   fields_.on_change(this, [this] { changed(); });
@@ -139,6 +139,11 @@ void ConfigPanel::show_result(bool applied, const QString& message) {
   result_->setText(message);
 }
 
+void ConfigPanel::show_note(const QString& message) {
+  result_->setStyleSheet("color:#1e3a8a; background:#eff6ff; padding:4px;");
+  result_->setText(message);
+}
+
 QString ConfigPanel::result_text() const { return result_->text(); }
 
 void ConfigPanel::show_weights(const EngineMetricsSnapshot& m) {
@@ -158,9 +163,21 @@ QString ConfigPanel::weights_text() const { return weights_->text(); }
 
 bool ConfigPanel::converting() const { return !conversion_->isHidden(); }
 
+bool ConfigPanel::reveal(const QString& name) {
+  auto* field = scroll_->widget()->findChild<QWidget*>(name);
+  if (!field) return false;
+  // The whole section from its title down, as far as the view allows.
+  QWidget* section = field->parentWidget();
+  scroll_->ensureWidgetVisible(section, 0, 0);
+  scroll_->ensureWidgetVisible(field);
+  return true;
+}
+
 void ConfigPanel::changed() {
   fields_.refresh_enabled();
   if (updating_) return;
+  // A choice that cannot run yet (a draft mode before its file is picked) waits instead of being refused.
+  if (const QString missing = fields_.spec.missing(); !missing.isEmpty()) return show_note(missing);
   const EngineConfig c = config();
   fields_.mark_applied();
   base_ = c;

@@ -1,8 +1,8 @@
 // The engine's toggles: KV manager, block size, budget, context, prefix caching, attention, KV
-// dtype, quantization, scheduler, limits, threads and device. Each has one line under it saying
-// what it changes. A change applies at once (spin boxes when editing ends) through the bridge;
-// the engine's answer (what changed, what it did to running requests) shows at the bottom, and a
-// background weight conversion shows its progress under the quantization toggle.
+// dtype, quantization, scheduler, limits, threads, device and speculative decoding. Each has one
+// line under it saying what it changes. A change applies at once (spin boxes when editing ends)
+// through the bridge; the engine's answer (what changed, what it did to running requests) shows at
+// the bottom, and a background weight conversion shows its progress under the quantization toggle.
 #pragma once
 #include <QWidget>
 
@@ -13,6 +13,7 @@
 class QComboBox;
 class QLabel;
 class QProgressBar;
+class QScrollArea;
 class QSpinBox;
 class QVBoxLayout;
 
@@ -27,11 +28,15 @@ class ConfigPanel : public QWidget {
   // The shown values over the last config set.
   EngineConfig config() const;
   void show_result(bool applied, const QString& message);
+  // A hint that is neither applied nor refused (what a choice still needs).
+  void show_note(const QString& message);
   QString result_text() const;
   // The weights in use and any conversion running (from the engine's metrics).
   void show_weights(const EngineMetricsSnapshot& snapshot);
   QString weights_text() const;
   bool converting() const;
+  // Scrolls the toggle whose objectName is `name` (and its section) into view; false when there is none.
+  bool reveal(const QString& name);
 
  signals:
   void apply_requested(const inferscope::EngineConfig& config);
@@ -47,6 +52,7 @@ class ConfigPanel : public QWidget {
   QSpinBox* threads_;
   QLabel *weights_, *result_;
   QProgressBar* conversion_;
+  QScrollArea* scroll_;
 };
 
 }  // namespace inferscope::gui

@@ -4,13 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/kv/kv_dtype.h"
+#include "gui/config/field_widgets.h"
 
 namespace inferscope::gui {
-namespace {
-
-QString text(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
-
-}  // namespace
 
 QString engine_config_summary(const EngineConfig& c) {
   QStringList parts;
@@ -19,9 +15,10 @@ QString engine_config_summary(const EngineConfig& c) {
   parts << QString("%1 MiB").arg(static_cast<double>(c.kv.budget_bytes) / (1 << 20), 0, 'f', 0);
   if (paged && c.kv.prefix_cache) parts << "prefix cache";
   parts << QString::fromStdString(c.attention);
-  parts << "KV " + text(kv_dtype_name(c.kv_dtype));
-  if (c.quant != WeightQuant::Native) parts << "weights " + text(weight_quant_name(c.quant));
-  parts << text(scheduler_policy_name(c.scheduler.policy));
+  parts << "KV " + qtext(kv_dtype_name(c.kv_dtype));
+  if (c.quant != WeightQuant::Native) parts << "weights " + qtext(weight_quant_name(c.quant));
+  parts << qtext(scheduler_policy_name(c.scheduler.policy));
+  if (c.spec.enabled()) parts << QString::fromStdString(describe_spec(c.spec));
   return parts.join(" · ");
 }
 
@@ -38,7 +35,16 @@ nlohmann::json engine_config_json(const EngineConfig& c) {
           {"scheduler", std::string(scheduler_policy_name(c.scheduler.policy))},
           {"max_batch_tokens", c.scheduler.max_batch_tokens},
           {"max_running", c.scheduler.max_running},
-          {"threads", c.threads}};
+          {"threads", c.threads},
+          {"spec",
+           {{"mode", std::string(spec_mode_name(c.spec.mode))},
+            {"k", c.spec.k},
+            {"ngram_min", c.spec.ngram_min},
+            {"ngram_max", c.spec.ngram_max},
+            {"draft_p_min", c.spec.draft_p_min},
+            {"draft_model", c.spec.draft_model},
+            {"draft_quant", std::string(weight_quant_name(c.spec.draft_quant))},
+            {"draft_layers", c.spec.draft_layers}}}};
 }
 
 }  // namespace inferscope::gui

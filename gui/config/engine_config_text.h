@@ -7,7 +7,7 @@
 
 namespace inferscope::gui {
 
-// "paged 16 · 128 MiB · prefix cache · flash · KV f16 · continuous".
+// "paged 16 · 128 MiB · prefix cache · flash · KV f16 · continuous · spec ngram k=4 (n 2..4)".
 QString engine_config_summary(const EngineConfig& config);
 nlohmann::json engine_config_json(const EngineConfig& config);
 

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "gui/dashboard/metrics_series.h"
+#include "gui/dashboard/spec_plots.h"
 #include "gui/plot/plot_export.h"
 #include "gui/plot/plot_hover.h"
 #include "gui/plot/plot_setup.h"
@@ -26,10 +27,10 @@ const QColor kTtft(31, 119, 180), kDecode(44, 160, 44), kPrefill(255, 127, 14), 
 constexpr int kPlotMinWidth = 360;  // a column per this many pixels of width, 1 to 4 columns
 
 // What to skip: an update whose snapshot changed none of the drawn quantities (an idle engine).
-using Signature = std::tuple<int64_t, size_t, size_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+using Signature = std::tuple<int64_t, size_t, size_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, std::string>;
 Signature signature_of(const EngineMetricsSnapshot& s) {
   return {s.num_steps, s.steps.size(), s.requests.size(), s.requests_finished, s.generation_tokens_total,
-          s.prompt_tokens_total, s.num_preemptions, s.kv.prefix_cache_queries};
+          s.prompt_tokens_total, s.num_preemptions, s.kv.prefix_cache_queries, s.spec.num_draft_tokens, s.spec_mode};
 }
 
 void set_series(QCPGraph* g, const Series& s) {
@@ -57,6 +58,7 @@ struct MetricsDashboard::Impl {
     QCPItemText* note = nullptr;
     QCPGraph* marks = nullptr;  // preemption lines (time plots only)
     double fraction_cap = 0;    // > 0: the value axis shows a fraction, at most this
+    std::function<QString()> idle;  // the note while it has nothing to show
   };
   // A graph's legend/CSV name without the comparison label; `overlay` graphs take label B.
   struct Named {
@@ -77,6 +79,8 @@ struct MetricsDashboard::Impl {
   QCPGraph *ttft_b = nullptr, *rate_b = nullptr, *tokens_b = nullptr, *usage_b = nullptr, *fragmentation_b = nullptr,
            *reserved_unused_b = nullptr, *hits_b = nullptr, *scratch_b = nullptr, *attention_time_b = nullptr;
 
+  std::unique_ptr<SpecPlots> spec;
+  QCPGraph* spec_window_b = nullptr;
   PrefixHitHistory prefix;
   PreemptionHistory preemptions;
   std::optional<EngineMetricsSnapshot> overlay;
@@ -116,6 +120,7 @@ MetricsDashboard::Impl::Panel& MetricsDashboard::Impl::add_panel(QWidget* parent
   panel.plot = make_plot(parent, spec, &panel.note);
   panel.fraction_cap = fraction_cap;
   if (time_axis) panel.marks = add_preemption_marks(panel.plot);
+  panel.idle = [] { return QStringLiteral("waiting for the first engine step"); };
   install_hover(panel.plot);
   panels.push_back(panel);
   return panels.back();
@@ -130,7 +135,9 @@ void MetricsDashboard::Impl::apply_names() {
 
 void MetricsDashboard::Impl::draw_overlay() {
   const bool on = overlay.has_value();
-  for (QCPGraph* g : {ttft_b, rate_b, tokens_b, usage_b, fragmentation_b, reserved_unused_b, hits_b, scratch_b, attention_time_b}) {
+  spec->set_overlay(on ? &*overlay : nullptr, label_a, label_b);
+  for (QCPGraph* g : {ttft_b, rate_b, tokens_b, usage_b, fragmentation_b, reserved_unused_b, hits_b, scratch_b,
+                      attention_time_b, spec_window_b}) {
     g->setVisible(on);
     if (on) {
       g->addToLegend();
@@ -151,6 +158,7 @@ void MetricsDashboard::Impl::draw_overlay() {
   set_series(reserved_unused_b, step_series(s, [](const StepMetrics& m) { return m.kv_reserved_unused_perc; }));
   set_series(scratch_b, step_series(s, [](const StepMetrics& m) { return double(m.attention_scratch_bytes); }));
   set_series(attention_time_b, step_series(s, [](const StepMetrics& m) { return m.attention_seconds; }));
+  set_series(spec_window_b, acceptance_window_series(s));
   // Only its totals are known: the run's overall hit rate, drawn flat across the run.
   hits_b->data()->clear();
   if (s.kv.prefix_cache_queries > 0) {
@@ -195,12 +203,11 @@ void MetricsDashboard::Impl::refresh() {
   if (following) follow_data();
   fit_value_axes();
   for (Panel& panel : panels) {
-    if (panel.marks) {  // a time plot: a note while it has nothing to show
-      bool any = false;
-      for (int i = 0; i < panel.plot->plottableCount(); ++i)
-        any = any || (panel.plot->plottable(i) != panel.marks && panel.plot->plottable(i)->interface1D()->dataCount() > 0);
-      panel.note->setText(any ? QString() : QStringLiteral("waiting for the first engine step"));
-    }
+    // A note while the plot has nothing to show.
+    bool any = false;
+    for (int i = 0; i < panel.plot->plottableCount(); ++i)
+      any = any || (panel.plot->plottable(i) != panel.marks && panel.plot->plottable(i)->interface1D()->dataCount() > 0);
+    panel.note->setText(any ? QString() : panel.idle());
     panel.plot->replot(QCustomPlot::rpQueuedReplot);
   }
 }
@@ -300,12 +307,25 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   d.scratch_b = d.overlay_of(d.scratch);
   d.attention_time_b = d.overlay_of(d.attention_time);
 
-  Impl::Panel& spec = d.add_panel(this, {"spec_decode", tr("Speculative decoding acceptance"),
-      tr("The share of draft tokens the target model accepts (spec_decode_num_accepted_tokens / "
-         "spec_decode_num_draft_tokens), over time and per draft position. Shown when speculative decoding is on."),
-      tr("acceptance"), Unit::Fraction}, false, 1.02);
-  spec.note->setText(tr("speculative decoding: off"));
-  spec.plot->xAxis->setLabel(tr("draft position"));
+  QCustomPlot* over_time = d.add_panel(this, {"spec_acceptance", tr("Speculative decoding: acceptance"),
+      tr("The share of draft tokens the target accepts (spec_accepted_tokens / spec_draft_tokens) in each drafting "
+         "step (dots) and over the last %1 drafting steps (line); right axis: the seconds spent proposing the drafts "
+         "and in the forward pass that verified them. High acceptance with cheap drafts is what speeds decoding up.")
+          .arg(kAcceptanceWindowSteps),
+      tr("acceptance"), Unit::Fraction}, true, 1.02).plot;
+  QCustomPlot* by_position = d.add_panel(this, {"spec_decode", tr("Acceptance per draft position"),
+      tr("spec_decode_num_accepted_tokens_per_pos / spec_decode_num_drafts since the engine started: how often the "
+         "draft's token at each position was accepted (a token counts only when every earlier one was). The line "
+         "above: the mean acceptance length (tokens gained per verify pass) and the mean draft vs verify time."),
+      tr("acceptance"), Unit::Fraction}, false, 1.02).plot;
+  d.spec = std::make_unique<SpecPlots>(over_time, by_position);
+  // The last two panels are speculation's: their notes say whether it is on.
+  d.panels[d.panels.size() - 2].idle = d.panels.back().idle = [&d] { return d.spec->empty_note(); };
+  for (QCPAbstractPlottable* a : std::initializer_list<QCPAbstractPlottable*>{
+           d.spec->per_step, d.spec->window, d.spec->draft_time, d.spec->verify_time, d.spec->positions})
+    d.name(a, a->name(), false);
+  d.name(d.spec->positions_b, d.spec->positions_b->name(), true);
+  d.spec_window_b = d.overlay_of(d.spec->window);
 
   for (Impl::Panel& panel : d.panels) {
     if (panel.plot->legend->itemCount() == 0 && !panel.marks) {  // nothing to name: no legend row
@@ -365,6 +385,7 @@ void MetricsDashboard::update_from(const EngineMetricsSnapshot& s) {
   set_series(d.hits_recent, d.prefix.interval());
   set_series(d.scratch, step_series(s, [](const StepMetrics& m) { return double(m.attention_scratch_bytes); }));
   set_series(d.attention_time, step_series(s, [](const StepMetrics& m) { return m.attention_seconds; }));
+  d.spec->update_from(s);
   QVector<double> counts;
   for (int64_t c : d.preemptions.counts()) counts.push_back(double(c));
   for (Impl::Panel& panel : d.panels)
@@ -388,6 +409,7 @@ void MetricsDashboard::clear() {
     g->data()->clear();
   d.prefill->data()->clear();
   d.decode->data()->clear();
+  d.spec->clear();
   for (Impl::Panel& panel : d.panels)
     if (panel.marks) panel.marks->data()->clear();
   d.refresh();

@@ -22,6 +22,18 @@ void keep_last(Series& s, int max) {
   s.y.remove(0, drop);
 }
 
+// One point per step (only those that scored drafts when `drafting_only`), at its end time.
+Series steps_where(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value,
+                   bool drafting_only) {
+  Series out;
+  for (const StepMetrics& step : s.steps) {
+    if (drafting_only && step.spec_draft_tokens == 0) continue;
+    out.x.push_back(step.time_s);
+    out.y.push_back(value(step));
+  }
+  return out;
+}
+
 }  // namespace
 
 Series ttft_series(const EngineMetricsSnapshot& s) {
@@ -63,12 +75,36 @@ Series decode_rate_series(const EngineMetricsSnapshot& s) {
 }
 
 Series step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value) {
+  return steps_where(s, value, false);
+}
+
+Series drafting_step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value) {
+  return steps_where(s, value, true);
+}
+
+Series acceptance_window_series(const EngineMetricsSnapshot& s) {
   Series out;
-  out.x.reserve(static_cast<int>(s.steps.size()));
-  out.y.reserve(static_cast<int>(s.steps.size()));
-  for (const StepMetrics& step : s.steps) {
-    out.x.push_back(step.time_s);
-    out.y.push_back(value(step));
+  std::vector<const StepMetrics*> drafting;
+  for (const StepMetrics& step : s.steps)
+    if (step.spec_draft_tokens > 0) drafting.push_back(&step);
+  for (size_t i = 0; i < drafting.size(); ++i) {
+    double drafted = 0, accepted = 0;
+    for (size_t j = i + 1 >= kAcceptanceWindowSteps ? i + 1 - kAcceptanceWindowSteps : 0; j <= i; ++j) {
+      drafted += drafting[j]->spec_draft_tokens;
+      accepted += drafting[j]->spec_accepted_tokens;
+    }
+    out.x.push_back(drafting[i]->time_s);
+    out.y.push_back(accepted / drafted);
+  }
+  return out;
+}
+
+Series acceptance_per_position(const SpecDecodeCounters& spec) {
+  Series out;
+  if (spec.num_drafts == 0) return out;
+  for (size_t i = 0; i < spec.num_accepted_tokens_per_pos.size(); ++i) {
+    out.x.push_back(static_cast<double>(i + 1));
+    out.y.push_back(static_cast<double>(spec.num_accepted_tokens_per_pos[i]) / static_cast<double>(spec.num_drafts));
   }
   return out;
 }

@@ -27,6 +27,16 @@ Series ttft_series(const EngineMetricsSnapshot& s);
 Series decode_rate_series(const EngineMetricsSnapshot& s);
 // One point per step at its end time.
 Series step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value);
+// The same over the steps that scored draft tokens only (speculative decoding).
+Series drafting_step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value);
+
+// Drafting steps pooled into one point of the acceptance line.
+inline constexpr int kAcceptanceWindowSteps = 8;
+// Accepted / drafted tokens over the last kAcceptanceWindowSteps drafting steps, one point per drafting step.
+Series acceptance_window_series(const EngineMetricsSnapshot& s);
+// x = 1..n: the share of drafts whose token at that position was accepted (vLLM's per-position
+// acceptance: num_accepted_tokens_per_pos / num_drafts); empty before the first draft.
+Series acceptance_per_position(const SpecDecodeCounters& spec);
 // The time range the series above cover (start of the oldest step or first token .. newest), or
 // {0, 0} when there is nothing.
 std::pair<double, double> time_span(const EngineMetricsSnapshot& s);

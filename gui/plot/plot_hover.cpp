@@ -77,7 +77,9 @@ QString hover_text(QCustomPlot& plot, QPointF pos) {
   }
   if (!best.plottable || best.distance > kHoverRadiusPx) return {};
   const double key = best.plottable->interface1D()->dataMainKey(best.index);
-  QString text = QStringLiteral("t = %1 s").arg(key, 0, 'f', 3);
+  // A plot whose key is not time names it (property "key_name": "draft position 2").
+  const QString key_name = plot.property("key_name").toString();
+  QString text = key_name.isEmpty() ? QStringLiteral("t = %1 s").arg(key, 0, 'f', 3) : key_name + QLatin1Char(' ') + QString::number(key);
   text += QLatin1Char('\n') + value_line(best.plottable, best.index);
   // Every other series with a point at exactly this time (the same step) joins the text.
   for (int j = 0; j < plot.plottableCount(); ++j) {

@@ -12,7 +12,8 @@ namespace inferscope::gui {
 inline constexpr double kHoverRadiusPx = 12;
 
 // The values under `pos` (widget pixels), or an empty string when no point is near. A plottable's
-// QStringList property "point_labels" (one per data point) names its points ("request 3").
+// QStringList property "point_labels" (one per data point) names its points ("request 3"); a plot's
+// QString property "key_name" names its key where it is not time ("draft position").
 QString hover_text(QCustomPlot& plot, QPointF pos);
 
 // Shows hover_text() (else the plot's toolTip(), its description) as the plot's tooltip.

@@ -93,7 +93,7 @@ TEST(CompareParts, DeltaTableShowsBothRunsAndTheChange) {
   a.metrics.weight_bytes = 1 << 20;
   b.metrics.weight_bytes = 1 << 19;
   const std::vector<Delta> deltas = comparison_deltas(a, b);
-  ASSERT_EQ(deltas.size(), 11u);
+  ASSERT_EQ(deltas.size(), 13u);
   EXPECT_EQ(deltas[0].metric, "throughput");
   EXPECT_DOUBLE_EQ(relative_change(deltas[0].a, deltas[0].b), -0.2);
   EXPECT_TRUE(std::isnan(relative_change(0, 0.5)));
@@ -116,6 +116,18 @@ TEST(CompareParts, DeltaTableShowsBothRunsAndTheChange) {
   b.metrics.weight_bytes = 0;
   fill_delta_table(table, comparison_deltas(a, b));
   EXPECT_EQ(table.rowCount(), 10);
+
+  // The acceptance rows appear once a run speculated: B accepted 20 of 40 draft tokens in 10 drafts.
+  b.metrics.spec.num_drafts = 10;
+  b.metrics.spec.num_draft_tokens = 40;
+  b.metrics.spec.num_accepted_tokens = 20;
+  fill_delta_table(table, comparison_deltas(a, b));
+  ASSERT_EQ(table.rowCount(), 12);
+  EXPECT_EQ(table.item(10, 0)->text(), "acceptance rate");
+  EXPECT_EQ(table.item(10, 2)->text(), "50.0 %");
+  EXPECT_EQ(table.item(11, 0)->text(), "mean acceptance length");
+  EXPECT_EQ(table.item(11, 1)->text(), "1.00");  // no drafts: one token per pass
+  EXPECT_EQ(table.item(11, 2)->text(), "3.00");
 }
 
 TEST(CompareParts, ConfigPanelShowsTheWeightsAndAConversionInProgress) {

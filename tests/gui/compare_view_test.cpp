@@ -1,13 +1,16 @@
 // The Compare A/B tab on stories260K through the real runner: exact features (paged against
 // contiguous, block size, budget) give identical greedy outputs and a filled delta table and overlaid
-// charts; the outputs pane says which changes may diverge (attention, quantization);
-// q4 weights are measured and their outputs judged token by token; the current chat compares as one
+// charts; greedy speculation (a per-side toggle) gives identical outputs too, and the headline says
+// the exact features promised it; the outputs pane says which changes may diverge (attention,
+// quantization); q4 weights are measured and their outputs judged token by token; the current chat compares as one
 // request; cancel ends a run; export writes JSON and PNG. And the quantization toggle during a chat:
 // the engine converts, says "weights now q8", and the status bar shows the level.
 #include <QComboBox>
 #include <QFile>
 #include <QImage>
+#include <QLabel>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTableWidget>
 #include <qcustomplot.h>
 
@@ -111,12 +114,47 @@ TEST_F(Compare, ExactFeaturesGiveIdenticalOutputsAndFillEveryView) {
   EXPECT_GE(with_points, 2);
 }
 
+TEST_F(Compare, GreedySpeculationIsATogglePerSideAndGivesIdenticalOutputs) {
+  view->set_configs(w->bridge().config(), w->bridge().config());
+  // B speculates, set in its editor as a user would: early exit after 2 of 5 layers (drafts refused too).
+  view->findChild<QComboBox*>("b_spec_mode")->setCurrentText("early-exit");
+  view->findChild<QSpinBox*>("b_spec_draft_layers")->setValue(2);
+  EXPECT_EQ(view->config_b().spec.mode, SpecMode::EarlyExit);
+  EXPECT_EQ(view->config_b().spec.draft_layers, 2);
+  EXPECT_EQ(view->config_a().spec.mode, SpecMode::None);
+  view->use_workload_file(write_workload(dir, 3, 40));
+  ASSERT_TRUE(run(*view)) << view->status_text().toStdString();
+  const Comparison* c = view->result();
+  ASSERT_NE(c, nullptr) << view->status_text().toStdString();
+  EXPECT_EQ(c->a.metrics.spec.num_drafts, 0);
+  EXPECT_GT(c->b.metrics.spec.num_drafts, 0);
+  EXPECT_LT(c->b.metrics.spec.acceptance_rate(), 1.0) << "some drafts were refused";
+
+  // Greedy speculation is exact: the same tokens, and the view promises no less.
+  for (const OutputPair& p : c->outputs) EXPECT_EQ(p.divergence, -1) << "request " << p.id;
+  EXPECT_EQ(view->outputs_text().count("identical"), 3) << view->outputs_text().toStdString();
+  const QString headline = view->findChild<QLabel*>("compare_headline")->text();
+  EXPECT_TRUE(headline.contains("outputs identical, as the exact features promise")) << headline.toStdString();
+  EXPECT_TRUE(headline.contains("spec early-exit k=4 (2 layers)")) << headline.toStdString();
+  // The delta table gains the acceptance rows; the acceptance panels show B beside A.
+  QTableWidget& table = *view->delta_table();
+  ASSERT_EQ(table.rowCount(), 13);
+  EXPECT_EQ(table.item(11, 0)->text(), "acceptance rate");
+  EXPECT_EQ(table.item(12, 0)->text(), "mean acceptance length");
+  QCustomPlot* by_position = view->dashboard()->plot("spec_decode");
+  int b_bars = -1;
+  for (int i = 0; i < by_position->plottableCount(); ++i)
+    if (by_position->plottable(i)->name() == "acceptance · B") b_bars = by_position->plottable(i)->interface1D()->dataCount();
+  EXPECT_EQ(b_bars, 4);
+}
+
 TEST_F(Compare, TheOutputsPaneSaysWhichChangesMayDiverge) {
   const QString note = view->outputs_text();
   EXPECT_TRUE(note.contains("give bit-identical logits, so greedy outputs are identical")) << note.toStdString();
   EXPECT_TRUE(note.contains("attention naive vs flash sums in another order")) << note.toStdString();
   EXPECT_TRUE(note.contains("may diverge")) << note.toStdString();
   EXPECT_FALSE(note.contains("never diverge")) << note.toStdString();
+  EXPECT_TRUE(note.contains("with sampling it keeps the target's distribution, not its text")) << note.toStdString();
 }
 
 TEST_F(Compare, QuantizedWeightsAreMeasuredAndJudgedTokenByToken) {

@@ -1,6 +1,7 @@
 // The dashboard on a known snapshot: every series gets exactly the points the snapshot holds, the
 // plots share one time axis that follows the data, preemptions are marked, the hover text names
-// exact values, the comparison overlay draws a second run, and export writes PNG + CSV.
+// exact values, the comparison overlay draws a second run, export writes PNG + CSV, and the
+// speculative-decoding panels plot acceptance over time and per draft position with its summary.
 #include <gtest/gtest.h>
 
 #include <QFile>
@@ -27,6 +28,13 @@ int points(QCustomPlot* plot, const QString& name) {
   return p ? p->interface1D()->dataCount() : -1;
 }
 
+// The plot's centred note ("" when it has data).
+QString note(QCustomPlot* plot) {
+  for (int i = 0; i < plot->itemCount(); ++i)
+    if (auto* text = qobject_cast<QCPItemText*>(plot->item(i))) return text->text();
+  return "no note";
+}
+
 struct Dashboard : ::testing::Test {
   Dashboard() {
     dash.resize(1600, 640);
@@ -43,7 +51,7 @@ struct Dashboard : ::testing::Test {
 
 TEST_F(Dashboard, HasEveryPlotTitledAndExplained) {
   const QStringList names = {"ttft", "decode_tokens_per_second", "tokens_per_step", "kv_usage", "kv_waste",
-                             "prefix_cache_hit_rate", "attention", "spec_decode"};
+                             "prefix_cache_hit_rate", "attention", "spec_acceptance", "spec_decode"};
   ASSERT_EQ(dash.plots().size(), names.size());
   for (const QString& name : names) {
     QCustomPlot* p = dash.plot(name);
@@ -53,10 +61,59 @@ TEST_F(Dashboard, HasEveryPlotTitledAndExplained) {
     ASSERT_NE(title, nullptr);
     EXPECT_FALSE(title->text().isEmpty());
   }
-  bool spec_off = false;
-  for (int i = 0; i < plot("spec_decode")->itemCount(); ++i)
-    if (auto* text = qobject_cast<QCPItemText*>(plot("spec_decode")->item(i))) spec_off |= text->text() == "speculative decoding: off";
-  EXPECT_TRUE(spec_off);
+  for (const char* name : {"spec_acceptance", "spec_decode"}) EXPECT_EQ(note(plot(name)), "speculative decoding: off") << name;
+}
+
+TEST_F(Dashboard, SpeculationPanelsPlotAcceptanceOverTimeAndPerPosition) {
+  EngineMetricsSnapshot snap = synthetic_spec_snapshot();
+  dash.update_from(snap);
+  // Over time: only the drafting steps (every step but the prefill).
+  const int drafting = kFirstStretch + kSecondStretch - 2;
+  QCustomPlot* over_time = plot("spec_acceptance");
+  ASSERT_EQ(points(over_time, "per step"), drafting);
+  EXPECT_DOUBLE_EQ(series(over_time, "per step")->interface1D()->dataMainValue(0), 0.75);
+  EXPECT_DOUBLE_EQ(series(over_time, "per step")->interface1D()->dataMainValue(1), 0.25);
+  EXPECT_DOUBLE_EQ(series(over_time, "last 8 steps")->interface1D()->dataMainValue(1), 0.5);
+  EXPECT_EQ(points(over_time, "draft time"), drafting);
+  EXPECT_DOUBLE_EQ(series(over_time, "verify time")->interface1D()->dataMainValue(0), 0.008);
+  EXPECT_EQ(series(over_time, "draft time")->valueAxis(), over_time->yAxis2);
+  EXPECT_EQ(over_time->xAxis->range(), plot("ttft")->xAxis->range()) << "on the shared time axis";
+  EXPECT_EQ(note(over_time), "");
+
+  // Per position: accepted at each position / drafts.
+  QCustomPlot* by_position = plot("spec_decode");
+  ASSERT_EQ(points(by_position, "acceptance"), 4);
+  EXPECT_DOUBLE_EQ(series(by_position, "acceptance")->interface1D()->dataMainValue(0), 0.8);
+  EXPECT_DOUBLE_EQ(series(by_position, "acceptance")->interface1D()->dataMainValue(3), 0.1);
+  auto* summary = qobject_cast<QCPTextElement*>(by_position->plotLayout()->element(1, 0));
+  ASSERT_NE(summary, nullptr);
+  EXPECT_EQ(summary->text(), "mean length 2.60 · draft 2.00 ms vs verify 8.00 ms");
+  by_position->replot(QCustomPlot::rpImmediateRefresh);
+  const QPointF bar = series(by_position, "acceptance")->interface1D()->dataPixelPosition(1);
+  const QString hover = hover_text(*by_position, bar + QPointF(0, 5));
+  EXPECT_TRUE(hover.startsWith("draft position 2\nacceptance: 50.0 %")) << hover.toStdString();
+  render(dash, "dashboard_spec");
+
+  // The comparison's B: its bars beside A's, both summaries named.
+  EngineMetricsSnapshot b = snap;
+  b.spec.num_accepted_tokens = 40;
+  b.spec.num_accepted_tokens_per_pos = {10, 10, 10, 10};
+  dash.set_overlay(&b, "A", "B");
+  EXPECT_EQ(points(by_position, "acceptance · B"), 4);
+  EXPECT_EQ(points(by_position, "acceptance · A"), 4);
+  EXPECT_TRUE(summary->text().startsWith("A: mean length 2.60")) << summary->text().toStdString();
+  EXPECT_TRUE(summary->text().contains("\nB: mean length 5.00")) << summary->text().toStdString();
+  EXPECT_EQ(points(over_time, "last 8 steps · B"), drafting);
+  dash.set_overlay(nullptr, {}, {});
+  EXPECT_EQ(points(by_position, "acceptance"), 4) << "names lose the run labels";
+  EXPECT_EQ(summary->text(), "mean length 2.60 · draft 2.00 ms vs verify 8.00 ms");
+
+  // A mode with nothing drafted yet says so.
+  EngineMetricsSnapshot waiting;
+  waiting.spec_mode = "ngram";
+  dash.clear();
+  dash.update_from(waiting);
+  EXPECT_EQ(note(by_position), "ngram: no drafts yet");
 }
 
 TEST_F(Dashboard, SeriesHoldTheSnapshotsPoints) {

@@ -40,4 +40,24 @@ inline EngineMetricsSnapshot synthetic_snapshot() {
   return snap;
 }
 
+// The same steps speculating (ngram, k = 4): every decode step drafts 4 tokens and accepts 3 and 1
+// in turn, proposing in 2 ms and verifying in 8 ms; 10 drafts accepted 8, 5, 2, 1 times at positions 1..4.
+inline EngineMetricsSnapshot synthetic_spec_snapshot() {
+  EngineMetricsSnapshot snap = synthetic_snapshot();
+  snap.spec_mode = "ngram";
+  int decode = 0;
+  for (StepMetrics& s : snap.steps) {
+    if (s.decode_tokens == 0) continue;
+    s.spec_draft_tokens = 4;
+    s.spec_accepted_tokens = decode++ % 2 == 0 ? 3 : 1;
+    s.draft_seconds = 0.002;
+    s.verify_seconds = 0.008;
+  }
+  snap.spec.num_drafts = 10;
+  snap.spec.num_draft_tokens = 40;
+  snap.spec.num_accepted_tokens = 16;
+  snap.spec.num_accepted_tokens_per_pos = {8, 5, 2, 1};
+  return snap;
+}
+
 }  // namespace inferscope::gui::test
