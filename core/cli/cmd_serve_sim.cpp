@@ -11,6 +11,7 @@
 
 #include "core/cli/commands.h"
 #include "core/cli/model_options.h"
+#include "core/common/text_format.h"
 #include "core/engine/workload_runner.h"
 #include "core/model/llama_model.h"
 #include "core/sched/workload.h"
@@ -65,12 +66,6 @@ std::string perc(double fraction) {
   return buf;
 }
 
-std::string num(double v, const char* format = "%.3f") {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 void print_text(const WorkloadResult& result, const nlohmann::json& config) {
   const ServeSummary& s = result.summary;
   std::cout << "serve-sim: " << s.requests_total << " requests, " << config["kv"].get<std::string>() << " KV";
@@ -80,28 +75,28 @@ void print_text(const WorkloadResult& result, const nlohmann::json& config) {
   } else {
     std::cout << " (max_seq_len " << config["max_seq_len"] << " per request)";
   }
-  std::cout << ", budget " << num(config["kv_budget_bytes"].get<double>() / (1 << 20), "%.2f") << " MiB, "
+  std::cout << ", budget " << format_number(config["kv_budget_bytes"].get<double>() / (1 << 20), "%.2f") << " MiB, "
             << (config["dry_run"] ? "dry run on a virtual clock" : "real model on the wall clock") << "\n"
             << "  requests        finished " << s.requests_finished << ", refused " << s.requests_refused << " in "
-            << s.steps << " steps, " << num(s.duration_s) << " s\n"
+            << s.steps << " steps, " << format_number(s.duration_s) << " s\n"
             << "  KV usage        peak " << perc(s.kv_cache_usage_perc_peak) << ", mean "
             << perc(s.kv_cache_usage_perc_mean) << "\n"
             << "  KV waste        internal fragmentation " << perc(s.kv_internal_fragmentation_perc_mean)
             << ", reserved but unused " << perc(s.kv_reserved_unused_perc_mean) << " (means)\n"
             << "  concurrency     max " << s.max_concurrent_requests << ", mean "
-            << num(s.num_requests_running_mean, "%.1f") << ", preemptions " << s.num_preemptions << "\n"
+            << format_number(s.num_requests_running_mean, "%.1f") << ", preemptions " << s.num_preemptions << "\n"
             << "  prefix cache    hit rate " << perc(s.prefix_cache_hit_rate) << " (" << s.prefix_cache_hits << " of "
             << s.prefix_cache_queries << " prompt tokens)\n"
             << "  tokens          prefill " << s.prefill_tokens << ", decode " << s.decode_tokens << ", output "
-            << s.output_tokens << " -> " << num(s.tokens_per_second, "%.1f") << " output tokens/s\n"
-            << "  TTFT            p50 " << num(s.time_to_first_token_seconds_p50) << " s, p99 "
-            << num(s.time_to_first_token_seconds_p99) << " s\n"
-            << "  e2e latency     p50 " << num(s.e2e_request_latency_seconds_p50) << " s, p99 "
-            << num(s.e2e_request_latency_seconds_p99) << " s\n";
+            << s.output_tokens << " -> " << format_number(s.tokens_per_second, "%.1f") << " output tokens/s\n"
+            << "  TTFT            p50 " << format_number(s.time_to_first_token_seconds_p50) << " s, p99 "
+            << format_number(s.time_to_first_token_seconds_p99) << " s\n"
+            << "  e2e latency     p50 " << format_number(s.e2e_request_latency_seconds_p50) << " s, p99 "
+            << format_number(s.e2e_request_latency_seconds_p99) << " s\n";
   if (s.spec.num_drafts > 0) {
     std::cout << "  speculation     " << config["spec"].get<std::string>() << ": acceptance "
               << perc(s.spec.acceptance_rate()) << ", mean acceptance length "
-              << num(s.spec.mean_acceptance_length(), "%.2f") << " (" << s.spec.num_accepted_tokens << " of "
+              << format_number(s.spec.mean_acceptance_length(), "%.2f") << " (" << s.spec.num_accepted_tokens << " of "
               << s.spec.num_draft_tokens << " draft tokens)\n";
   }
   for (const WorkloadOutput& r : result.outputs) {
@@ -122,9 +117,9 @@ int cmd_serve_sim(int argc, char** argv) {
       {"--max-seq-len", "", true, "contiguous KV: tokens reserved per request (default: the context length)"},
       {"--dry-run", "", false, "no forward pass: scheduler and KV manager only, on a virtual clock"},
       {"--step-fixed-ms", "", true,
-       "dry run: modelled cost of a step (default " + num(default_cost.fixed_s * 1e3, "%.2f") + ")"},
+       "dry run: modelled cost of a step (default " + format_number(default_cost.fixed_s * 1e3, "%.2f") + ")"},
       {"--step-per-token-ms", "", true,
-       "dry run: modelled cost per token in a step (default " + num(default_cost.per_token_s * 1e3, "%.3f") + ")"},
+       "dry run: modelled cost per token in a step (default " + format_number(default_cost.per_token_s * 1e3, "%.3f") + ")"},
       {"--stop-at-eos", "", false, "real run: end a request at an end-of-generation token (default: run to output_tokens)"},
       {"--metrics-json", "", true, "also write the whole run (summary, config, every request with its latencies, every engine step) to FILE"},
       {"--json", "", false, "print one JSON object instead of the summary"},

@@ -1,11 +1,11 @@
 #include "core/cli/spec_sweep.h"
 
 #include <cmath>
-#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/common/text_format.h"
 #include "core/engine/sync_engine.h"
 
 namespace inferscope::cli {
@@ -74,12 +74,6 @@ double expected_tokens_per_step(double a, int32_t k) {
   return (1.0 - std::pow(a, k + 1)) / (1.0 - a);
 }
 
-std::string fmt(double v, const char* format = "%.3f") {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 }  // namespace
 
 int spec_sweep(const LlamaModel& model, const EngineConfig& config, const std::vector<TokenId>& prompt, int64_t n_gen,
@@ -117,21 +111,21 @@ int spec_sweep(const LlamaModel& model, const EngineConfig& config, const std::v
   std::cout << (csv ? "spec,k,decode_ms,draft_ms,verify_ms,acceptance,mean_acceptance_length,predicted_speedup,tps,speedup\n"
                     : "| spec | k | decode step ms | draft ms | verify k+1 ms | acceptance | mean accepted length | "
                       "predicted speed-up | t/s | speed-up |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-  std::cout << (csv ? "none,0," + fmt(plain.step_seconds * 1e3) + ",0,0,0,1,1," + fmt(plain.tokens_per_second, "%.2f") + ",1\n"
-                    : "| none | 0 | " + fmt(plain.step_seconds * 1e3) + " | | | | 1 | | " +
-                          fmt(plain.tokens_per_second, "%.2f") + " | 1 |\n");
+  std::cout << (csv ? "none,0," + format_number(plain.step_seconds * 1e3) + ",0,0,0,1,1," + format_number(plain.tokens_per_second, "%.2f") + ",1\n"
+                    : "| none | 0 | " + format_number(plain.step_seconds * 1e3) + " | | | | 1 | | " +
+                          format_number(plain.tokens_per_second, "%.2f") + " | 1 |\n");
   for (const SweepRow& r : rows) {
     const double speedup = r.tokens_per_second / plain.tokens_per_second;
     if (csv) {
-      std::cout << mode << "," << r.k << "," << fmt(plain.step_seconds * 1e3) << "," << fmt(r.draft_seconds * 1e3) << ","
-                << fmt(r.verify_seconds * 1e3) << "," << fmt(r.acceptance_rate) << "," << fmt(r.mean_acceptance_length)
-                << "," << fmt(predicted(r)) << "," << fmt(r.tokens_per_second, "%.2f") << "," << fmt(speedup) << "\n";
+      std::cout << mode << "," << r.k << "," << format_number(plain.step_seconds * 1e3) << "," << format_number(r.draft_seconds * 1e3) << ","
+                << format_number(r.verify_seconds * 1e3) << "," << format_number(r.acceptance_rate) << "," << format_number(r.mean_acceptance_length)
+                << "," << format_number(predicted(r)) << "," << format_number(r.tokens_per_second, "%.2f") << "," << format_number(speedup) << "\n";
     } else {
-      std::cout << "| " << mode << " | " << r.k << " | " << fmt(plain.step_seconds * 1e3) << " | "
-                << fmt(r.draft_seconds * 1e3) << " | " << fmt(r.verify_seconds * 1e3) << " | "
-                << fmt(r.acceptance_rate * 100, "%.1f%%") << " | " << fmt(r.mean_acceptance_length, "%.2f") << " | "
-                << fmt(predicted(r), "%.2f") << "× | " << fmt(r.tokens_per_second, "%.2f") << " | "
-                << fmt(speedup, "%.2f") << "× |\n";
+      std::cout << "| " << mode << " | " << r.k << " | " << format_number(plain.step_seconds * 1e3) << " | "
+                << format_number(r.draft_seconds * 1e3) << " | " << format_number(r.verify_seconds * 1e3) << " | "
+                << format_number(r.acceptance_rate * 100, "%.1f%%") << " | " << format_number(r.mean_acceptance_length, "%.2f") << " | "
+                << format_number(predicted(r), "%.2f") << "× | " << format_number(r.tokens_per_second, "%.2f") << " | "
+                << format_number(speedup, "%.2f") << "× |\n";
     }
   }
   return 0;

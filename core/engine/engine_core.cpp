@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/attention/attention_factory.h"
+#include "core/common/text_format.h"
 #include "core/engine/failure_of.h"
 #include "core/engine/prompt.h"
 #include "core/model/llama_model.h"
@@ -37,12 +38,6 @@ std::unique_ptr<StepExecutor> build_executor(const LlamaModel& model, KvCache& k
   o.weights = &weights.weights();
   o.on_logits = on_logits;
   return std::make_unique<ModelExecutor>(model, kv, o);
-}
-
-std::string mib(size_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return buf;
 }
 
 std::vector<TokenId> encode_request(const LlamaModel& model, const EngineRequest& r) {
@@ -236,7 +231,7 @@ void EngineCore::use_weights(std::unique_ptr<ConvertedWeights> weights) {
 
 std::string EngineCore::weights_note(size_t old_bytes, size_t preempted) const {
   std::string note = "weights now " + std::string(weight_quant_name(config_.quant)) + ": " +
-                     mib(weights_->weight_bytes()) + " (was " + mib(old_bytes) + "); new KV cache, " +
+                     format_mib(weights_->weight_bytes()) + " (was " + format_mib(old_bytes) + "); new KV cache, " +
                      std::to_string(preempted) + " running requests recomputed with the new weights";
   if (!weights_->f16_fallbacks().empty()) {
     note += "; " + std::to_string(weights_->f16_fallbacks().size()) + " matrices kept as f16 (rows not whole blocks)";
@@ -380,14 +375,14 @@ void EngineCore::step() {
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
     if (!plan.seqs[i].sample || !sampled_[i].error.empty()) continue;
     const RequestId id = plan.seqs[i].id;
-    metrics_.on_spec(id, sampled_[i].drafted, sampled_[i].accepted);
+    metrics_.on_spec(id, sampled_[i].drafted, sampled_[i].verification.accepted);
     m.spec_draft_tokens += sampled_[i].drafted;
-    m.spec_accepted_tokens += sampled_[i].accepted;
+    m.spec_accepted_tokens += sampled_[i].verification.accepted;
     bool stop = false;
     // A throwing on_verify or on_token callback ends its own request only.
     if (const auto failure = failure_of([&] {
           if (sampled_[i].drafted > 0 && callbacks_.on_verify) callbacks_.on_verify(id, sampled_[i].verification);
-          stop = stream_step_tokens(plan, i, outcome.appended[i]);
+          stop = stream_step_tokens(id, outcome.appended[i]);
         })) {
       end(id, StopReason::Failed, "on_token callback failed: " + *failure);
     } else if (stop) {
@@ -420,8 +415,7 @@ void EngineCore::step() {
   publish_queue();
 }
 
-bool EngineCore::stream_step_tokens(const StepPlan& plan, size_t i, int32_t appended) {
-  const RequestId id = plan.seqs[i].id;
+bool EngineCore::stream_step_tokens(RequestId id, int32_t appended) {
   const size_t size = scheduler_->request(id).tokens.size();
   for (size_t index = size - static_cast<size_t>(appended); index < size; ++index) {
     if (stream_token(id, index)) return true;  // a stop string: the rest is never shown

@@ -129,8 +129,8 @@ class EngineCore {
   void reject(RequestId id, double arrival_s, int32_t prompt_tokens, const std::string& message);
   // Streams output token `index` of `id`'s tokens; true when a stop string ended it.
   bool stream_token(RequestId id, size_t index);
-  // Streams the tokens plan sequence `i` gained this step; true when a stop string ended it.
-  bool stream_step_tokens(const StepPlan& plan, size_t i, int32_t appended);
+  // Streams the last `appended` tokens of `id` (those this step gave it); true when a stop string ended it.
+  bool stream_step_tokens(RequestId id, int32_t appended);
   // Ends a request the scheduler holds: flushes its text, reports, forgets it. `error` is a copy: it
   // may come from the request record that this erases.
   void end(RequestId id, StopReason reason, std::string error = {});

@@ -136,7 +136,6 @@ SampledToken ModelExecutor::pick(const ScheduledSeq& s, size_t index, std::span<
     const Verification v = verify_draft(rows, vocab, draft, sampler, s.history);
     SampledToken out;
     out.drafted = static_cast<int32_t>(draft.tokens.size());
-    out.accepted = v.accepted;
     out.verification = v;
     // Emitted token j was picked from row j; an end-of-generation token ends the output there.
     for (size_t j = 0; j < v.emitted.size(); ++j) {

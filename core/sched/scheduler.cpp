@@ -238,7 +238,7 @@ StepOutcome Scheduler::complete(const StepPlan& plan, std::span<const SampledTok
     }
     if (plan.seqs[i].draft_slots > 0) {
       // The cache keeps the K/V of the accepted drafts and gives back the slots of the rest.
-      int32_t kept = std::clamp(out.accepted, 0, plan.seqs[i].draft_slots);
+      int32_t kept = std::clamp(out.verification.accepted, 0, plan.seqs[i].draft_slots);
       if (!eog) kept = std::min(kept, static_cast<int32_t>(out.tokens.size()) - 1);
       r.num_computed += kept;
       kv_->truncate(r.id, r.num_computed);

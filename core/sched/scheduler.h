@@ -63,8 +63,9 @@ struct SampledToken {
   bool end_of_generation = false;  // the request stops after `tokens`
   std::string error;               // sampling failed (e.g. no finite logit): the request ends with this error
   int32_t drafted = 0;             // speculative: draft tokens the step scored
-  int32_t accepted = 0;            // of those, kept by the verifier (the K/V the cache keeps)
-  Verification verification;       // speculative: how each emitted token came about, and the refused draft
+  // Speculative: the drafts the verifier kept (accepted: the K/V the cache keeps), how each emitted
+  // token came about, and the refused draft.
+  Verification verification{};
 };
 
 // What a completed step changed, for the caller's clocks and callbacks.

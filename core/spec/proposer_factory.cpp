@@ -1,22 +1,12 @@
 #include "core/spec/proposer_factory.h"
 
-#include <cstdio>
 #include <stdexcept>
 
+#include "core/common/text_format.h"
 #include "core/spec/ngram_proposer.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace inferscope {
-namespace {
-
-std::string mib(size_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return buf;
-}
-
-}  // namespace
-
 DraftModel load_draft_model(const SpecConfig& spec, const LlamaModel& target, const LlamaWeights& target_weights,
                             DType kv_dtype, int32_t threads) {
   DraftModel d;
@@ -31,8 +21,8 @@ DraftModel load_draft_model(const SpecConfig& spec, const LlamaModel& target, co
     // A draft that reads as many bytes as the target saves nothing.
     if (d.owned_weights->weight_bytes() >= target_weights.matrix_bytes()) {
       throw std::invalid_argument("self-quant draft at " + std::string(weight_quant_name(spec.draft_quant)) + " is " +
-                                  mib(d.owned_weights->weight_bytes()) + ", no smaller than the target's weights (" +
-                                  mib(target_weights.matrix_bytes()) + "): pick a cheaper draft level");
+                                  format_mib(d.owned_weights->weight_bytes()) + ", no smaller than the target's weights (" +
+                                  format_mib(target_weights.matrix_bytes()) + "): pick a cheaper draft level");
     }
     d.model = &target;
     d.weights = &d.owned_weights->weights();

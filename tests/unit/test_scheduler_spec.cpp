@@ -30,8 +30,8 @@ struct SpecBench {
       SampledToken t;
       if (s.draft_slots > 0) {
         t.drafted = s.draft_slots;
-        t.accepted = std::min(accepted, s.draft_slots);
-        for (int32_t i = 0; i < t.accepted; ++i) t.tokens.push_back(100 + i);
+        t.verification.accepted = std::min(accepted, s.draft_slots);
+        for (int32_t i = 0; i < t.verification.accepted; ++i) t.tokens.push_back(100 + i);
       }
       t.tokens.push_back(7);
       sampled.push_back(t);
