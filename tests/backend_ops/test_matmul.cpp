@@ -215,21 +215,23 @@ TEST_P(MatmulTest, MatchesReferenceOnOddShapes) {
 TEST_P(MatmulTest, GemmOutputsEqualSingleDots) {
   const cpu::DotKernel& k = kernel();
   std::mt19937 rng(99);
-  const int64_t rows = 11, n_tok = 9, cols = col_grid().back();
+  const int64_t rows = 11, cols = col_grid().back();
   const Weights w = random_weights(type(), rows, cols, rng);
-  const std::vector<float> x = random_activations(n_tok, cols, rng);
-  const size_t a_stride = row_bytes(k.act_type, cols);
-  std::vector<uint8_t> a(a_stride * n_tok);
-  for (int64_t t = 0; t < n_tok; ++t) quantize_row(k.act_type, x.data() + t * cols, a.data() + t * a_stride, cols);
-
-  std::vector<float> y = poisoned(static_cast<size_t>(rows * n_tok));
   ThreadPool pool(1);
-  matmul(w.ref, x.data(), n_tok, y.data(), pool, options());
-  for (int64_t t = 0; t < n_tok; ++t)
-    for (int64_t r = 0; r < rows; ++r) {
-      const float single = k.dot(w.bytes.data() + r * w.ref.row_stride, a.data() + t * a_stride, cols);
-      ASSERT_EQ(std::memcmp(&single, &y[t * rows + r], sizeof(float)), 0) << "t " << t << " r " << r;
-    }
+  // every token count up to two full 8-token strips and a partial one: each tile width the kernels have
+  for (int64_t n_tok = 1; n_tok <= 17; ++n_tok) {
+    const std::vector<float> x = random_activations(n_tok, cols, rng);
+    const size_t a_stride = row_bytes(k.act_type, cols);
+    std::vector<uint8_t> a(a_stride * n_tok);
+    for (int64_t t = 0; t < n_tok; ++t) quantize_row(k.act_type, x.data() + t * cols, a.data() + t * a_stride, cols);
+    std::vector<float> y = poisoned(static_cast<size_t>(rows * n_tok));
+    matmul(w.ref, x.data(), n_tok, y.data(), pool, options());
+    for (int64_t t = 0; t < n_tok; ++t)
+      for (int64_t r = 0; r < rows; ++r) {
+        const float single = k.dot(w.bytes.data() + r * w.ref.row_stride, a.data() + t * a_stride, cols);
+        ASSERT_EQ(std::memcmp(&single, &y[t * rows + r], sizeof(float)), 0) << "n_tok " << n_tok << " t " << t << " r " << r;
+      }
+  }
 }
 
 TEST_P(MatmulTest, BatchInvariantAcrossBatchAndThreads) {
