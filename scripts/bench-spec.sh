@@ -13,7 +13,8 @@ cli=build/core/cli/inferscope-cli
 draft=build/bench-spec-draft-q4.gguf
 [[ -f $draft ]] || "$cli" quantize --model "$model" --quant q4 --out "$draft" --threads "$threads" >/dev/null
 prose="Write a short story about a lighthouse keeper."
-code=$(cat resources/prompts/rewrite-code.txt)
+rename=$(cat resources/prompts/rewrite-code.txt)
+comment=$(cat resources/prompts/comment-code.txt)
 proposers=("ngram" "draft --draft-model $draft" "self-quant --draft-quant q4" "early-exit --draft-layers 20")
 
 # One generate run: "decode_tokens_per_second acceptance_rate mean_acceptance_length tokens".
@@ -26,8 +27,8 @@ print("%.2f %.3f %.2f %d" % (m["decode_tokens_per_second"], s.get("acceptance_ra
 echo "| target | prompt | temp | proposer | plain t/s | spec t/s | speed-up | acceptance | mean acceptance length | tokens |"
 echo "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 for quant in native f32; do
-  for prompt_name in prose code; do
-    prompt=$prose; [[ $prompt_name == code ]] && prompt=$code
+  for prompt_name in prose rename comment; do
+    case $prompt_name in prose) prompt=$prose ;; rename) prompt=$rename ;; comment) prompt=$comment ;; esac
     for temp in 0 0.8; do
       read -r plain _ _ _ <<<"$(run "$prompt" --quant "$quant" --temp "$temp" --seed 1)"
       for p in "${proposers[@]}"; do
