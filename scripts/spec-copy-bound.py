@@ -40,7 +40,7 @@ def main():
     verify = [float(v) for v in sys.argv[4].split(",")]
     print("| k | oracle steps | tokens per step | bound |")
     print("| ---: | ---: | ---: | ---: |")
-    for k, _ in enumerate(verify, start=1):
+    for k in range(1, len(verify) + 1):
         i, steps, cost = 0, 0, 0.0
         while i < len(answer):
             drafted = min(k, longest_copy(prompt + answer[:i], answer[i:i + k]))

@@ -217,11 +217,11 @@ TEST_P(MatmulTest, GemmOutputsEqualSingleDots) {
   std::mt19937 rng(99);
   const int64_t rows = 11, cols = col_grid().back();
   const Weights w = random_weights(type(), rows, cols, rng);
+  const size_t a_stride = row_bytes(k.act_type, cols);
   ThreadPool pool(1);
   // every token count up to two full 8-token strips and a partial one: each tile width the kernels have
   for (int64_t n_tok = 1; n_tok <= 17; ++n_tok) {
     const std::vector<float> x = random_activations(n_tok, cols, rng);
-    const size_t a_stride = row_bytes(k.act_type, cols);
     std::vector<uint8_t> a(a_stride * n_tok);
     for (int64_t t = 0; t < n_tok; ++t) quantize_row(k.act_type, x.data() + t * cols, a.data() + t * a_stride, cols);
     std::vector<float> y = poisoned(static_cast<size_t>(rows * n_tok));
