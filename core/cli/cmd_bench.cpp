@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 
+#include "core/cli/bench_roofline.h"
 #include "core/cli/commands.h"
 #include "core/kv/kv_dtype.h"
 #include "core/cli/model_options.h"
@@ -134,6 +135,8 @@ int cmd_bench(int argc, char** argv) {
       {"--repetitions", "-r", true, "repetitions of each test (default 5)"},
       {"--output", "-o", true, "md (default) | csv | json"},
       {"--bandwidth", "", false, "also measure memory read bandwidth and the decode roofline it implies"},
+      {"--flops", "", false,
+       "also measure the machine's peak FLOP/s and read bandwidth (the roofline's roofs) and place each test on it"},
       {"--attention-sweep", "", false, "instead: time one attention call, naive vs flash, for context 128..8192"},
       {"--spec-sweep", "", false,
        "instead: with --spec, for k = 1..8: a speculative step's cost against a decode step, acceptance and "
@@ -187,9 +190,17 @@ int cmd_bench(int argc, char** argv) {
   }
   // Decode reads every weight once per token: bandwidth / weight bytes bounds tg from above.
   BandwidthResult bw;
-  if (args.has("--bandwidth")) {
+  PeakFlopsResult peak;
+  if (args.has("--bandwidth") || args.has("--flops")) {
     ThreadPool pool(config.threads);
     bw = measure_read_bandwidth(pool, size_t{1} << 30, 5);
+    if (args.has("--flops")) peak = measure_peak_flops(pool, 1.0);
+  }
+  std::vector<RooflineRow> roofline;
+  if (peak.threads > 0) {
+    std::vector<RooflineTest> tests;
+    for (const BenchRow& r : rows) tests.push_back({r.test, r.n_prompt, r.n_gen, r.mean()});
+    roofline = roofline_rows(tests, engine.core().step_cost_model(), config.scheduler.max_batch_tokens, peak, bw);
   }
   // The weights at the --quant level, which is what each decode step streams.
   const size_t weight_bytes = engine.core().weights().weight_bytes();
@@ -212,6 +223,7 @@ int cmd_bench(int argc, char** argv) {
                      {"test", r.test}, {"n_prompt", r.n_prompt}, {"n_gen", r.n_gen}, {"avg_ts", r.mean()},
                      {"stddev_ts", r.stddev()}, {"samples_ts", r.samples_ts}});
     }
+    for (const RooflineRow& r : roofline) arr.push_back(roofline_json(r, peak, bw));
     if (bw.repetitions > 0) {
       arr.push_back({{"test", "mem_read"}, {"n_threads", n_threads}, {"buffer_bytes", bw.buffer_bytes},
                      {"read_bytes_per_second", bw.read_bytes_per_second}, {"weight_bytes", weight_bytes},
@@ -238,6 +250,7 @@ int cmd_bench(int argc, char** argv) {
                 << " threads); weights " << fmt(static_cast<double>(weight_bytes) / 1e6, 1)
                 << " MB per token -> decode roofline " << fmt(roofline_tg, 1) << " t/s\n";
     }
+    if (!roofline.empty()) print_roofline(roofline, peak, bw);
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 // inferscope-cli serve-sim: replay a serving workload through the engine (its scheduler, KV cache
 // manager and model, or the dry run's cost model), and report memory use, concurrency,
 // preemptions, prefix-cache hits, throughput and TTFT.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <climits>
@@ -89,6 +90,9 @@ void print_text(const WorkloadResult& result, const nlohmann::json& config) {
             << s.prefix_cache_queries << " prompt tokens)\n"
             << "  tokens          prefill " << s.prefill_tokens << ", decode " << s.decode_tokens << ", output "
             << s.output_tokens << " -> " << format_number(s.tokens_per_second, "%.1f") << " output tokens/s\n"
+            << "  work            " << format_number(s.flops / 1e9, "%.1f") << " GFLOP, "
+            << format_number(s.bytes_read / 1e9, "%.2f") << " GB read (" << format_number(s.flops / std::max(s.bytes_read, 1.0), "%.1f")
+            << " FLOP/byte) -> " << format_number(s.flops_per_second / 1e9, "%.1f") << " GFLOP/s in steps\n"
             << "  TTFT            p50 " << format_number(s.time_to_first_token_seconds_p50) << " s, p99 "
             << format_number(s.time_to_first_token_seconds_p99) << " s\n"
             << "  e2e latency     p50 " << format_number(s.e2e_request_latency_seconds_p50) << " s, p99 "
@@ -107,7 +111,7 @@ void print_text(const WorkloadResult& result, const nlohmann::json& config) {
 }  // namespace
 
 int cmd_serve_sim(int argc, char** argv) {
-  const StepCost default_cost = default_step_cost();
+  const DryRunCost default_cost = default_dry_run_cost();
   std::vector<OptionSpec> specs = with_model_options({
       {"--workload", "-w", true, "workload JSON file (see resources/workloads/)"},
       {"--generate-workload", "", true, "instead of a file: N requests arriving at once, lengths uniform in..."},
@@ -136,7 +140,7 @@ int cmd_serve_sim(int argc, char** argv) {
   if (!dry_run && (args.has("--step-fixed-ms") || args.has("--step-per-token-ms"))) {
     throw UsageError("--step-fixed-ms and --step-per-token-ms model a step of the --dry-run only");
   }
-  const StepCost cost{args.real("--step-fixed-ms", default_cost.fixed_s * 1e3, 0, 1e6) / 1e3,
+  const DryRunCost cost{args.real("--step-fixed-ms", default_cost.fixed_s * 1e3, 0, 1e6) / 1e3,
                       args.real("--step-per-token-ms", default_cost.per_token_s * 1e3, 0, 1e6) / 1e3};
   const Workload workload = workload_from(args);
   EngineConfig config = engine_config(args);  // a default budget of one request at max_seq_len

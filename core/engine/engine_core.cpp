@@ -334,6 +334,10 @@ KvSnapshot EngineCore::kv_snapshot() const {
   return snap;
 }
 
+StepCostModel EngineCore::step_cost_model() const {
+  return StepCostModel(model_.config(), weights_->weights(), kv_->geometry().bytes_per_token());
+}
+
 void EngineCore::step() {
   if (conversion_ && conversion_->done()) finish_conversion();
   if (scheduler_->idle()) return;
@@ -372,7 +376,11 @@ void EngineCore::step() {
   for (const auto& [id, error] : outcome.failed) end(id, StopReason::Failed, "sampling failed: " + error);
   std::vector<RequestId> stopped;
   StepMetrics m;
+  std::vector<int32_t> drafted(plan.seqs.size(), 0);
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    const ScheduledSeq& s = plan.seqs[i];
+    drafted[i] = sampled_[i].drafted;
+    m.sequences.push_back({s.id, s.prefill ? s.n_new : 0, s.prefill ? 0 : s.n_new + drafted[i]});
     if (!plan.seqs[i].sample || !sampled_[i].error.empty()) continue;
     const RequestId id = plan.seqs[i].id;
     metrics_.on_spec(id, sampled_[i].drafted, sampled_[i].verification.accepted);
@@ -411,6 +419,11 @@ void EngineCore::step() {
   m.attention_seconds = attention.seconds;
   m.prefix_cache_queries = plan.prefix_queried_tokens;
   m.prefix_cache_hits = plan.prefix_cached_tokens;
+  const StepCost cost = step_cost_model().step(plan, drafted);
+  m.flops = cost.flops();
+  m.weight_bytes_read = cost.weight_bytes;
+  m.kv_bytes_read = cost.kv_bytes;
+  m.preempted = plan.preempted;
   metrics_.on_step(m, kv_->stats());
   publish_queue();
 }

@@ -17,6 +17,7 @@
 #include "core/engine/engine_config.h"
 #include "core/engine/engine_metrics.h"
 #include "core/engine/engine_request.h"
+#include "core/engine/step_cost.h"
 #include "core/engine/stop_strings.h"
 #include "core/kv/kv_cache.h"
 #include "core/sched/dry_run_executor.h"
@@ -29,7 +30,7 @@ namespace inferscope {
 
 struct EngineCoreOptions {
   // Set: no forward pass; each step costs this modelled time on a virtual clock (serve-sim --dry-run).
-  std::optional<StepCost> dry_run;
+  std::optional<DryRunCost> dry_run;
   size_t step_window = EngineMetrics::kStepWindow;          // steps kept for metrics (SIZE_MAX: all)
   size_t finished_window = EngineMetrics::kFinishedWindow;  // finished requests kept (SIZE_MAX: all)
   // Called from a worker thread when a background weight conversion has finished: the driver
@@ -78,6 +79,8 @@ class EngineCore {
   const EngineMetrics& metrics() const { return metrics_; }
   // The weights the steps read, at config().quant's level.
   const ConvertedWeights& weights() const { return *weights_; }
+  // What a step costs on the weights and cache in use (FLOPs, bytes read).
+  StepCostModel step_cost_model() const;
   EngineClock& clock() { return clock_; }
   double now() const { return clock_.now(); }
   const LlamaModel& model() const { return model_; }

@@ -133,6 +133,10 @@ EngineMetricsSnapshot EngineMetrics::snapshot(double now) const {
 nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
   nlohmann::json steps = nlohmann::json::array();
   for (const StepMetrics& st : s.steps) {
+    nlohmann::json sequences = nlohmann::json::array();
+    for (const StepSequence& q : st.sequences) {
+      sequences.push_back({{"id", q.id}, {"prefill_tokens", q.prefill_tokens}, {"decode_tokens", q.decode_tokens}});
+    }
     steps.push_back({{"time_s", st.time_s},
                      {"duration_s", st.duration_s},
                      {"num_requests_running", st.num_requests_running},
@@ -149,7 +153,12 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
                      {"spec_draft_tokens", st.spec_draft_tokens},
                      {"spec_accepted_tokens", st.spec_accepted_tokens},
                      {"draft_seconds", st.draft_seconds},
-                     {"verify_seconds", st.verify_seconds}});
+                     {"verify_seconds", st.verify_seconds},
+                     {"flops", st.flops},
+                     {"weight_bytes_read", st.weight_bytes_read},
+                     {"kv_bytes_read", st.kv_bytes_read},
+                     {"sequences", sequences},
+                     {"preempted", st.preempted}});
   }
   nlohmann::json requests = nlohmann::json::array();
   for (const RequestMetrics& r : s.requests) {

@@ -44,6 +44,13 @@ struct RequestMetrics {
   double last_token_s = -1;
 };
 
+// One request's part in a step (the request timeline): prompt tokens computed (a prefill chunk, or a
+// recompute after preemption) and decode tokens (its token and the drafts it scored).
+struct StepSequence {
+  RequestId id = 0;
+  int32_t prefill_tokens = 0, decode_tokens = 0;
+};
+
 struct StepMetrics {
   double time_s = 0;        // when the step ended, seconds since the engine started
   double duration_s = 0;
@@ -58,6 +65,11 @@ struct StepMetrics {
   int32_t spec_accepted_tokens = 0;    // of those, accepted
   double draft_seconds = 0;            // proposing the drafts
   double verify_seconds = 0;           // the forward pass that scored them (0 when nothing drafted)
+  double flops = 0;                    // matmul + attention FLOPs (core/engine/step_cost.h)
+  double weight_bytes_read = 0;        // weight matrices read once, at the step's level
+  double kv_bytes_read = 0;            // K/V of each sequence's context, every layer
+  std::vector<StepSequence> sequences; // who ran in the step, in plan order
+  std::vector<RequestId> preempted;    // sent back to wait by the step (recomputed later)
 };
 
 struct EngineMetricsSnapshot {

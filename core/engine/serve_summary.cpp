@@ -39,7 +39,10 @@ ServeSummary summarize(const EngineMetricsSnapshot& metrics, double duration_s) 
     s.max_concurrent_requests = std::max(s.max_concurrent_requests, st.num_requests_running);
     s.prefill_tokens += st.prefill_tokens;
     s.decode_tokens += st.decode_tokens;
+    s.flops += st.flops;
+    s.bytes_read += st.weight_bytes_read + st.kv_bytes_read;
   }
+  s.flops_per_second = seconds > 0 ? s.flops / seconds : 0.0;
   const auto mean = [&](double weighted) { return seconds > 0 ? weighted / seconds : 0.0; };
   s.kv_cache_usage_perc_mean = mean(usage);
   s.kv_internal_fragmentation_perc_mean = mean(fragmentation);
@@ -83,6 +86,9 @@ nlohmann::json summary_json(const ServeSummary& s) {
       {"prefill_tokens", s.prefill_tokens},
       {"decode_tokens", s.decode_tokens},
       {"output_tokens", s.output_tokens},
+      {"flops", s.flops},
+      {"bytes_read", s.bytes_read},
+      {"flops_per_second", s.flops_per_second},
       {"tokens_per_second", s.tokens_per_second},
       {"time_to_first_token_seconds_p50", s.time_to_first_token_seconds_p50},
       {"time_to_first_token_seconds_p99", s.time_to_first_token_seconds_p99},

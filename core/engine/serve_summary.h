@@ -29,6 +29,8 @@ struct ServeSummary {
   int64_t prefill_tokens = 0;        // prompt tokens computed (recomputation after preemption included)
   int64_t decode_tokens = 0;
   int64_t output_tokens = 0;         // tokens generated for finished requests
+  double flops = 0, bytes_read = 0;  // the steps' work (core/engine/step_cost.h): FLOPs, weight + KV bytes
+  double flops_per_second = 0;       // flops / time spent in steps (what the machine achieved)
   double tokens_per_second = 0;      // output tokens / duration
   double time_to_first_token_seconds_p50 = 0, time_to_first_token_seconds_p99 = 0;
   double e2e_request_latency_seconds_p50 = 0, e2e_request_latency_seconds_p99 = 0;

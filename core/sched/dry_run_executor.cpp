@@ -15,15 +15,15 @@ uint64_t mix(uint64_t x) {
 
 }  // namespace
 
-StepCost default_step_cost() {
+DryRunCost default_dry_run_cost() {
   // Fitted to real serve-sim steps of SmolLM2-135M-Instruct Q4_1 on the development machine
   // (2 AVX2 cores, f32 activations; best of 3): a decode step of 1 sequence ~8 ms, of 8 ~27 ms,
   // of 32 ~99 ms; a prefill of 32 tokens ~93 ms, of 128 ~334 ms. Long prompts cost somewhat more
   // per token than this line says (attention grows with the context).
-  return StepCost{0.005, 0.003};
+  return DryRunCost{0.005, 0.003};
 }
 
-DryRunExecutor::DryRunExecutor(StepCost cost, int32_t vocab_size) : cost_(cost), vocab_size_(vocab_size) {
+DryRunExecutor::DryRunExecutor(DryRunCost cost, int32_t vocab_size) : cost_(cost), vocab_size_(vocab_size) {
   if (vocab_size <= 0) throw std::invalid_argument("dry run: empty vocabulary");
   if (cost.fixed_s < 0 || cost.per_token_s < 0 || cost.fixed_s + cost.per_token_s <= 0) {
     throw std::invalid_argument("dry run: step costs must be >= 0, and not both 0 (a step takes time)");

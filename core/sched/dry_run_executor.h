@@ -10,20 +10,20 @@ namespace inferscope {
 // step seconds = fixed_s + per_token_s x tokens computed in the step: the weights are read once per
 // step (fixed), and every token adds its matmul work. Defaults: SmolLM2-135M Q4_1 on the CPU of the
 // development machine (5 ms + 3 ms per token; the measurements are in dry_run_executor.cpp).
-struct StepCost {
+struct DryRunCost {
   double fixed_s = 0.0;
   double per_token_s = 0.0;
   double seconds(int32_t tokens) const { return fixed_s + per_token_s * tokens; }
 };
-StepCost default_step_cost();
+DryRunCost default_dry_run_cost();
 
 class DryRunExecutor final : public StepExecutor {
  public:
-  DryRunExecutor(StepCost cost, int32_t vocab_size);
+  DryRunExecutor(DryRunCost cost, int32_t vocab_size);
   double execute(const StepPlan& plan, std::vector<SampledToken>& sampled) override;
 
  private:
-  StepCost cost_;
+  DryRunCost cost_;
   int32_t vocab_size_;
 };
 

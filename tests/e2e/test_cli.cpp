@@ -143,6 +143,26 @@ TEST(Cli, BenchJsonRows) {
   EXPECT_GE(j[0]["stddev_ts"].get<double>(), 0.0);
 }
 
+// --flops adds the machine's roofs and places each test by its intensity: prefill shares every weight
+// read among its tokens, decode does not, so only prefill can be compute-bound.
+TEST(Cli, BenchFlopsPlacesTestsOnTheRoofline) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  const auto j = nlohmann::json::parse(stdout_only("bench --model " + path + " -p 64 -n 16 -r 1 -o json --threads 1 --flops"));
+  ASSERT_EQ(j.size(), 5u) << j.dump(2);  // pp, tg, their two roofline rows, mem_read
+  const auto& pp = j[2];
+  const auto& tg = j[3];
+  EXPECT_EQ(pp["test"], "roofline_pp64");
+  EXPECT_EQ(tg["test"], "roofline_tg16");
+  EXPECT_GT(pp["intensity_flops_per_byte"].get<double>(), 10 * tg["intensity_flops_per_byte"].get<double>());
+  for (const auto& r : {pp, tg}) {
+    EXPECT_GT(r["achieved_flops_per_second"].get<double>(), 0);
+    EXPECT_LE(r["attainable_flops_per_second"].get<double>(), r["peak_flops_per_second"].get<double>());
+    EXPECT_NEAR(r["flops"].get<double>(), r["matmul_flops"].get<double>() + r["attention_flops"].get<double>(), 1.0);
+  }
+  // tg16 multiplies each of the 16 tokens through every matrix: 2 FLOPs per weight per token.
+  EXPECT_GT(tg["matmul_flops"].get<double>(), 2.0 * 16 * 200000);
+}
+
 TEST(Cli, DevicesListsCpuFeatures) {
   const CliRun r = cli("devices");
   EXPECT_EQ(r.exit_code, 0);

@@ -18,7 +18,7 @@ struct DryRunBench {
   explicit DryRunBench(const KvConfig& kv_config, const SchedulerConfig& config = {})
       : kv(make_kv_cache(kGeometry, kv_config)),
         scheduler(*kv, request_limit(*kv, kv_config, kContext), config),
-        executor(StepCost{0.01, 0.001}, kVocab) {}
+        executor(DryRunCost{0.01, 0.001}, kVocab) {}
   // Schedules, executes and completes one step; returns its plan (the outcome is in `last`).
   StepPlan step() {
     StepPlan plan = scheduler.schedule();

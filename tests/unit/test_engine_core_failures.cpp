@@ -51,7 +51,7 @@ struct Recorder {
 
 EngineCoreOptions dry_run(std::function<void(std::string_view)> fault = {}) {
   EngineCoreOptions o;
-  o.dry_run = StepCost{0.01, 0.001};
+  o.dry_run = DryRunCost{0.01, 0.001};
   o.test_fault = std::move(fault);
   return o;
 }

@@ -41,7 +41,7 @@ WorkloadResult simulate(const KvConfig& kv, const std::vector<Request>& requests
   EngineConfig config;
   config.kv = kv;
   WorkloadRunOptions options;
-  options.dry_run = StepCost{0.01, 0.001};
+  options.dry_run = DryRunCost{0.01, 0.001};
   return run_workload(model(), config, requests, options);
 }
 
@@ -102,6 +102,21 @@ TEST(ServeSim, PreemptedRequestIsRecomputedAndFinishesItsOutput) {
     preempted += q.num_preemptions > 0;
   }
   EXPECT_GT(preempted, 0);
+  // The step timeline names each preemption, and the preempted request comes back as a prefill.
+  int64_t named = 0;
+  for (size_t i = 0; i < r.metrics.steps.size(); ++i) {
+    for (RequestId id : r.metrics.steps[i].preempted) {
+      ++named;
+      const auto next = std::find_if(r.metrics.steps.begin() + static_cast<ptrdiff_t>(i) + 1, r.metrics.steps.end(), [&](const StepMetrics& st) {
+        return std::any_of(st.sequences.begin(), st.sequences.end(), [&](const StepSequence& q) { return q.id == id; });
+      });
+      ASSERT_NE(next, r.metrics.steps.end()) << "request " << id << " never ran again after its preemption";
+      for (const StepSequence& q : next->sequences) {
+        if (q.id == id) EXPECT_GT(q.prefill_tokens, 0) << "request " << id << " resumed without recomputing";
+      }
+    }
+  }
+  EXPECT_EQ(named, r.summary.num_preemptions);
   // Recomputation prefills prompts and already generated tokens again.
   EXPECT_GT(r.summary.prefill_tokens, 4 * 16);
   EXPECT_EQ(r.summary.output_tokens, 160);
