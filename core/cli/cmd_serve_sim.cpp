@@ -12,6 +12,7 @@
 
 #include "core/cli/commands.h"
 #include "core/cli/model_options.h"
+#include "core/common/atomic_file.h"
 #include "core/common/text_format.h"
 #include "core/engine/workload_runner.h"
 #include "core/model/llama_model.h"
@@ -46,19 +47,6 @@ Workload workload_from(const Args& args) {
   return generate_workload(static_cast<int32_t>(args.integer("--generate-workload", 0, 1, 1 << 20)),
                            length_range(args, "--prompt-len"), length_range(args, "--output-len"),
                            static_cast<uint64_t>(args.integer("--seed", 1, 0, INT64_MAX)));
-}
-
-// Writes a temporary file next to `path`, then renames it over `path`: readers never see half a file.
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    if (!f.flush()) throw std::runtime_error("cannot write " + tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + ec.message());
 }
 
 std::string perc(double fraction) {

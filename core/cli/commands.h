@@ -12,5 +12,6 @@ int cmd_bench(int argc, char** argv);
 int cmd_serve_sim(int argc, char** argv);
 int cmd_quantize(int argc, char** argv);
 int cmd_perplexity(int argc, char** argv);
+int cmd_learn(int argc, char** argv);
 
 }  // namespace inferscope::cli

@@ -24,6 +24,7 @@ const Command kCommands[] = {
     {"serve-sim", inferscope::cli::cmd_serve_sim, "replay a serving workload: scheduler, KV memory, TTFT, tokens/s"},
     {"quantize", inferscope::cli::cmd_quantize, "save a model with its weights at another quantization level"},
     {"perplexity", inferscope::cli::cmd_perplexity, "perplexity of a text, and KL/top-1 agreement against a level"},
+    {"learn", inferscope::cli::cmd_learn, "run a guided experiment and narrate what it measured"},
 };
 
 void usage(std::ostream& out) {

@@ -76,6 +76,7 @@ class EngineCore {
   const RequestLimit& limit() const { return limit_; }
   // The block table, with each sequence's token ids.
   KvSnapshot kv_snapshot() const;
+  KvStats kv_stats() const { return kv_->stats(); }
   const EngineMetrics& metrics() const { return metrics_; }
   // The weights the steps read, at config().quant's level.
   const ConvertedWeights& weights() const { return *weights_; }

@@ -60,6 +60,7 @@ WorkloadResult run_workload(const LlamaModel& model, const EngineConfig& config,
       continue;
     }
     core.step();
+    if (options.after_step) options.after_step(core);
     if (options.on_progress) options.on_progress(ended, total);
   }
 

@@ -19,6 +19,7 @@
 
 namespace inferscope {
 
+class EngineCore;
 class LlamaModel;
 
 struct WorkloadRunOptions {
@@ -27,6 +28,8 @@ struct WorkloadRunOptions {
   // Called after every step on the running thread: requests ended so far, and their total.
   std::function<void(int32_t done, int32_t total)> on_progress;
   const std::atomic<bool>* cancel = nullptr;  // set to true: the requests left are aborted and the run returns
+  // Called after every step on the running thread, with the core between steps (its cache, its metrics).
+  std::function<void(const EngineCore& core)> after_step;
 };
 
 struct WorkloadOutput {

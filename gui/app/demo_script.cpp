@@ -9,7 +9,8 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "core/kv/kv_dtype.h"
+#include "core/common/json_field.h"
+#include "core/engine/config_overrides.h"
 #include "gui/app/main_window.h"
 #include "gui/bridge/engine_bridge.h"
 #include "gui/bridge/resource_path.h"
@@ -26,43 +27,8 @@ constexpr qint64 kDefaultTimeoutMs = 300'000;
 
 qint64 now_ms() { return QDateTime::currentMSecsSinceEpoch(); }
 
-template <typename T>
-T get(const nlohmann::json& j, const char* key, const std::string& where) {
-  try {
-    return j.at(key).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw std::runtime_error(where + ": field '" + key + "' is missing or has the wrong type" +
-                             (j.contains(key) ? ": " + j.at(key).dump() : std::string()));
-  }
-}
-
-// One speculative-decoding key of a "config" object into `spec`; false when `key` is not one.
-bool apply_spec_override(SpecConfig& spec, const std::string& key, const nlohmann::json& o, const std::string& w) {
-  if (key == "spec") {
-    const auto mode = spec_mode_from_name(get<std::string>(o, "spec", w));
-    if (!mode) throw std::runtime_error(w + ": 'spec' must be one of " + spec_mode_names() + ", not " + o.at(key).dump());
-    spec.mode = *mode;
-  } else if (key == "spec_k") {
-    spec.k = get<int32_t>(o, "spec_k", w);
-  } else if (key == "ngram_min") {
-    spec.ngram_min = get<int32_t>(o, "ngram_min", w);
-  } else if (key == "ngram_max") {
-    spec.ngram_max = get<int32_t>(o, "ngram_max", w);
-  } else if (key == "draft_model") {
-    spec.draft_model = resolve_resource_path(QString::fromStdString(get<std::string>(o, "draft_model", w))).toStdString();
-  } else if (key == "draft_quant") {
-    const auto level = weight_quant_from_name(get<std::string>(o, "draft_quant", w));
-    if (!level) throw std::runtime_error(w + ": 'draft_quant' must be one of " + weight_quant_names() + ", not " + o.at(key).dump());
-    spec.draft_quant = *level;
-  } else if (key == "draft_layers") {
-    spec.draft_layers = get<int32_t>(o, "draft_layers", w);
-  } else if (key == "draft_p_min") {
-    spec.draft_p_min = get<float>(o, "draft_p_min", w);
-  } else {
-    return false;
-  }
-  return true;
-}
+// A path written in a script, as a file to open (the working directory, then the source tree).
+std::string resource_path(const std::string& path) { return resolve_resource_path(QString::fromStdString(path)).toStdString(); }
 
 // A "compare" step: optional "a" and "b" config overrides (over the engine's config), a "workload"
 // ("chat" or a workload file), "ignore_eos" and "timeout" (seconds).
@@ -73,11 +39,11 @@ void check_compare_step(const nlohmann::json& c, const std::string& where) {
     if (key == "a" || key == "b") {
       apply_config_overrides({}, value, w + "." + key);
     } else if (key == "workload") {
-      get<std::string>(c, "workload", w);
+      json_field<std::string>(c, "workload", w);
     } else if (key == "ignore_eos") {
-      get<bool>(c, "ignore_eos", w);
+      json_field<bool>(c, "ignore_eos", w);
     } else if (key == "timeout") {
-      get<double>(c, "timeout", w);
+      json_field<double>(c, "timeout", w);
     } else {
       throw std::runtime_error(w + ": unknown field '" + key + "'");
     }
@@ -86,50 +52,6 @@ void check_compare_step(const nlohmann::json& c, const std::string& where) {
 
 }  // namespace
 
-EngineConfig apply_config_overrides(EngineConfig c, const nlohmann::json& o, const std::string& where) {
-  if (!o.is_object()) throw std::runtime_error(where + ": 'config' must be an object");
-  for (const auto& [key, value] : o.items()) {
-    const std::string w = where + ": config";
-    if (key == "kv") {
-      const auto kind = kv_kind_from_name(get<std::string>(o, "kv", w));
-      if (!kind) throw std::runtime_error(w + ": 'kv' must be \"paged\" or \"contiguous\", not " + value.dump());
-      c.kv.kind = *kind;
-    } else if (key == "block_size") {
-      c.kv.block_size = get<int32_t>(o, "block_size", w);
-    } else if (key == "kv_budget_mib") {
-      c.kv.budget_bytes = get<size_t>(o, "kv_budget_mib", w) << 20;
-    } else if (key == "context") {
-      c.context_length = get<int32_t>(o, "context", w);
-      c.kv.max_seq_len = 0;
-    } else if (key == "prefix_cache") {
-      c.kv.prefix_cache = get<bool>(o, "prefix_cache", w);
-    } else if (key == "attention") {
-      c.attention = get<std::string>(o, "attention", w);
-    } else if (key == "kv_dtype") {
-      const auto dtype = kv_dtype_from_name(get<std::string>(o, "kv_dtype", w));
-      if (!dtype) throw std::runtime_error(w + ": 'kv_dtype' must be \"f32\", \"f16\" or \"q8\", not " + value.dump());
-      c.kv_dtype = *dtype;
-    } else if (key == "quant") {
-      const auto level = weight_quant_from_name(get<std::string>(o, "quant", w));
-      if (!level) throw std::runtime_error(w + ": 'quant' must be one of " + weight_quant_names() + ", not " + value.dump());
-      c.quant = *level;
-    } else if (key == "scheduler") {
-      const auto policy = scheduler_policy_from_name(get<std::string>(o, "scheduler", w));
-      if (!policy) throw std::runtime_error(w + ": 'scheduler' must be \"continuous\" or \"static\", not " + value.dump());
-      c.scheduler.policy = *policy;
-    } else if (key == "max_running") {
-      c.scheduler.max_running = get<int32_t>(o, "max_running", w);
-    } else if (key == "max_batch_tokens") {
-      c.scheduler.max_batch_tokens = get<int32_t>(o, "max_batch_tokens", w);
-    } else if (key == "threads") {
-      c.threads = get<int32_t>(o, "threads", w);
-    } else if (!apply_spec_override(c.spec, key, o, w)) {
-      throw std::runtime_error(w + ": unknown toggle '" + key + "'");
-    }
-  }
-  return c;
-}
-
 DemoScript::DemoScript(MainWindow& window, const nlohmann::json& script, const QString& name, QString final_screenshot)
     : window_(window), name_(name), final_screenshot_(std::move(final_screenshot)) {
   const std::string file = name.toStdString();
@@ -137,7 +59,7 @@ DemoScript::DemoScript(MainWindow& window, const nlohmann::json& script, const Q
     throw std::runtime_error(file + ": expected an object with a 'steps' array");
   }
   if (script.contains("window")) {
-    const auto size = get<std::vector<int>>(script, "window", file);
+    const auto size = json_field<std::vector<int>>(script, "window", file);
     if (size.size() != 2 || size[0] < 320 || size[1] < 240) throw std::runtime_error(file + ": 'window' must be [width, height]");
     window_.resize(size[0], size[1]);
   }
@@ -153,13 +75,13 @@ DemoScript::DemoScript(MainWindow& window, const nlohmann::json& script, const Q
     // Check each step's fields now, so a typo fails before the demo runs.
     if (step.action == "config") apply_config_overrides({}, s["config"], w);
     if (step.action == "compare") check_compare_step(s["compare"], w);
-    if (step.action == "wait" || step.action == "wait_idle") get<double>(s, step.action.c_str(), w);
-    if (step.action == "wait_tokens") get<int>(s, "wait_tokens", w);
-    if (step.action == "token_view") get<bool>(s, "token_view", w);
+    if (step.action == "wait" || step.action == "wait_idle") json_field<double>(s, step.action.c_str(), w);
+    if (step.action == "wait_tokens") json_field<int>(s, "wait_tokens", w);
+    if (step.action == "token_view") json_field<bool>(s, "token_view", w);
     if (step.action == "new_session" || step.action == "select_session" || step.action == "send" ||
         step.action == "tab" || step.action == "screenshot" || step.action == "open_model" || step.action == "show_plot" ||
         step.action == "show_toggle") {
-      get<std::string>(s, step.action.c_str(), w);
+      json_field<std::string>(s, step.action.c_str(), w);
     }
     steps_.push_back(std::move(step));
   }
@@ -247,27 +169,27 @@ void DemoScript::run_step(const Step& step) {
   };
   try {
     if (step.action == "open_model") {
-      const QString path = resolve_resource_path(QString::fromStdString(get<std::string>(a, "open_model", w)));
+      const QString path = resolve_resource_path(QString::fromStdString(json_field<std::string>(a, "open_model", w)));
       window_.open_model(path);
       wait_until([&bridge, path] { return !bridge.loading() && bridge.model_path() == path; }, kDefaultTimeoutMs);
     } else if (step.action == "new_session") {
-      chat.new_session(QString::fromStdString(get<std::string>(a, "new_session", w)));
-      if (a.contains("system")) chat.set_system_prompt(QString::fromStdString(get<std::string>(a, "system", w)));
+      chat.new_session(QString::fromStdString(json_field<std::string>(a, "new_session", w)));
+      if (a.contains("system")) chat.set_system_prompt(QString::fromStdString(json_field<std::string>(a, "system", w)));
       if (a.contains("temperature") || a.contains("max_tokens")) {
         const ChatSession& s = chat.session(chat.current_index());
         SamplingParams p = s.sampling;
-        if (a.contains("temperature")) p.temperature = get<float>(a, "temperature", w);
-        const int32_t max_tokens = a.contains("max_tokens") ? get<int32_t>(a, "max_tokens", w) : s.max_tokens;
+        if (a.contains("temperature")) p.temperature = json_field<float>(a, "temperature", w);
+        const int32_t max_tokens = a.contains("max_tokens") ? json_field<int32_t>(a, "max_tokens", w) : s.max_tokens;
         chat.set_sampling(p, max_tokens);
       }
     } else if (step.action == "select_session") {
-      chat.select_session(session_named(get<std::string>(a, "select_session", w)));
+      chat.select_session(session_named(json_field<std::string>(a, "select_session", w)));
     } else if (step.action == "send") {
-      if (a.contains("session")) chat.select_session(session_named(get<std::string>(a, "session", w)));
-      chat.set_input_text(QString::fromStdString(get<std::string>(a, "send", w)));
+      if (a.contains("session")) chat.select_session(session_named(json_field<std::string>(a, "session", w)));
+      chat.set_input_text(QString::fromStdString(json_field<std::string>(a, "send", w)));
       chat.send();
     } else if (step.action == "config") {
-      const EngineConfig next = apply_config_overrides(bridge.config(), a["config"], w);
+      const EngineConfig next = apply_config_overrides(bridge.config(), a["config"], w, resource_path);
       window_.config_panel()->set_config(next);
       const int answers = config_answers_;
       bridge.set_config(next);
@@ -277,31 +199,31 @@ void DemoScript::run_step(const Step& step) {
       const nlohmann::json& c = a["compare"];
       CompareView& compare = *window_.compare();
       const EngineConfig base = bridge.config();
-      compare.set_configs(c.contains("a") ? apply_config_overrides(base, c["a"], w + ": compare.a") : base,
-                          c.contains("b") ? apply_config_overrides(base, c["b"], w + ": compare.b") : base);
-      const std::string workload = c.contains("workload") ? get<std::string>(c, "workload", w) : "chat";
+      compare.set_configs(c.contains("a") ? apply_config_overrides(base, c["a"], w + ": compare.a", resource_path) : base,
+                          c.contains("b") ? apply_config_overrides(base, c["b"], w + ": compare.b", resource_path) : base);
+      const std::string workload = c.contains("workload") ? json_field<std::string>(c, "workload", w) : "chat";
       if (workload == "chat") {
         compare.use_chat_workload();
       } else {
         compare.use_workload_file(resolve_resource_path(QString::fromStdString(workload)));
       }
-      if (c.contains("ignore_eos")) compare.set_run_to_output_tokens(get<bool>(c, "ignore_eos", w));
+      if (c.contains("ignore_eos")) compare.set_run_to_output_tokens(json_field<bool>(c, "ignore_eos", w));
       select_tab("Compare A/B", w);
       if (!compare.start()) throw std::runtime_error(w + ": the comparison did not start: " + compare.status_text().toStdString());
-      const qint64 timeout = c.contains("timeout") ? static_cast<qint64>(get<double>(c, "timeout", w) * 1000) : kDefaultTimeoutMs;
+      const qint64 timeout = c.contains("timeout") ? static_cast<qint64>(json_field<double>(c, "timeout", w) * 1000) : kDefaultTimeoutMs;
       wait_until([this, &compare] {
         if (compare.running()) return false;
         if (!compare.result()) failure_ = "comparison ended without results: " + compare.status_text();
         return true;
       }, timeout);
     } else if (step.action == "wait") {
-      const qint64 until = now_ms() + static_cast<qint64>(get<double>(a, "wait", w) * 1000);
+      const qint64 until = now_ms() + static_cast<qint64>(json_field<double>(a, "wait", w) * 1000);
       wait_until([until] { return now_ms() >= until; }, kDefaultTimeoutMs);
     } else if (step.action == "wait_idle") {
-      wait_until([&chat] { return chat.requests_in_flight() == 0; }, static_cast<qint64>(get<double>(a, "wait_idle", w) * 1000));
+      wait_until([&chat] { return chat.requests_in_flight() == 0; }, static_cast<qint64>(json_field<double>(a, "wait_idle", w) * 1000));
     } else if (step.action == "wait_tokens") {
-      const int tokens = get<int>(a, "wait_tokens", w);
-      const qint64 timeout = a.contains("timeout") ? static_cast<qint64>(get<double>(a, "timeout", w) * 1000) : kDefaultTimeoutMs;
+      const int tokens = json_field<int>(a, "wait_tokens", w);
+      const qint64 timeout = a.contains("timeout") ? static_cast<qint64>(json_field<double>(a, "timeout", w) * 1000) : kDefaultTimeoutMs;
       wait_until([&chat, tokens] {
         for (int i = 0; i < chat.session_count(); ++i) {
           const int n = chat.streaming_tokens(i);
@@ -310,17 +232,17 @@ void DemoScript::run_step(const Step& step) {
         return true;
       }, timeout);
     } else if (step.action == "tab") {
-      select_tab(QString::fromStdString(get<std::string>(a, "tab", w)), w);
+      select_tab(QString::fromStdString(json_field<std::string>(a, "tab", w)), w);
     } else if (step.action == "token_view") {
-      chat.set_token_view(get<bool>(a, "token_view", w));
+      chat.set_token_view(json_field<bool>(a, "token_view", w));
     } else if (step.action == "show_plot") {
-      const std::string name = get<std::string>(a, "show_plot", w);
+      const std::string name = json_field<std::string>(a, "show_plot", w);
       if (!window_.show_plot(QString::fromStdString(name))) throw std::runtime_error(w + ": no dashboard plot named \"" + name + "\"");
     } else if (step.action == "show_toggle") {
-      const std::string name = get<std::string>(a, "show_toggle", w);
+      const std::string name = json_field<std::string>(a, "show_toggle", w);
       if (!window_.config_panel()->reveal(QString::fromStdString(name))) throw std::runtime_error(w + ": no toggle named \"" + name + "\"");
     } else if (step.action == "screenshot") {
-      save_screenshot(QString::fromStdString(get<std::string>(a, "screenshot", w)));
+      save_screenshot(QString::fromStdString(json_field<std::string>(a, "screenshot", w)));
     }
   } catch (const std::exception& e) {
     fail(QString::fromStdString(e.what()));

@@ -45,9 +45,6 @@ namespace inferscope::gui {
 
 class MainWindow;
 
-// Applies a demo script's "config" object to `config`; throws std::runtime_error naming a bad key or value.
-EngineConfig apply_config_overrides(EngineConfig config, const nlohmann::json& overrides, const std::string& where);
-
 class DemoScript : public QObject {
   Q_OBJECT
  public:

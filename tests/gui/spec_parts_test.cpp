@@ -10,6 +10,7 @@
 #include <QTextDocument>
 #include <nlohmann/json.hpp>
 
+#include "core/engine/config_overrides.h"
 #include "gui/app/demo_script.h"
 #include "gui/chat/chat_session.h"
 #include "gui/chat/token_trace.h"

@@ -13,6 +13,8 @@ inline std::string shared_model_path(const std::string& name) {
   return std::string(INFERSCOPE_TEST_MODELS_DIR) + "/" + name;
 }
 inline std::string demo_model_path() { return INFERSCOPE_DEMO_MODEL; }
+// A file of the source tree (resources/, tests/fixtures/).
+inline std::string source_path(const std::string& relative) { return std::string(INFERSCOPE_SOURCE_DIR) + "/" + relative; }
 // Success when `path` exists; otherwise a failure naming it and where the models come from.
 inline ::testing::AssertionResult model_file_exists(const std::string& path) {
   if (std::filesystem::exists(path)) return ::testing::AssertionSuccess();

@@ -1,0 +1,88 @@
+#include "core/engine/config_overrides.h"
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "core/common/json_field.h"
+#include "core/kv/kv_dtype.h"
+
+namespace inferscope {
+namespace {
+
+// One speculative-decoding key of a "config" object into `spec`; false when `key` is not one.
+bool apply_spec_override(SpecConfig& spec, const std::string& key, const nlohmann::json& o, const std::string& w,
+                         const PathResolver& resolve) {
+  if (key == "spec") {
+    const auto mode = spec_mode_from_name(json_field<std::string>(o, "spec", w));
+    if (!mode) throw std::runtime_error(w + ": 'spec' must be one of " + spec_mode_names() + ", not " + o.at(key).dump());
+    spec.mode = *mode;
+  } else if (key == "spec_k") {
+    spec.k = json_field<int32_t>(o, "spec_k", w);
+  } else if (key == "ngram_min") {
+    spec.ngram_min = json_field<int32_t>(o, "ngram_min", w);
+  } else if (key == "ngram_max") {
+    spec.ngram_max = json_field<int32_t>(o, "ngram_max", w);
+  } else if (key == "draft_model") {
+    const std::string path = json_field<std::string>(o, "draft_model", w);
+    spec.draft_model = resolve ? resolve(path) : path;
+  } else if (key == "draft_quant") {
+    const auto level = weight_quant_from_name(json_field<std::string>(o, "draft_quant", w));
+    if (!level) throw std::runtime_error(w + ": 'draft_quant' must be one of " + weight_quant_names() + ", not " + o.at(key).dump());
+    spec.draft_quant = *level;
+  } else if (key == "draft_layers") {
+    spec.draft_layers = json_field<int32_t>(o, "draft_layers", w);
+  } else if (key == "draft_p_min") {
+    spec.draft_p_min = json_field<float>(o, "draft_p_min", w);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+EngineConfig apply_config_overrides(EngineConfig c, const nlohmann::json& o, const std::string& where, const PathResolver& resolve) {
+  if (!o.is_object()) throw std::runtime_error(where + ": 'config' must be an object");
+  for (const auto& [key, value] : o.items()) {
+    const std::string w = where + ": config";
+    if (key == "kv") {
+      const auto kind = kv_kind_from_name(json_field<std::string>(o, "kv", w));
+      if (!kind) throw std::runtime_error(w + ": 'kv' must be \"paged\" or \"contiguous\", not " + value.dump());
+      c.kv.kind = *kind;
+    } else if (key == "block_size") {
+      c.kv.block_size = json_field<int32_t>(o, "block_size", w);
+    } else if (key == "kv_budget_mib") {
+      c.kv.budget_bytes = json_field<size_t>(o, "kv_budget_mib", w) << 20;
+    } else if (key == "context") {
+      c.context_length = json_field<int32_t>(o, "context", w);
+      c.kv.max_seq_len = 0;
+    } else if (key == "prefix_cache") {
+      c.kv.prefix_cache = json_field<bool>(o, "prefix_cache", w);
+    } else if (key == "attention") {
+      c.attention = json_field<std::string>(o, "attention", w);
+    } else if (key == "kv_dtype") {
+      const auto dtype = kv_dtype_from_name(json_field<std::string>(o, "kv_dtype", w));
+      if (!dtype) throw std::runtime_error(w + ": 'kv_dtype' must be \"f32\", \"f16\" or \"q8\", not " + value.dump());
+      c.kv_dtype = *dtype;
+    } else if (key == "quant") {
+      const auto level = weight_quant_from_name(json_field<std::string>(o, "quant", w));
+      if (!level) throw std::runtime_error(w + ": 'quant' must be one of " + weight_quant_names() + ", not " + value.dump());
+      c.quant = *level;
+    } else if (key == "scheduler") {
+      const auto policy = scheduler_policy_from_name(json_field<std::string>(o, "scheduler", w));
+      if (!policy) throw std::runtime_error(w + ": 'scheduler' must be \"continuous\" or \"static\", not " + value.dump());
+      c.scheduler.policy = *policy;
+    } else if (key == "max_running") {
+      c.scheduler.max_running = json_field<int32_t>(o, "max_running", w);
+    } else if (key == "max_batch_tokens") {
+      c.scheduler.max_batch_tokens = json_field<int32_t>(o, "max_batch_tokens", w);
+    } else if (key == "threads") {
+      c.threads = json_field<int32_t>(o, "threads", w);
+    } else if (!apply_spec_override(c.spec, key, o, w, resolve)) {
+      throw std::runtime_error(w + ": unknown toggle '" + key + "'");
+    }
+  }
+  return c;
+}
+
+}  // namespace inferscope

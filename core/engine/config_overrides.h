@@ -1,0 +1,25 @@
+// Engine toggles as JSON, the way demo scripts and experiments write them:
+//   {"kv": "contiguous", "block_size": 16, "kv_budget_mib": 64, "context": 1024, "prefix_cache": true,
+//    "attention": "naive", "kv_dtype": "q8", "quant": "q4", "scheduler": "static", "max_running": 4,
+//    "max_batch_tokens": 256, "threads": 2, "spec": "ngram", "spec_k": 4, "ngram_min": 2,
+//    "ngram_max": 4, "draft_model": "models/x.gguf", "draft_quant": "q4", "draft_layers": 2,
+//    "draft_p_min": 0.1}
+#pragma once
+#include <functional>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/engine/engine_config.h"
+
+namespace inferscope {
+
+// Turns a path written in the JSON (a draft model) into one to open; empty: kept as written.
+using PathResolver = std::function<std::string(const std::string&)>;
+
+// `config` with the toggles of `overrides` applied; throws std::runtime_error naming `where`, the key
+// and the value for an unknown toggle or a bad value.
+EngineConfig apply_config_overrides(EngineConfig config, const nlohmann::json& overrides, const std::string& where,
+                                    const PathResolver& resolve = {});
+
+}  // namespace inferscope

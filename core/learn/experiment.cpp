@@ -1,0 +1,138 @@
+#include "core/learn/experiment.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "core/common/json_field.h"
+#include "core/engine/config_overrides.h"
+
+namespace inferscope {
+namespace {
+
+std::vector<std::string> strings(const nlohmann::json& root, const char* key, const std::string& where) {
+  if (!root.contains(key)) return {};
+  return json_field<std::vector<std::string>>(root, key, where);
+}
+
+std::string resolve(const std::string& path, const std::string& root) {
+  if (std::filesystem::exists(path) || root.empty()) return path;
+  return (std::filesystem::path(root) / path).string();
+}
+
+ExperimentRun parse_run(const nlohmann::json& r, const std::string& where, const std::string& root) {
+  if (!r.is_object()) throw std::runtime_error(where + " must be an object");
+  for (const auto& [key, value] : r.items()) {
+    if (key != "name" && key != "config" && key != "workload") throw std::runtime_error(where + ": unknown field '" + key + "'");
+  }
+  ExperimentRun run;
+  run.name = json_field<std::string>(r, "name", where);
+  const bool name_ok = !run.name.empty() && std::all_of(run.name.begin(), run.name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+  if (!name_ok) throw std::runtime_error(where + ": 'name' must be letters, digits and '_', not \"" + run.name + "\"");
+  if (r.contains("config")) {
+    run.config = r["config"];
+    nlohmann::json toggles = run.config;
+    // kv_budget_tokens is the experiment's own toggle (a budget in tokens of the model's K/V).
+    if (toggles.is_object() && toggles.erase("kv_budget_tokens") > 0) json_field<size_t>(run.config, "kv_budget_tokens", where + ": config");
+    apply_config_overrides({}, toggles, where);  // checks every toggle now
+  }
+  if (!r.contains("workload")) throw std::runtime_error(where + ": field 'workload' is missing");
+  const nlohmann::json& w = r["workload"];
+  if (w.is_string()) {
+    run.workload_source = resolve(w.get<std::string>(), root);
+    run.workload = load_workload(run.workload_source);
+  } else {
+    run.workload_source = "inline";
+    run.workload = parse_workload(w, where + ": workload");
+  }
+  return run;
+}
+
+}  // namespace
+
+const std::vector<std::string>& experiment_plot_kinds() {
+  static const std::vector<std::string> kinds = {"timeline", "roofline", "kv_blocks", "steps"};
+  return kinds;
+}
+
+Experiment Experiment::parse(const nlohmann::json& root, const std::string& source, const std::string& resource_root) {
+  if (!root.is_object()) throw std::runtime_error(source + ": expected an object");
+  static const std::vector<std::string> fields = {"title", "question", "explain", "look_at", "runs",
+                                                  "values", "narration", "conclusions", "plots"};
+  for (const auto& [key, value] : root.items()) {
+    if (std::find(fields.begin(), fields.end(), key) == fields.end()) throw std::runtime_error(source + ": unknown field '" + key + "'");
+  }
+  Experiment e;
+  e.id = std::filesystem::path(source).stem().string();
+  e.title = json_field<std::string>(root, "title", source);
+  e.question = root.contains("question") ? json_field<std::string>(root, "question", source) : "";
+  e.look_at = root.contains("look_at") ? json_field<std::string>(root, "look_at", source) : "";
+  e.explain = strings(root, "explain", source);
+  e.narration = strings(root, "narration", source);
+  if (!root.contains("runs") || !root["runs"].is_array() || root["runs"].empty()) {
+    throw std::runtime_error(source + ": 'runs' must be a non-empty array");
+  }
+  for (size_t i = 0; i < root["runs"].size(); ++i) {
+    ExperimentRun run = parse_run(root["runs"][i], source + ": runs[" + std::to_string(i) + "]", resource_root);
+    for (const ExperimentRun& other : e.runs) {
+      if (other.name == run.name) throw std::runtime_error(source + ": two runs are named \"" + run.name + "\"");
+    }
+    e.runs.push_back(std::move(run));
+  }
+  if (root.contains("values")) {
+    if (!root["values"].is_object()) throw std::runtime_error(source + ": 'values' must be an object of expressions");
+    // nlohmann::json sorts object keys; the file's order matters (a value may use earlier ones), so
+    // derived values are evaluated until none is left that can be (experiment_values.h).
+    for (const auto& [name, expression] : root["values"].items()) {
+      e.values.emplace_back(name, json_field<std::string>(root["values"], name.c_str(), source + ": values"));
+    }
+  }
+  if (root.contains("conclusions")) {
+    if (!root["conclusions"].is_array()) throw std::runtime_error(source + ": 'conclusions' must be an array");
+    for (size_t i = 0; i < root["conclusions"].size(); ++i) {
+      const nlohmann::json& c = root["conclusions"][i];
+      const std::string w = source + ": conclusions[" + std::to_string(i) + "]";
+      if (c.is_object() && c.contains("otherwise")) {
+        e.conclusions.push_back({"", json_field<std::string>(c, "otherwise", w)});
+      } else {
+        e.conclusions.push_back({json_field<std::string>(c, "if", w), json_field<std::string>(c, "then", w)});
+      }
+    }
+  }
+  if (root.contains("plots")) {
+    if (!root["plots"].is_array()) throw std::runtime_error(source + ": 'plots' must be an array");
+    for (size_t i = 0; i < root["plots"].size(); ++i) {
+      const nlohmann::json& p = root["plots"][i];
+      const std::string w = source + ": plots[" + std::to_string(i) + "]";
+      ExperimentPlot plot{json_field<std::string>(p, "plot", w), strings(p, "runs", w)};
+      const auto& kinds = experiment_plot_kinds();
+      if (std::find(kinds.begin(), kinds.end(), plot.kind) == kinds.end()) {
+        throw std::runtime_error(w + ": unknown plot \"" + plot.kind + "\" (timeline, roofline, kv_blocks or steps)");
+      }
+      for (const std::string& name : plot.runs) {
+        const bool known = std::any_of(e.runs.begin(), e.runs.end(), [&](const ExperimentRun& r) { return r.name == name; });
+        if (!known) throw std::runtime_error(w + ": no run named \"" + name + "\"");
+      }
+      e.plots.push_back(std::move(plot));
+    }
+  }
+  return e;
+}
+
+Experiment Experiment::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot open the experiment");
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(path + ": not JSON: " + e.what());
+  }
+  const std::filesystem::path resources = std::filesystem::absolute(path).parent_path().parent_path();
+  return parse(root, path, resources.parent_path().string());
+}
+
+}  // namespace inferscope

@@ -1,0 +1,73 @@
+// A guided experiment (the workbench's Learn tab; resources/experiments/*.json): a few runs of
+// workloads on the loaded model that differ in one toggle, the values to derive from what they
+// measured, a narration with those values filled in, and the conclusion the numbers support.
+//
+//   {
+//     "title": "Paged vs contiguous KV cache",
+//     "question": "Why do serving engines hand out KV memory in blocks?",
+//     "explain": ["paragraph", ...],            what the learner should know first
+//     "look_at": "The block tables ...",         what to watch while it runs
+//     "runs": [                                  run in order, each on a fresh engine over the model
+//       {"name": "paged", "config": {"kv": "paged"},     config: demo-script toggles over the
+//        "workload": "resources/workloads/x.json"},      workbench's config (config_overrides.h)
+//       {"name": "contiguous", "config": {"kv": "contiguous", "kv_budget_tokens": 2048},   a budget in
+//        tokens of the model's K/V
+//        "workload": {"requests": [...]}}       a workload file or one inline (serve-sim's format)
+//     ],
+//     "values": {"waste_ratio": "contiguous.kv_reserved_unused_perc_mean / ..."},   derived values
+//     "narration": ["{paged.max_concurrent_requests} requests ran at once ..."],     narration.h
+//     "conclusions": [{"if": "waste_ratio > 2", "then": "..."}, {"otherwise": "..."}],
+//     "plots": [{"plot": "timeline", "runs": ["paged", "contiguous"]}]
+//   }
+// The values every run measures are listed in experiment_values.h.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/sched/workload.h"
+
+namespace inferscope {
+
+struct ExperimentRun {
+  std::string name;
+  nlohmann::json config = nlohmann::json::object();  // toggles over the base config
+  Workload workload;
+  std::string workload_source;  // the file, or "inline"
+};
+
+struct ExperimentConclusion {
+  std::string condition;  // empty: "otherwise"
+  std::string text;
+};
+
+// What the Learn tab draws after the runs: "timeline" (requests over time), "roofline" (steps by
+// arithmetic intensity), "kv_blocks" (the block table at the run's peak KV use), "steps" (tokens per step).
+struct ExperimentPlot {
+  std::string kind;
+  std::vector<std::string> runs;
+};
+
+struct Experiment {
+  std::string id;  // the file's base name
+  std::string title, question, look_at;
+  std::vector<std::string> explain;
+  std::vector<ExperimentRun> runs;
+  std::vector<std::pair<std::string, std::string>> values;  // name, expression
+  std::vector<std::string> narration;
+  std::vector<ExperimentConclusion> conclusions;
+  std::vector<ExperimentPlot> plots;
+
+  // Throws std::runtime_error naming `source`, the field and the value for anything malformed;
+  // workload files are read relative to the working directory, then `resource_root`.
+  static Experiment parse(const nlohmann::json& root, const std::string& source, const std::string& resource_root);
+  // `path` is resources/experiments/NAME.json: its workloads resolve against the folder holding resources/.
+  static Experiment load(const std::string& path);
+};
+
+// The plot kinds an experiment may ask for.
+const std::vector<std::string>& experiment_plot_kinds();
+
+}  // namespace inferscope

@@ -1,0 +1,105 @@
+#include "core/learn/experiment_runner.h"
+
+#include <stdexcept>
+#include <utility>
+
+#include "core/engine/config_overrides.h"
+#include "core/engine/engine_core.h"
+#include "core/kv/kv_dtype.h"
+#include "core/learn/narration.h"
+#include "core/model/llama_model.h"
+#include "kernels/cpu/memory_bandwidth.h"
+#include "kernels/cpu/peak_flops.h"
+#include "kernels/cpu/thread_pool.h"
+
+namespace inferscope {
+namespace {
+
+// True when any expression of the experiment names a machine.* value.
+bool uses_machine(const Experiment& e) {
+  auto mentions = [](const std::string& s) { return s.find("machine.") != std::string::npos; };
+  for (const std::string& n : e.narration) {
+    if (mentions(n)) return true;
+  }
+  for (const auto& [name, expression] : e.values) {
+    if (mentions(expression)) return true;
+  }
+  for (const ExperimentConclusion& c : e.conclusions) {
+    if (mentions(c.condition) || mentions(c.text)) return true;
+  }
+  return false;
+}
+
+MeasuredRun measure(const ExperimentRun& run, const LlamaModel& model, const EngineConfig& base, size_t index,
+                    const ExperimentRunOptions& options) {
+  // kv_budget_tokens: a budget in tokens of this model's K/V (an experiment fits any model's size).
+  nlohmann::json toggles = run.config;
+  toggles.erase("kv_budget_tokens");
+  EngineConfig config = apply_config_overrides(base, toggles, "run \"" + run.name + "\"");
+  if (run.config.contains("kv_budget_tokens")) {
+    const LlamaConfig& c = model.config();
+    const KvGeometry geometry{c.n_layers, c.n_kv_heads, c.head_dim, config.kv_dtype};
+    config.kv.budget_bytes = run.config["kv_budget_tokens"].get<size_t>() * geometry.bytes_per_token();
+  }
+  const std::vector<Request> requests = materialize_workload(
+      run.workload, [&](std::string_view text, bool add_bos) { return model.tokenizer().encode(text, add_bos); },
+      model.config().vocab_size, 1);
+  MeasuredRun m;
+  m.name = run.name;
+  WorkloadRunOptions o;
+  o.sampling.ignore_eos = true;  // greedy, each request to its output_tokens: runs stay comparable
+  o.cancel = options.cancel;
+  if (options.on_progress) o.on_progress = [&](int32_t done, int32_t total) { options.on_progress(index, done, total); };
+  o.after_step = [&](const EngineCore& core) {
+    const KvStats kv = core.kv_stats();
+    m.kv_bytes_per_token = core.step_cost_model().kv_bytes_per_token();
+    // The fullest moment: the most memory held, and of that the most slots filled.
+    const bool fuller = std::pair(kv.used_bytes, kv.filled_tokens) > std::pair(m.peak_kv.used_bytes, m.peak_kv.filled_tokens);
+    if (!fuller && m.peak_kv.sequences > 0) return;
+    m.peak_kv = kv;
+    m.peak_blocks = core.kv_snapshot();
+  };
+  try {
+    m.result = run_workload(model, config, requests, o);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error("run \"" + run.name + "\": " + e.what());
+  }
+  return m;
+}
+
+}  // namespace
+
+void narrate(const Experiment& e, ExperimentResult& r) {
+  for (const std::string& line : e.narration) r.narration.push_back(fill_narration(line, r.values));
+  for (const ExperimentConclusion& c : e.conclusions) {
+    if (c.condition.empty() || evaluate(c.condition, r.values) != 0) {
+      r.conclusion = fill_narration(c.text, r.values);
+      return;
+    }
+  }
+}
+
+ExperimentResult run_experiment(const Experiment& e, const LlamaModel& model, const EngineConfig& base,
+                                const ExperimentRunOptions& options) {
+  ExperimentResult r;
+  add_model_values(r.values, model);
+  if (uses_machine(e)) {
+    ThreadPool pool(base.threads);
+    r.values["machine.peak_flops"] = measure_peak_flops(pool, 0.2).flops_per_second;
+    r.values["machine.read_bandwidth"] = measure_read_bandwidth(pool, size_t{256} << 20, 3).read_bytes_per_second;
+  }
+  for (size_t i = 0; i < e.runs.size(); ++i) {
+    r.runs.push_back(measure(e.runs[i], model, base, i, options));
+    if (options.cancel && options.cancel->load()) {
+      r.cancelled = true;
+      return r;
+    }
+    add_run_values(r.values, r.runs.back());
+  }
+  add_pair_values(r.values, r.runs);
+  add_derived_values(r.values, e.values);
+  narrate(e, r);
+  return r;
+}
+
+}  // namespace inferscope

@@ -1,0 +1,134 @@
+#include "core/learn/experiment_values.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/model/llama_model.h"
+
+namespace inferscope {
+
+int first_token_divergence(const std::vector<TokenId>& a, const std::vector<TokenId>& b) {
+  const size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) return static_cast<int>(i);
+  }
+  return a.size() == b.size() ? -1 : static_cast<int>(n);
+}
+
+void add_run_values(ValueMap& v, const MeasuredRun& run) {
+  const std::string p = run.name + ".";
+  const nlohmann::json summary = summary_json(run.result.summary);
+  for (const auto& [key, value] : summary.items()) {
+    if (value.is_number()) v[p + key] = value.get<double>();
+    if (!value.is_object()) continue;
+    for (const auto& [inner, number] : value.items()) {  // spec_decode.acceptance_rate, ...
+      if (number.is_number()) v[p + key + "." + inner] = number.get<double>();
+    }
+  }
+  // Steps that computed prompt tokens against steps that only decoded.
+  struct Phase {
+    double seconds = 0, tokens = 0, flops = 0, bytes = 0;
+  } prefill, decode;
+  double attention_seconds = 0, scratch_peak = 0;
+  for (const StepMetrics& st : run.result.metrics.steps) {
+    Phase& ph = st.prefill_tokens > 0 ? prefill : decode;
+    ph.seconds += st.duration_s;
+    ph.tokens += st.prefill_tokens > 0 ? st.prefill_tokens : st.decode_tokens;
+    ph.flops += st.flops;
+    ph.bytes += st.weight_bytes_read + st.kv_bytes_read;
+    attention_seconds += st.attention_seconds;
+    scratch_peak = std::max(scratch_peak, static_cast<double>(st.attention_scratch_bytes));
+  }
+  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  for (const auto& [name, ph] : {std::pair{"prefill", prefill}, std::pair{"decode", decode}}) {
+    const std::string n = p + name;
+    v[n + "_seconds"] = ph.seconds;
+    v[n + "_tokens_per_second"] = ratio(ph.tokens, ph.seconds);
+    v[n + "_intensity"] = ratio(ph.flops, ph.bytes);
+    v[n + "_flops_per_second"] = ratio(ph.flops, ph.seconds);
+    v[n + "_bytes_per_second"] = ratio(ph.bytes, ph.seconds);
+  }
+  v[p + "attention_seconds"] = attention_seconds;
+  v[p + "attention_scratch_bytes_peak"] = scratch_peak;
+  v[p + "weight_bytes"] = static_cast<double>(run.result.metrics.weight_bytes);
+  v[p + "kv_bytes_per_token"] = static_cast<double>(run.kv_bytes_per_token);
+  const KvStats& k = run.peak_kv;
+  v[p + "peak_used_bytes"] = static_cast<double>(k.used_bytes);
+  v[p + "peak_filled_tokens"] = static_cast<double>(k.filled_tokens);
+  v[p + "peak_allocated_tokens"] = static_cast<double>(k.allocated_tokens);
+  v[p + "peak_unused_tokens"] = static_cast<double>(k.allocated_tokens - std::min(k.allocated_tokens, k.filled_tokens));
+  v[p + "peak_unused_bytes"] = v[p + "peak_unused_tokens"] * static_cast<double>(run.kv_bytes_per_token);
+  v[p + "peak_sequences"] = k.sequences;
+  // Per request: its own decode speed (output tokens after the first over the time they took).
+  double speeds = 0, counted = 0;
+  for (const RequestMetrics& r : run.result.metrics.requests) {
+    const double decode_s = r.e2e_request_latency_seconds - r.time_to_first_token_seconds;
+    if (r.generation_tokens < 2 || decode_s <= 0) continue;
+    speeds += (r.generation_tokens - 1) / decode_s;
+    ++counted;
+  }
+  v[p + "request_decode_tokens_per_second_mean"] = ratio(speeds, counted);
+  v[p + "ttft_ms_p50"] = 1e3 * run.result.summary.time_to_first_token_seconds_p50;
+}
+
+void add_pair_values(ValueMap& v, const std::vector<MeasuredRun>& runs) {
+  for (const MeasuredRun& a : runs) {
+    for (const MeasuredRun& b : runs) {
+      if (&a == &b) continue;
+      // The earliest divergence over requests paired by id (both runs ran the same workload).
+      int first = -1;
+      const size_t n = std::min(a.result.outputs.size(), b.result.outputs.size());
+      for (size_t i = 0; i < n; ++i) {
+        const int d = first_token_divergence(a.result.outputs[i].tokens, b.result.outputs[i].tokens);
+        if (d >= 0 && (first < 0 || d < first)) first = d;
+      }
+      v["first_divergence." + a.name + "." + b.name] = first;
+      v["same_outputs." + a.name + "." + b.name] = first < 0 && a.result.outputs.size() == b.result.outputs.size();
+    }
+  }
+}
+
+void add_model_values(ValueMap& v, const LlamaModel& model) {
+  const LlamaConfig& c = model.config();
+  v["model.n_layers"] = c.n_layers;
+  v["model.n_heads"] = c.n_heads;
+  v["model.n_kv_heads"] = c.n_kv_heads;
+  v["model.head_dim"] = c.head_dim;
+  v["model.dim"] = c.dim;
+  v["model.ffn_dim"] = c.ffn_dim;
+  v["model.vocab_size"] = c.vocab_size;
+  v["model.context_length"] = c.context_length;
+  v["model.gqa_ratio"] = static_cast<double>(c.n_heads) / c.n_kv_heads;
+  v["model.parameters"] = static_cast<double>(model.parameter_count());
+  // The file's own storage: bits per weight over its 2-D matrices.
+  double params = 0;
+  const LlamaWeights& w = model.weights();
+  for (const LlamaLayerWeights& l : w.layers) {
+    for (const MatrixRef* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) params += static_cast<double>(m->rows) * m->cols;
+  }
+  params += static_cast<double>(w.token_embd.rows) * w.token_embd.cols;
+  if (w.output.data != w.token_embd.data) params += static_cast<double>(w.output.rows) * w.output.cols;
+  v["model.native_weight_bytes"] = static_cast<double>(w.matrix_bytes());
+  v["model.native_bits_per_weight"] = 8.0 * static_cast<double>(w.matrix_bytes()) / params;
+}
+
+void add_derived_values(ValueMap& v, const std::vector<std::pair<std::string, std::string>>& derived) {
+  std::vector<std::pair<std::string, std::string>> left = derived;
+  // Each pass evaluates what it can; a pass that makes no progress leaves only broken values.
+  while (!left.empty()) {
+    std::vector<std::pair<std::string, std::string>> later;
+    std::string first_error;
+    for (const auto& [name, expression] : left) {
+      try {
+        v[name] = evaluate(expression, v);
+      } catch (const ExpressionError& e) {
+        if (first_error.empty()) first_error = "value '" + name + "': " + e.what();
+        later.emplace_back(name, expression);
+      }
+    }
+    if (later.size() == left.size()) throw ExpressionError(first_error);
+    left = std::move(later);
+  }
+}
+
+}  // namespace inferscope

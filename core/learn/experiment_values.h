@@ -1,0 +1,54 @@
+// The values an experiment's narration can use (core/learn/narration.h), all numbers:
+//   RUN.<summary field>           every number of serve-sim's summary (serve_summary.h: tokens_per_second,
+//                                 time_to_first_token_seconds_p50, kv_reserved_unused_perc_mean, ...,
+//                                 spec_decode.acceptance_rate, spec_decode.mean_acceptance_length)
+//   RUN.prefill_seconds / decode_seconds         time in steps that computed prompt tokens / only decodes
+//   RUN.prefill_tokens_per_second / decode_tokens_per_second   engine throughput in those steps
+//   RUN.prefill_intensity / decode_intensity     FLOPs per byte read in those steps (step_cost.h)
+//   RUN.prefill_flops_per_second / decode_flops_per_second, RUN.prefill_bytes_per_second / decode_bytes_per_second
+//   RUN.attention_seconds, RUN.attention_scratch_bytes_peak
+//   RUN.weight_bytes              the weights the run's steps read, at its quantization level
+//   RUN.kv_bytes_per_token        K and V of one token, every layer, in the run's KV dtype
+//   RUN.peak_used_bytes, peak_filled_tokens, peak_allocated_tokens, peak_unused_tokens,
+//   RUN.peak_unused_bytes, peak_sequences        the KV cache at the run's peak use
+//   RUN.ttft_ms_p50, RUN.request_decode_tokens_per_second_mean   per request: TTFT, its own decode speed
+//   same_outputs.A.B, first_divergence.A.B       for every pair of runs (-1: identical)
+//   model.n_layers, n_heads, n_kv_heads, head_dim, dim, ffn_dim, vocab_size, context_length,
+//   model.gqa_ratio (query heads per KV head), model.parameters, model.native_weight_bytes,
+//   model.native_bits_per_weight (the file's matrices as stored)
+//   machine.peak_flops, machine.read_bandwidth   measured (kernels/cpu), when an experiment uses them
+// and then the experiment's own "values", evaluated in dependency order.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/engine/workload_runner.h"
+#include "core/kv/kv_cache.h"
+#include "core/learn/experiment.h"
+#include "core/learn/expression.h"
+
+namespace inferscope {
+
+class LlamaModel;
+
+struct MeasuredRun {
+  std::string name;
+  WorkloadResult result;
+  KvStats peak_kv;          // the cache when it held the most
+  KvSnapshot peak_blocks;   // and its block tables then
+  size_t kv_bytes_per_token = 0;
+};
+
+// Adds `run`'s values under "NAME.".
+void add_run_values(ValueMap& values, const MeasuredRun& run);
+// Adds same_outputs.A.B and first_divergence.A.B for every ordered pair of runs.
+void add_pair_values(ValueMap& values, const std::vector<MeasuredRun>& runs);
+void add_model_values(ValueMap& values, const LlamaModel& model);
+// Evaluates the experiment's derived values; a value may use any other. Throws ExpressionError for
+// one that names something that exists nowhere, or values that depend on each other in a circle.
+void add_derived_values(ValueMap& values, const std::vector<std::pair<std::string, std::string>>& derived);
+
+// The first index where two token lists differ (the shorter one's length when one is a prefix of the other), -1 when equal.
+int first_token_divergence(const std::vector<TokenId>& a, const std::vector<TokenId>& b);
+
+}  // namespace inferscope

@@ -1,0 +1,139 @@
+// Guided experiments (core/learn): the expression language and narration formats against written-out
+// answers, experiment files rejected with the file and field named, derived values in dependency
+// order, and a real run whose narration carries exactly the numbers its metrics hold.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/learn/experiment.h"
+#include "core/learn/experiment_report.h"
+#include "core/learn/experiment_runner.h"
+#include "core/learn/narration.h"
+#include "core/model/llama_model.h"
+#include "tests/support/test_models.h"
+
+namespace inferscope {
+namespace {
+
+void expect_error(const std::function<void()>& fn, const std::string& fragment) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error; expected one containing \"" << fragment << "\"";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(LearnExpression, EvaluatesArithmeticComparisonsAndLogic) {
+  const ValueMap v = {{"a.x", 6}, {"b.x", 1.5}, {"n", 4}};
+  EXPECT_DOUBLE_EQ(evaluate("a.x / b.x", v), 4);
+  EXPECT_DOUBLE_EQ(evaluate("2 * (a.x - n) + -1", v), 3);
+  EXPECT_DOUBLE_EQ(evaluate("max(a.x, n) - min(b.x, 2)", v), 4.5);
+  EXPECT_DOUBLE_EQ(evaluate("a.x / b.x == n", v), 1);
+  EXPECT_DOUBLE_EQ(evaluate("a.x > 10 || n >= 4", v), 1);
+  EXPECT_DOUBLE_EQ(evaluate("a.x > 1 && n < 4", v), 0);
+  EXPECT_DOUBLE_EQ(evaluate("1e3 * b.x", v), 1500);
+  EXPECT_TRUE(std::isinf(evaluate("a.x / 0", v)));
+  expect_error([&] { evaluate("a.x / missing.value", v); }, "no value named 'missing.value'");
+  expect_error([&] { evaluate("(a.x + 1", v); }, "missing ')'");
+  expect_error([&] { evaluate("a.x $ 2", v); }, "unexpected '$' at character 5");
+}
+
+TEST(LearnNarration, FillsPlaceholdersInTheirFormats) {
+  const ValueMap v = {{"t", 0.01234}, {"f", 0.875}, {"b", 3 << 20}, {"n", 12}, {"r", 1.23456}};
+  EXPECT_EQ(fill_narration("{n} requests in {t:ms}, {f:%} unused, {b:mib}, {r:.2f}×, {r}", v),
+            "12 requests in 12.3 ms, 87.5% unused, 3.00 MiB, 1.23×, 1.23");
+  EXPECT_EQ(fill_narration("{{literal}} {n * 2}", v), "{literal} 24");
+  EXPECT_EQ(format_value(std::nan(""), ""), "n/a");
+  expect_error([&] { fill_narration("{n:weird}", v); }, "unknown format 'weird'");
+  expect_error([&] { fill_narration("{nope}", v); }, "placeholder {nope}");
+  expect_error([&] { fill_narration("open {n", v); }, "'{' without '}'");
+}
+
+TEST(LearnValues, DerivedValuesMayUseEachOtherInAnyOrder) {
+  ValueMap v = {{"x", 2}};
+  add_derived_values(v, {{"c", "b * 10"}, {"b", "a + 1"}, {"a", "x * 3"}});
+  EXPECT_DOUBLE_EQ(v["c"], 70);
+  expect_error([&] { add_derived_values(v, {{"p", "q + 1"}, {"q", "p + 1"}}); }, "no value named");
+}
+
+nlohmann::json minimal_experiment() {
+  return {{"title", "T"},
+          {"runs", {{{"name", "one"}, {"config", {{"kv", "paged"}}},
+                     {"workload", {{"requests", {{{"arrival_s", 0}, {"prompt_tokens", 8}, {"output_tokens", 4}}}}}}}}},
+          {"narration", {"{one.decode_tokens} decode tokens"}}};
+}
+
+TEST(LearnExperiment, MalformedFilesNameTheFieldAndValue) {
+  EXPECT_NO_THROW(Experiment::parse(minimal_experiment(), "x.json", ""));
+  auto broken = [](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = minimal_experiment();
+    edit(j);
+    return j;
+  };
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j.erase("title"); }), "x.json", ""); }, "x.json: field 'title'");
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["runs"] = nlohmann::json::array(); }), "x.json", ""); },
+               "'runs' must be a non-empty array");
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["runs"][0]["config"]["kv"] = "tiled"; }), "x.json", ""); },
+               "x.json: runs[0]: config: 'kv' must be \"paged\" or \"contiguous\", not \"tiled\"");
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["runs"][0]["config"]["kv_budget_tokens"] = "many"; }), "x.json", ""); },
+               "field 'kv_budget_tokens'");
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["runs"].push_back(j["runs"][0]); }), "x.json", ""); },
+               "two runs are named \"one\"");
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["plots"] = {{{"plot", "pie"}}}; }), "x.json", ""); },
+               "plots[0]: unknown plot \"pie\"");
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["plots"] = {{{"plot", "timeline"}, {"runs", {"two"}}}}; }), "x.json", ""); },
+               "no run named \"two\"");
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["runs"][0]["workload"] = "no/such/file.json"; }), "x.json", ""); },
+               "no/such/file.json");
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["colour"] = "red"; }), "x.json", ""); }, "unknown field 'colour'");
+}
+
+// Every shipped experiment parses, and its workloads load from the source tree.
+TEST(LearnExperiment, ShippedExperimentsParse) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(test::source_path("resources/experiments"))) {
+    const Experiment e = Experiment::load(entry.path().string());
+    EXPECT_FALSE(e.title.empty()) << entry.path();
+    EXPECT_FALSE(e.narration.empty()) << entry.path();
+    EXPECT_FALSE(e.conclusions.empty()) << entry.path();
+    ++count;
+  }
+  EXPECT_GE(count, 5);
+}
+
+// The KV-cache experiment on stories260K: the narration's numbers are the run's own metrics, and
+// the formula it shows matches the cache's bytes per token.
+TEST(LearnExperiment, KvCacheNarrationCarriesTheMeasuredNumbers) {
+  INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  const Experiment e = Experiment::load(test::source_path("resources/experiments/2-kv-cache.json"));
+  const ExperimentResult r = run_experiment(e, *model, EngineConfig{});
+  ASSERT_EQ(r.runs.size(), 1u);
+  const MeasuredRun& run = r.runs[0];
+  const LlamaConfig& c = model->config();
+  const size_t formula = size_t{2} * c.n_layers * c.n_kv_heads * c.head_dim * 2;
+  EXPECT_EQ(run.kv_bytes_per_token, formula);
+  // 200 prompt tokens + 57 outputs hold 256 slots in the last step, which also finishes the request
+  // and frees them: between steps the cache is seen at most at 255.
+  EXPECT_EQ(run.peak_kv.filled_tokens, 255u);
+  EXPECT_DOUBLE_EQ(r.values.at("one.peak_filled_tokens"), 255);
+  EXPECT_DOUBLE_EQ(r.values.at("one.decode_tokens"), static_cast<double>(run.result.summary.decode_tokens));
+  ASSERT_EQ(r.narration.size(), e.narration.size());
+  EXPECT_NE(r.narration[0].find("= " + std::to_string(formula) + " bytes. The cache reports " + std::to_string(formula)),
+            std::string::npos) << r.narration[0];
+  EXPECT_NE(r.narration[1].find("held 255 tokens"), std::string::npos) << r.narration[1];
+  EXPECT_NE(r.conclusion.find("agree to the byte"), std::string::npos) << r.conclusion;
+  // The peak block table is the one request's: 256 tokens in blocks of 16.
+  ASSERT_EQ(run.peak_blocks.sequences.size(), 1u);
+  EXPECT_EQ(run.peak_blocks.sequences[0].block_table.size(), 16u);
+  const std::string md = experiment_markdown(e, r, c.name, {{"timeline", "timeline.png"}});
+  EXPECT_NE(md.find("# The KV cache"), std::string::npos);
+  EXPECT_NE(md.find(r.conclusion), std::string::npos);
+  EXPECT_NE(md.find("![timeline](timeline.png)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace inferscope
