@@ -54,7 +54,7 @@ ExperimentRun parse_run(const nlohmann::json& r, const std::string& where, const
 }  // namespace
 
 const std::vector<std::string>& experiment_plot_kinds() {
-  static const std::vector<std::string> kinds = {"timeline", "roofline", "kv_blocks", "steps"};
+  static const std::vector<std::string> kinds = {"kv_blocks", "steps", "bars"};
   return kinds;
 }
 
@@ -107,10 +107,14 @@ Experiment Experiment::parse(const nlohmann::json& root, const std::string& sour
     for (size_t i = 0; i < root["plots"].size(); ++i) {
       const nlohmann::json& p = root["plots"][i];
       const std::string w = source + ": plots[" + std::to_string(i) + "]";
-      ExperimentPlot plot{json_field<std::string>(p, "plot", w), strings(p, "runs", w)};
+      ExperimentPlot plot{json_field<std::string>(p, "plot", w), strings(p, "runs", w), "", ""};
+      if (plot.kind == "bars") {
+        plot.value = json_field<std::string>(p, "value", w);
+        plot.title = json_field<std::string>(p, "title", w);
+      }
       const auto& kinds = experiment_plot_kinds();
       if (std::find(kinds.begin(), kinds.end(), plot.kind) == kinds.end()) {
-        throw std::runtime_error(w + ": unknown plot \"" + plot.kind + "\" (timeline, roofline, kv_blocks or steps)");
+        throw std::runtime_error(w + ": unknown plot \"" + plot.kind + "\" (kv_blocks, steps or bars)");
       }
       for (const std::string& name : plot.runs) {
         const bool known = std::any_of(e.runs.begin(), e.runs.end(), [&](const ExperimentRun& r) { return r.name == name; });

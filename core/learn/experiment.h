@@ -17,7 +17,7 @@
 //     "values": {"waste_ratio": "contiguous.kv_reserved_unused_perc_mean / ..."},   derived values
 //     "narration": ["{paged.max_concurrent_requests} requests ran at once ..."],     narration.h
 //     "conclusions": [{"if": "waste_ratio > 2", "then": "..."}, {"otherwise": "..."}],
-//     "plots": [{"plot": "timeline", "runs": ["paged", "contiguous"]}]
+//     "plots": [{"plot": "kv_blocks", "runs": ["paged", "contiguous"]}]
 //   }
 // The values every run measures are listed in experiment_values.h.
 #pragma once
@@ -43,11 +43,12 @@ struct ExperimentConclusion {
   std::string text;
 };
 
-// What the Learn tab draws after the runs: "timeline" (requests over time), "roofline" (steps by
-// arithmetic intensity), "kv_blocks" (the block table at the run's peak KV use), "steps" (tokens per step).
+// What the Learn tab draws after the runs: "kv_blocks" (the block table at the run's peak KV use),
+// "steps" (tokens per step), "bars" (one value of each run: RUN.<value>, titled `title`).
 struct ExperimentPlot {
   std::string kind;
   std::vector<std::string> runs;
+  std::string value, title;  // bars only
 };
 
 struct Experiment {

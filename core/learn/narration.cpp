@@ -12,12 +12,14 @@ std::string format_value(double v, const std::string& format) {
     if (v == std::floor(v) && std::fabs(v) < 1e15) return format_number(v, "%.0f");
     return format_number(v, std::fabs(v) >= 100 ? "%.0f" : std::fabs(v) >= 10 ? "%.1f" : std::fabs(v) >= 1 ? "%.2f" : "%.3g");
   }
+  if (format == "yes") return v != 0 ? "yes" : "no";
+  if (format == "divergence") return v < 0 ? "nowhere (identical)" : "at token " + format_number(v, "%.0f");
   if (format == "%") return format_number(100 * v, "%.1f") + "%";
   if (format == "mib") return format_number(v / (1 << 20), "%.2f") + " MiB";
   if (format == "ms") return format_number(v * 1e3, "%.1f") + " ms";
   const bool decimals = format.size() >= 3 && format.front() == '.' && format.back() == 'f' &&
                         format.find_first_not_of("0123456789", 1) == format.size() - 1;
-  if (!decimals) throw ExpressionError("unknown format '" + format + "' (use .Nf, %, mib or ms)");
+  if (!decimals) throw ExpressionError("unknown format '" + format + "' (use .Nf, %, mib, ms, yes or divergence)");
   return format_number(v, ("%" + format).c_str());
 }
 

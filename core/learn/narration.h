@@ -1,7 +1,8 @@
 // Fills an experiment's narration with what it measured: each "{expression}" or
 // "{expression:format}" in the text becomes the expression's value (core/learn/expression.h).
 // Formats: ".Nf" (N decimals), "%" (a fraction as a percentage, 1 decimal), "mib" (bytes as MiB,
-// 2 decimals), "ms" (seconds as milliseconds, 1 decimal); none: an integer when the value is whole,
+// 2 decimals), "ms" (seconds as milliseconds, 1 decimal), "yes" (non-zero: yes, else no), "divergence"
+// (a first_divergence: "at token N", or "nowhere (identical)" for -1); none: an integer when whole,
 // else 3 significant digits. "{{" and "}}" are literal braces.
 #pragma once
 #include <string>

@@ -17,12 +17,14 @@
 #include "gui/chat/chat_panel.h"
 #include "gui/compare/compare_view.h"
 #include "gui/config/config_panel.h"
+#include "gui/learn/learn_view.h"
 
 namespace inferscope::gui {
 namespace {
 
 const char* const kActions[] = {"open_model", "new_session", "select_session", "send", "config", "compare", "wait",
-                                "wait_idle", "wait_tokens", "tab", "token_view", "show_plot", "show_toggle", "screenshot"};
+                                "wait_idle", "wait_tokens", "tab", "token_view", "show_plot", "show_toggle", "screenshot",
+                                "experiment"};
 constexpr qint64 kDefaultTimeoutMs = 300'000;
 
 qint64 now_ms() { return QDateTime::currentMSecsSinceEpoch(); }
@@ -78,9 +80,10 @@ DemoScript::DemoScript(MainWindow& window, const nlohmann::json& script, const Q
     if (step.action == "wait" || step.action == "wait_idle") json_field<double>(s, step.action.c_str(), w);
     if (step.action == "wait_tokens") json_field<int>(s, "wait_tokens", w);
     if (step.action == "token_view") json_field<bool>(s, "token_view", w);
+    if (step.action == "experiment" && s.contains("timeout")) json_field<double>(s, "timeout", w);
     if (step.action == "new_session" || step.action == "select_session" || step.action == "send" ||
         step.action == "tab" || step.action == "screenshot" || step.action == "open_model" || step.action == "show_plot" ||
-        step.action == "show_toggle") {
+        step.action == "show_toggle" || step.action == "experiment") {
       json_field<std::string>(s, step.action.c_str(), w);
     }
     steps_.push_back(std::move(step));
@@ -241,6 +244,18 @@ void DemoScript::run_step(const Step& step) {
     } else if (step.action == "show_toggle") {
       const std::string name = json_field<std::string>(a, "show_toggle", w);
       if (!window_.config_panel()->reveal(QString::fromStdString(name))) throw std::runtime_error(w + ": no toggle named \"" + name + "\"");
+    } else if (step.action == "experiment") {
+      const std::string id = json_field<std::string>(a, "experiment", w);
+      LearnView& learn = *window_.learn();
+      if (!learn.select_experiment(QString::fromStdString(id))) throw std::runtime_error(w + ": no experiment named \"" + id + "\"");
+      select_tab("Learn", w);
+      if (!learn.start()) throw std::runtime_error(w + ": the experiment did not start: " + learn.status_text().toStdString());
+      const qint64 timeout = a.contains("timeout") ? static_cast<qint64>(json_field<double>(a, "timeout", w) * 1000) : kDefaultTimeoutMs;
+      wait_until([this, &learn] {
+        if (learn.running()) return false;
+        if (!learn.result()) failure_ = "the experiment ended without results: " + learn.status_text();
+        return true;
+      }, timeout);
     } else if (step.action == "screenshot") {
       save_screenshot(QString::fromStdString(json_field<std::string>(a, "screenshot", w)));
     }

@@ -23,10 +23,12 @@
 //       {"wait": 1.5},                           seconds
 //       {"wait_idle": 120},                      until no reply streams (timeout in seconds)
 //       {"wait_tokens": 40, "timeout": 60},      until every streaming reply has at least this many tokens
-//       {"tab": "Model"},                        "Chat", "Compare A/B" or "Model"
+//       {"tab": "Model"},                        "Chat", "Compare A/B", "Learn" or "Model"
 //       {"token_view": true},                    the chat's per-token view on or off
 //       {"show_plot": "spec_decode"},            scrolls the Chat tab's dashboard to a plot (its objectName)
 //       {"show_toggle": "spec_mode"},            scrolls the config panel to a toggle (its objectName)
+//       {"experiment": "3-paged-vs-contiguous", "timeout": 300},   runs a guided experiment (its file's
+//                                                base name) in the Learn tab and waits for its narration
 //       {"screenshot": "docs/screenshots/x.png"} the window as it is now
 //     ]
 //   }

@@ -24,6 +24,8 @@
 #include "gui/bridge/engine_bridge.h"
 #include "gui/chat/chat_panel.h"
 #include "gui/compare/compare_view.h"
+#include "gui/bridge/resource_path.h"
+#include "gui/learn/learn_view.h"
 #include "gui/config/config_panel.h"
 #include "gui/dashboard/metrics_dashboard.h"
 #include "gui/model/model_info_panel.h"
@@ -59,6 +61,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
       chat_(new ChatPanel(*bridge_, SessionStore(options.sessions_dir))),
       config_(new ConfigPanel),
       compare_(new CompareView(*bridge_, *chat_)),
+      learn_(new LearnView(*bridge_)),
       dashboard_(new MetricsDashboard),
       dashboard_scroll_(vertical_scroll(dashboard_)),
       blocks_(new BlockTableView),
@@ -76,6 +79,8 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
 
   tabs_->addTab(build_chat_tab(), "Chat");
   tabs_->addTab(compare_, "Compare A/B");
+  tabs_->addTab(learn_, "Learn");
+  learn_->load_experiments(resolve_resource_path("resources/experiments"));
   tabs_->addTab(model_info_, "Model");
   setCentralWidget(tabs_);
 

@@ -1,4 +1,4 @@
-// The workbench window (docs/ARCHITECTURE.md §9): the model bar on top; tabs Chat | Compare A/B | Model;
+// The workbench window (docs/ARCHITECTURE.md §9): the model bar on top; tabs Chat | Compare A/B | Learn | Model;
 // the Chat tab holds the sessions and conversation beside the engine toggles, and the live
 // dashboard beside the block-table view below; the status bar reads
 // "running N · waiting M · KV x% · y tok/s · weights q8 (35.2 MiB)". Models open from the file dialog, the recent list,
@@ -25,6 +25,7 @@ class ChatPanel;
 class CompareView;
 class ConfigPanel;
 class EngineBridge;
+class LearnView;
 class ModelInfoPanel;
 
 struct MainWindowOptions {
@@ -47,6 +48,7 @@ class MainWindow : public QMainWindow {
   ChatPanel* chat() const { return chat_; }
   ConfigPanel* config_panel() const { return config_; }
   CompareView* compare() const { return compare_; }
+  LearnView* learn() const { return learn_; }
   MetricsDashboard* dashboard() const { return dashboard_; }
   BlockTableView* block_table() const { return blocks_; }
   ModelInfoPanel* model_info() const { return model_info_; }
@@ -83,6 +85,7 @@ class MainWindow : public QMainWindow {
   ChatPanel* chat_;
   ConfigPanel* config_;
   CompareView* compare_;
+  LearnView* learn_;
   MetricsDashboard* dashboard_;
   QScrollArea* dashboard_scroll_;
   BlockTableView* blocks_;

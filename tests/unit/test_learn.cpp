@@ -47,6 +47,7 @@ TEST(LearnNarration, FillsPlaceholdersInTheirFormats) {
             "12 requests in 12.3 ms, 87.5% unused, 3.00 MiB, 1.23×, 1.23");
   EXPECT_EQ(fill_narration("{{literal}} {n * 2}", v), "{literal} 24");
   EXPECT_EQ(format_value(std::nan(""), ""), "n/a");
+  EXPECT_EQ(fill_narration("{n > 3:yes}/{n > 30:yes}, {n:divergence}, {-1:divergence}", v), "yes/no, at token 12, nowhere (identical)");
   expect_error([&] { fill_narration("{n:weird}", v); }, "unknown format 'weird'");
   expect_error([&] { fill_narration("{nope}", v); }, "placeholder {nope}");
   expect_error([&] { fill_narration("open {n", v); }, "'{' without '}'");
@@ -84,7 +85,7 @@ TEST(LearnExperiment, MalformedFilesNameTheFieldAndValue) {
                "two runs are named \"one\"");
   expect_error([&] { Experiment::parse(broken([](auto& j) { j["plots"] = {{{"plot", "pie"}}}; }), "x.json", ""); },
                "plots[0]: unknown plot \"pie\"");
-  expect_error([&] { Experiment::parse(broken([](auto& j) { j["plots"] = {{{"plot", "timeline"}, {"runs", {"two"}}}}; }), "x.json", ""); },
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["plots"] = {{{"plot", "steps"}, {"runs", {"two"}}}}; }), "x.json", ""); },
                "no run named \"two\"");
   expect_error([&] { Experiment::parse(broken([](auto& j) { j["runs"][0]["workload"] = "no/such/file.json"; }), "x.json", ""); },
                "no/such/file.json");
@@ -129,10 +130,10 @@ TEST(LearnExperiment, KvCacheNarrationCarriesTheMeasuredNumbers) {
   // The peak block table is the one request's: 256 tokens in blocks of 16.
   ASSERT_EQ(run.peak_blocks.sequences.size(), 1u);
   EXPECT_EQ(run.peak_blocks.sequences[0].block_table.size(), 16u);
-  const std::string md = experiment_markdown(e, r, c.name, {{"timeline", "timeline.png"}});
+  const std::string md = experiment_markdown(e, r, c.name, {{"block tables", "blocks.png"}});
   EXPECT_NE(md.find("# The KV cache"), std::string::npos);
   EXPECT_NE(md.find(r.conclusion), std::string::npos);
-  EXPECT_NE(md.find("![timeline](timeline.png)"), std::string::npos);
+  EXPECT_NE(md.find("![block tables](blocks.png)"), std::string::npos);
 }
 
 }  // namespace

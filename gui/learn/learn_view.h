@@ -1,0 +1,75 @@
+// The Learn tab: the guided experiments (resources/experiments/*.json) in a list; the chosen one's
+// question, explanation and what to look at; Run runs it on the loaded model (off the GUI thread,
+// with progress and cancel); then its narration with the measured numbers, its conclusion, its
+// plots, and "Export report…" (Markdown with the plots as PNG files beside it).
+#pragma once
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+#include "core/learn/experiment.h"
+#include "core/learn/experiment_runner.h"
+
+class QLabel;
+class QListWidget;
+class QProgressBar;
+class QPushButton;
+class QTextBrowser;
+class QTimer;
+class QVBoxLayout;
+
+namespace inferscope::gui {
+
+class EngineBridge;
+class LearnRunner;
+
+class LearnView : public QWidget {
+  Q_OBJECT
+ public:
+  LearnView(EngineBridge& bridge, QWidget* parent = nullptr);
+  ~LearnView() override;
+
+  // Loads every experiment file in `dir` (malformed ones are listed with their error).
+  void load_experiments(const QString& dir);
+  int experiment_count() const { return static_cast<int>(experiments_.size()); }
+  // Selects the experiment whose id (file base name) is `id`; false when there is none.
+  bool select_experiment(const QString& id);
+  // Runs the selected experiment; false (with the reason in status_text()) when it cannot start.
+  bool start();
+  void cancel();
+  bool running() const;
+  const ExperimentResult* result() const { return result_.get(); }
+  const Experiment* current() const;
+  QString status_text() const;
+  QString narration_text() const;  // the narration view as plain text
+  QList<QWidget*> plot_widgets() const { return plots_; }
+  // Writes DIR/ID.md and DIR/ID-N.png (one per plot); returns the report's path (throws on failure).
+  QString export_report(const QString& dir) const;
+
+ signals:
+  void experiment_finished();
+
+ private:
+  void show_experiment(int index);
+  void show_result();
+  void set_status(const QString& text);
+  void poll_progress();
+
+  EngineBridge& bridge_;
+  std::vector<std::shared_ptr<const Experiment>> experiments_;
+  std::shared_ptr<const ExperimentResult> result_;
+  int result_index_ = -1;  // the experiment result_ belongs to
+  LearnRunner* runner_;
+  QListWidget* list_;
+  QTextBrowser *intro_, *narration_;
+  QLabel* status_;
+  QProgressBar* progress_;
+  QPushButton *run_, *cancel_, *export_;
+  QVBoxLayout* plots_layout_;
+  QList<QWidget*> plots_;
+  QTimer* poll_;
+};
+
+}  // namespace inferscope::gui

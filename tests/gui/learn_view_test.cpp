@@ -1,0 +1,75 @@
+// The Learn tab driven offscreen on stories260K, one experiment per test: it runs, its narration in
+// the window is the experiment's text filled with the values it measured, those values are the
+// metrics its runs recorded, every plot it asks for is drawn, and the report exports with them.
+#include <QDir>
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <algorithm>
+
+#include "core/learn/narration.h"
+#include "gui/learn/learn_view.h"
+#include "tests/gui/workbench_fixture.h"
+
+namespace inferscope::gui::test {
+namespace {
+
+class LearnExperiment : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(LearnExperiment, NarratesTheNumbersItMeasured) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  QTemporaryDir sessions;
+  auto w = open_window(sessions.path(), QString::fromStdString(path));
+  ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine() && !w->bridge().busy(); }));
+  LearnView& learn = *w->learn();
+  ASSERT_GE(learn.experiment_count(), 8);
+  ASSERT_TRUE(learn.select_experiment(GetParam())) << GetParam();
+  ASSERT_TRUE(learn.start()) << learn.status_text().toStdString();
+  ASSERT_TRUE(wait_for([&] { return !learn.running(); }, 240000));
+  const ExperimentResult* r = learn.result();
+  ASSERT_NE(r, nullptr) << learn.status_text().toStdString();
+  const Experiment& e = *learn.current();
+  ASSERT_EQ(r->runs.size(), e.runs.size());
+
+  // Each run's values are its own metrics.
+  for (const MeasuredRun& run : r->runs) {
+    int64_t prefill = 0, decode = 0;
+    int32_t running = 0;
+    for (const StepMetrics& st : run.result.metrics.steps) {
+      prefill += st.prefill_tokens;
+      decode += st.decode_tokens;
+      running = std::max(running, st.num_requests_running);
+    }
+    const std::string p = run.name + ".";
+    EXPECT_EQ(r->values.at(p + "prefill_tokens"), static_cast<double>(prefill)) << p;
+    EXPECT_EQ(r->values.at(p + "decode_tokens"), static_cast<double>(decode)) << p;
+    EXPECT_EQ(r->values.at(p + "max_concurrent_requests"), running) << p;
+    EXPECT_EQ(r->values.at(p + "tokens_per_second"), run.result.summary.tokens_per_second) << p;
+    EXPECT_EQ(r->values.at(p + "peak_filled_tokens"), static_cast<double>(run.peak_kv.filled_tokens)) << p;
+    EXPECT_EQ(r->values.at(p + "requests_finished"), static_cast<double>(e.runs[&run - r->runs.data()].workload.requests.size())) << p;
+  }
+  // The window shows the experiment's narration filled with exactly those values.
+  const std::string shown = learn.narration_text().toStdString();
+  ASSERT_EQ(r->narration.size(), e.narration.size());
+  for (size_t i = 0; i < e.narration.size(); ++i) {
+    EXPECT_EQ(r->narration[i], fill_narration(e.narration[i], r->values));
+    EXPECT_NE(shown.find(r->narration[i]), std::string::npos) << "not shown: " << r->narration[i];
+  }
+  EXPECT_FALSE(r->conclusion.empty());
+  EXPECT_NE(shown.find(r->conclusion), std::string::npos);
+  EXPECT_EQ(learn.plot_widgets().size(), static_cast<qsizetype>(e.plots.size()));
+
+  QTemporaryDir out;
+  const QString report = learn.export_report(out.path());
+  EXPECT_TRUE(QFileInfo::exists(report));
+  for (size_t i = 0; i < e.plots.size(); ++i) {
+    EXPECT_TRUE(QFileInfo::exists(QDir(out.path()).filePath(QString("%1-%2.png").arg(GetParam()).arg(i + 1))));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shipped, LearnExperiment,
+                         ::testing::Values("1-prefill-vs-decode", "2-kv-cache", "3-paged-vs-contiguous",
+                                           "4-prefix-caching", "5-flash-vs-naive", "6-quantization",
+                                           "7-continuous-vs-static", "8-speculative-decoding"));
+
+}  // namespace
+}  // namespace inferscope::gui::test
