@@ -51,7 +51,7 @@ QCustomPlot* bars_plot(const ExperimentPlot& plot, const ExperimentResult& r, QW
   p->xAxis->setTickLabelRotation(runs.size() > 4 ? 30 : 0);
   p->xAxis->setRange(-0.6, static_cast<double>(runs.size()) - 0.4);
   p->yAxis->setRange(0, top > 0 ? top * 1.15 : 1);
-  p->yAxis->setLabel(QString::fromStdString(plot.value));
+  p->yAxis->setLabel(QString::fromStdString(plot.title));
   return p;
 }
 
