@@ -76,6 +76,8 @@ EngineConfig apply_config_overrides(EngineConfig c, const nlohmann::json& o, con
       c.scheduler.max_running = json_field<int32_t>(o, "max_running", w);
     } else if (key == "max_batch_tokens") {
       c.scheduler.max_batch_tokens = json_field<int32_t>(o, "max_batch_tokens", w);
+    } else if (key == "fuse") {
+      c.matmul.fuse = json_field<bool>(o, "fuse", w);
     } else if (key == "threads") {
       c.threads = json_field<int32_t>(o, "threads", w);
     } else if (!apply_spec_override(c.spec, key, o, w, resolve)) {

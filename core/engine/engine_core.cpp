@@ -360,6 +360,7 @@ void EngineCore::step() {
   for (const ScheduledSeq& s : plan.seqs) metrics_.on_scheduled(s.id, started);
   const KvStats during = kv_->stats();  // what the step holds, before finished requests let go
   double seconds = 0;
+  const int64_t dispatches = executor_->pool_dispatches();
   if (const auto failure = failure_of([&] { seconds = executor_->execute(plan, sampled_); })) {
     // The step's sequences hold slots never written: drop them; everyone else goes on.
     return fail_scheduled(plan, "step failed: " + *failure);
@@ -424,6 +425,7 @@ void EngineCore::step() {
   m.weight_bytes_read = cost.weight_bytes;
   m.kv_bytes_read = cost.kv_bytes;
   m.preempted = plan.preempted;
+  m.pool_dispatches = executor_->pool_dispatches() - dispatches;
   metrics_.on_step(m, kv_->stats());
   publish_queue();
 }

@@ -154,6 +154,7 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
                      {"spec_accepted_tokens", st.spec_accepted_tokens},
                      {"draft_seconds", st.draft_seconds},
                      {"verify_seconds", st.verify_seconds},
+                     {"pool_dispatches", st.pool_dispatches},
                      {"flops", st.flops},
                      {"weight_bytes_read", st.weight_bytes_read},
                      {"kv_bytes_read", st.kv_bytes_read},

@@ -65,6 +65,7 @@ struct StepMetrics {
   int32_t spec_accepted_tokens = 0;    // of those, accepted
   double draft_seconds = 0;            // proposing the drafts
   double verify_seconds = 0;           // the forward pass that scored them (0 when nothing drafted)
+  int64_t pool_dispatches = 0;         // thread-pool dispatches (wake-up + join) the step's forward pass made
   double flops = 0;                    // matmul + attention FLOPs (core/engine/step_cost.h)
   double weight_bytes_read = 0;        // weight matrices read once, at the step's level
   double kv_bytes_read = 0;            // K/V of each sequence's context, every layer

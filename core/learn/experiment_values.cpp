@@ -29,7 +29,7 @@ void add_run_values(ValueMap& v, const MeasuredRun& run) {
   struct Phase {
     double seconds = 0, tokens = 0, flops = 0, bytes = 0;
   } prefill, decode;
-  double attention_seconds = 0, scratch_peak = 0;
+  double attention_seconds = 0, scratch_peak = 0, decode_dispatches = 0, decode_steps = 0;
   for (const StepMetrics& st : run.result.metrics.steps) {
     Phase& ph = st.prefill_tokens > 0 ? prefill : decode;
     ph.seconds += st.duration_s;
@@ -37,6 +37,10 @@ void add_run_values(ValueMap& v, const MeasuredRun& run) {
     ph.flops += st.flops;
     ph.bytes += st.weight_bytes_read + st.kv_bytes_read;
     attention_seconds += st.attention_seconds;
+    if (st.prefill_tokens == 0) {
+      decode_dispatches += static_cast<double>(st.pool_dispatches);
+      ++decode_steps;
+    }
     scratch_peak = std::max(scratch_peak, static_cast<double>(st.attention_scratch_bytes));
   }
   auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
@@ -49,6 +53,9 @@ void add_run_values(ValueMap& v, const MeasuredRun& run) {
     v[n + "_bytes_per_second"] = ratio(ph.bytes, ph.seconds);
   }
   v[p + "attention_seconds"] = attention_seconds;
+  v[p + "decode_steps"] = decode_steps;
+  v[p + "decode_dispatches_per_step"] = ratio(decode_dispatches, decode_steps);
+  v[p + "decode_seconds_per_step"] = ratio(decode.seconds, decode_steps);
   v[p + "attention_scratch_bytes_peak"] = scratch_peak;
   v[p + "weight_bytes"] = static_cast<double>(run.result.metrics.weight_bytes);
   v[p + "kv_bytes_per_token"] = static_cast<double>(run.kv_bytes_per_token);

@@ -154,4 +154,6 @@ SampledToken ModelExecutor::pick(const ScheduledSeq& s, size_t index, std::span<
   }
 }
 
+int64_t ModelExecutor::pool_dispatches() const { return pool_->dispatches(); }
+
 }  // namespace inferscope

@@ -49,6 +49,11 @@ class ModelExecutor final : public StepExecutor {
   KvCache* kv_;
   ModelExecutorOptions options_;
   std::unique_ptr<ThreadPool> pool_;
+
+ public:
+  int64_t pool_dispatches() const override;
+
+ private:
   std::unique_ptr<Attention> attention_;
   std::unique_ptr<LlamaForward> forward_;
   Sampler& sampler_for(RequestId id);

@@ -63,6 +63,8 @@ class StepExecutor {
   // outlive its use). Executors without a model ignore it.
   virtual void set_proposer(Proposer* /*proposer*/) {}
   virtual SpecUse last_spec() const { return {}; }
+  // Thread-pool dispatches (each a wake-up and a join of the workers) so far; 0 without a model.
+  virtual int64_t pool_dispatches() const { return 0; }
 };
 
 }  // namespace inferscope

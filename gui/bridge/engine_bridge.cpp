@@ -142,18 +142,19 @@ void EngineBridge::retire(std::shared_ptr<Engine> engine) {
 }
 
 void EngineBridge::set_config(const EngineConfig& config) {
-  const bool new_threads = config.threads != config_.threads;
+  // The thread count and operator fusion are fixed when an engine is built: they need a new one.
+  const bool rebuild = config.threads != config_.threads || config.matmul.fuse != config_.matmul.fuse;
   config_ = config;
   if (!engine_) return;
   sent_.push_back(config);
   engine_->set_config(config);
-  if (!new_threads) return;
+  if (!rebuild) return;
   if (in_flight() == 0 && !busy()) {
     rebuilding_ = true;
     build_engine(model_, model_path_, false);
   } else {
     rebuild_pending_ = true;
-    emit config_result(true, "the thread count applies once the running requests finish");
+    emit config_result(true, "the thread count and operator fusion apply once the running requests finish");
   }
 }
 
@@ -216,10 +217,12 @@ void EngineBridge::settle_config(bool applied) {
   if (applied) {
     accepted_ = std::move(answered);
   } else if (sent_.empty()) {
-    // Threads never reach the engine's config: they stay as asked.
+    // Threads and fusion never reach the engine's config: they stay as asked.
     const int32_t threads = config_.threads;
+    const bool fuse = config_.matmul.fuse;
     config_ = accepted_;
     config_.threads = threads;
+    config_.matmul.fuse = fuse;
   }
 }
 

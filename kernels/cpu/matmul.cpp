@@ -67,6 +67,11 @@ void matmul(const MatrixRef& w, const float* x, int64_t n_tok, float* y, ThreadP
 void matmul_fused(std::span<const MatmulTarget> targets, const float* x, int64_t n_tok, ThreadPool& pool,
                   const MatmulOptions& options) {
   if (targets.empty()) return;
+  if (!options.fuse && targets.size() > 1) {
+    // Unfused: each product alone, one dispatch each.
+    for (const MatmulTarget& t : targets) matmul_fused({&t, 1}, x, n_tok, pool, options);
+    return;
+  }
   const int64_t cols = targets.front().w.cols;
   std::vector<Product> products;
   products.reserve(targets.size());

@@ -33,6 +33,9 @@ enum class KernelChoice { Auto, Scalar, Avx2 };
 struct MatmulOptions {
   ActivationPrecision activations = ActivationPrecision::F32;
   KernelChoice kernels = KernelChoice::Auto;
+  // Operator fusion: matmul_fused runs its products in one pool dispatch. false: one matmul (one
+  // dispatch and join) per product; every output is the same dot product either way.
+  bool fuse = true;
 };
 
 // X: n_tok rows of `w.cols` floats; Y: n_tok rows of `w.rows` floats.

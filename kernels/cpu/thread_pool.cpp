@@ -53,6 +53,7 @@ struct ThreadPool::Impl {
   std::mutex run_mu;             // one parallel_for at a time
 
   std::atomic<uint32_t> generation{0};  // bumped once per job
+  std::atomic<int64_t> dispatches{0};   // jobs handed to the workers
   std::atomic<bool> stop{false};
   std::atomic<int> sleeping{0};
   std::atomic<bool> caller_waiting{false};
@@ -135,6 +136,8 @@ int ThreadPool::resolved_size(int n_threads) {
 
 int ThreadPool::size() const { return static_cast<int>(impl_->workers.size()) + 1; }
 
+int64_t ThreadPool::dispatches() const { return impl_->dispatches.load(std::memory_order_relaxed); }
+
 void ThreadPool::parallel_for(int64_t n, int64_t grain,
                               const std::function<void(int64_t begin, int64_t end)>& fn) {
   if (n <= 0) return;
@@ -146,6 +149,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain,
   }
   Impl& p = *impl_;
   std::lock_guard<std::mutex> run_lock(p.run_mu);
+  p.dispatches.fetch_add(1, std::memory_order_relaxed);
   // restored on every exit, the rethrow below included (the caller may be another pool's worker)
   struct Mark {
     const void* previous = tls_running_pool;

@@ -23,6 +23,9 @@ class ThreadPool {
   // An exception thrown by fn reaches the caller (the first one; the remaining chunks are skipped).
   // A parallel_for on the same pool from inside fn runs inline on the calling thread.
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t begin, int64_t end)>& fn);
+  // parallel_for calls handed to the workers so far (each one a wake-up and a join); inline runs
+  // are not counted.
+  int64_t dispatches() const;
 
  private:
   struct Impl;

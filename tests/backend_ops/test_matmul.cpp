@@ -284,11 +284,24 @@ TEST_P(MatmulTest, FusedEqualsSeparate) {
       matmul(ws[i]->ref, x.data(), n_tok, separate[i].data(), pool, options());
       targets.push_back(MatmulTarget{ws[i]->ref, fused[i].data()});
     }
+    const int64_t before = pool.dispatches();
     matmul_fused(targets, x.data(), n_tok, pool, options());
+    const int64_t fused_dispatches = pool.dispatches() - before;
     for (int i = 0; i < 3; ++i) {
       for (float v : separate[i]) ASSERT_TRUE(std::isfinite(v));
       EXPECT_EQ(std::memcmp(fused[i].data(), separate[i].data(), fused[i].size() * sizeof(float)), 0)
           << "matrix " << i << ", " << n_tok << " tokens";
+    }
+    // Fusion off: each product on its own dispatch, the same bits.
+    MatmulOptions unfused = options();
+    unfused.fuse = false;
+    for (int i = 0; i < 3; ++i) std::fill(fused[i].begin(), fused[i].end(), std::nanf(""));
+    const int64_t start = pool.dispatches();
+    matmul_fused(targets, x.data(), n_tok, pool, unfused);
+    EXPECT_GT(pool.dispatches() - start, fused_dispatches) << n_tok << " tokens";
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(std::memcmp(fused[i].data(), separate[i].data(), fused[i].size() * sizeof(float)), 0)
+          << "unfused matrix " << i << ", " << n_tok << " tokens";
     }
   }
 }

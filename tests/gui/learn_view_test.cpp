@@ -21,7 +21,7 @@ TEST_P(LearnExperiment, NarratesTheNumbersItMeasured) {
   auto w = open_window(sessions.path(), QString::fromStdString(path));
   ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine() && !w->bridge().busy(); }));
   LearnView& learn = *w->learn();
-  ASSERT_GE(learn.experiment_count(), 8);
+  ASSERT_GE(learn.experiment_count(), 9);
   ASSERT_TRUE(learn.select_experiment(GetParam())) << GetParam();
   ASSERT_TRUE(learn.start()) << learn.status_text().toStdString();
   ASSERT_TRUE(wait_for([&] { return !learn.running(); }, 240000));
@@ -69,7 +69,7 @@ TEST_P(LearnExperiment, NarratesTheNumbersItMeasured) {
 INSTANTIATE_TEST_SUITE_P(Shipped, LearnExperiment,
                          ::testing::Values("1-prefill-vs-decode", "2-kv-cache", "3-paged-vs-contiguous",
                                            "4-prefix-caching", "5-flash-vs-naive", "6-quantization",
-                                           "7-continuous-vs-static", "8-speculative-decoding"));
+                                           "7-continuous-vs-static", "8-speculative-decoding", "9-operator-fusion"));
 
 }  // namespace
 }  // namespace inferscope::gui::test
