@@ -56,7 +56,8 @@ QGroupBox* editor(ConfigFields& fields, const QString& title, const char* colour
     label->setStyleSheet("font-weight:normal; color:#374151;");
     label->setToolTip(row.explanation);
     row.field->setToolTip(row.explanation);
-    row.field->setStyleSheet("font-weight:normal; color:palette(text);");
+    // Not the bold title; no colour either, which would draw a disabled field (contiguous: block size) as enabled.
+    row.field->setStyleSheet("font-weight:normal;");
     const int column = i / per_column * 2;
     grid->addWidget(label, i % per_column, column);
     grid->addWidget(row.field, i % per_column, column + 1);

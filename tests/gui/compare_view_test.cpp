@@ -3,7 +3,8 @@
 // charts; greedy speculation (a per-side toggle) gives identical outputs too, and the headline says
 // the exact features promised it; the outputs pane says which changes may diverge (attention,
 // quantization); q4 weights are measured and their outputs judged token by token; the current chat compares as one
-// request; cancel ends a run; export writes JSON and PNG. And the quantization toggle during a chat:
+// request; cancel ends a run; export writes JSON and PNG; a contiguous side greys out block size
+// and prefix cache as the Chat tab's panel does. And the quantization toggle during a chat:
 // the engine converts, says "weights now q8", and the status bar shows the level.
 #include <QComboBox>
 #include <QFile>
@@ -12,6 +13,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
+#include <algorithm>
 #include <qcustomplot.h>
 
 #include <nlohmann/json.hpp>
@@ -44,6 +46,14 @@ bool run(CompareView& view, int ms = 60000) {
   QSignalSpy ended(&view, &CompareView::run_ended);
   if (!view.start()) return false;
   return wait_for([&] { return ended.count() > 0; }, ms);
+}
+
+// The darkest grey level (0 black .. 255 white) in `image`: where a widget's text is drawn.
+int darkest(const QImage& image) {
+  int out = 255;
+  for (int y = 0; y < image.height(); ++y)
+    for (int x = 0; x < image.width(); ++x) out = std::min(out, qGray(image.pixel(x, y)));
+  return out;
 }
 
 struct Compare : ::testing::Test {
@@ -112,6 +122,28 @@ TEST_F(Compare, ExactFeaturesGiveIdenticalOutputsAndFillEveryView) {
   int with_points = 0;
   for (int i = 0; i < usage->graphCount(); ++i) with_points += usage->graph(i)->dataCount() > 0;
   EXPECT_GE(with_points, 2);
+}
+
+TEST_F(Compare, AContiguousSideGreysOutBlockSizeAndPrefixCache) {
+  view->set_configs(config([](EngineConfig& c) { c.kv.kind = KvKind::Paged; }),
+                    config([](EngineConfig& c) { c.kv.kind = KvKind::Contiguous; }));
+  for (const char* name : {"block_size", "prefix_cache"}) {
+    QWidget* paged = view->findChild<QWidget*>(QString("a_") + name);
+    QWidget* contiguous = view->findChild<QWidget*>(QString("b_") + name);
+    ASSERT_NE(paged, nullptr) << name;
+    ASSERT_NE(contiguous, nullptr) << name;
+    EXPECT_TRUE(paged->isEnabled()) << name;
+    EXPECT_FALSE(contiguous->isEnabled()) << name;
+    // Greyed as the Chat tab's panel draws it: the same field's text is lighter when disabled.
+    const int enabled_ink = darkest(render(*paged, QString("compare_a_") + name));
+    const int disabled_ink = darkest(render(*contiguous, QString("compare_b_") + name));
+    EXPECT_LT(enabled_ink, 60) << name;
+    EXPECT_GT(disabled_ink, enabled_ink + 40) << name << " draws as if enabled";
+  }
+  // Switching B to paged in its editor enables them again.
+  view->findChild<QComboBox*>("b_kv_kind")->setCurrentText("paged");
+  EXPECT_TRUE(view->findChild<QWidget*>("b_block_size")->isEnabled());
+  EXPECT_TRUE(view->findChild<QWidget*>("b_prefix_cache")->isEnabled());
 }
 
 TEST_F(Compare, GreedySpeculationIsATogglePerSideAndGivesIdenticalOutputs) {
