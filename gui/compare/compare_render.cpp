@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gui/compare/config_difference.h"
 #include "gui/model/model_info_panel.h"
 
 namespace inferscope::gui {
@@ -92,6 +93,14 @@ QString verdict_html(const Comparison& c) {
     return "<span style='color:#b91c1c;'>" + count + " although only exact features differ: a bug to report</span>";
   }
   return "<span style='color:#b45309;'>" + count + "</span>";
+}
+
+QString attribution_html(const EngineConfig& a, const EngineConfig& b) {
+  const std::vector<std::string> differing = differing_settings(a, b);
+  const QString note = QString::fromStdString(attribution_note(differing)).toHtmlEscaped();
+  if (note.isEmpty()) return note;
+  if (differing.empty()) return "<span style='color:#4b5563;'>" + note + "</span>";
+  return "<span style='color:#92400e; font-weight:bold;'>⚠ " + note + "</span>";
 }
 
 QString outputs_html(const std::vector<OutputPair>& outputs) {

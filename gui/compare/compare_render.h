@@ -20,6 +20,9 @@ void fill_delta_table(QTableWidget& table, const std::vector<Delta>& deltas);
 // The headline's verdict: "outputs identical" (and that exact features promise it), or how many
 // outputs diverge, flagged as a bug when only exact features differ.
 QString verdict_html(const Comparison& comparison);
+// attribution_note of A and B as rich text: amber when several settings differ, grey when none do;
+// "" when exactly one does.
+QString attribution_html(const EngineConfig& a, const EngineConfig& b);
 // One block per request, diverging ones first: its verdict ("identical" / "diverges at token N") and A's and B's text in
 // two columns, the shared part plain, the first divergent token highlighted, the rest dimmed.
 QString outputs_html(const std::vector<OutputPair>& outputs);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/model/llama_model.h"
+#include "gui/compare/config_difference.h"
 #include "gui/config/engine_config_text.h"
 
 namespace inferscope::gui {
@@ -122,11 +123,15 @@ nlohmann::json comparison_json(const Comparison& c) {
     j["weight_bytes"] = r.metrics.weight_bytes;
     return j;
   };
+  const std::vector<std::string> differing = differing_settings(c.a.config, c.b.config);
+  const std::string note = attribution_note(differing);
   return {{"format", "inferscope-comparison-1"},
           {"workload", c.workload},
           {"cancelled", c.cancelled},
           {"sampling", {{"temperature", c.sampling.temperature}, {"seed", c.sampling.seed}, {"ignore_eos", c.sampling.ignore_eos}}},
           {"outputs_must_match", outputs_must_match(c.a.config, c.b.config, c.sampling)},
+          {"differing_settings", differing},
+          {"attribution_note", note.empty() ? nlohmann::json() : nlohmann::json(note)},
           {"a", run(c.a)},
           {"b", run(c.b)},
           {"deltas", std::move(deltas)},

@@ -72,7 +72,8 @@ std::string divergence_text(int divergence);
 // draws, and so the text, may differ.
 bool outputs_must_match(const EngineConfig& a, const EngineConfig& b, const SamplingParams& sampling);
 
-// Both configs, summaries (workload_json, with every step), the deltas and the paired outputs.
+// Both configs, the settings they differ in and what that allows (attribution_note, null when one
+// setting differs), summaries (workload_json, with every step), the deltas and the paired outputs.
 nlohmann::json comparison_json(const Comparison& comparison);
 
 }  // namespace inferscope::gui

@@ -1,6 +1,7 @@
 // The comparison's parts, checked on constructed cases: where two token lists part, the verdict and
-// the marked token in the outputs view, the delta table's values and signs, the config panel's
-// weights line while a conversion runs, and demo-script "compare" steps refused by field.
+// the marked token in the outputs view, which settings A and B differ in and the warning when several
+// do, the delta table's values and signs, the config panel's weights line while a conversion runs,
+// and demo-script "compare" steps refused by field.
 #include <QTableWidget>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "gui/app/demo_script.h"
 #include "gui/compare/compare_render.h"
 #include "gui/compare/comparison.h"
+#include "gui/compare/config_difference.h"
 #include "gui/config/config_panel.h"
 #include "tests/gui/workbench_fixture.h"
 
@@ -80,6 +82,60 @@ TEST(CompareParts, PairedOutputsMarkTheFirstDivergentToken) {
   WorkloadResult b_short;
   b_short.outputs = {output(0, ids)};
   EXPECT_EQ(pair_outputs(*model, a, b_short)[1].divergence, 0);
+}
+
+TEST(CompareParts, DifferingSettingsNameEveryChangeASideReads) {
+  const EngineConfig a;  // paged
+  EXPECT_TRUE(differing_settings(a, a).empty());
+  EXPECT_EQ(attribution_note({}),
+            "A and B are identical: differences between the runs are run-to-run noise (timing), not a setting's effect");
+
+  // One setting: no warning.
+  EngineConfig b = a;
+  b.kv.kind = KvKind::Contiguous;
+  EXPECT_EQ(differing_settings(a, b), std::vector<std::string>{"kv"});
+  EXPECT_EQ(attribution_note(differing_settings(a, b)), "");
+  // A contiguous cache reads neither block size nor prefix cache: changing them changes nothing.
+  b.kv.block_size = a.kv.block_size * 2;
+  b.kv.prefix_cache = !a.kv.prefix_cache;
+  EXPECT_EQ(differing_settings(a, b), std::vector<std::string>{"kv"});
+  b.kv.kind = KvKind::Paged;
+  EXPECT_EQ(differing_settings(a, b), (std::vector<std::string>{"block_size", "prefix_cache"}));
+
+  // Speculation's fields count once a side speculates.
+  EngineConfig s = a;
+  s.spec.k = a.spec.k + 3;
+  EXPECT_TRUE(differing_settings(a, s).empty());
+  s.spec.mode = SpecMode::Ngram;
+  EXPECT_EQ(differing_settings(a, s), std::vector<std::string>{"spec"});
+
+  // Three, in the config panel's order, whichever order they were changed in.
+  EngineConfig c = a;
+  c.quant = WeightQuant::Q8;
+  c.attention = "naive";
+  c.kv.kind = KvKind::Contiguous;
+  EXPECT_EQ(differing_settings(a, c), (std::vector<std::string>{"kv", "attention", "quant"}));
+  const std::string warning =
+      "A and B differ in 3 settings (kv, attention, quant): differences cannot be attributed to one of them";
+  EXPECT_EQ(attribution_note(differing_settings(a, c)), warning);
+
+  // The export carries the settings and the warning; null when one setting differs.
+  Comparison comparison;
+  comparison.a.config = a;
+  comparison.b.config = c;
+  nlohmann::json j = comparison_json(comparison);
+  EXPECT_EQ(j["differing_settings"], nlohmann::json({"kv", "attention", "quant"}));
+  EXPECT_EQ(j["attribution_note"], warning);
+  comparison.b.config = b;
+  comparison.b.config.kv.block_size = a.kv.block_size;
+  j = comparison_json(comparison);
+  EXPECT_EQ(j["differing_settings"], nlohmann::json({"prefix_cache"}));
+  EXPECT_TRUE(j["attribution_note"].is_null()) << j["attribution_note"];
+
+  // The view's rich text: the warning marked, nothing for one setting, the note in grey.
+  EXPECT_TRUE(attribution_html(a, c).contains(QString::fromStdString(warning))) << attribution_html(a, c).toStdString();
+  EXPECT_TRUE(attribution_html(a, comparison.b.config).isEmpty());
+  EXPECT_TRUE(attribution_html(a, a).contains("A and B are identical"));
 }
 
 TEST(CompareParts, DeltaTableShowsBothRunsAndTheChange) {

@@ -2,10 +2,11 @@
 // contiguous, block size, budget) give identical greedy outputs and a filled delta table and overlaid
 // charts; greedy speculation (a per-side toggle) gives identical outputs too, and the headline says
 // the exact features promised it; the outputs pane says which changes may diverge (attention,
-// quantization); q4 weights are measured and their outputs judged token by token; the current chat compares as one
-// request; cancel ends a run; export writes JSON and PNG; a contiguous side greys out block size
-// and prefix cache as the Chat tab's panel does. And the quantization toggle during a chat:
-// the engine converts, says "weights now q8", and the status bar shows the level.
+// quantization); q4 weights are measured and their outputs judged token by token; the current chat
+// compares as one request; cancel ends a run; export writes JSON and PNG; the tab warns when A and B
+// differ in several settings; a contiguous side greys out block size and prefix cache as the Chat
+// tab's panel does. And the quantization toggle during a chat: the engine converts, says "weights
+// now q8", and the status bar shows the level.
 #include <QComboBox>
 #include <QFile>
 #include <QImage>
@@ -144,6 +145,47 @@ TEST_F(Compare, AContiguousSideGreysOutBlockSizeAndPrefixCache) {
   view->findChild<QComboBox*>("b_kv_kind")->setCurrentText("paged");
   EXPECT_TRUE(view->findChild<QWidget*>("b_block_size")->isEnabled());
   EXPECT_TRUE(view->findChild<QWidget*>("b_prefix_cache")->isEnabled());
+}
+
+TEST_F(Compare, TheTabWarnsWhenAAndBDifferInMoreThanOneSetting) {
+  w->tabs()->setCurrentWidget(view);
+  auto* note = view->findChild<QLabel*>("compare_attribution");
+  ASSERT_NE(note, nullptr);
+  // The default pair differs in the KV manager alone: what changes is its effect, no warning.
+  view->reset_configs(w->bridge().config());
+  EXPECT_TRUE(note->isHidden()) << note->text().toStdString();
+
+  // Two more changes in B's editor, as a user makes them.
+  view->findChild<QComboBox*>("b_attention")->setCurrentText("naive");
+  view->findChild<QComboBox*>("b_quantization")->setCurrentText("q8");
+  const QString warning = "A and B differ in 3 settings (kv, attention, quant): differences cannot be attributed to one of them";
+  EXPECT_TRUE(note->isVisible());
+  EXPECT_TRUE(note->text().contains(warning)) << note->text().toStdString();
+  EXPECT_FALSE(render(*note, "compare_attribution").isNull());
+
+  // Identical configurations get a note instead.
+  view->set_configs(w->bridge().config(), w->bridge().config());
+  EXPECT_TRUE(note->isVisible());
+  EXPECT_TRUE(note->text().contains("A and B are identical")) << note->text().toStdString();
+
+  // A run of three differences: its headline and its export say so.
+  view->set_configs(w->bridge().config(), config([](EngineConfig& c) {
+                      c.kv.kind = KvKind::Contiguous;
+                      c.attention = "naive";
+                      c.quant = WeightQuant::Q8;
+                    }));
+  view->use_workload_file(write_workload(dir, 1, 8));
+  ASSERT_TRUE(run(*view)) << view->status_text().toStdString();
+  const QString headline = view->findChild<QLabel*>("compare_headline")->text();
+  EXPECT_TRUE(headline.contains(warning)) << headline.toStdString();
+  QString error;
+  ASSERT_TRUE(view->export_to(dir.filePath("three.json"), &error)) << error.toStdString();
+  QFile file(dir.filePath("three.json"));
+  ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+  const QByteArray bytes = file.readAll();
+  const nlohmann::json j = nlohmann::json::parse(bytes.begin(), bytes.end());
+  EXPECT_EQ(j["attribution_note"], warning.toStdString());
+  EXPECT_EQ(j["differing_settings"], nlohmann::json({"kv", "attention", "quant"}));
 }
 
 TEST_F(Compare, GreedySpeculationIsATogglePerSideAndGivesIdenticalOutputs) {
