@@ -204,7 +204,8 @@ QWidget* CompareView::build_results() {
   deltas_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
   deltas_->setAlternatingRowColors(true);
   deltas_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  deltas_->setToolTip("Each figure of run A and run B (B − A, and B's change relative to A): green where B is better");
+  deltas_->setToolTip("Each figure of run A and run B (B − A, and B's change relative to A): green where B is better, "
+                      "red where worse; figures with no better direction on their own stay plain (hover for why)");
   fill_delta_table(*deltas_, {});
   outputs_->setOpenLinks(false);
   outputs_->setToolTip(kDivergenceNote);
@@ -353,7 +354,8 @@ void CompareView::show_result(std::shared_ptr<const Comparison> c) {
   progress_->setRange(0, 1);
   progress_->setValue(1);
   progress_->setFormat("done");
-  QString text = "Done. B's changes against A are green where better, red where worse.";
+  QString text = "Done. B's changes against A are green where better, red where worse, plain where a figure alone "
+                 "says neither.";
   if (chat_busy_polls_ > 0) text += " Chat replies streamed during the run and shared the CPU.";
   show_status(text);
   refresh_controls();

@@ -108,7 +108,7 @@ TEST_F(Compare, ExactFeaturesGiveIdenticalOutputsAndFillEveryView) {
 
   // The delta table: every figure of both runs; contiguous reserves whole contexts, paged does not.
   QTableWidget& table = *view->delta_table();
-  ASSERT_EQ(table.rowCount(), 11);
+  ASSERT_EQ(table.rowCount(), 12);
   for (int row = 0; row < table.rowCount(); ++row) {
     for (int col = 0; col < 5; ++col) ASSERT_NE(table.item(row, col), nullptr) << row << "," << col;
   }
@@ -116,6 +116,15 @@ TEST_F(Compare, ExactFeaturesGiveIdenticalOutputsAndFillEveryView) {
   EXPECT_EQ(table.item(7, 0)->text(), "reserved-unused mean");
   EXPECT_EQ(c->a.summary.kv_reserved_unused_perc_mean, 0);
   EXPECT_GT(c->b.summary.kv_reserved_unused_perc_mean, 0.5);
+  // Paged fragments its last blocks, contiguous reserves whole contexts: neither figure is called better
+  // or worse, and each row says why.
+  EXPECT_EQ(table.item(6, 0)->text(), "fragmentation mean");
+  for (int row : {4, 5, 6, 7}) {
+    EXPECT_FALSE(table.item(row, 4)->data(Qt::ForegroundRole).isValid()) << table.item(row, 0)->text().toStdString();
+    EXPECT_TRUE(table.item(row, 4)->toolTip().startsWith("Not coloured")) << row;
+  }
+  EXPECT_TRUE(table.item(0, 4)->data(Qt::ForegroundRole).isValid()) << "throughput has a direction";
+  EXPECT_EQ(table.item(11, 0)->text(), "attention scratch peak");
 
   // The charts hold A and, dashed, B.
   QCustomPlot* usage = view->dashboard()->plot("kv_usage");
@@ -212,9 +221,9 @@ TEST_F(Compare, GreedySpeculationIsATogglePerSideAndGivesIdenticalOutputs) {
   EXPECT_TRUE(headline.contains("spec early-exit k=4 (2 layers)")) << headline.toStdString();
   // The delta table gains the acceptance rows; the acceptance panels show B beside A.
   QTableWidget& table = *view->delta_table();
-  ASSERT_EQ(table.rowCount(), 13);
-  EXPECT_EQ(table.item(11, 0)->text(), "acceptance rate");
-  EXPECT_EQ(table.item(12, 0)->text(), "mean acceptance length");
+  ASSERT_EQ(table.rowCount(), 14);
+  EXPECT_EQ(table.item(12, 0)->text(), "acceptance rate");
+  EXPECT_EQ(table.item(13, 0)->text(), "mean acceptance length");
   QCustomPlot* by_position = view->dashboard()->plot("spec_decode");
   int b_bars = -1;
   for (int i = 0; i < by_position->plottableCount(); ++i)
@@ -297,7 +306,7 @@ TEST_F(Compare, ExportWritesTheComparisonAsJsonAndPng) {
   EXPECT_EQ(j["b"]["config"]["kv"], "contiguous");
   EXPECT_EQ(j["a"]["requests"].size(), 2u);
   EXPECT_FALSE(j["b"]["step_timeline"].empty());
-  EXPECT_EQ(j["deltas"].size(), 11u);
+  EXPECT_EQ(j["deltas"].size(), 12u);
   ASSERT_EQ(j["outputs"].size(), 2u);
   EXPECT_EQ(j["outputs"][0]["verdict"], "identical");
   EXPECT_EQ(j["sampling"]["temperature"], 0.0);
