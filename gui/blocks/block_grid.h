@@ -31,6 +31,11 @@ class BlockGrid : public QWidget {
   QRect block_rect(int32_t block) const;
   QRectF region_used_rect(int32_t region) const;
   QRectF region_waste_rect(int32_t region) const;
+  // Contiguous: the font of the rows' captions and bar labels, the caption area left of a region's
+  // bar, and its caption as drawn there ("region 0 · Story", elided to fit).
+  QFont region_font() const;
+  QRect caption_rect(int32_t region) const;
+  QString caption_text(int32_t region) const;
   int cell_size() const { return cell_; }
   const inferscope::KvSnapshot& snapshot() const { return snapshot_; }
 
@@ -47,6 +52,9 @@ class BlockGrid : public QWidget {
 
  private:
   bool contiguous() const { return snapshot_.kind == "contiguous"; }
+  // Contiguous: the width before each bar for its caption, kRegionLabelWidth at most and never more
+  // than 2/5 of the grid (a narrow view keeps most of its width for the bars).
+  int caption_width() const;
   void relayout();
   void paint_paged(QPainter& p, const QRect& dirty);
   void paint_contiguous(QPainter& p);
