@@ -239,8 +239,14 @@ TEST_F(View, RegionCaptionsAndBarLabelsFitWhatTheyLabel) {
     }
     render(view, QString("block_table_regions_%1").arg(width));
   }
-  // The whole caption where it fits, shorter ones as the bar narrows, never a cut one.
+  // Captions elide where they must; a short one keeps its room to the text, leaving the bars the rest.
   EXPECT_TRUE(grid->caption_text(0).endsWith("…")) << grid->caption_text(0).toStdString();
+  view.set_sequence_owners({{1, {"k1", "Story"}}});
+  view.resize(900, 420);
+  QApplication::processEvents();
+  EXPECT_EQ(grid->caption_text(0), "region 0 · Story");
+  EXPECT_LT(grid->caption_rect(0).width(), BlockGrid::kRegionLabelWidth - 20);
+  // The whole caption where it fits, shorter ones as the bar narrows, never a cut one.
   EXPECT_EQ(free_label[1400], "free region (1024 token slots)");
   EXPECT_EQ(free_label[640], "free (1024 slots)");
   EXPECT_EQ(free_label[420], "free");
