@@ -40,6 +40,7 @@ void BlockGrid::set_snapshot(const KvSnapshot& snapshot, std::map<SeqId, QColor>
   snapshot_ = snapshot;
   colors_ = std::move(colors);
   if (reshaped) relayout();
+  measure_captions();
   update();
 }
 
@@ -50,6 +51,7 @@ void BlockGrid::set_selected(SeqId seq) {
 
 void BlockGrid::set_region_labels(std::map<SeqId, QString> labels) {
   region_labels_ = std::move(labels);
+  measure_captions();
   update();
 }
 
@@ -88,6 +90,7 @@ void BlockGrid::relayout() {
     needed_h = (n + columns_ - 1) / columns_ * (cell_ + gap_);
   }
   setMinimumHeight(needed_h + 2 * kMargin);
+  measure_captions();
   update();
 }
 
@@ -99,7 +102,7 @@ void BlockGrid::resizeEvent(QResizeEvent* event) {
 QRect BlockGrid::block_rect(int32_t block) const {
   if (block < 0 || static_cast<size_t>(block) >= snapshot_.blocks.size()) return {};
   if (contiguous())
-    return QRect(kMargin + kRegionLabelWidth, kMargin + block * (row_ + 4), width() - 2 * kMargin - kRegionLabelWidth, row_);
+    return QRect(kMargin + caption_w_, kMargin + block * (row_ + 4), width() - 2 * kMargin - caption_w_, row_);
   return QRect(kMargin + (block % columns_) * (cell_ + gap_), kMargin + (block / columns_) * (cell_ + gap_), cell_, cell_);
 }
 
@@ -166,21 +169,56 @@ void BlockGrid::paint_paged(QPainter& p, const QRect& dirty) {
   }
 }
 
-void BlockGrid::paint_contiguous(QPainter& p) {
+QFont BlockGrid::region_font() const {
   QFont f = font();
   f.setPixelSize(std::clamp(row_ / 2, 9, 13));
-  p.setFont(f);
+  return f;
+}
+
+QRect BlockGrid::caption_rect(int32_t region) const {
+  const QRect bar = block_rect(region);
+  return bar.isNull() ? QRect() : QRect(kMargin, bar.top(), caption_w_ - 6, bar.height());
+}
+
+QString BlockGrid::full_caption(int32_t region) const {
+  if (region < 0 || static_cast<size_t>(region) >= snapshot_.blocks.size()) return {};
+  const std::vector<SeqId>& owners = snapshot_.blocks[region].owners;
+  QString text = QStringLiteral("region %1").arg(region);
+  if (!owners.empty()) {
+    const SeqId owner = owners.front();
+    text += QStringLiteral(" · ") + (region_labels_.count(owner) ? region_labels_.at(owner) : QString::number(owner));
+  }
+  return text;
+}
+
+QString BlockGrid::caption_text(int32_t region) const {
+  return QFontMetrics(region_font()).elidedText(full_caption(region), Qt::ElideRight, caption_rect(region).width());
+}
+
+void BlockGrid::measure_captions() {
+  const QFontMetrics fm(region_font());
+  int widest = 0;
+  for (int32_t r = 0; contiguous() && r < static_cast<int32_t>(snapshot_.blocks.size()); ++r) {
+    widest = std::max(widest, fm.horizontalAdvance(full_caption(r)));
+  }
+  // 6 px between a caption and its bar (caption_rect leaves them out).
+  const int width_now = std::max(0, std::min({widest + 6, kRegionLabelWidth, (width() - 2 * kMargin) / 2}));
+  if (width_now == caption_w_) return;
+  caption_w_ = width_now;
+  update();
+}
+
+void BlockGrid::paint_contiguous(QPainter& p) {
+  p.setFont(region_font());
   for (int32_t r = 0; r < static_cast<int32_t>(snapshot_.blocks.size()); ++r) {
     const KvSnapshot::Block& region = snapshot_.blocks[r];
     const QRect bar = block_rect(r);
     const SeqId owner = region.owners.empty() ? -1 : region.owners.front();
     const QColor color = colors_.count(owner) ? colors_.at(owner) : QColor(Qt::gray);
     paint_region(p, bar, region, snapshot_.block_size, color, true);
-    const QRect caption(kMargin, bar.top(), kRegionLabelWidth - 6, bar.height());
-    QString text = QStringLiteral("region %1").arg(r);
-    if (owner >= 0) text += QStringLiteral(" · ") + (region_labels_.count(owner) ? region_labels_.at(owner) : QString::number(owner));
+    const QRect caption = caption_rect(r);
     p.setPen(palette().color(QPalette::Text));
-    p.drawText(caption, Qt::AlignVCenter | Qt::AlignLeft, p.fontMetrics().elidedText(text, Qt::ElideRight, caption.width()));
+    p.drawText(caption, Qt::AlignVCenter | Qt::AlignLeft, caption_text(r));
     if (selected_ >= 0 && owner != selected_) p.fillRect(caption, kDim);
     mark(p, bar, selected_ >= 0, owner == selected_, r == hovered_);
   }

@@ -14,7 +14,7 @@ class BlockGrid : public QWidget {
   Q_OBJECT
  public:
   static constexpr int kMinCell = 9, kMaxCell = 40, kMargin = 6;
-  static constexpr int kMinRow = 16, kMaxRow = 36, kRegionLabelWidth = 150;
+  static constexpr int kMinRow = 16, kMaxRow = 36, kRegionLabelWidth = 150;  // a caption's room at most
 
   explicit BlockGrid(QWidget* parent = nullptr);
   // `colors`: each sequence's colour; `selected`: the highlighted sequence (-1: none).
@@ -31,6 +31,11 @@ class BlockGrid : public QWidget {
   QRect block_rect(int32_t block) const;
   QRectF region_used_rect(int32_t region) const;
   QRectF region_waste_rect(int32_t region) const;
+  // Contiguous: the font of the rows' captions and bar labels, the caption area left of a region's
+  // bar, and its caption as drawn there ("region 0 · Story", elided to fit).
+  QFont region_font() const;
+  QRect caption_rect(int32_t region) const;
+  QString caption_text(int32_t region) const;
   int cell_size() const { return cell_; }
   const inferscope::KvSnapshot& snapshot() const { return snapshot_; }
 
@@ -48,6 +53,10 @@ class BlockGrid : public QWidget {
  private:
   bool contiguous() const { return snapshot_.kind == "contiguous"; }
   void relayout();
+  // Contiguous: "region 0 · Story" in full; measure_captions() sizes the room before the bars to the
+  // widest, kRegionLabelWidth at most and never more than half the grid (the bars keep the rest).
+  QString full_caption(int32_t region) const;
+  void measure_captions();
   void paint_paged(QPainter& p, const QRect& dirty);
   void paint_contiguous(QPainter& p);
   bool selected_owns(int32_t block) const;
@@ -60,5 +69,5 @@ class BlockGrid : public QWidget {
   int32_t hovered_ = -1;
   int fit_height_ = 0;
   // Layout: paged cells (size, gap, columns) or contiguous rows (height).
-  int cell_ = kMaxCell, gap_ = 2, columns_ = 1, row_ = kMaxRow;
+  int cell_ = kMaxCell, gap_ = 2, columns_ = 1, row_ = kMaxRow, caption_w_ = kRegionLabelWidth;
 };

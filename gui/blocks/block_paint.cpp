@@ -68,6 +68,34 @@ QRectF region_waste_part(const QRectF& bar, const KvSnapshot::Block& region, int
   return QRectF(used.right(), bar.top(), bar.right() - used.right(), bar.height());
 }
 
+std::vector<BarLabel> region_labels(const QFontMetricsF& fm, const QRectF& bar, const KvSnapshot::Block& region,
+                                    int32_t reserved) {
+  std::vector<BarLabel> labels;
+  const auto add = [&](const QRectF& area, const QStringList& texts, QColor color, bool plate) {
+    for (const QString& text : texts) {
+      if (fm.horizontalAdvance(text) + 8 > area.width() || fm.height() > area.height()) continue;
+      labels.push_back({area, text, color, plate});
+      return;
+    }
+  };
+  if (region.owners.empty()) {
+    add(bar,
+        {QStringLiteral("free region (%1 token slots)").arg(reserved), QStringLiteral("free (%1 slots)").arg(reserved),
+         QStringLiteral("free")},
+        QColor(150, 150, 150), false);
+    return labels;
+  }
+  const int32_t unused = reserved - region.filled;
+  const QString share = QString::number(100.0 * unused / std::max(reserved, 1), 'f', 0) + QLatin1Char('%');
+  add(region_waste_part(bar, region, reserved),
+      {QStringLiteral("reserved, unused: %1 tokens (%2)").arg(unused).arg(share),
+       QStringLiteral("unused %1 (%2)").arg(unused).arg(share), share},
+      kWasteHatch.darker(130), true);
+  add(region_used_part(bar, region, reserved), {QStringLiteral("%1 used").arg(region.filled), QString::number(region.filled)},
+      QColor(20, 20, 20), true);
+  return labels;
+}
+
 void paint_region(QPainter& p, const QRectF& bar, const KvSnapshot::Block& region, int32_t reserved, QColor owner,
                   bool annotate) {
   p.save();
@@ -75,39 +103,24 @@ void paint_region(QPainter& p, const QRectF& bar, const KvSnapshot::Block& regio
     p.setPen(QPen(kFreeEdge, 1));
     p.setBrush(kFree);
     p.drawRect(bar.adjusted(0.5, 0.5, -0.5, -0.5));
-    if (annotate) {
-      p.setPen(QColor(150, 150, 150));
-      p.drawText(bar, Qt::AlignCenter, QStringLiteral("free region (%1 token slots)").arg(reserved));
-    }
-    p.restore();
-    return;
+  } else {
+    const QRectF used = region_used_part(bar, region, reserved), waste = region_waste_part(bar, region, reserved);
+    p.fillRect(used, owner);
+    p.fillRect(waste, kWaste);
+    p.fillRect(waste, QBrush(kWasteHatch, Qt::BDiagPattern));
+    p.setBrush(Qt::NoBrush);
+    p.setPen(QPen(owner.darker(140), 1));
+    p.drawRect(bar.adjusted(0.5, 0.5, -0.5, -0.5));
   }
-  const QRectF used = region_used_part(bar, region, reserved), waste = region_waste_part(bar, region, reserved);
-  p.fillRect(used, owner);
-  p.fillRect(waste, kWaste);
-  p.fillRect(waste, QBrush(kWasteHatch, Qt::BDiagPattern));
-  p.setBrush(Qt::NoBrush);
-  p.setPen(QPen(owner.darker(140), 1));
-  p.drawRect(bar.adjusted(0.5, 0.5, -0.5, -0.5));
   if (annotate) {
-    const int32_t unused = reserved - region.filled;
-    const QString share = QString::number(100.0 * unused / std::max(reserved, 1), 'f', 0) + QLatin1Char('%');
     const QFontMetricsF fm(p.font());
-    // The longest label that fits, on a white plate so it reads over the hatch.
-    auto label = [&](const QRectF& area, const QStringList& texts, QColor color) {
-      for (const QString& text : texts) {
-        if (fm.horizontalAdvance(text) + 8 > area.width() || fm.height() > area.height()) continue;
-        p.fillRect(fm.boundingRect(area, Qt::AlignCenter, text).adjusted(-3, 0, 3, 0), QColor(255, 255, 255, 215));
-        p.setPen(color);
-        p.drawText(area, Qt::AlignCenter, text);
-        return;
+    for (const BarLabel& label : region_labels(fm, bar, region, reserved)) {
+      if (label.plate) {
+        p.fillRect(fm.boundingRect(label.area, Qt::AlignCenter, label.text).adjusted(-3, 0, 3, 0), QColor(255, 255, 255, 215));
       }
-    };
-    label(waste,
-          {QStringLiteral("reserved, unused: %1 tokens (%2)").arg(unused).arg(share),
-           QStringLiteral("unused %1 (%2)").arg(unused).arg(share), share},
-          kWasteHatch.darker(130));
-    label(used, {QStringLiteral("%1 used").arg(region.filled), QString::number(region.filled)}, QColor(20, 20, 20));
+      p.setPen(label.color);
+      p.drawText(label.area, Qt::AlignCenter, label.text);
+    }
   }
   p.restore();
 }

@@ -8,8 +8,10 @@
 //   region:      the used part solid, the reserved-but-unused part hatched red (the waste)
 #pragma once
 #include <QColor>
+#include <QFontMetricsF>
 #include <QPainter>
 #include <QRectF>
+#include <QString>
 #include <vector>
 
 #include "core/kv/kv_cache.h"
@@ -26,6 +28,21 @@ void paint_block(QPainter& p, const QRectF& cell, const KvSnapshot::Block& block
 // `region.filled` of `reserved` slots used; with `annotate`, the waste is labelled in the bar.
 void paint_region(QPainter& p, const QRectF& bar, const KvSnapshot::Block& region, int32_t reserved, QColor owner,
                   bool annotate);
+
+// A caption centred in part of a bar; `plate`: on a white plate, so it reads over the hatch.
+struct BarLabel {
+  QRectF area;
+  QString text;
+  QColor color;
+  bool plate = true;
+};
+
+// What paint_region() writes in `bar` when annotating, in the font of `fm`: for each part (the used
+// share and the waste, or the whole of a free region) the longest of its captions that fits with
+// 4 px either side; none when even the shortest does not (a centred text wider than its part would
+// lose both ends: "gion (1024 toker").
+std::vector<BarLabel> region_labels(const QFontMetricsF& fm, const QRectF& bar, const KvSnapshot::Block& region,
+                                    int32_t reserved);
 
 // Where paint_region() puts the used and the wasted part of a bar.
 QRectF region_used_part(const QRectF& bar, const KvSnapshot::Block& region, int32_t reserved);

@@ -270,6 +270,7 @@ void BlockTableView::select_sequence(int32_t seq) {
 
 BlockGrid* BlockTableView::grid() const { return d_->grid; }
 int32_t BlockTableView::selected_sequence() const { return d_->selected; }
+QString BlockTableView::summary_text() const { return d_->summary->text(); }
 
 std::vector<std::pair<int32_t, int32_t>> BlockTableView::selected_table() const {
   std::vector<std::pair<int32_t, int32_t>> table;

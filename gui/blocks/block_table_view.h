@@ -36,9 +36,11 @@ class BlockTableView : public QWidget {
   void set_token_decoder(std::function<QString(std::span<const int32_t>)> decode);
   void select_sequence(int32_t seq);   // highlights its blocks and lists its logical->physical table; -1: none
 
-  // Queries (tests, screenshots): the painted grid, the selection and its table as (logical, physical).
+  // Queries (tests, screenshots): the painted grid, the selection, the header and the selection's table
+  // as (logical, physical).
   BlockGrid* grid() const;
   int32_t selected_sequence() const;
+  QString summary_text() const;  // the header over the grid: "paged · 182 blocks × 16 tokens · ..."
   std::vector<std::pair<int32_t, int32_t>> selected_table() const;
 
  signals:

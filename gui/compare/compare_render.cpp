@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gui/compare/config_difference.h"
 #include "gui/model/model_info_panel.h"
 
 namespace inferscope::gui {
@@ -68,11 +69,15 @@ void fill_delta_table(QTableWidget& table, const std::vector<Delta>& deltas) {
       if (col > 0) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
       table.setItem(row, col, item);
     }
-    // Better or worse for B: green or red; unchanged stays plain.
-    if (diff != 0) {
-      const bool better = (diff > 0) == d.higher_is_better;
-      const QColor colour = better ? QColor("#047857") : QColor("#b91c1c");
+    // Better or worse for B: green or red; unchanged and metrics without a direction stay plain, the
+    // latter saying why in their tooltip.
+    const DeltaVerdict verdict = delta_verdict(d);
+    if (verdict == DeltaVerdict::Better || verdict == DeltaVerdict::Worse) {
+      const QColor colour = verdict == DeltaVerdict::Better ? QColor("#047857") : QColor("#b91c1c");
       for (int col = 3; col < 5; ++col) table.item(row, col)->setForeground(QBrush(colour));
+    }
+    if (!d.neutral_reason.empty()) {
+      for (int col = 0; col < 5; ++col) table.item(row, col)->setToolTip(QString::fromStdString(d.neutral_reason));
     }
   }
   table.horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
@@ -92,6 +97,14 @@ QString verdict_html(const Comparison& c) {
     return "<span style='color:#b91c1c;'>" + count + " although only exact features differ: a bug to report</span>";
   }
   return "<span style='color:#b45309;'>" + count + "</span>";
+}
+
+QString attribution_html(const EngineConfig& a, const EngineConfig& b) {
+  const std::vector<std::string> differing = differing_settings(a, b);
+  const QString note = QString::fromStdString(attribution_note(differing)).toHtmlEscaped();
+  if (note.isEmpty()) return note;
+  if (differing.empty()) return "<span style='color:#4b5563;'>" + note + "</span>";
+  return "<span style='color:#92400e; font-weight:bold;'>⚠ " + note + "</span>";
 }
 
 QString outputs_html(const std::vector<OutputPair>& outputs) {

@@ -56,7 +56,8 @@ QGroupBox* editor(ConfigFields& fields, const QString& title, const char* colour
     label->setStyleSheet("font-weight:normal; color:#374151;");
     label->setToolTip(row.explanation);
     row.field->setToolTip(row.explanation);
-    row.field->setStyleSheet("font-weight:normal; color:palette(text);");
+    // Not the bold title; no colour either, which would draw a disabled field (contiguous: block size) as enabled.
+    row.field->setStyleSheet("font-weight:normal;");
     const int column = i / per_column * 2;
     grid->addWidget(label, i % per_column, column);
     grid->addWidget(row.field, i % per_column, column + 1);
@@ -82,6 +83,7 @@ CompareView::CompareView(EngineBridge& bridge, ChatPanel& chat, QWidget* parent)
       progress_(new QProgressBar),
       status_(new QLabel),
       headline_(new QLabel),
+      attribution_(new QLabel),
       deltas_(new QTableWidget),
       outputs_(new QTextBrowser),
       dashboard_(new MetricsDashboard),
@@ -102,8 +104,14 @@ CompareView::CompareView(EngineBridge& bridge, ChatPanel& chat, QWidget* parent)
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(split);
 
-  a_.on_change(this, [this] { a_.refresh_enabled(); });
-  b_.on_change(this, [this] { b_.refresh_enabled(); });
+  a_.on_change(this, [this] {
+    a_.refresh_enabled();
+    refresh_attribution();
+  });
+  b_.on_change(this, [this] {
+    b_.refresh_enabled();
+    refresh_attribution();
+  });
   connect(run_, &QPushButton::clicked, this, [this] { start(); });
   connect(cancel_, &QPushButton::clicked, this, &CompareView::cancel);
   connect(browse_, &QPushButton::clicked, this, [this] {
@@ -169,12 +177,20 @@ QWidget* CompareView::build_setup() {
   column->addWidget(progress_);
   column->addWidget(status_, 1);
 
+  attribution_->setObjectName("compare_attribution");
+  attribution_->setWordWrap(true);
+  attribution_->setTextFormat(Qt::RichText);
+  attribution_->setStyleSheet("padding:3px 6px; background:#f9fafb; border:1px solid #e5e7eb;");
+  attribution_->setToolTip("A comparison says what one setting does only when A and B differ in that setting alone");
+
   auto* setup = new QWidget;
-  auto* row = new QHBoxLayout(setup);
-  row->setContentsMargins(0, 0, 0, 0);
-  row->addWidget(editor(a_, "Configuration A", kColourA), 3);
-  row->addWidget(editor(b_, "Configuration B", kColourB), 3);
-  row->addWidget(run_box, 3);
+  auto* grid = new QGridLayout(setup);
+  grid->setContentsMargins(0, 0, 0, 0);
+  grid->addWidget(editor(a_, "Configuration A", kColourA), 0, 0);
+  grid->addWidget(editor(b_, "Configuration B", kColourB), 0, 1);
+  grid->addWidget(run_box, 0, 2, 2, 1);
+  grid->addWidget(attribution_, 1, 0, 1, 2);
+  for (int i = 0; i < 3; ++i) grid->setColumnStretch(i, 1);
   return setup;
 }
 
@@ -188,7 +204,8 @@ QWidget* CompareView::build_results() {
   deltas_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
   deltas_->setAlternatingRowColors(true);
   deltas_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  deltas_->setToolTip("Each figure of run A and run B (B − A, and B's change relative to A): green where B is better");
+  deltas_->setToolTip("Each figure of run A and run B (B − A, and B's change relative to A): green where B is better, "
+                      "red where worse; figures with no better direction on their own stay plain (hover for why)");
   fill_delta_table(*deltas_, {});
   outputs_->setOpenLinks(false);
   outputs_->setToolTip(kDivergenceNote);
@@ -224,6 +241,13 @@ void CompareView::reset_configs(const EngineConfig& config) {
 void CompareView::set_configs(const EngineConfig& a, const EngineConfig& b) {
   a_.show(a);
   b_.show(b);
+  refresh_attribution();
+}
+
+void CompareView::refresh_attribution() {
+  const QString html = attribution_html(config_a(), config_b());
+  attribution_->setText(html);
+  attribution_->setVisible(!html.isEmpty());
 }
 
 EngineConfig CompareView::config_a() const { return a_.read(bridge_.config()); }
@@ -307,9 +331,10 @@ void CompareView::poll_progress() {
 void CompareView::show_result(std::shared_ptr<const Comparison> c) {
   result_ = std::move(c);
   poll_.stop();
+  const QString attribution = attribution_html(result_->a.config, result_->b.config);
   headline_->setText(QString("<b style='color:%1;'>A</b> %2 &nbsp;·&nbsp; %3 s &nbsp;&nbsp; vs &nbsp;&nbsp; "
                              "<b style='color:%4;'>B</b> %5 &nbsp;·&nbsp; %6 s<br>workload <b>%7</b> (%8 requests, "
-                             "greedy, seed %9) &nbsp;·&nbsp; <b>%10</b>")
+                             "greedy, seed %9) &nbsp;·&nbsp; <b>%10</b>%11")
                          .arg(kColourA, engine_config_summary(result_->a.config).toHtmlEscaped())
                          .arg(result_->a.duration_s, 0, 'f', 2)
                          .arg(kColourB, engine_config_summary(result_->b.config).toHtmlEscaped())
@@ -317,7 +342,8 @@ void CompareView::show_result(std::shared_ptr<const Comparison> c) {
                          .arg(QString::fromStdString(result_->workload).toHtmlEscaped())
                          .arg(result_->outputs.size())
                          .arg(result_->sampling.seed)
-                         .arg(verdict_html(*result_)));
+                         .arg(verdict_html(*result_))
+                         .arg(attribution.isEmpty() ? QString() : "<br>" + attribution));
   fill_delta_table(*deltas_, comparison_deltas(result_->a, result_->b));
   // The table takes the height of its rows; the outputs below get the rest.
   deltas_->setMaximumHeight(deltas_->horizontalHeader()->height() + deltas_->rowCount() * deltas_->rowHeight(0) +
@@ -328,7 +354,8 @@ void CompareView::show_result(std::shared_ptr<const Comparison> c) {
   progress_->setRange(0, 1);
   progress_->setValue(1);
   progress_->setFormat("done");
-  QString text = "Done. B's changes against A are green where better, red where worse.";
+  QString text = "Done. B's changes against A are green where better, red where worse, plain where a figure alone "
+                 "says neither.";
   if (chat_busy_polls_ > 0) text += " Chat replies streamed during the run and shared the CPU.";
   show_status(text);
   refresh_controls();

@@ -1,6 +1,8 @@
 // The Compare A/B tab: two compact config editors (A and B), a workload (the current chat, a
 // shipped workload or a JSON file), and a run of A then B on the loaded model with the same greedy
-// sampling (CompareRunner, off the GUI thread, with progress and cancel). The results: the delta
+// sampling (CompareRunner, off the GUI thread, with progress and cancel). Under the editors, a warning
+// when A and B differ in several settings (no difference can then be pinned on one), a note when
+// they are identical; the results' headline and export repeat it. The results: the delta
 // table (B against A), both outputs per request with the first divergent token marked, and the
 // dashboard's charts with B overlaid on A. Export writes the comparison as JSON and the results as
 // PNG, both atomically.
@@ -73,6 +75,8 @@ class CompareView : public QWidget {
   void show_result(std::shared_ptr<const Comparison> comparison);
   void show_status(const QString& text, bool error = false);
   void refresh_controls();
+  // Shows what the editors' A and B allow a comparison to say (attribution_html); hidden when one setting differs.
+  void refresh_attribution();
   void poll_progress();
   void export_dialog();
 
@@ -85,7 +89,7 @@ class CompareView : public QWidget {
   QCheckBox* run_to_length_;
   QPushButton *run_, *cancel_, *browse_, *export_;
   QProgressBar* progress_;
-  QLabel *status_, *headline_;
+  QLabel *status_, *headline_, *attribution_;
   QTableWidget* deltas_;
   QTextBrowser* outputs_;
   MetricsDashboard* dashboard_;

@@ -36,14 +36,24 @@ struct OutputPair {
   OutputSide a, b;
 };
 
+// Which way a metric is better on its own: Neither where a change can be good or bad depending on
+// what else changed (a contiguous cache reports 0 % fragmentation while wasting its reservation).
+enum class Better { Higher, Lower, Neither };
+
 // One row of the delta table: B against A.
 struct Delta {
   std::string metric;    // "throughput"
   std::string unit;      // "tok/s", "s", "%", "count", "bytes"
   double a = 0, b = 0;
-  bool higher_is_better = false;
-  bool available = true;  // false: the runs do not measure it (weight bytes of an older engine)
+  Better better = Better::Neither;
+  std::string neutral_reason;  // Neither: why the change is not called better or worse
+  bool available = true;       // false: the runs do not measure it (weight bytes of an older engine)
 };
+
+// How the table reads B's change: better or worse where the metric has a direction, otherwise
+// neutral; unchanged when B equals A.
+enum class DeltaVerdict { Better, Worse, Unchanged, Neutral };
+DeltaVerdict delta_verdict(const Delta& delta);
 
 struct Comparison {
   std::string workload;     // where the requests came from: "chat: <session>", a file name
@@ -57,8 +67,8 @@ struct Comparison {
 // model's token texts.
 std::vector<OutputPair> pair_outputs(const LlamaModel& model, const WorkloadResult& a, const WorkloadResult& b);
 // Throughput, TTFT p50/p99, e2e p50, KV usage mean/peak, fragmentation, reserved-unused,
-// preemptions, prefix hit rate and weight bytes of both runs; acceptance rate and mean acceptance
-// length when either run speculated.
+// preemptions, prefix hit rate, weight bytes and peak attention scratch (when measured) of both runs;
+// acceptance rate and mean acceptance length when either run speculated.
 std::vector<Delta> comparison_deltas(const WorkloadResult& a, const WorkloadResult& b);
 // (b - a) / a, NaN when a is 0 (no relative change to speak of).
 double relative_change(double a, double b);
@@ -72,7 +82,8 @@ std::string divergence_text(int divergence);
 // draws, and so the text, may differ.
 bool outputs_must_match(const EngineConfig& a, const EngineConfig& b, const SamplingParams& sampling);
 
-// Both configs, summaries (workload_json, with every step), the deltas and the paired outputs.
+// Both configs, the settings they differ in and what that allows (attribution_note, null when one
+// setting differs), summaries (workload_json, with every step), the deltas and the paired outputs.
 nlohmann::json comparison_json(const Comparison& comparison);
 
 }  // namespace inferscope::gui

@@ -15,6 +15,7 @@
 
 #include "core/device/device_probe.h"
 #include "gui/model/model_info_panel.h"
+#include "gui/plot/vertical_scroll.h"
 
 namespace inferscope::gui {
 namespace {
@@ -36,7 +37,7 @@ ConfigPanel::ConfigPanel(QWidget* parent)
       weights_(new QLabel("weights: no model")),
       result_(new QLabel),
       conversion_(new QProgressBar),
-      scroll_(new QScrollArea) {
+      scroll_(nullptr) {
   device_->addItems({"CPU", "CUDA"});
   threads_->setRange(0, 1024);
   threads_->setSpecialValueText(QString("all (%1)").arg(std::thread::hardware_concurrency()));
@@ -91,9 +92,7 @@ ConfigPanel::ConfigPanel(QWidget* parent)
   result_->setMinimumHeight(32);
   result_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
 
-  scroll_->setWidget(content);
-  scroll_->setWidgetResizable(true);
-  scroll_->setFrameShape(QFrame::NoFrame);
+  scroll_ = vertical_scroll(content);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(scroll_, 1);

@@ -1,5 +1,7 @@
-// A scroll area that gives `content` the full width and scrolls it vertically only: plots keep a
-// readable minimum height and scroll instead of squeezing (the dashboard in the Chat and Compare tabs).
+// A scroll area that gives `content` the full width and scrolls it vertically only: plots and
+// toggles keep a readable size and scroll instead of squeezing (the dashboard in the Chat and Compare
+// tabs, the config panel). Its scroll bar shows whenever the content is taller than the view, with a
+// handle that stands out from the groove, so what lies below the view is plainly within reach.
 #pragma once
 #include <QScrollArea>
 

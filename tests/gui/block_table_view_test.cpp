@@ -1,13 +1,15 @@
 // The block-table view on known snapshots: each cell is the right block, clicking selects its owner
 // (and a shared block cycles its owners), the selection lists the logical -> physical table, hovering
 // explains the block with its tokens' text, colours follow labels, contiguous waste is drawn to
-// scale, and thousands of blocks still fit (smaller cells, then scrolling).
+// scale, region captions and bar labels fit what they label at any width, and thousands of blocks
+// still fit (smaller cells, then scrolling).
 #include <gtest/gtest.h>
 
 #include <QSignalSpy>
 #include <QTest>
 
 #include "gui/blocks/block_grid.h"
+#include "gui/blocks/block_paint.h"
 #include "gui/blocks/block_table_view.h"
 #include "gui/blocks/block_tooltip.h"
 #include "tests/gui/offscreen_app.h"
@@ -208,6 +210,46 @@ TEST_F(View, ContiguousWasteIsDrawnToScale) {
   };
   EXPECT_GT(reddish(grid->region_waste_rect(0)), 50);
   EXPECT_EQ(reddish(grid->region_used_rect(0)), 0);
+}
+
+TEST_F(View, RegionCaptionsAndBarLabelsFitWhatTheyLabel) {
+  // Regions of 1024 slots: one used a little, one free; the view from wide to narrow.
+  KvSnapshot s = contiguous_snapshot();
+  s.block_size = 1024;
+  view.set_sequence_owners({{1, {"k1", "A session with a rather long name"}}});
+  view.update_from(s);
+  BlockGrid* grid = view.grid();
+  std::map<int, QString> free_label;
+  for (int width : {1400, 900, 640, 420}) {
+    view.resize(width, 420);
+    QApplication::processEvents();
+    const QFontMetricsF fm(grid->region_font());
+    for (int32_t r = 0; r < 4; ++r) {
+      const QRect caption = grid->caption_rect(r);
+      EXPECT_LE(fm.horizontalAdvance(grid->caption_text(r)), caption.width() + 0.5) << width << " region " << r;
+      const QRectF bar = grid->block_rect(r);
+      // The bar keeps most of the width and ends inside the grid.
+      EXPECT_GE(bar.width(), (grid->width() - 2 * BlockGrid::kMargin) / 2) << width;
+      EXPECT_LE(bar.right(), grid->width()) << width;
+      for (const BarLabel& label : region_labels(fm, bar, s.blocks[static_cast<size_t>(r)], s.block_size)) {
+        EXPECT_TRUE(bar.contains(label.area)) << width << " region " << r;
+        EXPECT_LE(fm.horizontalAdvance(label.text) + 8, label.area.width()) << label.text.toStdString() << " at " << width;
+        if (r == 1) free_label[width] = label.text;
+      }
+    }
+    render(view, QString("block_table_regions_%1").arg(width));
+  }
+  // Captions elide where they must; a short one keeps its room to the text, leaving the bars the rest.
+  EXPECT_TRUE(grid->caption_text(0).endsWith("…")) << grid->caption_text(0).toStdString();
+  view.set_sequence_owners({{1, {"k1", "Story"}}});
+  view.resize(900, 420);
+  QApplication::processEvents();
+  EXPECT_EQ(grid->caption_text(0), "region 0 · Story");
+  EXPECT_LT(grid->caption_rect(0).width(), BlockGrid::kRegionLabelWidth - 20);
+  // The whole caption where it fits, shorter ones as the bar narrows, never a cut one.
+  EXPECT_EQ(free_label[1400], "free region (1024 token slots)");
+  EXPECT_EQ(free_label[640], "free (1024 slots)");
+  EXPECT_EQ(free_label[420], "free");
 }
 
 TEST_F(View, ThousandsOfBlocksShrinkThenScroll) {

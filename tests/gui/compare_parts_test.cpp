@@ -1,14 +1,18 @@
 // The comparison's parts, checked on constructed cases: where two token lists part, the verdict and
-// the marked token in the outputs view, the delta table's values and signs, the config panel's
-// weights line while a conversion runs, and demo-script "compare" steps refused by field.
+// the marked token in the outputs view, which settings A and B differ in and the warning when several
+// do, the delta table's values and signs, which metrics are coloured better or worse (only those with
+// a direction), the config panel's weights line while a conversion runs, and demo-script "compare"
+// steps refused by field.
 #include <QTableWidget>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/model/llama_model.h"
 #include "gui/app/demo_script.h"
 #include "gui/compare/compare_render.h"
 #include "gui/compare/comparison.h"
+#include "gui/compare/config_difference.h"
 #include "gui/config/config_panel.h"
 #include "tests/gui/workbench_fixture.h"
 
@@ -21,6 +25,19 @@ WorkloadOutput output(RequestId id, std::vector<TokenId> tokens) {
   out.tokens = std::move(tokens);
   out.finish_reason = "length";
   return out;
+}
+
+// Two runs' figures: B decodes slower (80 against 100 tok/s) with a lower TTFT (0.1 against 0.2 s)
+// on half the weight bytes, and leaves `b_unused` of its reservations unused where A left none.
+void fill_runs(WorkloadResult& a, WorkloadResult& b, double b_unused) {
+  a.summary.tokens_per_second = 100;
+  b.summary.tokens_per_second = 80;
+  a.summary.time_to_first_token_seconds_p50 = 0.2;
+  b.summary.time_to_first_token_seconds_p50 = 0.1;
+  a.summary.kv_reserved_unused_perc_mean = 0;
+  b.summary.kv_reserved_unused_perc_mean = b_unused;
+  a.metrics.weight_bytes = 1 << 20;
+  b.metrics.weight_bytes = 1 << 19;
 }
 
 TEST(CompareParts, FirstDivergenceFindsWhereTokenListsPart) {
@@ -82,18 +99,65 @@ TEST(CompareParts, PairedOutputsMarkTheFirstDivergentToken) {
   EXPECT_EQ(pair_outputs(*model, a, b_short)[1].divergence, 0);
 }
 
+TEST(CompareParts, DifferingSettingsNameEveryChangeASideReads) {
+  const EngineConfig a;  // paged
+  EXPECT_TRUE(differing_settings(a, a).empty());
+  EXPECT_EQ(attribution_note({}),
+            "A and B are identical: differences between the runs are run-to-run noise (timing), not a setting's effect");
+
+  // One setting: no warning.
+  EngineConfig b = a;
+  b.kv.kind = KvKind::Contiguous;
+  EXPECT_EQ(differing_settings(a, b), std::vector<std::string>{"kv"});
+  EXPECT_EQ(attribution_note(differing_settings(a, b)), "");
+  // A contiguous cache reads neither block size nor prefix cache: changing them changes nothing.
+  b.kv.block_size = a.kv.block_size * 2;
+  b.kv.prefix_cache = !a.kv.prefix_cache;
+  EXPECT_EQ(differing_settings(a, b), std::vector<std::string>{"kv"});
+  b.kv.kind = KvKind::Paged;
+  EXPECT_EQ(differing_settings(a, b), (std::vector<std::string>{"block_size", "prefix_cache"}));
+
+  // Speculation's fields count once a side speculates.
+  EngineConfig s = a;
+  s.spec.k = a.spec.k + 3;
+  EXPECT_TRUE(differing_settings(a, s).empty());
+  s.spec.mode = SpecMode::Ngram;
+  EXPECT_EQ(differing_settings(a, s), std::vector<std::string>{"spec"});
+
+  // Three, in the config panel's order, whichever order they were changed in.
+  EngineConfig c = a;
+  c.quant = WeightQuant::Q8;
+  c.attention = "naive";
+  c.kv.kind = KvKind::Contiguous;
+  EXPECT_EQ(differing_settings(a, c), (std::vector<std::string>{"kv", "attention", "quant"}));
+  const std::string warning =
+      "A and B differ in 3 settings (kv, attention, quant): differences cannot be attributed to one of them";
+  EXPECT_EQ(attribution_note(differing_settings(a, c)), warning);
+
+  // The export carries the settings and the warning; null when one setting differs.
+  Comparison comparison;
+  comparison.a.config = a;
+  comparison.b.config = c;
+  nlohmann::json j = comparison_json(comparison);
+  EXPECT_EQ(j["differing_settings"], nlohmann::json({"kv", "attention", "quant"}));
+  EXPECT_EQ(j["attribution_note"], warning);
+  comparison.b.config = b;
+  comparison.b.config.kv.block_size = a.kv.block_size;
+  j = comparison_json(comparison);
+  EXPECT_EQ(j["differing_settings"], nlohmann::json({"prefix_cache"}));
+  EXPECT_TRUE(j["attribution_note"].is_null()) << j["attribution_note"];
+
+  // The view's rich text: the warning marked, nothing for one setting, the note in grey.
+  EXPECT_TRUE(attribution_html(a, c).contains(QString::fromStdString(warning))) << attribution_html(a, c).toStdString();
+  EXPECT_TRUE(attribution_html(a, comparison.b.config).isEmpty());
+  EXPECT_TRUE(attribution_html(a, a).contains("A and B are identical"));
+}
+
 TEST(CompareParts, DeltaTableShowsBothRunsAndTheChange) {
   WorkloadResult a, b;
-  a.summary.tokens_per_second = 100;
-  b.summary.tokens_per_second = 80;
-  a.summary.time_to_first_token_seconds_p50 = 0.2;
-  b.summary.time_to_first_token_seconds_p50 = 0.1;
-  a.summary.kv_reserved_unused_perc_mean = 0;
-  b.summary.kv_reserved_unused_perc_mean = 0.5;
-  a.metrics.weight_bytes = 1 << 20;
-  b.metrics.weight_bytes = 1 << 19;
+  fill_runs(a, b, 0.5);
   const std::vector<Delta> deltas = comparison_deltas(a, b);
-  ASSERT_EQ(deltas.size(), 13u);
+  ASSERT_EQ(deltas.size(), 14u);
   EXPECT_EQ(deltas[0].metric, "throughput");
   EXPECT_DOUBLE_EQ(relative_change(deltas[0].a, deltas[0].b), -0.2);
   EXPECT_TRUE(std::isnan(relative_change(0, 0.5)));
@@ -128,6 +192,81 @@ TEST(CompareParts, DeltaTableShowsBothRunsAndTheChange) {
   EXPECT_EQ(table.item(11, 0)->text(), "mean acceptance length");
   EXPECT_EQ(table.item(11, 1)->text(), "1.00");  // no drafts: one token per pass
   EXPECT_EQ(table.item(11, 2)->text(), "3.00");
+}
+
+TEST(CompareParts, OnlyMetricsWithADirectionAreCalledBetterOrWorse) {
+  WorkloadResult a, b;
+  // Paged A against contiguous B: A fragments a little, B reserves and wastes most of its regions.
+  fill_runs(a, b, 0.97);
+  a.summary.kv_internal_fragmentation_perc_mean = 0.3;
+  b.summary.kv_internal_fragmentation_perc_mean = 0;
+  a.summary.e2e_request_latency_seconds_p50 = b.summary.e2e_request_latency_seconds_p50 = 1.5;
+  a.summary.kv_cache_usage_perc_mean = 0.05;
+  b.summary.kv_cache_usage_perc_mean = 0.9;
+  a.summary.num_preemptions = 0;
+  b.summary.num_preemptions = 2;
+  a.metrics.steps.resize(2);
+  b.metrics.steps.resize(1);
+  a.metrics.steps[1].attention_scratch_bytes = 4096;
+  b.metrics.steps[0].attention_scratch_bytes = 1024;
+  std::map<std::string, DeltaVerdict> verdicts;
+  std::map<std::string, Delta> by_metric;
+  for (const Delta& d : comparison_deltas(a, b)) {
+    verdicts[d.metric] = delta_verdict(d);
+    by_metric[d.metric] = d;
+    // A direction or a reason, never both or neither.
+    EXPECT_EQ(d.better == Better::Neither, !d.neutral_reason.empty()) << d.metric;
+  }
+  EXPECT_EQ(verdicts["throughput"], DeltaVerdict::Worse);
+  EXPECT_EQ(verdicts["TTFT p50"], DeltaVerdict::Better);
+  EXPECT_EQ(verdicts["e2e latency p50"], DeltaVerdict::Unchanged);
+  EXPECT_EQ(verdicts["preemptions"], DeltaVerdict::Worse);
+  // 0 % fragmentation next to 97 % reserved-unused is not "better", and neither is the other way round.
+  EXPECT_EQ(verdicts["fragmentation mean"], DeltaVerdict::Neutral);
+  EXPECT_EQ(verdicts["reserved-unused mean"], DeltaVerdict::Neutral);
+  EXPECT_EQ(verdicts["KV usage mean"], DeltaVerdict::Neutral);
+  EXPECT_EQ(verdicts["weight bytes"], DeltaVerdict::Neutral);
+  EXPECT_EQ(verdicts["acceptance rate"], DeltaVerdict::Unchanged);  // neither speculated: both 0
+  // The peak over the run's steps, less is better.
+  EXPECT_DOUBLE_EQ(by_metric["attention scratch peak"].a, 4096);
+  EXPECT_TRUE(by_metric["attention scratch peak"].available);
+  EXPECT_EQ(verdicts["attention scratch peak"], DeltaVerdict::Better);
+  EXPECT_NE(by_metric["fragmentation mean"].neutral_reason.find("contiguous cache reports 0 % fragmentation"),
+            std::string::npos);
+
+  // The table colours the two with a direction and leaves the others plain, saying why on hover.
+  test_app();
+  QTableWidget table;
+  const std::vector<Delta> deltas = comparison_deltas(a, b);
+  fill_delta_table(table, deltas);
+  for (int row = 0; row < table.rowCount(); ++row) {
+    const std::string metric = table.item(row, 0)->text().toStdString();
+    const DeltaVerdict v = verdicts.at(metric);
+    const bool coloured = table.item(row, 4)->data(Qt::ForegroundRole).isValid();
+    EXPECT_EQ(coloured, v == DeltaVerdict::Better || v == DeltaVerdict::Worse) << metric;
+    if (v == DeltaVerdict::Better) {
+      EXPECT_EQ(table.item(row, 4)->foreground().color(), QColor("#047857")) << metric;
+    }
+    if (v == DeltaVerdict::Worse) {
+      EXPECT_EQ(table.item(row, 4)->foreground().color(), QColor("#b91c1c")) << metric;
+    }
+    EXPECT_EQ(table.item(row, 4)->toolTip().toStdString(), by_metric.at(metric).neutral_reason) << metric;
+  }
+
+  // The export says the same: a direction or null, the verdict, and the reason where not coloured.
+  Comparison comparison;
+  comparison.a = a;
+  comparison.b = b;
+  const nlohmann::json j = comparison_json(comparison);
+  std::map<std::string, nlohmann::json> exported;
+  for (const nlohmann::json& d : j["deltas"]) exported[d["metric"]] = d;
+  EXPECT_EQ(exported["throughput"]["better"], "higher");
+  EXPECT_EQ(exported["throughput"]["verdict"], "worse");
+  EXPECT_EQ(exported["TTFT p50"]["better"], "lower");
+  EXPECT_TRUE(exported["fragmentation mean"]["better"].is_null());
+  EXPECT_EQ(exported["fragmentation mean"]["verdict"], "neutral");
+  EXPECT_EQ(exported["fragmentation mean"]["not_coloured_because"], by_metric["fragmentation mean"].neutral_reason);
+  EXPECT_FALSE(exported["throughput"].contains("not_coloured_because"));
 }
 
 TEST(CompareParts, ConfigPanelShowsTheWeightsAndAConversionInProgress) {

@@ -2,9 +2,11 @@
 // contiguous, block size, budget) give identical greedy outputs and a filled delta table and overlaid
 // charts; greedy speculation (a per-side toggle) gives identical outputs too, and the headline says
 // the exact features promised it; the outputs pane says which changes may diverge (attention,
-// quantization); q4 weights are measured and their outputs judged token by token; the current chat compares as one
-// request; cancel ends a run; export writes JSON and PNG. And the quantization toggle during a chat:
-// the engine converts, says "weights now q8", and the status bar shows the level.
+// quantization); q4 weights are measured and their outputs judged token by token; the current chat
+// compares as one request; cancel ends a run; export writes JSON and PNG; the tab warns when A and B
+// differ in several settings; a contiguous side greys out block size and prefix cache as the Chat
+// tab's panel does. And the quantization toggle during a chat: the engine converts, says "weights
+// now q8", and the status bar shows the level.
 #include <QComboBox>
 #include <QFile>
 #include <QImage>
@@ -12,6 +14,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
+#include <algorithm>
 #include <qcustomplot.h>
 
 #include <nlohmann/json.hpp>
@@ -44,6 +47,14 @@ bool run(CompareView& view, int ms = 60000) {
   QSignalSpy ended(&view, &CompareView::run_ended);
   if (!view.start()) return false;
   return wait_for([&] { return ended.count() > 0; }, ms);
+}
+
+// The darkest grey level (0 black .. 255 white) in `image`: where a widget's text is drawn.
+int darkest(const QImage& image) {
+  int out = 255;
+  for (int y = 0; y < image.height(); ++y)
+    for (int x = 0; x < image.width(); ++x) out = std::min(out, qGray(image.pixel(x, y)));
+  return out;
 }
 
 struct Compare : ::testing::Test {
@@ -97,7 +108,7 @@ TEST_F(Compare, ExactFeaturesGiveIdenticalOutputsAndFillEveryView) {
 
   // The delta table: every figure of both runs; contiguous reserves whole contexts, paged does not.
   QTableWidget& table = *view->delta_table();
-  ASSERT_EQ(table.rowCount(), 11);
+  ASSERT_EQ(table.rowCount(), 12);
   for (int row = 0; row < table.rowCount(); ++row) {
     for (int col = 0; col < 5; ++col) ASSERT_NE(table.item(row, col), nullptr) << row << "," << col;
   }
@@ -105,6 +116,15 @@ TEST_F(Compare, ExactFeaturesGiveIdenticalOutputsAndFillEveryView) {
   EXPECT_EQ(table.item(7, 0)->text(), "reserved-unused mean");
   EXPECT_EQ(c->a.summary.kv_reserved_unused_perc_mean, 0);
   EXPECT_GT(c->b.summary.kv_reserved_unused_perc_mean, 0.5);
+  // Paged fragments its last blocks, contiguous reserves whole contexts: neither figure is called better
+  // or worse, and each row says why.
+  EXPECT_EQ(table.item(6, 0)->text(), "fragmentation mean");
+  for (int row : {4, 5, 6, 7}) {
+    EXPECT_FALSE(table.item(row, 4)->data(Qt::ForegroundRole).isValid()) << table.item(row, 0)->text().toStdString();
+    EXPECT_TRUE(table.item(row, 4)->toolTip().startsWith("Not coloured")) << row;
+  }
+  EXPECT_TRUE(table.item(0, 4)->data(Qt::ForegroundRole).isValid()) << "throughput has a direction";
+  EXPECT_EQ(table.item(11, 0)->text(), "attention scratch peak");
 
   // The charts hold A and, dashed, B.
   QCustomPlot* usage = view->dashboard()->plot("kv_usage");
@@ -112,6 +132,69 @@ TEST_F(Compare, ExactFeaturesGiveIdenticalOutputsAndFillEveryView) {
   int with_points = 0;
   for (int i = 0; i < usage->graphCount(); ++i) with_points += usage->graph(i)->dataCount() > 0;
   EXPECT_GE(with_points, 2);
+}
+
+TEST_F(Compare, AContiguousSideGreysOutBlockSizeAndPrefixCache) {
+  view->set_configs(config([](EngineConfig& c) { c.kv.kind = KvKind::Paged; }),
+                    config([](EngineConfig& c) { c.kv.kind = KvKind::Contiguous; }));
+  for (const char* name : {"block_size", "prefix_cache"}) {
+    QWidget* paged = view->findChild<QWidget*>(QString("a_") + name);
+    QWidget* contiguous = view->findChild<QWidget*>(QString("b_") + name);
+    ASSERT_NE(paged, nullptr) << name;
+    ASSERT_NE(contiguous, nullptr) << name;
+    EXPECT_TRUE(paged->isEnabled()) << name;
+    EXPECT_FALSE(contiguous->isEnabled()) << name;
+    // Greyed as the Chat tab's panel draws it: the same field's text is lighter when disabled.
+    const int enabled_ink = darkest(render(*paged, QString("compare_a_") + name));
+    const int disabled_ink = darkest(render(*contiguous, QString("compare_b_") + name));
+    EXPECT_LT(enabled_ink, 60) << name;
+    EXPECT_GT(disabled_ink, enabled_ink + 40) << name << " draws as if enabled";
+  }
+  // Switching B to paged in its editor enables them again.
+  view->findChild<QComboBox*>("b_kv_kind")->setCurrentText("paged");
+  EXPECT_TRUE(view->findChild<QWidget*>("b_block_size")->isEnabled());
+  EXPECT_TRUE(view->findChild<QWidget*>("b_prefix_cache")->isEnabled());
+}
+
+TEST_F(Compare, TheTabWarnsWhenAAndBDifferInMoreThanOneSetting) {
+  w->tabs()->setCurrentWidget(view);
+  auto* note = view->findChild<QLabel*>("compare_attribution");
+  ASSERT_NE(note, nullptr);
+  // The default pair differs in the KV manager alone: what changes is its effect, no warning.
+  view->reset_configs(w->bridge().config());
+  EXPECT_TRUE(note->isHidden()) << note->text().toStdString();
+
+  // Two more changes in B's editor, as a user makes them.
+  view->findChild<QComboBox*>("b_attention")->setCurrentText("naive");
+  view->findChild<QComboBox*>("b_quantization")->setCurrentText("q8");
+  const QString warning = "A and B differ in 3 settings (kv, attention, quant): differences cannot be attributed to one of them";
+  EXPECT_TRUE(note->isVisible());
+  EXPECT_TRUE(note->text().contains(warning)) << note->text().toStdString();
+  EXPECT_FALSE(render(*note, "compare_attribution").isNull());
+
+  // Identical configurations get a note instead.
+  view->set_configs(w->bridge().config(), w->bridge().config());
+  EXPECT_TRUE(note->isVisible());
+  EXPECT_TRUE(note->text().contains("A and B are identical")) << note->text().toStdString();
+
+  // A run of three differences: its headline and its export say so.
+  view->set_configs(w->bridge().config(), config([](EngineConfig& c) {
+                      c.kv.kind = KvKind::Contiguous;
+                      c.attention = "naive";
+                      c.quant = WeightQuant::Q8;
+                    }));
+  view->use_workload_file(write_workload(dir, 1, 8));
+  ASSERT_TRUE(run(*view)) << view->status_text().toStdString();
+  const QString headline = view->findChild<QLabel*>("compare_headline")->text();
+  EXPECT_TRUE(headline.contains(warning)) << headline.toStdString();
+  QString error;
+  ASSERT_TRUE(view->export_to(dir.filePath("three.json"), &error)) << error.toStdString();
+  QFile file(dir.filePath("three.json"));
+  ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+  const QByteArray bytes = file.readAll();
+  const nlohmann::json j = nlohmann::json::parse(bytes.begin(), bytes.end());
+  EXPECT_EQ(j["attribution_note"], warning.toStdString());
+  EXPECT_EQ(j["differing_settings"], nlohmann::json({"kv", "attention", "quant"}));
 }
 
 TEST_F(Compare, GreedySpeculationIsATogglePerSideAndGivesIdenticalOutputs) {
@@ -138,9 +221,9 @@ TEST_F(Compare, GreedySpeculationIsATogglePerSideAndGivesIdenticalOutputs) {
   EXPECT_TRUE(headline.contains("spec early-exit k=4 (2 layers)")) << headline.toStdString();
   // The delta table gains the acceptance rows; the acceptance panels show B beside A.
   QTableWidget& table = *view->delta_table();
-  ASSERT_EQ(table.rowCount(), 13);
-  EXPECT_EQ(table.item(11, 0)->text(), "acceptance rate");
-  EXPECT_EQ(table.item(12, 0)->text(), "mean acceptance length");
+  ASSERT_EQ(table.rowCount(), 14);
+  EXPECT_EQ(table.item(12, 0)->text(), "acceptance rate");
+  EXPECT_EQ(table.item(13, 0)->text(), "mean acceptance length");
   QCustomPlot* by_position = view->dashboard()->plot("spec_decode");
   int b_bars = -1;
   for (int i = 0; i < by_position->plottableCount(); ++i)
@@ -223,7 +306,7 @@ TEST_F(Compare, ExportWritesTheComparisonAsJsonAndPng) {
   EXPECT_EQ(j["b"]["config"]["kv"], "contiguous");
   EXPECT_EQ(j["a"]["requests"].size(), 2u);
   EXPECT_FALSE(j["b"]["step_timeline"].empty());
-  EXPECT_EQ(j["deltas"].size(), 11u);
+  EXPECT_EQ(j["deltas"].size(), 12u);
   ASSERT_EQ(j["outputs"].size(), 2u);
   EXPECT_EQ(j["outputs"][0]["verdict"], "identical");
   EXPECT_EQ(j["sampling"]["temperature"], 0.0);

@@ -1,7 +1,7 @@
 // The workbench driven as a user would, offscreen, through the real engine thread on stories260K:
 // a chat streams into the view, the dashboard and the block-table view; the KV toggle changes the
-// view; sessions reload identically; a malformed model shows an error dialog; failed turns keep the
-// user's text.
+// view, with a reply streaming or with none; sessions reload identically; a malformed model shows an
+// error dialog; failed turns keep the user's text.
 #include <QComboBox>
 #include <QFile>
 #include <QMessageBox>
@@ -144,6 +144,31 @@ TEST(Workbench, SwitchingPagedToContiguousChangesTheBlockView) {
   ASSERT_TRUE(chat_turn(*w, "The dog"));
   EXPECT_TRUE(wait_for([&] { return w->block_table()->grid()->snapshot().kind == "contiguous"; }));
   EXPECT_TRUE(region_seen) << "no contiguous region with used and unused parts was drawn";
+}
+
+TEST(Workbench, SwitchingTheKvManagerWhileIdleChangesTheBlockView) {
+  INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  QTemporaryDir dir;
+  std::unique_ptr<MainWindow> w;
+  ASSERT_NO_FATAL_FAILURE(open_streaming_window(dir, w));
+  w->chat()->set_sampling(SamplingParams{}, 16);
+  ASSERT_TRUE(chat_turn(*w, "The cat"));
+  BlockTableView& blocks = *w->block_table();
+  ASSERT_TRUE(wait_for([&] { return blocks.summary_text().startsWith("paged"); })) << blocks.summary_text().toStdString();
+  ASSERT_EQ(w->bridge().in_flight(), 0);
+
+  // No request runs: no token arrives to trigger a snapshot, yet the header must name the new manager.
+  auto* kv_kind = w->config_panel()->findChild<QComboBox*>("kv_kind");
+  kv_kind->setCurrentText("contiguous");
+  ASSERT_TRUE(wait_for([&] { return w->config_panel()->result_text().contains("KV contiguous"); }))
+      << w->config_panel()->result_text().toStdString();
+  EXPECT_TRUE(wait_for([&] { return blocks.summary_text().startsWith("contiguous"); }, 5000))
+      << blocks.summary_text().toStdString();
+  EXPECT_EQ(blocks.grid()->snapshot().kind, "contiguous");
+
+  kv_kind->setCurrentText("paged");
+  EXPECT_TRUE(wait_for([&] { return blocks.summary_text().startsWith("paged"); }, 5000)) << blocks.summary_text().toStdString();
+  EXPECT_EQ(w->bridge().in_flight(), 0);
 }
 
 TEST(Workbench, SavedSessionsReloadIdentically) {

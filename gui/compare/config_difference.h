@@ -1,0 +1,21 @@
+// Which settings configurations A and B differ in, and what that allows a comparison to say: one
+// setting changed, and the runs' differences are its effect; several, and they cannot be attributed
+// to any one of them; none, and they are run-to-run noise.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/engine/engine_config.h"
+
+namespace inferscope::gui {
+
+// The settings (engine_config_json's names, in the config panel's order) whose values differ.
+// Settings a side does not read are left out: block size and prefix cache unless both caches are
+// paged, speculation's fields unless one side speculates.
+std::vector<std::string> differing_settings(const EngineConfig& a, const EngineConfig& b);
+
+// "A and B differ in 3 settings (kv, attention, quant): differences cannot be attributed to one of
+// them"; a note when none differ; "" when exactly one does.
+std::string attribution_note(const std::vector<std::string>& differing);
+
+}  // namespace inferscope::gui
