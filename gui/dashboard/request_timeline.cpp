@@ -124,7 +124,8 @@ void RequestTimeline::show_lanes() {
   }
   for (QCPGraph* g : {preemptions, first_tokens, finishes}) g->setData(marks[g].first, marks[g].second);
   yAxis->setTicker(ticker);
-  yAxis->setRange(-0.6, std::max<double>(static_cast<double>(lanes_.size()), 4) - 0.4);
+  // Half a lane more above the first: room for the charts' configuration labels.
+  yAxis->setRange(-1.1, std::max<double>(static_cast<double>(lanes_.size()), 4) - 0.4);
   if (follow_time_ && hi > lo) {
     const double pad = 0.02 * (hi - lo);
     xAxis->setRange(std::max(0.0, lo - pad), hi + pad);

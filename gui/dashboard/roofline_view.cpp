@@ -16,6 +16,7 @@ const QColor kRoofColor(55, 65, 81);
 // The roofs are drawn over this span of intensities (FLOP/B), far beyond any axis range.
 constexpr double kRoofFrom = 1e-4, kRoofTo = 1e6;
 constexpr double kMargin = 3;  // the axes reach this factor beyond the outermost dot or roof corner
+constexpr double kRidgeHeadroom = 4;  // the value axis reaches at least this factor above the peak
 
 // Whole decades, so the logarithmic axes tick at powers of ten.
 double decade_below(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
@@ -139,7 +140,8 @@ void RooflineView::fit_axes() {
     if (!dots.graph->visible()) continue;
     for (auto it = dots.graph->data()->constBegin(); it != dots.graph->data()->constEnd(); ++it) include(it->key, it->value);
   }
-  if (roofs_.known()) include(roofs_.ridge_intensity(), roofs_.peak_flops_per_second);
+  // Room above the ridge for its label.
+  if (roofs_.known()) include(roofs_.ridge_intensity(), kRidgeHeadroom * roofs_.peak_flops_per_second);
   if (x_hi <= 0) x_lo = 0.1, x_hi = 1000, y_lo = 1e8, y_hi = 1e12;  // nothing yet: a typical CPU's span
   xAxis->setRange(decade_below(x_lo / kMargin), decade_above(x_hi * kMargin));
   yAxis->setRange(decade_below(y_lo / kMargin), decade_above(y_hi * kMargin));

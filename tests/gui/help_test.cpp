@@ -56,6 +56,7 @@ TEST(HelpButton, ClickShowsTheTextAndHoverTooltipIsTheSame) {
   ASSERT_TRUE(button->popup()->isVisible());
   EXPECT_EQ(button->popup()->text(), help_html(help));
   EXPECT_TRUE(button->popup()->text().contains("ridge point"));
+  EXPECT_GT(distinct_colors(render(*button->popup(), "help_popup")), 4) << "the popup shows its text";
 }
 
 }  // namespace
