@@ -14,7 +14,7 @@ namespace inferscope::gui {
 namespace {
 
 constexpr double kBarHeight = 0.62;  // of a lane
-constexpr int kMaxLabels = 12;       // lane labels on the vertical axis; more lanes label every n-th
+constexpr int kLabelPixels = 14;     // the height of a lane label: more lanes than fit label every n-th
 
 // Horizontal bars: a candlestick whose key axis is the vertical lane axis and whose body runs from
 // open (the bar's start) to close (its end).
@@ -97,7 +97,8 @@ void RequestTimeline::show_lanes() {
   std::map<QCPGraph*, std::pair<QVector<double>, QVector<double>>> marks;  // time, lane
   double lo = std::numeric_limits<double>::infinity(), hi = 0;
   auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-  const size_t label_every = (lanes_.size() + kMaxLabels - 1) / kMaxLabels;
+  const size_t labels = static_cast<size_t>(std::max(2, axisRect()->height() / kLabelPixels));
+  const size_t label_every = (lanes_.size() + labels - 1) / labels;
   for (size_t i = 0; i < lanes_.size(); ++i) {
     const RequestLane& lane = lanes_[i];
     const double y = static_cast<double>(i);

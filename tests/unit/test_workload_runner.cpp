@@ -112,7 +112,9 @@ TEST(ServeSim, PreemptedRequestIsRecomputedAndFinishesItsOutput) {
       });
       ASSERT_NE(next, r.metrics.steps.end()) << "request " << id << " never ran again after its preemption";
       for (const StepSequence& q : next->sequences) {
-        if (q.id == id) EXPECT_GT(q.prefill_tokens, 0) << "request " << id << " resumed without recomputing";
+        if (q.id == id) {
+          EXPECT_GT(q.prefill_tokens, 0) << "request " << id << " resumed without recomputing";
+        }
       }
     }
   }
