@@ -10,6 +10,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
@@ -20,6 +21,7 @@
 #include <qcustomplot.h>
 #include <thread>
 
+#include "gui/app/status_fields.h"
 #include "gui/blocks/block_table_view.h"
 #include "gui/bridge/engine_bridge.h"
 #include "gui/chat/chat_panel.h"
@@ -36,6 +38,15 @@ namespace {
 
 constexpr int kMaxRecent = 8;
 const char* kRecentKey = "recent_models";
+constexpr qsizetype kMarkLabelChars = 28;  // a configuration mark's label on the charts
+
+// A few words for a chart mark from the engine's note: its first clause ("KV contiguous, block size
+// 16: new KV cache; ..." -> "KV contiguous, block size 16"), shortened.
+QString mark_label(const QString& message) {
+  QString label = message.section(QRegularExpression("[:;]"), 0, 0).trimmed();
+  if (label.size() > kMarkLabelChars) label = label.left(kMarkLabelChars - 1) + QStringLiteral("…");
+  return label;
+}
 
 // The first local .gguf file among dropped URLs ("" when none).
 QString dropped_model(const QMimeData* mime) {
@@ -69,7 +80,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
       tabs_(new QTabWidget),
       model_label_(new QLabel),
       device_label_(new QLabel),
-      status_(new QLabel),
+      status_(new StatusFields),
       progress_(new QProgressBar),
       recent_menu_(nullptr) {
   setWindowTitle("Inferscope");
@@ -87,11 +98,8 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   progress_->setRange(0, 0);  // busy indicator: loading reports no fraction
   progress_->setMaximumWidth(160);
   progress_->setVisible(false);
-  status_->setToolTip("Requests decoding now · requests queued · KV cache in use · decode tokens per second (recent steps) · "
-                      "the weights' quantization level in use and their bytes (and a conversion in progress)");
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(status_);
-  status_->setText("no model");
 
   config_->set_config(bridge_->config());
   blocks_->set_token_decoder([this](std::span<const int32_t> ids) {
@@ -110,6 +118,12 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   connect(bridge_, &EngineBridge::metrics_updated, this, &MainWindow::on_metrics);
   connect(bridge_, &EngineBridge::kv_updated, this, &MainWindow::on_kv);
   connect(bridge_, &EngineBridge::config_result, this, &MainWindow::on_config_result);
+  connect(bridge_, &EngineBridge::config_applied, this, [this](double time_s, const QString& message) {
+    dashboard_->mark_config_change(time_s, mark_label(message));
+  });
+  connect(bridge_, &EngineBridge::machine_measured, this, [this](double peak, double bandwidth) {
+    for (MetricsDashboard* d : {dashboard_, compare_->dashboard()}) d->set_roofs({peak, bandwidth});
+  });
   connect(config_, &ConfigPanel::apply_requested, bridge_, &EngineBridge::set_config);
   connect(chat_, &ChatPanel::current_session_changed, this, &MainWindow::follow_current_session);
   connect(blocks_, &BlockTableView::sequence_selected, this, [this](int32_t seq) {
@@ -237,19 +251,8 @@ void MainWindow::show_error(const QString& title, const QString& text) {
 void MainWindow::on_metrics(const EngineMetricsSnapshot& m) {
   dashboard_->update_from(m);
   config_->show_weights(m);
-  const QString weights = QString("weights %1 (%2)")
-                              .arg(QString::fromStdString(m.weights_quant), format_bytes(static_cast<double>(m.weight_bytes)));
-  QString status = QString("running %1 · waiting %2 · KV %3% · %4 tok/s · %5")
-                       .arg(m.num_requests_running)
-                       .arg(m.num_requests_waiting)
-                       .arg(m.kv.kv_cache_usage_perc() * 100, 0, 'f', 0)
-                       .arg(m.decode_tokens_per_second, 0, 'f', 1)
-                       .arg(weights);
-  if (!m.converting_to.empty()) {
-    status += QString(" · converting to %1 %2%").arg(QString::fromStdString(m.converting_to)).arg(m.conversion_progress * 100, 0, 'f', 0);
-  }
-  status_->setText(status);
-  if (!model_text_.isEmpty()) model_label_->setText(model_text_ + " · " + weights);
+  status_->show_metrics(m);
+  if (!model_text_.isEmpty()) model_label_->setText(model_text_ + " · " + StatusFields::weights_text(m));
 }
 
 void MainWindow::on_kv(const KvSnapshot& snapshot) {

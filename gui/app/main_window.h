@@ -1,7 +1,8 @@
 // The workbench window (docs/ARCHITECTURE.md §9): the model bar on top; tabs Chat | Compare A/B | Learn | Model;
 // the Chat tab holds the sessions and conversation beside the engine toggles, and the live
 // dashboard beside the block-table view below; the status bar reads
-// "running N · waiting M · KV x% · y tok/s · weights q8 (35.2 MiB)". Models open from the file dialog, the recent list,
+// "running N · waiting M · KV x% · engine: y tok/s decode (all requests) · weights q8 (35.2 MiB)",
+// each figure with its help as tooltip (status_fields.h). Models open from the file dialog, the recent list,
 // the command line or by dropping a .gguf file on the window.
 #pragma once
 #include <QMainWindow>
@@ -26,6 +27,7 @@ class CompareView;
 class ConfigPanel;
 class EngineBridge;
 class LearnView;
+class StatusFields;
 class ModelInfoPanel;
 
 struct MainWindowOptions {
@@ -54,6 +56,7 @@ class MainWindow : public QMainWindow {
   ModelInfoPanel* model_info() const { return model_info_; }
   QTabWidget* tabs() const { return tabs_; }
   QString status_text() const;
+  StatusFields* status_fields() const { return status_; }
   // Scrolls the Chat tab's dashboard to the plot named `name` (false: there is none).
   bool show_plot(const QString& name);
   QStringList recent_models() const;
@@ -91,7 +94,8 @@ class MainWindow : public QMainWindow {
   BlockTableView* blocks_;
   ModelInfoPanel* model_info_;
   QTabWidget* tabs_;
-  QLabel *model_label_, *device_label_, *status_;
+  QLabel *model_label_, *device_label_;
+  StatusFields* status_;
   QString model_text_;  // the top bar's model summary, before the weights in use
   QProgressBar* progress_;
   QMenu* recent_menu_;

@@ -18,6 +18,11 @@ EngineBridge::EngineBridge(EngineConfig config, QObject* parent) : QObject(paren
   poll_.setInterval(200);
   connect(&poll_, &QTimer::timeout, this, &EngineBridge::poll);
   poll_.start();
+  // The worker's first job: jobs run in order, so the roofs are measured before any model loads.
+  worker_.post([this, threads = config_.threads] {
+    const MachineMeasurement m = measure_machine_once(threads);
+    post_to_gui([this, m] { emit machine_measured(m.peak_flops_per_second, m.read_bytes_per_second); });
+  });
 }
 
 EngineBridge::~EngineBridge() {
@@ -71,6 +76,7 @@ EngineCallbacks EngineBridge::callbacks_for(uint64_t generation, std::shared_ptr
       kv_dirty_ = true;
       settle_config(applied);
       emit config_result(applied, text);
+      if (applied && text != "no change") emit config_applied(engine_->metrics_snapshot().uptime_s, text);
     });
   };
   return cb;
@@ -132,7 +138,9 @@ void EngineBridge::install(std::shared_ptr<const LlamaModel> model, std::shared_
   if (new_model) {
     emit model_loaded(path);
   } else {
-    emit config_result(true, QString("new engine with %1 threads").arg(config_.threads));
+    const QString message = QString("new engine with %1 threads").arg(config_.threads);
+    emit config_result(true, message);
+    emit config_applied(0, message);
   }
 }
 

@@ -2,7 +2,8 @@
 // loads models and builds or destroys engines on a background worker, forwards submit/cancel/
 // set_config, and re-emits the engine thread's callbacks as signals on the GUI thread (queued). A
 // QTimer pulls metrics_snapshot() (cheap) and asks the worker for kv_snapshot() (which may wait one
-// engine step), so the GUI thread never blocks on a step.
+// engine step), so the GUI thread never blocks on a step. Before anything else, the worker measures
+// the machine's roofs once per process (machine_measure.h) and machine_measured reports them.
 //
 // Request ids here are the bridge's own, unique across engines: a new model or a new thread count
 // builds a new Engine whose ids start again at 0, and the old engine's last callbacks (its aborted
@@ -20,6 +21,7 @@
 #include "core/model/llama_model.h"
 #include "core/spec/verifier.h"
 #include "gui/bridge/background_worker.h"
+#include "gui/bridge/machine_measure.h"
 
 namespace inferscope::gui {
 
@@ -75,6 +77,12 @@ class EngineBridge : public QObject {
   // Exactly once per submitted request, last; reason is vLLM's "stop" | "length" | "abort" | "error".
   void finished(int request, const QString& reason);
   void config_result(bool applied, const QString& message);
+  // The engine changed its configuration (a toggle applied, converted weights swapped in, a new
+  // engine for a new thread count) at `time_s` seconds after it started; `message` says what.
+  void config_applied(double time_s, const QString& message);
+  // The machine's peak FLOP/s and read bandwidth (bytes/s), measured once per process; it comes
+  // before the first model_loaded.
+  void machine_measured(double peak_flops_per_second, double read_bytes_per_second);
   void metrics_updated(const inferscope::EngineMetricsSnapshot& snapshot);
   void kv_updated(const inferscope::KvSnapshot& snapshot);
 

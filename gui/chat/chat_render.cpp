@@ -4,6 +4,7 @@
 #include <QStringList>
 
 #include "gui/chat/token_view.h"
+#include "gui/help/help_texts.h"
 
 namespace inferscope::gui {
 namespace {
@@ -62,7 +63,7 @@ QString markdown_to_html(const QString& text) {
 QString reply_stats_line(const ReplyStats& s) {
   QStringList parts;
   parts << QString("%1 tokens").arg(s.tokens);
-  if (s.tokens > 1) parts << QString("%1 tok/s").arg(s.tokens_per_second, 0, 'f', 1);
+  if (s.tokens > 1) parts << QString("this reply: %1 tok/s decode").arg(s.tokens_per_second, 0, 'f', 1);
   if (s.ttft_s >= 0) parts << QString("TTFT %1 s").arg(s.ttft_s, 0, 'f', 2);
   if (!s.finish_reason.empty()) parts << QString::fromStdString(s.finish_reason);
   return parts.join(" · ");
@@ -86,7 +87,9 @@ QString conversation_html(const ChatSession& session, bool streaming, bool token
     html += token_view && !m.tokens.empty() ? token_view_html(m.tokens) : markdown_to_html(QString::fromStdString(m.content));
     if (live) html += "<span style=\"color:#10b981;\"> ▍</span>";
     if (!user && !live) {
-      html += "<div style=\"color:#6b7280; font-size:small; margin-top:4px;\">" + reply_stats_line(m.stats) + "</div>";
+      // Hovering the line shows what its figures are (this reply's own, not the engine's).
+      html += "<div style=\"color:#6b7280; font-size:small; margin-top:4px;\"><span title=\"" +
+              help_html(help_text("reply_stats")).toHtmlEscaped() + "\">" + reply_stats_line(m.stats) + "</span></div>";
     }
     html += "</td></tr></table>";
   }

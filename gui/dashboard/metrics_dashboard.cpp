@@ -8,7 +8,11 @@
 #include <tuple>
 
 #include "gui/dashboard/metrics_series.h"
+#include "gui/dashboard/request_timeline.h"
+#include "gui/dashboard/roofline_view.h"
+#include "gui/dashboard/series_colors.h"
 #include "gui/dashboard/spec_plots.h"
+#include "gui/plot/event_marks.h"
 #include "gui/plot/plot_export.h"
 #include "gui/plot/plot_hover.h"
 #include "gui/plot/plot_setup.h"
@@ -20,11 +24,11 @@ using namespace inferscope::gui;
 namespace {
 
 // One colour per quantity, the same in every plot and in the overlay (dashed there).
-const QColor kTtft(31, 119, 180), kDecode(44, 160, 44), kPrefill(255, 127, 14), kDuration(90, 90, 90),
-    kUsage(148, 103, 189), kFragmentation(140, 86, 75), kReservedUnused(214, 39, 40), kHits(23, 190, 207),
+const QColor kDuration(90, 90, 90), kUsage(148, 103, 189), kFragmentation(140, 86, 75), kReservedUnused(214, 39, 40), kHits(23, 190, 207),
     kHitsRecent(188, 189, 34), kScratch(227, 119, 194), kAttentionTime(60, 60, 140);
 
 constexpr int kPlotMinWidth = 360;  // a column per this many pixels of width, 1 to 4 columns
+constexpr int kMaxConfigMarks = 64;  // configuration changes marked on the time plots, newest kept
 
 // What to skip: an update whose snapshot changed none of the drawn quantities (an idle engine).
 using Signature = std::tuple<int64_t, size_t, size_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, std::string>;
@@ -41,23 +45,15 @@ void set_series(QCPGraph* g, const Series& s) {
   g->setProperty("point_labels", labels);
 }
 
-// The median step duration: the width of the per-step bars (steps run back to back while busy).
-double median_step_seconds(const EngineMetricsSnapshot& s) {
-  if (s.steps.empty()) return 0.01;
-  std::vector<double> d;
-  for (const StepMetrics& step : s.steps) d.push_back(step.duration_s);
-  std::nth_element(d.begin(), d.begin() + d.size() / 2, d.end());
-  return std::max(d[d.size() / 2], 1e-4);
-}
-
 }  // namespace
 
 struct MetricsDashboard::Impl {
   struct Panel {
     QCustomPlot* plot = nullptr;
-    QCPItemText* note = nullptr;
-    QCPGraph* marks = nullptr;  // preemption lines (time plots only)
-    double fraction_cap = 0;    // > 0: the value axis shows a fraction, at most this
+    QCPItemText* note = nullptr;  // null for a view that keeps its own note and value axes
+    QCPGraph* marks = nullptr;    // preemption lines (time plots only)
+    std::optional<EventMarks> config_marks;  // configuration changes (time plots only)
+    double fraction_cap = 0;      // > 0: the value axis shows a fraction, at most this
     std::function<QString()> idle;  // the note while it has nothing to show
   };
   // A graph's legend/CSV name without the comparison label; `overlay` graphs take label B.
@@ -81,6 +77,9 @@ struct MetricsDashboard::Impl {
 
   std::unique_ptr<SpecPlots> spec;
   QCPGraph* spec_window_b = nullptr;
+  RooflineView* roofline = nullptr;
+  RequestTimeline* timeline = nullptr;
+  QVector<TimeMark> config_changes;
   PrefixHitHistory prefix;
   PreemptionHistory preemptions;
   std::optional<EngineMetricsSnapshot> overlay;
@@ -92,6 +91,9 @@ struct MetricsDashboard::Impl {
   bool syncing = false;   // set while this code moves the axes (so it is not taken for the user)
 
   Panel& add_panel(QWidget* parent, const PlotSpec& spec, bool time_axis, double fraction_cap);
+  // A view that draws itself (notes, value axes, hover): the roofline, the request timeline.
+  void add_view(QCustomPlot* view, bool time_axis);
+  void show_config_changes();
   void name(QCPAbstractPlottable* p, const QString& base, bool is_overlay) { names.push_back({p, base, is_overlay}); }
   QCPGraph* overlay_of(QCPGraph* g) {
     QCPGraph* b = add_overlay_graph(g->parentPlot(), g);
@@ -119,11 +121,29 @@ MetricsDashboard::Impl::Panel& MetricsDashboard::Impl::add_panel(QWidget* parent
   Panel panel;
   panel.plot = make_plot(parent, spec, &panel.note);
   panel.fraction_cap = fraction_cap;
-  if (time_axis) panel.marks = add_preemption_marks(panel.plot);
+  if (time_axis) {
+    panel.marks = add_preemption_marks(panel.plot);
+    panel.config_marks.emplace(panel.plot);
+  }
   panel.idle = [] { return QStringLiteral("waiting for the first engine step"); };
   install_hover(panel.plot);
   panels.push_back(panel);
   return panels.back();
+}
+
+void MetricsDashboard::Impl::add_view(QCustomPlot* view, bool time_axis) {
+  Panel panel;
+  panel.plot = view;
+  if (time_axis) {
+    panel.marks = add_preemption_marks(view);
+    panel.config_marks.emplace(view);
+  }
+  panels.push_back(panel);
+}
+
+void MetricsDashboard::Impl::show_config_changes() {
+  for (Panel& panel : panels)
+    if (panel.config_marks) panel.config_marks->set(config_changes);
 }
 
 void MetricsDashboard::Impl::apply_names() {
@@ -136,6 +156,7 @@ void MetricsDashboard::Impl::apply_names() {
 void MetricsDashboard::Impl::draw_overlay() {
   const bool on = overlay.has_value();
   spec->set_overlay(on ? &*overlay : nullptr, label_a, label_b);
+  roofline->set_overlay(on ? &*overlay : nullptr);
   for (QCPGraph* g : {ttft_b, rate_b, tokens_b, usage_b, fragmentation_b, reserved_unused_b, hits_b, scratch_b,
                       attention_time_b, spec_window_b}) {
     g->setVisible(on);
@@ -177,6 +198,7 @@ void MetricsDashboard::Impl::set_x_range(const QCPRange& range, const QCustomPlo
 void MetricsDashboard::Impl::follow_data() {
   double lo = span.first, hi = span.second;
   if (overlay) lo = std::min(lo, overlay_span.first), hi = std::max(hi, overlay_span.second);
+  if (!config_changes.isEmpty()) hi = std::max(hi, config_changes.back().time_s);  // the newest change shows
   if (hi <= lo) hi = std::max({lo + 1.0, uptime});
   const double pad = std::max(0.02 * (hi - lo), 1e-3);
   set_x_range(QCPRange(std::max(0.0, lo - pad), hi + pad), nullptr);
@@ -184,6 +206,7 @@ void MetricsDashboard::Impl::follow_data() {
 
 void MetricsDashboard::Impl::fit_value_axes() {
   for (Panel& panel : panels) {
+    if (!panel.note) continue;  // a view fits its own
     const QCPRange keys = panel.plot->xAxis->range();
     for (QCPAxis* axis : {panel.plot->yAxis, panel.plot->yAxis2}) {
       double hi = 0;
@@ -203,6 +226,10 @@ void MetricsDashboard::Impl::refresh() {
   if (following) follow_data();
   fit_value_axes();
   for (Panel& panel : panels) {
+    if (!panel.note) {  // a view keeps its own note
+      panel.plot->replot(QCustomPlot::rpQueuedReplot);
+      continue;
+    }
     // A note while the plot has nothing to show.
     bool any = false;
     for (int i = 0; i < panel.plot->plottableCount(); ++i)
@@ -218,31 +245,19 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   d_->grid->setSpacing(4);
   Impl& d = *d_;
 
-  QCustomPlot* p = d.add_panel(this, {"ttft", tr("Time to first token"),
-      tr("time_to_first_token_seconds. Each dot is one request, placed when its first token appeared; its height "
-         "is the wait from submit to that token (queue time + prefill). It rises when requests queue behind others "
-         "or prompts are long, and falls when the prefix cache lets prefill skip shared tokens."),
-      tr("TTFT"), Unit::Seconds}, true, 0).plot;
-  d.ttft = add_graph(p, tr("TTFT"), kTtft, Look::Scatter);
+  QCustomPlot* p = d.add_panel(this, {"ttft", tr("TTFT"), Unit::Seconds}, true, 0).plot;
+  d.ttft = add_graph(p, tr("TTFT"), kTtftColor, Look::Scatter);
   d.name(d.ttft, d.ttft->name(), false);
   d.ttft_b = d.overlay_of(d.ttft);
 
-  p = d.add_panel(this, {"decode_tokens_per_second", tr("Decode tokens/s"),
-      tr("decode_tokens_per_second: tokens generated per second of step time, averaged over %1 steps. Batching more "
-         "requests raises it (one pass over the weights serves every running sequence); long contexts and prompt "
-         "chunks sharing a step lower it. Gaps: the engine was idle.").arg(kRateWindowSteps),
-      tr("tokens/s"), Unit::PerSecond}, true, 0).plot;
-  d.rate = add_graph(p, tr("decode tok/s"), kDecode, Look::Line);
+  p = d.add_panel(this, {"decode_tokens_per_second", tr("tok/s, all requests"), Unit::PerSecond}, true, 0).plot;
+  d.rate = add_graph(p, tr("engine decode tok/s"), kDecodeColor, Look::Line);
   d.name(d.rate, d.rate->name(), false);
   d.rate_b = d.overlay_of(d.rate);
 
-  p = d.add_panel(this, {"tokens_per_step", tr("Tokens per step: prefill vs decode"),
-      tr("Stacked bars: prompt tokens computed (prefill, orange) and tokens generated (decode, green: one per running "
-         "request) in each engine step; the grey line is the step's duration (right axis). A tall orange bar is a "
-         "prompt being prefilled: a TTFT dot and a jump in KV usage line up with it."),
-      tr("tokens"), Unit::Count}, true, 0).plot;
-  d.prefill = add_bars(p, tr("prefill tokens"), kPrefill);
-  d.decode = add_bars(p, tr("decode tokens"), kDecode);
+  p = d.add_panel(this, {"tokens_per_step", tr("tokens"), Unit::Count}, true, 0).plot;
+  d.prefill = add_bars(p, tr("prefill tokens"), kPrefillColor);
+  d.decode = add_bars(p, tr("decode tokens"), kDecodeColor);
   d.decode->moveAbove(d.prefill);
   p->yAxis2->setVisible(true);
   p->yAxis2->setLabel(tr("step time"));
@@ -258,21 +273,25 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   d.tokens_b->removeFromLegend();
   d.name(d.tokens_b, d.tokens_b->name(), true);
 
-  p = d.add_panel(this, {"kv_usage", tr("KV cache usage"),
-      tr("kv_cache_usage_perc: the share of the KV budget held by sequences. Paged: grows by one block every "
-         "block_size tokens; contiguous: by a whole reservation per request. Drops when requests finish. Red dashed "
-         "lines: preemptions (the cache ran out, a request was evicted and will be recomputed)."),
-      tr("of budget"), Unit::Fraction}, true, 1.0).plot;
+  d.timeline = new RequestTimeline(this);
+  d.timeline->set_follow_time(false);  // the shared time axis moves it
+  d.add_view(d.timeline, true);
+  for (QCPAbstractPlottable* a : std::initializer_list<QCPAbstractPlottable*>{
+           d.timeline->waiting, d.timeline->prefill, d.timeline->decode, d.timeline->preemptions,
+           d.timeline->first_tokens, d.timeline->finishes})
+    d.name(a, a->name(), false);
+  d.roofline = new RooflineView(this);
+  d.add_view(d.roofline, false);
+  for (QCPGraph* g : {d.roofline->prefill, d.roofline->decode}) d.name(g, g->name(), false);
+  for (QCPGraph* g : {d.roofline->prefill_b, d.roofline->decode_b}) d.name(g, g->name(), true);
+
+  p = d.add_panel(this, {"kv_usage", tr("of budget"), Unit::Fraction}, true, 1.0).plot;
   d.usage = add_graph(p, tr("KV usage"), kUsage, Look::Area);
   d.name(d.usage, d.usage->name(), false);
   d.usage_b = d.overlay_of(d.usage);
   d.usage_marks = d.panels.back().marks;
 
-  p = d.add_panel(this, {"kv_waste", tr("KV waste"),
-      tr("kv_internal_fragmentation_perc (paged): allocated token slots not yet written, in each sequence's "
-         "partly filled last block (at most block_size - 1 per sequence). kv_reserved_unused_perc (contiguous): "
-         "reserved-but-unfilled slots of whole per-request reservations: the waste paging removes."),
-      tr("of allocated slots"), Unit::Fraction}, true, 1.02).plot;
+  p = d.add_panel(this, {"kv_waste", tr("of allocated slots"), Unit::Fraction}, true, 1.02).plot;
   d.fragmentation = add_graph(p, tr("internal fragmentation"), kFragmentation, Look::Line);
   d.reserved_unused = add_graph(p, tr("reserved unused"), kReservedUnused, Look::Line);
   d.name(d.fragmentation, d.fragmentation->name(), false);
@@ -280,11 +299,7 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   d.fragmentation_b = d.overlay_of(d.fragmentation);
   d.reserved_unused_b = d.overlay_of(d.reserved_unused);
 
-  p = d.add_panel(this, {"prefix_cache_hit_rate", tr("Prefix-cache hit rate"),
-      tr("prefix_cache_hits / prefix_cache_queries: the share of prompt tokens found already in the KV cache "
-         "(a shared system prompt, a regenerated reply), whose prefill is skipped. Line: since the cache was "
-         "created; dots: since the previous point. Stays 0 with prefix caching off or a contiguous cache."),
-      tr("hit rate"), Unit::Fraction}, true, 1.02).plot;
+  p = d.add_panel(this, {"prefix_cache_hit_rate", tr("hit rate"), Unit::Fraction}, true, 1.02).plot;
   d.hits = add_graph(p, tr("hit rate (cumulative)"), kHits, Look::Line);
   d.hits->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 4));  // a lone early point still shows
   d.hits_recent = add_graph(p, tr("hit rate (recent)"), kHitsRecent, Look::Scatter);
@@ -292,11 +307,7 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   d.name(d.hits_recent, d.hits_recent->name(), false);
   d.hits_b = d.overlay_of(d.hits);
 
-  p = d.add_panel(this, {"attention", tr("Attention per step"),
-      tr("attention_scratch_bytes (left): the attention kernel's peak scratch memory in the step: naive attention "
-         "materialises a whole row of scores per query, flash attention only a tile. attention time (right): "
-         "seconds spent in attention per step, all layers. Both grow with context length."),
-      tr("scratch"), Unit::Bytes}, true, 0).plot;
+  p = d.add_panel(this, {"attention", tr("scratch"), Unit::Bytes}, true, 0).plot;
   p->yAxis2->setVisible(true);
   p->yAxis2->setLabel(tr("attention time"));
   set_axis_unit(p->yAxis2, Unit::Seconds);
@@ -307,17 +318,8 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   d.scratch_b = d.overlay_of(d.scratch);
   d.attention_time_b = d.overlay_of(d.attention_time);
 
-  QCustomPlot* over_time = d.add_panel(this, {"spec_acceptance", tr("Speculative decoding: acceptance"),
-      tr("The share of draft tokens the target accepts (spec_accepted_tokens / spec_draft_tokens) in each drafting "
-         "step (dots) and over the last %1 drafting steps (line); right axis: the seconds spent proposing the drafts "
-         "and in the forward pass that verified them. High acceptance with cheap drafts is what speeds decoding up.")
-          .arg(kAcceptanceWindowSteps),
-      tr("acceptance"), Unit::Fraction}, true, 1.02).plot;
-  QCustomPlot* by_position = d.add_panel(this, {"spec_decode", tr("Acceptance per draft position"),
-      tr("spec_decode_num_accepted_tokens_per_pos / spec_decode_num_drafts since the engine started: how often the "
-         "draft's token at each position was accepted (a token counts only when every earlier one was). The line "
-         "above: the mean acceptance length (tokens gained per verify pass) and the mean draft vs verify time."),
-      tr("acceptance"), Unit::Fraction}, false, 1.02).plot;
+  QCustomPlot* over_time = d.add_panel(this, {"spec_acceptance", tr("acceptance"), Unit::Fraction}, true, 1.02).plot;
+  QCustomPlot* by_position = d.add_panel(this, {"spec_decode", tr("acceptance"), Unit::Fraction}, false, 1.02).plot;
   d.spec = std::make_unique<SpecPlots>(over_time, by_position);
   // The last two panels are speculation's: their notes say whether it is on.
   d.panels[d.panels.size() - 2].idle = d.panels.back().idle = [&d] { return d.spec->empty_note(); };
@@ -371,9 +373,9 @@ void MetricsDashboard::update_from(const EngineMetricsSnapshot& s) {
   d.span = time_span(s);
   set_series(d.ttft, ttft_series(s));
   set_series(d.rate, decode_rate_series(s));
-  const Series prefill = step_series(s, [](const StepMetrics& m) { return double(m.prefill_tokens); });
+  const Series prefill = step_bars(s, [](const StepMetrics& m) { return double(m.prefill_tokens); });
   d.prefill->setData(prefill.x, prefill.y, true);
-  const Series decode = step_series(s, [](const StepMetrics& m) { return double(m.decode_tokens); });
+  const Series decode = step_bars(s, [](const StepMetrics& m) { return double(m.decode_tokens); });
   d.decode->setData(decode.x, decode.y, true);
   d.prefill->setWidth(median_step_seconds(s));
   d.decode->setWidth(median_step_seconds(s));
@@ -386,6 +388,8 @@ void MetricsDashboard::update_from(const EngineMetricsSnapshot& s) {
   set_series(d.scratch, step_series(s, [](const StepMetrics& m) { return double(m.attention_scratch_bytes); }));
   set_series(d.attention_time, step_series(s, [](const StepMetrics& m) { return m.attention_seconds; }));
   d.spec->update_from(s);
+  d.timeline->update_from(s);
+  d.roofline->update_from(s);
   QVector<double> counts;
   for (int64_t c : d.preemptions.counts()) counts.push_back(double(c));
   for (Impl::Panel& panel : d.panels)
@@ -410,10 +414,28 @@ void MetricsDashboard::clear() {
   d.prefill->data()->clear();
   d.decode->data()->clear();
   d.spec->clear();
+  d.timeline->clear();
+  d.roofline->clear();
   for (Impl::Panel& panel : d.panels)
     if (panel.marks) panel.marks->data()->clear();
+  d.config_changes.clear();
+  d.show_config_changes();
   d.refresh();
 }
+
+void MetricsDashboard::set_roofs(const inferscope::gui::MachineRoofs& roofs) { d_->roofline->set_roofs(roofs); }
+
+void MetricsDashboard::mark_config_change(double time_s, const QString& label) {
+  Impl& d = *d_;
+  d.config_changes.push_back({time_s, label});
+  if (d.config_changes.size() > kMaxConfigMarks) d.config_changes.removeFirst();
+  d.show_config_changes();
+  d.refresh();
+}
+
+RooflineView* MetricsDashboard::roofline() const { return d_->roofline; }
+
+RequestTimeline* MetricsDashboard::timeline() const { return d_->timeline; }
 
 void MetricsDashboard::set_overlay(const EngineMetricsSnapshot* other, const QString& label_a, const QString& label_b) {
   Impl& d = *d_;

@@ -1,7 +1,10 @@
-// The live dashboard: one QCustomPlot per engine quantity (TTFT, decode tokens/s, tokens per step,
-// KV usage, KV waste, prefix-cache hit rate, attention per step, speculative decoding), all on one
-// time axis (seconds since the engine started) so a prefill spike lines up with a TTFT point and a
-// jump in KV usage. Redrawn from whole snapshots at a few Hz; graphs are built once and reused.
+// The live dashboard: one QCustomPlot per engine quantity (TTFT, the engine's decode throughput,
+// tokens per step, the request timeline, KV usage, KV waste, prefix-cache hit rate, attention per
+// step, speculative decoding) on one time axis (seconds since the engine started), so a prefill
+// spike lines up with a TTFT point and a jump in KV usage; and the roofline (FLOP/s against FLOPs per
+// byte). Every chart has its help (gui/help/help_texts.h) as tooltip and "?" button. Lines break
+// over idle gaps; configuration changes are marked on every time chart. Redrawn from whole
+// snapshots at a few Hz; graphs are built once and reused.
 #pragma once
 #include <QList>
 #include <QString>
@@ -10,9 +13,15 @@
 #include <memory>
 
 #include "core/engine/engine_metrics.h"
+#include "gui/dashboard/roofline_series.h"
 
 class QCustomPlot;
 class QGridLayout;
+
+namespace inferscope::gui {
+class RequestTimeline;
+class RooflineView;
+}  // namespace inferscope::gui
 
 class MetricsDashboard : public QWidget {
   Q_OBJECT
@@ -22,12 +31,20 @@ class MetricsDashboard : public QWidget {
   // Redraws from one engine snapshot (called by a QTimer at 4-10 Hz, never per token). Series are
   // rebuilt from the snapshot's rings (steps: the last 1024 steps; requests: recently finished + live).
   void update_from(const inferscope::EngineMetricsSnapshot& snapshot);
+  // Forgets the steps and marks (a new engine); the machine's roofs stay.
   void clear();
+  // The machine's measured roofs for the roofline (it says "measuring the machine…" until then).
+  void set_roofs(const inferscope::gui::MachineRoofs& roofs);
+  // A configuration the engine applied at `time_s` (seconds since it started): a dotted line with
+  // `label` (a few words) on every time plot.
+  void mark_config_change(double time_s, const QString& label);
   // For the comparison view: a second, read-only snapshot drawn overlaid (dashed), or none.
   void set_overlay(const inferscope::EngineMetricsSnapshot* other, const QString& label_a, const QString& label_b);
   // Every plot, for tests and export: name (objectName) -> plot.
   QList<QCustomPlot*> plots() const;
   QCustomPlot* plot(const QString& name) const;
+  inferscope::gui::RooflineView* roofline() const;
+  inferscope::gui::RequestTimeline* timeline() const;
   // Writes every plot as NAME.png and NAME.csv into dir (atomically, QSaveFile); returns the files.
   QStringList export_all(const QString& dir) const;
 

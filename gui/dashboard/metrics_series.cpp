@@ -9,9 +9,9 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// True when `step` started long enough after `prev` ended that the engine sat idle in between.
-bool idle_between(const StepMetrics& prev, const StepMetrics& step) {
-  return step.time_s - step.duration_s - prev.time_s > kIdleGapSeconds;
+// True when `step` started more than `gap` seconds after `prev` ended: the engine sat idle in between.
+bool idle_between(const StepMetrics& prev, const StepMetrics& step, double gap) {
+  return step.time_s - step.duration_s - prev.time_s > gap;
 }
 
 // Keeps the last `max` points of a series.
@@ -22,12 +22,22 @@ void keep_last(Series& s, int max) {
   s.y.remove(0, drop);
 }
 
-// One point per step (only those that scored drafts when `drafting_only`), at its end time.
+// One point per step (only those that scored drafts when `drafting_only`), at its end time; with
+// `breaks`, a NaN point before the first point after an idle gap.
 Series steps_where(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value,
-                   bool drafting_only) {
+                   bool drafting_only, bool breaks) {
   Series out;
-  for (const StepMetrics& step : s.steps) {
+  const double gap = idle_gap_seconds(s);
+  bool idle = false;  // an idle gap since the last point
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const StepMetrics& step = s.steps[i];
+    idle = idle || (i > 0 && idle_between(s.steps[i - 1], step, gap));
     if (drafting_only && step.spec_draft_tokens == 0) continue;
+    if (breaks && idle && !out.x.isEmpty()) {
+      out.x.push_back(out.x.back());  // QCustomPlot ends the line at a NaN value
+      out.y.push_back(kNaN);
+    }
+    idle = false;
     out.x.push_back(step.time_s);
     out.y.push_back(value(step));
   }
@@ -35,6 +45,18 @@ Series steps_where(const EngineMetricsSnapshot& s, const std::function<double(co
 }
 
 }  // namespace
+
+double median_step_seconds(const EngineMetricsSnapshot& s) {
+  if (s.steps.empty()) return 0.01;
+  std::vector<double> d;
+  for (const StepMetrics& step : s.steps) d.push_back(step.duration_s);
+  std::nth_element(d.begin(), d.begin() + static_cast<ptrdiff_t>(d.size() / 2), d.end());
+  return std::max(d[d.size() / 2], 1e-4);
+}
+
+double idle_gap_seconds(const EngineMetricsSnapshot& s) {
+  return std::max(kIdleGapSeconds, kIdleGapMedianSteps * median_step_seconds(s));
+}
 
 Series ttft_series(const EngineMetricsSnapshot& s) {
   std::vector<const RequestMetrics*> started;
@@ -54,9 +76,10 @@ Series ttft_series(const EngineMetricsSnapshot& s) {
 
 Series decode_rate_series(const EngineMetricsSnapshot& s) {
   Series out;
+  const double gap = idle_gap_seconds(s);
   size_t stretch_begin = 0;  // first step of the current busy stretch
   for (size_t i = 0; i < s.steps.size(); ++i) {
-    if (i > 0 && idle_between(s.steps[i - 1], s.steps[i])) {
+    if (i > 0 && idle_between(s.steps[i - 1], s.steps[i], gap)) {
       out.x.push_back(s.steps[i - 1].time_s);  // a NaN point ends the line at the idle gap
       out.y.push_back(kNaN);
       stretch_begin = i;
@@ -75,11 +98,15 @@ Series decode_rate_series(const EngineMetricsSnapshot& s) {
 }
 
 Series step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value) {
-  return steps_where(s, value, false);
+  return steps_where(s, value, false, true);
+}
+
+Series step_bars(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value) {
+  return steps_where(s, value, false, false);
 }
 
 Series drafting_step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value) {
-  return steps_where(s, value, true);
+  return steps_where(s, value, true, true);
 }
 
 Series acceptance_window_series(const EngineMetricsSnapshot& s) {

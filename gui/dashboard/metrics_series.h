@@ -14,9 +14,14 @@ struct Series {
   QVector<int32_t> ids;  // the request behind each point (request series only)
 };
 
-// Steps further apart than this (end of one to start of the next) leave a gap in rate lines: the
-// engine was idle, and a line across the gap would claim a rate nobody measured.
+// Steps further apart (end of one to start of the next) than both of these leave a gap in every
+// line: the engine was idle, and a line across the gap would claim values nobody measured.
 inline constexpr double kIdleGapSeconds = 0.25;
+inline constexpr double kIdleGapMedianSteps = 5;  // times the median step duration
+// The median step duration of the snapshot's steps (a small positive floor; 0.01 s with no steps).
+double median_step_seconds(const EngineMetricsSnapshot& s);
+// The idle gap of this snapshot: max(kIdleGapSeconds, kIdleGapMedianSteps x median step duration).
+double idle_gap_seconds(const EngineMetricsSnapshot& s);
 // Steps averaged into one point of the decode-rate line.
 inline constexpr int kRateWindowSteps = 4;
 
@@ -25,9 +30,12 @@ Series ttft_series(const EngineMetricsSnapshot& s);
 // Decode tokens per second over the last kRateWindowSteps steps of each busy stretch, one point per
 // step; NaN between stretches separated by idle time (QCustomPlot draws NaN as a gap).
 Series decode_rate_series(const EngineMetricsSnapshot& s);
-// One point per step at its end time.
+// One point per step at its end time; a NaN point (at the last point's time) where the engine sat
+// idle since the previous point, so lines break there.
 Series step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value);
-// The same over the steps that scored draft tokens only (speculative decoding).
+// One point per step at its end time with no breaks: for bars, which draw no line across gaps.
+Series step_bars(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value);
+// step_series over the steps that scored draft tokens only (speculative decoding).
 Series drafting_step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value);
 
 // Drafting steps pooled into one point of the acceptance line.

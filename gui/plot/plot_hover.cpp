@@ -69,17 +69,25 @@ QString value_line(QCPAbstractPlottable* p, int i) {
 
 }  // namespace
 
-QString hover_text(QCustomPlot& plot, QPointF pos) {
+HoverHit point_under(QCustomPlot& plot, QPointF pos) {
   Hit best;
   for (int i = 0; i < plot.plottableCount(); ++i) {
     const Hit h = nearest_in(plot.plottable(i), pos);
     if (h.distance < best.distance) best = h;
   }
   if (!best.plottable || best.distance > kHoverRadiusPx) return {};
+  return {best.plottable, best.index};
+}
+
+QString hover_text(QCustomPlot& plot, QPointF pos) {
+  const HoverHit best = point_under(plot, pos);
+  if (!best.plottable) return {};
   const double key = best.plottable->interface1D()->dataMainKey(best.index);
   // A plot whose key is not time names it (property "key_name": "draft position 2").
   const QString key_name = plot.property("key_name").toString();
-  QString text = key_name.isEmpty() ? QStringLiteral("t = %1 s").arg(key, 0, 'f', 3) : key_name + QLatin1Char(' ') + QString::number(key);
+  const Unit key_unit = unit_of(best.plottable->keyAxis());
+  const QString key_text = key_unit == Unit::Count ? QString::number(key) : format_value(key, key_unit);
+  QString text = key_name.isEmpty() ? QStringLiteral("t = %1 s").arg(key, 0, 'f', 3) : key_name + QLatin1Char(' ') + key_text;
   text += QLatin1Char('\n') + value_line(best.plottable, best.index);
   // Every other series with a point at exactly this time (the same step) joins the text.
   for (int j = 0; j < plot.plottableCount(); ++j) {
@@ -97,7 +105,7 @@ namespace {
 
 class HoverFilter : public QObject {
  public:
-  explicit HoverFilter(QCustomPlot* plot) : QObject(plot), plot_(plot) {}
+  HoverFilter(QCustomPlot* plot, HoverText text) : QObject(plot), plot_(plot), text_(std::move(text)) {}
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override {
@@ -117,14 +125,18 @@ class HoverFilter : public QObject {
 
  private:
   void show(QPoint pos, QPoint global) {
-    const QString values = hover_text(*plot_, pos);
+    const QString values = text_(pos);
     QToolTip::showText(global, values.isEmpty() ? plot_->toolTip() : values, plot_);
   }
   QCustomPlot* plot_;
+  HoverText text_;
 };
 
 }  // namespace
 
-void install_hover(QCustomPlot* plot) { plot->installEventFilter(new HoverFilter(plot)); }
+void install_hover(QCustomPlot* plot, HoverText text) {
+  if (!text) text = [plot](QPointF pos) { return hover_text(*plot, pos); };
+  plot->installEventFilter(new HoverFilter(plot, std::move(text)));
+}
 
 }  // namespace inferscope::gui

@@ -1,17 +1,19 @@
 #include "gui/plot/plot_setup.h"
 
+#include "gui/help/help_button.h"
+
 namespace inferscope::gui {
 
-QCustomPlot* make_plot(QWidget* parent, const PlotSpec& spec, QCPItemText** note) {
-  auto* plot = new QCustomPlot(parent);
+QCPItemText* setup_plot(QCustomPlot* plot, const PlotSpec& spec) {
+  const HelpText& help = help_text(spec.name);
   plot->setObjectName(QLatin1String(spec.name));
-  plot->setToolTip(spec.description);
+  attach_help(plot, help);
   plot->setMinimumSize(240, 170);
   plot->setAntialiasedElements(QCP::aePlottables);
   plot->setNoAntialiasingOnDrag(true);
 
   plot->plotLayout()->insertRow(0);
-  auto* title = new QCPTextElement(plot, spec.title, QFont(plot->font().family(), 10, QFont::Bold));
+  auto* title = new QCPTextElement(plot, help.title, QFont(plot->font().family(), 10, QFont::Bold));
   plot->plotLayout()->addElement(0, 0, title);
 
   QFont tick_font = plot->font();
@@ -48,12 +50,18 @@ QCustomPlot* make_plot(QWidget* parent, const PlotSpec& spec, QCPItemText** note
   plot->axisRect()->setRangeDrag(Qt::Horizontal);
   plot->axisRect()->setRangeZoom(Qt::Horizontal);
 
-  *note = new QCPItemText(plot);
-  (*note)->position->setType(QCPItemPosition::ptAxisRectRatio);
-  (*note)->position->setCoords(0.5, 0.5);
-  (*note)->setColor(QColor(110, 110, 110));
-  (*note)->setFont(QFont(plot->font().family(), 10, -1, true));
-  (*note)->setClipToAxisRect(false);
+  auto* note = new QCPItemText(plot);
+  note->position->setType(QCPItemPosition::ptAxisRectRatio);
+  note->position->setCoords(0.5, 0.5);
+  note->setColor(QColor(110, 110, 110));
+  note->setFont(QFont(plot->font().family(), 10, -1, true));
+  note->setClipToAxisRect(false);
+  return note;
+}
+
+QCustomPlot* make_plot(QWidget* parent, const PlotSpec& spec, QCPItemText** note) {
+  auto* plot = new QCustomPlot(parent);
+  *note = setup_plot(plot, spec);
   return plot;
 }
 

@@ -1,5 +1,6 @@
-// The dashboard's common plot furniture: a titled QCustomPlot with a description tooltip, a small
-// legend, horizontal drag/zoom, a centred note for "no data yet", and graphs in a consistent style.
+// The dashboard's common plot furniture: a titled QCustomPlot with its help (title, tooltip and a "?"
+// button from gui/help/help_texts.h), a small legend, horizontal drag/zoom, a centred note for "no
+// data yet", and graphs in a consistent style.
 #pragma once
 #include <QColor>
 #include <QString>
@@ -10,14 +11,14 @@
 namespace inferscope::gui {
 
 struct PlotSpec {
-  const char* name;         // objectName: export file names and plots() lookups
-  QString title;
-  QString description;      // the tooltip: what it means and why it moves
+  const char* name;  // objectName (export file names, plots() lookups) and its help_text() key
   QString y_label;
   Unit y_unit = Unit::Count;
 };
 
-// A plot whose x axis is "seconds since engine start"; its note item is returned through `note`.
+// Gives `plot` the furniture, its x axis "seconds since engine start"; returns its note item.
+QCPItemText* setup_plot(QCustomPlot* plot, const PlotSpec& spec);
+// A new plot with setup_plot(); its note item is returned through `note`.
 QCustomPlot* make_plot(QWidget* parent, const PlotSpec& spec, QCPItemText** note);
 
 enum class Look { Line, Scatter, Area };

@@ -22,6 +22,14 @@ std::pair<double, const char*> binary_scaled(double bytes) {
   return {bytes, kNames[i]};
 }
 
+// `v` with an SI prefix (k, M, G, T, P) that keeps it below 1000: the scaled value and the prefix.
+std::pair<double, const char*> si_scaled(double v) {
+  static const char* const kPrefixes[] = {"", "k", "M", "G", "T", "P"};
+  int i = 0;
+  while (std::fabs(v) >= 1000 && i < 5) v /= 1000, ++i;
+  return {v, kPrefixes[i]};
+}
+
 }  // namespace
 
 QString format_value(double value, Unit unit) {
@@ -39,6 +47,14 @@ QString format_value(double value, Unit unit) {
     }
     case Unit::PerSecond:
       return three_figures(value) + QStringLiteral(" tok/s");
+    case Unit::Flops: {
+      const auto [v, prefix] = si_scaled(value);
+      return three_figures(v) + QLatin1Char(' ') + QLatin1String(prefix) + QStringLiteral("FLOP");
+    }
+    case Unit::FlopsPerSecond:
+      return format_value(value, Unit::Flops) + QStringLiteral("/s");
+    case Unit::FlopsPerByte:
+      return three_figures(value) + QStringLiteral(" FLOP/B");
     case Unit::Count:
       break;
   }
@@ -46,7 +62,7 @@ QString format_value(double value, Unit unit) {
 }
 
 QString UnitTicker::getTickLabel(double tick, const QLocale& locale, QChar format_char, int precision) {
-  switch (unit_) {
+  switch (unit()) {
     case Unit::Seconds:
       // Ticks below a second read as ms (the step-time axes); whole seconds keep the default.
       if (std::fabs(tick) < 1 && tick != 0) return QString::number(tick * 1e3, 'g', 4) + QStringLiteral(" ms");
@@ -58,6 +74,9 @@ QString UnitTicker::getTickLabel(double tick, const QLocale& locale, QChar forma
       return QString::number(v, 'g', 4) + QLatin1Char(' ') + QLatin1String(name);
     }
     case Unit::PerSecond:
+    case Unit::Flops:
+    case Unit::FlopsPerSecond:
+    case Unit::FlopsPerByte:
     case Unit::Count:
       break;
   }
@@ -65,17 +84,28 @@ QString UnitTicker::getTickLabel(double tick, const QLocale& locale, QChar forma
 }
 
 double UnitTicker::getTickStep(const QCPRange& range) {
-  if (unit_ != Unit::Bytes) return QCPAxisTicker::getTickStep(range);
+  if (unit() != Unit::Bytes) return QCPAxisTicker::getTickStep(range);
   // Decimal-round steps of the binary unit the range is counted in (10 KiB, 256 KiB -> 200 KiB...).
   double scale = 1;
   while (range.size() / scale >= 2048) scale *= 1024;
   return QCPAxisTicker::getTickStep(QCPRange(range.lower / scale, range.upper / scale)) * scale;
 }
 
+QString LogUnitTicker::getTickLabel(double tick, const QLocale&, QChar, int) {
+  const auto [v, prefix] = si_scaled(tick);
+  const QString number = QString::number(v, 'g', 3);
+  return *prefix ? number + QLatin1Char(' ') + QLatin1String(prefix) : number;
+}
+
 void set_axis_unit(QCPAxis* axis, Unit unit) { axis->setTicker(QSharedPointer<UnitTicker>::create(unit)); }
 
+void set_log_axis_unit(QCPAxis* axis, Unit unit) {
+  axis->setScaleType(QCPAxis::stLogarithmic);
+  axis->setTicker(QSharedPointer<LogUnitTicker>::create(unit));
+}
+
 Unit unit_of(const QCPAxis* axis) {
-  const auto* ticker = dynamic_cast<const UnitTicker*>(axis->ticker().data());
+  const auto* ticker = dynamic_cast<const TickerUnit*>(axis->ticker().data());
   return ticker ? ticker->unit() : Unit::Count;
 }
 

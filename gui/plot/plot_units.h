@@ -6,27 +6,45 @@
 
 namespace inferscope::gui {
 
-enum class Unit { Count, Seconds, Fraction, Bytes, PerSecond };
+enum class Unit { Count, Seconds, Fraction, Bytes, PerSecond, Flops, FlopsPerSecond, FlopsPerByte };
 
-// Formats one exact value ("12.3 ms", "41.2 %", "1.50 MiB", "96.4 tok/s", "37").
+// Formats one exact value ("12.3 ms", "41.2 %", "1.50 MiB", "96.4 tok/s", "1.20 GFLOP", "12.3 GFLOP/s", "0.52 FLOP/B", "37").
 QString format_value(double value, Unit unit);
 
-// Tick labels in `unit` (seconds as ms below one second, fractions as percent, bytes as KiB/MiB).
-class UnitTicker : public QCPAxisTicker {
+// The unit an axis ticker labels in: unit_of() reads it back from any ticker that has one.
+class TickerUnit {
  public:
-  explicit UnitTicker(Unit unit) : unit_(unit) {}
+  explicit TickerUnit(Unit unit) : unit_(unit) {}
+  virtual ~TickerUnit() = default;
   Unit unit() const { return unit_; }
-
- protected:
-  QString getTickLabel(double tick, const QLocale& locale, QChar format_char, int precision) override;
-  double getTickStep(const QCPRange& range) override;  // bytes: round steps of KiB, MiB, GiB
 
  private:
   Unit unit_;
 };
 
-// Gives `axis` a UnitTicker; unit_of() reads it back (Count for any other ticker).
+// Tick labels in `unit` (seconds as ms below one second, fractions as percent, bytes as KiB/MiB).
+class UnitTicker : public QCPAxisTicker, public TickerUnit {
+ public:
+  explicit UnitTicker(Unit unit) : TickerUnit(unit) {}
+
+ protected:
+  QString getTickLabel(double tick, const QLocale& locale, QChar format_char, int precision) override;
+  double getTickStep(const QCPRange& range) override;  // bytes: round steps of KiB, MiB, GiB
+};
+
+// Decades on a logarithmic axis (the roofline's), labelled with SI prefixes ("10 G", "1 k", "0.1").
+class LogUnitTicker : public QCPAxisTickerLog, public TickerUnit {
+ public:
+  explicit LogUnitTicker(Unit unit) : TickerUnit(unit) {}
+
+ protected:
+  QString getTickLabel(double tick, const QLocale& locale, QChar format_char, int precision) override;
+};
+
+// Gives `axis` a UnitTicker (a LogUnitTicker and a logarithmic scale with set_log_axis_unit);
+// unit_of() reads either back (Count for any other ticker).
 void set_axis_unit(QCPAxis* axis, Unit unit);
+void set_log_axis_unit(QCPAxis* axis, Unit unit);
 Unit unit_of(const QCPAxis* axis);
 
 }  // namespace inferscope::gui

@@ -1,14 +1,20 @@
-// The dashboard on a known snapshot: every series gets exactly the points the snapshot holds, the
-// plots share one time axis that follows the data, preemptions are marked, the hover text names
-// exact values, the comparison overlay draws a second run, export writes PNG + CSV, and the
-// speculative-decoding panels plot acceptance over time and per draft position with its summary.
+// The dashboard on a known snapshot: every series gets exactly the points the snapshot holds (lines
+// broken by a NaN point over the idle gap), the plots share one time axis that follows the data,
+// preemptions and configuration changes are marked on every time plot, every plot has its help
+// (tooltip and "?" button), the hover text names exact values, the comparison overlay draws a
+// second run, export writes PNG + CSV, the roofline and the request timeline get the snapshot, and
+// the speculative-decoding panels plot acceptance over time and per draft position with its summary.
 #include <gtest/gtest.h>
 
 #include <QFile>
+#include <cmath>
 #include <QTemporaryDir>
 #include <qcustomplot.h>
 
 #include "gui/dashboard/metrics_dashboard.h"
+#include "gui/dashboard/request_timeline.h"
+#include "gui/dashboard/roofline_view.h"
+#include "gui/help/help_button.h"
 #include "gui/plot/plot_hover.h"
 #include "tests/gui/offscreen_app.h"
 #include "tests/gui/synthetic_metrics.h"
@@ -31,8 +37,29 @@ int points(QCustomPlot* plot, const QString& name) {
 // The plot's centred note ("" when it has data).
 QString note(QCustomPlot* plot) {
   for (int i = 0; i < plot->itemCount(); ++i)
-    if (auto* text = qobject_cast<QCPItemText*>(plot->item(i))) return text->text();
+    if (auto* text = qobject_cast<QCPItemText*>(plot->item(i)); text && text->objectName().isEmpty()) return text->text();
   return "no note";
+}
+
+// The plots whose x axis is not time.
+bool time_plot(const QCustomPlot* p) { return p->objectName() != "spec_decode" && p->objectName() != "roofline"; }
+
+// The configuration marks drawn on a plot: their times and labels.
+QList<std::pair<double, QString>> config_marks(QCustomPlot* plot) {
+  QList<double> times;
+  QStringList labels;
+  for (int i = 0; i < plot->itemCount(); ++i) {
+    if (auto* line = qobject_cast<QCPItemStraightLine*>(plot->item(i)); line && line->objectName() == "event_mark") {
+      EXPECT_DOUBLE_EQ(line->point1->key(), line->point2->key()) << "vertical";
+      times << line->point1->key();
+    }
+    if (auto* text = qobject_cast<QCPItemText*>(plot->item(i)); text && text->objectName() == "event_mark_label")
+      labels << text->text();
+  }
+  EXPECT_EQ(times.size(), labels.size());
+  QList<std::pair<double, QString>> out;
+  for (int i = 0; i < std::min(times.size(), labels.size()); ++i) out.push_back({times[i], labels[i]});
+  return out;
 }
 
 struct Dashboard : ::testing::Test {
@@ -50,31 +77,41 @@ struct Dashboard : ::testing::Test {
 };
 
 TEST_F(Dashboard, HasEveryPlotTitledAndExplained) {
-  const QStringList names = {"ttft", "decode_tokens_per_second", "tokens_per_step", "kv_usage", "kv_waste",
-                             "prefix_cache_hit_rate", "attention", "spec_acceptance", "spec_decode"};
+  const QStringList names = {"ttft", "decode_tokens_per_second", "tokens_per_step", "request_timeline", "roofline",
+                             "kv_usage", "kv_waste", "prefix_cache_hit_rate", "attention", "spec_acceptance", "spec_decode"};
   ASSERT_EQ(dash.plots().size(), names.size());
   for (const QString& name : names) {
     QCustomPlot* p = dash.plot(name);
     ASSERT_NE(p, nullptr) << name.toStdString();
-    EXPECT_GT(p->toolTip().size(), 80) << name.toStdString() << ": the tooltip says what it means and why it moves";
+    // Its help: the tooltip and a visible "?" button, both the help table's entry for this plot.
+    const HelpText& help = help_text(name.toStdString());
+    EXPECT_FALSE(help.definition.isEmpty()) << name.toStdString();
+    EXPECT_EQ(p->toolTip(), help_html(help)) << name.toStdString();
+    auto* button = p->findChild<HelpButton*>();
+    ASSERT_NE(button, nullptr) << name.toStdString() << ": no \"?\" button";
+    EXPECT_TRUE(button->isVisible()) << name.toStdString();
+    EXPECT_EQ(button->popup()->text(), help_html(help)) << name.toStdString();
     auto* title = qobject_cast<QCPTextElement*>(p->plotLayout()->element(0, 0));
     ASSERT_NE(title, nullptr);
-    EXPECT_FALSE(title->text().isEmpty());
+    EXPECT_EQ(title->text(), help.title);
   }
+  EXPECT_EQ(dash.plot("roofline"), dash.roofline());
+  EXPECT_EQ(dash.plot("request_timeline"), dash.timeline());
+  EXPECT_EQ(dash.roofline()->note(), "measuring the machine…");
   for (const char* name : {"spec_acceptance", "spec_decode"}) EXPECT_EQ(note(plot(name)), "speculative decoding: off") << name;
 }
 
 TEST_F(Dashboard, SpeculationPanelsPlotAcceptanceOverTimeAndPerPosition) {
   EngineMetricsSnapshot snap = synthetic_spec_snapshot();
   dash.update_from(snap);
-  // Over time: only the drafting steps (every step but the prefill).
+  // Over time: only the drafting steps (every step but the prefill), broken once over the idle gap.
   const int drafting = kFirstStretch + kSecondStretch - 2;
   QCustomPlot* over_time = plot("spec_acceptance");
-  ASSERT_EQ(points(over_time, "per step"), drafting);
+  ASSERT_EQ(points(over_time, "per step"), drafting + 1);
   EXPECT_DOUBLE_EQ(series(over_time, "per step")->interface1D()->dataMainValue(0), 0.75);
   EXPECT_DOUBLE_EQ(series(over_time, "per step")->interface1D()->dataMainValue(1), 0.25);
   EXPECT_DOUBLE_EQ(series(over_time, "last 8 steps")->interface1D()->dataMainValue(1), 0.5);
-  EXPECT_EQ(points(over_time, "draft time"), drafting);
+  EXPECT_EQ(points(over_time, "draft time"), drafting + 1);
   EXPECT_DOUBLE_EQ(series(over_time, "verify time")->interface1D()->dataMainValue(0), 0.008);
   EXPECT_EQ(series(over_time, "draft time")->valueAxis(), over_time->yAxis2);
   EXPECT_EQ(over_time->xAxis->range(), plot("ttft")->xAxis->range()) << "on the shared time axis";
@@ -121,15 +158,23 @@ TEST_F(Dashboard, SeriesHoldTheSnapshotsPoints) {
   dash.update_from(snap);
   const int steps = kFirstStretch + kSecondStretch;
   EXPECT_EQ(points(plot("ttft"), "TTFT"), 2);
-  EXPECT_EQ(points(plot("decode_tokens_per_second"), "decode tok/s"), steps + 1);  // + the idle-gap marker
+  // Lines get one NaN point over the idle gap; bars none.
+  EXPECT_EQ(points(plot("decode_tokens_per_second"), "engine decode tok/s"), steps + 1);
   EXPECT_EQ(points(plot("tokens_per_step"), "prefill tokens"), steps);
   EXPECT_EQ(points(plot("tokens_per_step"), "decode tokens"), steps);
-  EXPECT_EQ(points(plot("tokens_per_step"), "step duration"), steps);
-  EXPECT_EQ(points(plot("kv_usage"), "KV usage"), steps);
-  EXPECT_EQ(points(plot("kv_waste"), "internal fragmentation"), steps);
-  EXPECT_EQ(points(plot("kv_waste"), "reserved unused"), steps);
-  EXPECT_EQ(points(plot("attention"), "scratch bytes"), steps);
-  EXPECT_EQ(points(plot("attention"), "attention time"), steps);
+  EXPECT_EQ(points(plot("tokens_per_step"), "step duration"), steps + 1);
+  EXPECT_EQ(points(plot("kv_usage"), "KV usage"), steps + 1);
+  EXPECT_EQ(points(plot("kv_waste"), "internal fragmentation"), steps + 1);
+  EXPECT_EQ(points(plot("kv_waste"), "reserved unused"), steps + 1);
+  EXPECT_EQ(points(plot("attention"), "scratch bytes"), steps + 1);
+  EXPECT_EQ(points(plot("attention"), "attention time"), steps + 1);
+  auto* usage = qobject_cast<QCPGraph*>(series(plot("kv_usage"), "KV usage"));
+  ASSERT_NE(usage, nullptr);
+  EXPECT_TRUE(std::isnan(usage->data()->at(kFirstStretch)->value)) << "the line breaks over the idle gap";
+  EXPECT_DOUBLE_EQ(usage->data()->at(kFirstStretch)->key, snap.steps[kFirstStretch - 1].time_s);
+  // The roofline and the timeline: a dot per step, a lane per request.
+  EXPECT_EQ(points(plot("roofline"), "prefill steps") + points(plot("roofline"), "decode-only steps"), steps);
+  EXPECT_EQ(dash.timeline()->lanes().size(), snap.requests.size());
   ASSERT_EQ(points(plot("prefix_cache_hit_rate"), "hit rate (cumulative)"), 1);
   EXPECT_DOUBLE_EQ(series(plot("prefix_cache_hit_rate"), "hit rate (cumulative)")->interface1D()->dataMainValue(0), 0.25);
 
@@ -149,7 +194,7 @@ TEST_F(Dashboard, SeriesHoldTheSnapshotsPoints) {
   EXPECT_LE(x.lower, 1.0);
   EXPECT_GE(x.upper, snap.steps.back().time_s);
   for (QCustomPlot* p : dash.plots()) {
-    if (p->objectName() == "spec_decode") continue;
+    if (!time_plot(p)) continue;
     EXPECT_EQ(p->xAxis->range(), x) << p->objectName().toStdString();
   }
   // Value axes follow the data: the tallest stacked bar (32 prefill tokens) fits.
@@ -163,12 +208,35 @@ TEST_F(Dashboard, SeriesGrowWithTheEngineAndClearEmptiesThem) {
   for (int i = kSecondStretch; i < kSecondStretch + 5; ++i) snap.steps.push_back(synthetic_step(3.0, i));
   snap.num_steps += 5;
   dash.update_from(snap);
-  EXPECT_EQ(points(plot("kv_usage"), "KV usage"), kFirstStretch + kSecondStretch + 5);
+  EXPECT_EQ(points(plot("kv_usage"), "KV usage"), kFirstStretch + kSecondStretch + 5 + 1);
   dash.clear();
   for (QCustomPlot* p : dash.plots())
     for (int i = 0; i < p->plottableCount(); ++i) EXPECT_EQ(p->plottable(i)->interface1D()->dataCount(), 0);
   dash.update_from(snap);  // the same snapshot again after clear() draws again
-  EXPECT_EQ(points(plot("kv_usage"), "KV usage"), kFirstStretch + kSecondStretch + 5);
+  EXPECT_EQ(points(plot("kv_usage"), "KV usage"), kFirstStretch + kSecondStretch + 5 + 1);
+}
+
+TEST_F(Dashboard, ConfigChangesAreMarkedOnEveryTimePlot) {
+  dash.update_from(synthetic_snapshot());
+  for (QCustomPlot* p : dash.plots()) EXPECT_TRUE(config_marks(p).isEmpty()) << p->objectName().toStdString();
+  dash.mark_config_change(2.0, "KV contiguous");
+  dash.mark_config_change(2.5, "weights now q8");
+  for (QCustomPlot* p : dash.plots()) {
+    const auto marks = config_marks(p);
+    if (!time_plot(p)) {
+      EXPECT_TRUE(marks.isEmpty()) << p->objectName().toStdString() << " has no time axis";
+      continue;
+    }
+    ASSERT_EQ(marks.size(), 2) << p->objectName().toStdString();
+    EXPECT_EQ(marks[0], std::make_pair(2.0, QString("KV contiguous"))) << p->objectName().toStdString();
+    EXPECT_EQ(marks[1], std::make_pair(2.5, QString("weights now q8"))) << p->objectName().toStdString();
+  }
+  // A mark after the last step is still in view.
+  dash.mark_config_change(4.0, "attention naive");
+  EXPECT_GE(plot("kv_usage")->xAxis->range().upper, 4.0);
+  render(dash, "dashboard_config_marks");
+  dash.clear();  // a new engine: its own marks only
+  for (QCustomPlot* p : dash.plots()) EXPECT_TRUE(config_marks(p).isEmpty()) << p->objectName().toStdString();
 }
 
 TEST_F(Dashboard, PreemptionsAreMarkedOnEveryTimePlot) {
@@ -179,7 +247,7 @@ TEST_F(Dashboard, PreemptionsAreMarkedOnEveryTimePlot) {
   snap.num_preemptions = 2;
   dash.update_from(snap);
   for (QCustomPlot* p : dash.plots()) {
-    if (p->objectName() == "spec_decode") continue;
+    if (!time_plot(p)) continue;
     ASSERT_EQ(points(p, "preemptions"), 1) << p->objectName().toStdString();
     EXPECT_DOUBLE_EQ(series(p, "preemptions")->interface1D()->dataMainKey(0), snap.steps.back().time_s);
     EXPECT_DOUBLE_EQ(series(p, "preemptions")->interface1D()->dataMainValue(0), 2);
@@ -233,7 +301,7 @@ TEST_F(Dashboard, OverlayDrawsASecondRunDashedAndLabelled) {
   dash.set_overlay(nullptr, {}, {});
   EXPECT_FALSE(b->visible());
   EXPECT_EQ(b->dataCount(), 0);
-  EXPECT_EQ(points(usage, "KV usage"), kFirstStretch + kSecondStretch) << "names lose the run labels";
+  EXPECT_EQ(points(usage, "KV usage"), kFirstStretch + kSecondStretch + 1) << "names lose the run labels";
 }
 
 TEST_F(Dashboard, ExportWritesPngAndCsvPerPlot) {

@@ -1,6 +1,7 @@
 // The dashboard's series from a known snapshot: TTFT points at first-token times in time order,
-// the smoothed decode rate with a gap over idle time, per-step values, the time span, and the
-// prefix-hit and preemption histories kept across updates.
+// the smoothed decode rate and every per-step line with a gap (a NaN point) over idle time, bars
+// without, the idle threshold from the median step, the time span, and the prefix-hit and
+// preemption histories kept across updates.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -37,12 +38,41 @@ TEST(MetricsSeries, DecodeRateAveragesRecentStepsAndBreaksAtIdleGaps) {
   for (int i = 1; i < s.x.size(); ++i) EXPECT_LE(s.x[i - 1], s.x[i]) << "sorted for setData(alreadySorted)";
 }
 
-TEST(MetricsSeries, StepSeriesAndTimeSpan) {
+TEST(MetricsSeries, StepSeriesBreakAtIdleGapsAndBarsDoNot) {
   const EngineMetricsSnapshot snap = synthetic_snapshot();
   const Series usage = step_series(snap, [](const StepMetrics& m) { return m.kv_cache_usage_perc; });
-  ASSERT_EQ(usage.x.size(), kFirstStretch + kSecondStretch);
+  ASSERT_EQ(usage.x.size(), kFirstStretch + kSecondStretch + 1);  // one NaN point in the ~1.9 s gap
   EXPECT_DOUBLE_EQ(usage.x[0], 1.01);
   EXPECT_DOUBLE_EQ(usage.y[3], 0.08);
+  for (int i = 0; i < usage.y.size(); ++i) EXPECT_EQ(std::isnan(usage.y[i]), i == kFirstStretch) << i;
+  EXPECT_DOUBLE_EQ(usage.x[kFirstStretch], snap.steps[kFirstStretch - 1].time_s) << "the line ends where the last step did";
+  EXPECT_DOUBLE_EQ(usage.y[kFirstStretch + 1], 0.05) << "and starts again with the next stretch";
+  for (int i = 1; i < usage.x.size(); ++i) EXPECT_LE(usage.x[i - 1], usage.x[i]) << "sorted for setData(alreadySorted)";
+  const Series bars = step_bars(snap, [](const StepMetrics& m) { return double(m.prefill_tokens); });
+  ASSERT_EQ(bars.x.size(), kFirstStretch + kSecondStretch);
+  for (double y : bars.y) EXPECT_FALSE(std::isnan(y));
+  // Drafting steps only: the gap between the stretches still breaks the line.
+  const Series drafting = drafting_step_series(synthetic_spec_snapshot(), [](const StepMetrics& m) { return m.draft_seconds; });
+  ASSERT_EQ(drafting.x.size(), kFirstStretch + kSecondStretch - 2 + 1);
+  EXPECT_TRUE(std::isnan(drafting.y[kFirstStretch - 1]));
+}
+
+TEST(MetricsSeries, TheIdleThresholdGrowsWithTheMedianStep) {
+  EngineMetricsSnapshot snap = synthetic_snapshot();
+  EXPECT_DOUBLE_EQ(median_step_seconds(snap), 0.010);
+  EXPECT_DOUBLE_EQ(idle_gap_seconds(snap), kIdleGapSeconds);  // 5 x 10 ms is below the floor
+  // Steps of a second each: the same ~1.9 s gap is under 5 median steps, so the engine was busy.
+  for (StepMetrics& step : snap.steps) step.duration_s = 1.0;
+  snap.steps[kFirstStretch].time_s = snap.steps[kFirstStretch - 1].time_s + 1.0 + 1.9;
+  EXPECT_DOUBLE_EQ(idle_gap_seconds(snap), kIdleGapMedianSteps * 1.0);
+  const Series busy = step_series(snap, [](const StepMetrics& m) { return m.kv_cache_usage_perc; });
+  for (double y : busy.y) EXPECT_FALSE(std::isnan(y));
+  EXPECT_EQ(busy.x.size(), snap.steps.size());
+  EXPECT_DOUBLE_EQ(median_step_seconds(EngineMetricsSnapshot{}), 0.01);
+}
+
+TEST(MetricsSeries, TimeSpan) {
+  const EngineMetricsSnapshot snap = synthetic_snapshot();
   const auto [lo, hi] = time_span(snap);
   EXPECT_DOUBLE_EQ(lo, 1.0);  // the start of the first step
   EXPECT_DOUBLE_EQ(hi, snap.steps.back().time_s);

@@ -76,7 +76,10 @@ TEST(WidgetsOnEngine, TwoRequestsShowInTheDashboardAndTheBlockTable) {
   EXPECT_GE(metrics.steps.size(), 3u);
   EXPECT_EQ(points(dash.plot("ttft"), "TTFT"), 2);
   EXPECT_EQ(points(dash.plot("tokens_per_step"), "prefill tokens"), static_cast<int>(metrics.steps.size()));
-  EXPECT_GT(points(dash.plot("decode_tokens_per_second"), "decode tok/s"), 0);
+  EXPECT_GT(points(dash.plot("decode_tokens_per_second"), "engine decode tok/s"), 0);
+  // A step of a real model counts its cost: it is a dot on the roofline.
+  EXPECT_EQ(points(dash.plot("roofline"), "prefill steps") + points(dash.plot("roofline"), "decode-only steps"),
+            static_cast<int>(metrics.steps.size()));
 
   // Both sequences own blocks in the grid, each block under its own cell, with its tokens' text.
   BlockGrid* grid = view.grid();

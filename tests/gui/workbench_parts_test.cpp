@@ -1,9 +1,14 @@
 // The workbench's parts that need no model: session JSON (round trip, malformed files refused with
-// the field named), the chat's Markdown-ish rendering, and demo-script checking.
+// the field named), the chat's Markdown-ish rendering and its reply line (this reply's own decode
+// speed, with its help on hover), the status bar's figures with their help, and demo-script checking.
+#include <QLabel>
 #include <QTemporaryDir>
+#include <QTextBrowser>
 #include <nlohmann/json.hpp>
 
 #include "gui/app/demo_script.h"
+#include "gui/app/status_fields.h"
+#include "gui/help/help_texts.h"
 #include "gui/chat/chat_render.h"
 #include "gui/chat/chat_session.h"
 #include "gui/chat/session_store.h"
@@ -99,7 +104,49 @@ TEST(WorkbenchRender, ReplyStatsLine) {
   s.tokens_per_second = 38.06;
   s.ttft_s = 0.123;
   s.finish_reason = "stop";
-  EXPECT_EQ(reply_stats_line(s), "42 tokens · 38.1 tok/s · TTFT 0.12 s · stop");
+  EXPECT_EQ(reply_stats_line(s), "42 tokens · this reply: 38.1 tok/s decode · TTFT 0.12 s · stop");
+}
+
+TEST(WorkbenchRender, TheReplyLineExplainsItselfOnHover) {
+  test_app();
+  QTextBrowser view;
+  view.setHtml(conversation_html(sample_session(), false, false));
+  // The tooltip of the characters of the reply's line is its help.
+  const int at = view.toPlainText().indexOf("this reply:");
+  ASSERT_GE(at, 0) << view.toPlainText().toStdString();
+  QTextCursor cursor(view.document());
+  cursor.setPosition(at + 2);
+  EXPECT_EQ(cursor.charFormat().toolTip(), help_html(help_text("reply_stats")));
+  cursor.setPosition(view.toPlainText().indexOf("hello") + 1);
+  EXPECT_TRUE(cursor.charFormat().toolTip().isEmpty()) << "the reply itself has none";
+}
+
+TEST(WorkbenchStatus, EveryFigureShowsItsHelpOnHover) {
+  test_app();
+  StatusFields status;
+  EXPECT_EQ(status.text(), "no model");
+  EngineMetricsSnapshot m;
+  m.num_requests_running = 2;
+  m.num_requests_waiting = 1;
+  m.kv.budget_bytes = 1000;
+  m.kv.used_bytes = 500;
+  m.decode_tokens_per_second = 107;
+  m.weights_quant = "q8";
+  m.weight_bytes = size_t{1} << 20;
+  status.show_metrics(m);
+  EXPECT_EQ(status.text(), "running 2 · waiting 1 · KV 50% · engine: 107.0 tok/s decode (all requests) · weights q8 (1.0 MiB)");
+  for (const char* key : {"status_running", "status_waiting", "status_kv", "status_engine_decode", "status_weights"}) {
+    QLabel* label = status.field(key);
+    ASSERT_NE(label, nullptr) << key;
+    EXPECT_FALSE(label->isHidden()) << key;
+    EXPECT_EQ(label->toolTip(), help_html(help_text(key))) << key;
+  }
+  EXPECT_TRUE(status.field("status_conversion")->isHidden()) << "no conversion runs";
+  m.converting_to = "q4";
+  m.conversion_progress = 0.4;
+  status.show_metrics(m);
+  EXPECT_TRUE(status.text().endsWith(" · weights q8 (1.0 MiB) · converting to q4 40%")) << status.text().toStdString();
+  EXPECT_EQ(status.field("status_conversion")->toolTip(), help_html(help_text("status_conversion")));
 }
 
 TEST(WorkbenchDemoScript, BadScriptsAreRefusedBeforeRunning) {

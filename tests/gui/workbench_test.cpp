@@ -1,7 +1,8 @@
 // The workbench driven as a user would, offscreen, through the real engine thread on stories260K:
-// a chat streams into the view, the dashboard and the block-table view; the KV toggle changes the
-// view, with a reply streaming or with none; sessions reload identically; a malformed model shows an
-// error dialog; failed turns keep the user's text.
+// the machine's roofs are measured once per process before the first model loads; a chat streams
+// into the view, the dashboard (the roofline with the measured roofs) and the block-table view; the
+// KV toggle changes the view and is marked on the dashboard's time charts; sessions reload
+// identically; a malformed model shows an error dialog; failed turns keep the user's text.
 #include <QComboBox>
 #include <QFile>
 #include <QMessageBox>
@@ -10,10 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gui/app/status_fields.h"
 #include "gui/blocks/block_grid.h"
 #include "gui/blocks/block_table_view.h"
 #include "gui/config/config_panel.h"
 #include "gui/dashboard/metrics_dashboard.h"
+#include "gui/dashboard/roofline_view.h"
+#include "gui/help/help_texts.h"
 #include "tests/gui/workbench_fixture.h"
 
 namespace inferscope::gui::test {
@@ -37,6 +41,38 @@ void open_streaming_window(const QTemporaryDir& dir, std::unique_ptr<MainWindow>
   w = open_window(dir.path(), stories_model());
   ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
   w->chat()->set_sampling(SamplingParams{}, 400);
+}
+
+// The labels of the configuration marks on a dashboard plot.
+QStringList config_mark_labels(QCustomPlot* plot) {
+  QStringList labels;
+  for (int i = 0; i < plot->itemCount(); ++i)
+    if (plot->item(i)->objectName() == "event_mark_label") labels << qobject_cast<QCPItemText*>(plot->item(i))->text();
+  return labels;
+}
+
+TEST(Workbench, TheMachineIsMeasuredOnceBeforeTheFirstModelLoads) {
+  INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  test_app();
+  EngineBridge bridge(default_engine_config());
+  QStringList order;
+  double peak = 0, bandwidth = 0;
+  QObject::connect(&bridge, &EngineBridge::machine_measured, [&](double p, double b) {
+    order << "measured";
+    peak = p, bandwidth = b;
+  });
+  QObject::connect(&bridge, &EngineBridge::model_loaded, [&] { order << "loaded"; });
+  bridge.load_model(stories_model());
+  ASSERT_TRUE(wait_for([&] { return order.size() == 2; }, 60000)) << order.join(",").toStdString();
+  EXPECT_EQ(order, QStringList({"measured", "loaded"}));
+  EXPECT_GT(peak, 1e8) << "any CPU does more than 0.1 GFLOP/s";
+  EXPECT_GT(bandwidth, 1e8) << "and reads more than 100 MB/s";
+  // Another bridge of the process gets the same numbers: measured once (two runs never agree exactly).
+  EngineBridge second(default_engine_config());
+  double again = 0;
+  QObject::connect(&second, &EngineBridge::machine_measured, [&](double p, double) { again = p; });
+  ASSERT_TRUE(wait_for([&] { return again > 0; }));
+  EXPECT_EQ(again, peak);
 }
 
 TEST(Workbench, ChatStreamsIntoTheViewTheDashboardAndTheBlockTable) {
@@ -76,6 +112,14 @@ TEST(Workbench, ChatStreamsIntoTheViewTheDashboardAndTheBlockTable) {
   EXPECT_EQ(owner, chat.current_index());
   EXPECT_TRUE(wait_for([&] { return plotted_points(*w->dashboard()) > 0; })) << "the dashboard has no points";
   EXPECT_TRUE(w->status_text().startsWith("running ")) << w->status_text().toStdString();
+  EXPECT_TRUE(w->status_text().contains("engine: ") && w->status_text().contains("tok/s decode (all requests)"))
+      << w->status_text().toStdString();
+  EXPECT_EQ(w->status_fields()->field("status_engine_decode")->toolTip(), help_html(help_text("status_engine_decode")));
+  // The roofline has the measured roofs and the reply's steps under them.
+  const RooflineView& roofline = *w->dashboard()->roofline();
+  EXPECT_TRUE(roofline.roofs().known());
+  EXPECT_EQ(roofline.note(), "");
+  EXPECT_GT(roofline.decode->dataCount(), 0);
 }
 
 TEST(Workbench, ClickingABlockSelectsItsSessionWhenNamesRepeat) {
@@ -128,6 +172,9 @@ TEST(Workbench, SwitchingPagedToContiguousChangesTheBlockView) {
   ASSERT_TRUE(wait_for([&] { return w->config_panel()->result_text().contains("KV contiguous"); }))
       << w->config_panel()->result_text().toStdString();
   EXPECT_EQ(w->bridge().config().kv.kind, KvKind::Contiguous);
+  // Every time chart marks the change with the engine's first words about it.
+  for (const char* name : {"kv_usage", "ttft", "request_timeline"})
+    EXPECT_EQ(config_mark_labels(w->dashboard()->plot(name)), QStringList{"KV contiguous"}) << name;
 
   // A streaming reply now shows as a reserved region: a used part and a reserved-but-unused part.
   bool region_seen = false;

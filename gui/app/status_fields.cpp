@@ -1,0 +1,71 @@
+#include "gui/app/status_fields.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+
+#include "gui/help/help_texts.h"
+#include "gui/model/model_info_panel.h"
+
+namespace inferscope::gui {
+
+namespace {
+
+QLabel* add_field(QHBoxLayout* row, const char* key) {
+  if (row->count() > 0) row->addWidget(new QLabel(QStringLiteral("·")));
+  auto* label = new QLabel;
+  label->setObjectName(QLatin1String(key));
+  label->setToolTip(help_html(help_text(key)));
+  row->addWidget(label);
+  return label;
+}
+
+}  // namespace
+
+StatusFields::StatusFields(QWidget* parent) : QWidget(parent) {
+  auto* row = new QHBoxLayout(this);
+  row->setContentsMargins(0, 0, 0, 0);
+  row->setSpacing(4);
+  running_ = add_field(row, "status_running");
+  waiting_ = add_field(row, "status_waiting");
+  kv_ = add_field(row, "status_kv");
+  decode_ = add_field(row, "status_engine_decode");
+  weights_ = add_field(row, "status_weights");
+  conversion_ = add_field(row, "status_conversion");
+  // Until the first metrics only the first label speaks.
+  for (QWidget* w : findChildren<QLabel*>()) w->setVisible(w == running_);
+  running_->setText(QStringLiteral("no model"));
+}
+
+void StatusFields::show_metrics(const EngineMetricsSnapshot& m) {
+  for (QWidget* w : findChildren<QLabel*>()) w->setVisible(true);
+  running_->setText(QStringLiteral("running %1").arg(m.num_requests_running));
+  waiting_->setText(QStringLiteral("waiting %1").arg(m.num_requests_waiting));
+  kv_->setText(QStringLiteral("KV %1%").arg(m.kv.kv_cache_usage_perc() * 100, 0, 'f', 0));
+  decode_->setText(QStringLiteral("engine: %1 tok/s decode (all requests)").arg(m.decode_tokens_per_second, 0, 'f', 1));
+  weights_->setText(weights_text(m));
+  const bool converting = !m.converting_to.empty();
+  conversion_->setText(converting ? QStringLiteral("converting to %1 %2%")
+                                        .arg(QString::fromStdString(m.converting_to))
+                                        .arg(m.conversion_progress * 100, 0, 'f', 0)
+                                  : QString());
+  // The separator before the conversion goes with it.
+  const int index = layout()->indexOf(conversion_);
+  layout()->itemAt(index - 1)->widget()->setVisible(converting);
+  conversion_->setVisible(converting);
+}
+
+QString StatusFields::text() const {
+  QStringList parts;
+  for (QLabel* label : {running_, waiting_, kv_, decode_, weights_, conversion_})
+    if (!label->isHidden() && !label->text().isEmpty()) parts << label->text();
+  return parts.join(QStringLiteral(" · "));
+}
+
+QLabel* StatusFields::field(const QString& key) const { return findChild<QLabel*>(key); }
+
+QString StatusFields::weights_text(const EngineMetricsSnapshot& m) {
+  return QStringLiteral("weights %1 (%2)")
+      .arg(QString::fromStdString(m.weights_quant), format_bytes(static_cast<double>(m.weight_bytes)));
+}
+
+}  // namespace inferscope::gui

@@ -1,0 +1,48 @@
+// The request timeline: a Gantt-style lane per request (request_lanes.h) on the time axis (seconds
+// since the engine started): grey while it waits, orange prefill, green decode; red crosses at its
+// preemptions, a blue diamond at its first token (arrival + TTFT), a black square when it finished.
+// The newest kMaxLanes requests get a lane. Data only: it draws the snapshots it is given. Hover
+// names the request and the bar or mark under the mouse.
+#pragma once
+#include <qcustomplot.h>
+#include <vector>
+
+#include "core/engine/engine_metrics.h"
+#include "gui/dashboard/request_lanes.h"
+
+namespace inferscope::gui {
+
+class RequestTimeline : public QCustomPlot {
+  Q_OBJECT
+ public:
+  static constexpr int kMaxLanes = 48;
+
+  explicit RequestTimeline(QWidget* parent = nullptr);
+  // Redraws every lane from one snapshot.
+  void update_from(const EngineMetricsSnapshot& s);
+  void clear();
+  // Whether update_from() moves the time axis to the data (default true). A host that drives the
+  // time axis itself (the dashboard's shared one) turns it off.
+  void set_follow_time(bool follow) { follow_time_ = follow; }
+  // The lanes drawn, top to bottom (lane i is at y = i).
+  const std::vector<RequestLane>& lanes() const { return lanes_; }
+  // The centred note: "waiting for the first request" or "".
+  QString note() const;
+  // What the mouse at `pos` points at: a lane's bar or mark, or "".
+  QString hover_at(QPointF pos) const;
+
+  // One bar plottable per kind (its key axis is the vertical lane axis, its values are times), and
+  // the marks (key: time, value: lane).
+  QCPFinancial *waiting, *prefill, *decode;
+  QCPGraph *preemptions, *first_tokens, *finishes;
+
+ private:
+  QCPFinancial* bars_of(LaneKind kind) const;
+  void show_lanes();
+
+  std::vector<RequestLane> lanes_;
+  bool follow_time_ = true;
+  QCPItemText* note_;
+};
+
+}  // namespace inferscope::gui

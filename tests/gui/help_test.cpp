@@ -1,0 +1,63 @@
+// "What is this?": every help entry says what, unit, scope and what moves it; the engine's and one
+// reply's tok/s are told apart; a "?" button shows its text when clicked.
+#include <gtest/gtest.h>
+
+#include <QLabel>
+#include <QSet>
+#include <QTest>
+#include <stdexcept>
+
+#include "gui/help/help_button.h"
+#include "tests/gui/offscreen_app.h"
+
+namespace inferscope::gui::test {
+namespace {
+
+TEST(HelpTexts, EveryEntryIsCompleteAndNamedOnce) {
+  QSet<QString> keys;
+  for (const HelpText& h : help_texts()) {
+    const QString key = QLatin1String(h.key);
+    EXPECT_FALSE(keys.contains(key)) << h.key;
+    keys.insert(key);
+    for (const QString& part : {h.title, h.definition, h.unit, h.scope, h.moves}) EXPECT_FALSE(part.isEmpty()) << h.key;
+    const QString html = help_html(h);
+    for (const QString& part : {h.title, h.unit, h.scope}) EXPECT_TRUE(html.contains(part.toHtmlEscaped())) << h.key;
+  }
+  EXPECT_STREQ(help_text("kv_usage").key, "kv_usage");
+  EXPECT_EQ(help_text("kv_usage").title, "KV cache usage");
+  EXPECT_THROW(help_text("no_such_chart"), std::out_of_range);
+}
+
+TEST(HelpTexts, EngineThroughputAndOneRepliesSpeedAreToldApart) {
+  for (const char* engine : {"decode_tokens_per_second", "status_engine_decode"}) {
+    EXPECT_TRUE(help_text(engine).scope.contains("every request")) << engine;
+    EXPECT_TRUE(help_text(engine).definition.contains("this reply: N tok/s decode")) << engine;
+  }
+  EXPECT_TRUE(help_text("reply_stats").scope.contains("this reply only"));
+  EXPECT_TRUE(help_text("reply_stats").moves.contains("every request together"));
+}
+
+TEST(HelpButton, ClickShowsTheTextAndHoverTooltipIsTheSame) {
+  offscreen_app();
+  QWidget host;
+  host.resize(300, 200);
+  const HelpText& help = help_text("roofline");
+  HelpButton* button = attach_help(&host, help);
+  host.show();
+  EXPECT_EQ(button->objectName(), "help_roofline");
+  EXPECT_EQ(host.toolTip(), help_html(help));
+  EXPECT_EQ(button->toolTip(), help_html(help));
+  EXPECT_TRUE(button->isVisible());
+  EXPECT_EQ(button->geometry().right(), host.width() - 4) << "pinned to the top-right corner";
+  host.resize(500, 200);
+  EXPECT_EQ(button->geometry().right(), host.width() - 4) << "and stays there";
+  EXPECT_FALSE(button->popup()->isVisible());
+  QTest::mouseClick(button, Qt::LeftButton);
+  ASSERT_TRUE(button->popup()->isVisible());
+  EXPECT_EQ(button->popup()->text(), help_html(help));
+  EXPECT_TRUE(button->popup()->text().contains("ridge point"));
+  EXPECT_GT(distinct_colors(render(*button->popup(), "help_popup")), 4) << "the popup shows its text";
+}
+
+}  // namespace
+}  // namespace inferscope::gui::test
