@@ -54,7 +54,7 @@ ExperimentRun parse_run(const nlohmann::json& r, const std::string& where, const
 }  // namespace
 
 const std::vector<std::string>& experiment_plot_kinds() {
-  static const std::vector<std::string> kinds = {"kv_blocks", "steps", "bars"};
+  static const std::vector<std::string> kinds = {"timeline", "roofline", "kv_blocks", "steps", "bars"};
   return kinds;
 }
 
@@ -114,7 +114,7 @@ Experiment Experiment::parse(const nlohmann::json& root, const std::string& sour
       }
       const auto& kinds = experiment_plot_kinds();
       if (std::find(kinds.begin(), kinds.end(), plot.kind) == kinds.end()) {
-        throw std::runtime_error(w + ": unknown plot \"" + plot.kind + "\" (kv_blocks, steps or bars)");
+        throw std::runtime_error(w + ": unknown plot \"" + plot.kind + "\" (timeline, roofline, kv_blocks, steps or bars)");
       }
       for (const std::string& name : plot.runs) {
         const bool known = std::any_of(e.runs.begin(), e.runs.end(), [&](const ExperimentRun& r) { return r.name == name; });

@@ -43,8 +43,10 @@ struct ExperimentConclusion {
   std::string text;
 };
 
-// What the Learn tab draws after the runs: "kv_blocks" (the block table at the run's peak KV use),
-// "steps" (tokens per step), "bars" (one value of each run: RUN.<value>, titled `title`).
+// What the Learn tab draws after the runs: "timeline" (each request's waiting, prefill and decode),
+// "roofline" (every step by arithmetic intensity under the machine's roofs), "kv_blocks" (the block
+// table at the run's peak KV use), "steps" (tokens per step), "bars" (one value of each run:
+// RUN.<value>, titled `title`).
 struct ExperimentPlot {
   std::string kind;
   std::vector<std::string> runs;

@@ -1,5 +1,6 @@
 #include "core/learn/experiment_runner.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -27,7 +28,7 @@ bool uses_machine(const Experiment& e) {
   for (const ExperimentConclusion& c : e.conclusions) {
     if (mentions(c.condition) || mentions(c.text)) return true;
   }
-  return false;
+  return std::any_of(e.plots.begin(), e.plots.end(), [](const ExperimentPlot& p) { return p.kind == "roofline"; });
 }
 
 MeasuredRun measure(const ExperimentRun& run, const LlamaModel& model, const EngineConfig& base, size_t index,

@@ -18,6 +18,7 @@
 //   model.gqa_ratio (query heads per KV head), model.parameters, model.native_weight_bytes,
 //   model.native_bits_per_weight (the file's matrices as stored)
 //   machine.peak_flops, machine.read_bandwidth   measured (kernels/cpu), when an experiment uses them
+//                                                or draws a roofline
 // and then the experiment's own "values", evaluated in dependency order.
 #pragma once
 #include <string>

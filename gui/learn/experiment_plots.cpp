@@ -8,6 +8,8 @@
 
 #include "core/model/llama_model.h"
 #include "gui/blocks/block_table_view.h"
+#include "gui/dashboard/request_timeline.h"
+#include "gui/dashboard/roofline_view.h"
 #include "gui/plot/plot_setup.h"
 
 namespace inferscope::gui {
@@ -96,12 +98,39 @@ QWidget* kv_blocks_plot(const ExperimentPlot& plot, const ExperimentResult& r, c
   return box;
 }
 
+// One request timeline per run, each on its own time axis.
+QWidget* timeline_plot(const ExperimentPlot& plot, const ExperimentResult& r, QWidget* parent) {
+  auto* box = new QWidget(parent);
+  auto* column = new QVBoxLayout(box);
+  for (const MeasuredRun* run : plot_runs(plot, r)) {
+    column->addWidget(new QLabel(QString::fromStdString(run->name), box));
+    auto* timeline = new RequestTimeline(box);
+    timeline->update_from(run->result.metrics);
+    timeline->setMinimumHeight(std::clamp(40 + 22 * static_cast<int>(timeline->lanes().size()), 160, 420));
+    column->addWidget(timeline);
+  }
+  return box;
+}
+
+// The first run's steps as dots, a second run's hollow, under the roofs measured with the experiment.
+QWidget* roofline_plot(const ExperimentPlot& plot, const ExperimentResult& r, QWidget* parent) {
+  auto* view = new RooflineView(parent);
+  view->set_roofs(MachineRoofs{r.values.at("machine.peak_flops"), r.values.at("machine.read_bandwidth")});
+  const auto runs = plot_runs(plot, r);
+  if (!runs.empty()) view->update_from(runs[0]->result.metrics);
+  if (runs.size() > 1) view->set_overlay(&runs[1]->result.metrics);
+  view->setMinimumHeight(360);
+  return view;
+}
+
 }  // namespace
 
 QString experiment_plot_caption(const ExperimentPlot& plot) {
   if (plot.kind == "bars") return QString::fromStdString(plot.title);
   if (plot.kind == "steps") return QObject::tr("Tokens computed per engine step");
-  return QObject::tr("Block tables at each run's fullest moment");
+  if (plot.kind == "kv_blocks") return QObject::tr("Block tables at each run's fullest moment");
+  if (plot.kind == "timeline") return QObject::tr("Request timeline: waiting (grey), prefill (orange), decode (green), first token, finish");
+  return QObject::tr("Roofline: every engine step by FLOPs per byte read, under this machine's measured roofs");
 }
 
 QWidget* make_experiment_plot(const ExperimentPlot& plot, const ExperimentResult& result, const LlamaModel& model,
@@ -115,8 +144,12 @@ QWidget* make_experiment_plot(const ExperimentPlot& plot, const ExperimentResult
     body = bars_plot(plot, result, box);
   } else if (plot.kind == "steps") {
     body = steps_plot(plot, result, box);
-  } else {
+  } else if (plot.kind == "kv_blocks") {
     body = kv_blocks_plot(plot, result, model, box);
+  } else if (plot.kind == "timeline") {
+    body = timeline_plot(plot, result, box);
+  } else {
+    body = roofline_plot(plot, result, box);
   }
   body->setMinimumHeight(std::max(body->minimumHeight(), 260));
   layout->addWidget(body);

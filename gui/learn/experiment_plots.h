@@ -1,6 +1,7 @@
 // The plots an experiment asks for (ExperimentPlot), drawn from its measured runs: "bars" (one value
-// per run), "steps" (tokens computed per step over time, a line per run) and "kv_blocks" (each run's
-// block tables at its fullest moment).
+// per run), "steps" (tokens computed per step over time, a line per run), "kv_blocks" (each run's
+// block tables at its fullest moment), "timeline" (each run's request lanes) and "roofline" (the
+// runs' steps under the machine's roofs; a second run as hollow dots).
 #pragma once
 #include <QString>
 #include <QWidget>

@@ -85,7 +85,7 @@ TEST(LearnExperiment, MalformedFilesNameTheFieldAndValue) {
                "two runs are named \"one\"");
   expect_error([&] { Experiment::parse(broken([](auto& j) { j["plots"] = {{{"plot", "pie"}}}; }), "x.json", ""); },
                "plots[0]: unknown plot \"pie\"");
-  expect_error([&] { Experiment::parse(broken([](auto& j) { j["plots"] = {{{"plot", "steps"}, {"runs", {"two"}}}}; }), "x.json", ""); },
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["plots"] = {{{"plot", "timeline"}, {"runs", {"two"}}}}; }), "x.json", ""); },
                "no run named \"two\"");
   expect_error([&] { Experiment::parse(broken([](auto& j) { j["runs"][0]["workload"] = "no/such/file.json"; }), "x.json", ""); },
                "no/such/file.json");
