@@ -38,7 +38,6 @@ class StepCostModel {
   StepCost prefill(int32_t n_tokens, int32_t chunk) const;
   // `n_tokens` single-token steps from an empty cache (positions 0 .. n - 1): llama-bench's tgN.
   StepCost decode(int32_t n_tokens) const;
-  size_t kv_bytes_per_token() const { return static_cast<size_t>(kv_bytes_per_token_); }
 
  private:
   double layer_params_ = 0;   // weights a token multiplies in its matmuls, all layers

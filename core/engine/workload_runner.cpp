@@ -73,6 +73,12 @@ WorkloadResult run_workload(const LlamaModel& model, const EngineConfig& config,
   return result;
 }
 
+int first_divergence(std::span<const TokenId> a, std::span<const TokenId> b) {
+  const auto [ia, ib] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  if (ia == a.end() && ib == b.end()) return -1;
+  return static_cast<int>(ia - a.begin());
+}
+
 nlohmann::json workload_json(const WorkloadResult& result, bool with_steps) {
   nlohmann::json timeline = metrics_json(result.metrics);
   std::map<RequestId, const WorkloadOutput*> by_id;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,10 @@ struct WorkloadOutput {
   std::string finish_reason;    // "stop" | "length" | "abort" | "error"
   std::string error;            // why it failed, when it did
 };
+
+// The index of the first token where `a` and `b` differ; when one is a prefix of the other, the
+// shorter one's length; -1 when they are identical (two runs' outputs of one request).
+int first_divergence(std::span<const TokenId> a, std::span<const TokenId> b);
 
 struct WorkloadResult {
   EngineConfig config;           // resolved

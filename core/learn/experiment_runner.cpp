@@ -6,7 +6,6 @@
 
 #include "core/engine/config_overrides.h"
 #include "core/engine/engine_core.h"
-#include "core/kv/kv_dtype.h"
 #include "core/learn/narration.h"
 #include "core/model/llama_model.h"
 #include "kernels/cpu/memory_bandwidth.h"
@@ -37,23 +36,21 @@ MeasuredRun measure(const ExperimentRun& run, const LlamaModel& model, const Eng
   nlohmann::json toggles = run.config;
   toggles.erase("kv_budget_tokens");
   EngineConfig config = apply_config_overrides(base, toggles, "run \"" + run.name + "\"");
+  MeasuredRun m;
+  m.name = run.name;
+  m.kv_bytes_per_token = model.kv_geometry(config.kv_dtype).bytes_per_token();
   if (run.config.contains("kv_budget_tokens")) {
-    const LlamaConfig& c = model.config();
-    const KvGeometry geometry{c.n_layers, c.n_kv_heads, c.head_dim, config.kv_dtype};
-    config.kv.budget_bytes = run.config["kv_budget_tokens"].get<size_t>() * geometry.bytes_per_token();
+    config.kv.budget_bytes = run.config["kv_budget_tokens"].get<size_t>() * m.kv_bytes_per_token;
   }
   const std::vector<Request> requests = materialize_workload(
       run.workload, [&](std::string_view text, bool add_bos) { return model.tokenizer().encode(text, add_bos); },
       model.config().vocab_size, 1);
-  MeasuredRun m;
-  m.name = run.name;
   WorkloadRunOptions o;
   o.sampling.ignore_eos = true;  // greedy, each request to its output_tokens: runs stay comparable
   o.cancel = options.cancel;
   if (options.on_progress) o.on_progress = [&](int32_t done, int32_t total) { options.on_progress(index, done, total); };
   o.after_step = [&](const EngineCore& core) {
     const KvStats kv = core.kv_stats();
-    m.kv_bytes_per_token = core.step_cost_model().kv_bytes_per_token();
     // The fullest moment: the most memory held, and of that the most slots filled.
     const bool fuller = std::pair(kv.used_bytes, kv.filled_tokens) > std::pair(m.peak_kv.used_bytes, m.peak_kv.filled_tokens);
     if (!fuller && m.peak_kv.sequences > 0) return;

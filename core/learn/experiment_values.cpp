@@ -7,14 +7,6 @@
 
 namespace inferscope {
 
-int first_token_divergence(const std::vector<TokenId>& a, const std::vector<TokenId>& b) {
-  const size_t n = std::min(a.size(), b.size());
-  for (size_t i = 0; i < n; ++i) {
-    if (a[i] != b[i]) return static_cast<int>(i);
-  }
-  return a.size() == b.size() ? -1 : static_cast<int>(n);
-}
-
 void add_run_values(ValueMap& v, const MeasuredRun& run) {
   const std::string p = run.name + ".";
   const nlohmann::json summary = summary_json(run.result.summary);
@@ -86,7 +78,7 @@ void add_pair_values(ValueMap& v, const std::vector<MeasuredRun>& runs) {
       int first = -1;
       const size_t n = std::min(a.result.outputs.size(), b.result.outputs.size());
       for (size_t i = 0; i < n; ++i) {
-        const int d = first_token_divergence(a.result.outputs[i].tokens, b.result.outputs[i].tokens);
+        const int d = first_divergence(a.result.outputs[i].tokens, b.result.outputs[i].tokens);
         if (d >= 0 && (first < 0 || d < first)) first = d;
       }
       v["first_divergence." + a.name + "." + b.name] = first;

@@ -50,7 +50,4 @@ void add_model_values(ValueMap& values, const LlamaModel& model);
 // one that names something that exists nowhere, or values that depend on each other in a circle.
 void add_derived_values(ValueMap& values, const std::vector<std::pair<std::string, std::string>>& derived);
 
-// The first index where two token lists differ (the shorter one's length when one is a prefix of the other), -1 when equal.
-int first_token_divergence(const std::vector<TokenId>& a, const std::vector<TokenId>& b);
-
 }  // namespace inferscope

@@ -59,12 +59,6 @@ nlohmann::json side_json(const OutputSide& s) {
 
 }  // namespace
 
-int first_divergence(std::span<const TokenId> a, std::span<const TokenId> b) {
-  const auto [ia, ib] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
-  if (ia == a.end() && ib == b.end()) return -1;
-  return static_cast<int>(ia - a.begin());
-}
-
 std::vector<OutputPair> pair_outputs(const LlamaModel& model, const WorkloadResult& a, const WorkloadResult& b) {
   std::map<RequestId, const WorkloadOutput*> by_id;
   for (const WorkloadOutput& out : b.outputs) by_id[out.id] = &out;

@@ -17,10 +17,6 @@ class LlamaModel;
 
 namespace inferscope::gui {
 
-// The index of the first token where `a` and `b` differ; when one is a prefix of the other, the
-// shorter one's length; -1 when they are identical.
-int first_divergence(std::span<const TokenId> a, std::span<const TokenId> b);
-
 // One side of a request's output, cut where the two sides part.
 struct OutputSide {
   std::string common;  // the tokens both sides share (all of them when identical)
