@@ -4,14 +4,12 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/cli/commands.h"
 #include "core/cli/model_options.h"
-#include "core/engine/sync_engine.h"
-#include "core/quant/quality.h"
+#include "core/engine/text_perplexity.h"
 
 namespace inferscope::cli {
 namespace {
@@ -28,51 +26,10 @@ std::string read_text_file(const std::string& path) {
   return text.str();
 }
 
-// The weights at one level, scoring windows through the engine.
-class WindowScorer {
- public:
-  // Its context is exactly one window.
-  WindowScorer(const LlamaModel& model, EngineConfig config, WeightQuant level)
-      : engine_(model, with_level(config, level), progress_options(level)) {}
-
-  // Logits at every position of `window` (n x vocab), on an empty cache.
-  const std::vector<float>& score(std::span<const TokenId> window) {
-    EngineRequest r;
-    r.prompt_tokens.assign(window.begin(), window.end());
-    r.max_tokens = 1;
-    r.sampling.ignore_eos = true;
-    r.logits = LogitsOutput::All;
-    logits_.assign(window.size() * vocab(), 0.0f);
-    const RequestOutcome outcome = engine_.run(std::move(r), {}, [&](RequestId, int32_t position, std::span<const float> row) {
-      std::copy(row.begin(), row.end(), logits_.begin() + static_cast<ptrdiff_t>(position * vocab()));
-    });
-    if (outcome.reason == StopReason::Failed) throw std::runtime_error("perplexity: " + outcome.error);
-    return logits_;
-  }
-  size_t vocab() const { return static_cast<size_t>(engine_.core().model().config().vocab_size); }
-  std::string level() const { return std::string(weight_quant_name(engine_.config().quant)); }
-  size_t weight_bytes() const { return engine_.core().weights().weight_bytes(); }
-  std::vector<std::string> f16_fallbacks() const { return engine_.core().weights().f16_fallbacks(); }
-
- private:
-  static EngineConfig with_level(EngineConfig c, WeightQuant level) {
-    c.quant = level;
-    c.kv.prefix_cache = false;  // every window starts from an empty cache
-    return c;
-  }
-  static EngineCoreOptions progress_options(WeightQuant level) {
-    EngineCoreOptions o;
-    o.conversion_progress = conversion_progress_printer(level);
-    return o;
-  }
-  SyncEngine engine_;
-  std::vector<float> logits_;
-};
-
-std::string f16_fallback_list(const WindowScorer& scorer) {
-  std::string names;
-  for (const std::string& n : scorer.f16_fallbacks()) names += (names.empty() ? "" : ", ") + n;
-  return names;
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
 }
 
 std::string fixed(double v, int precision) {
@@ -117,61 +74,37 @@ int cmd_perplexity(int argc, char** argv) {
     throw UsageError("--file: " + path + " gives " + std::to_string(tokens.size()) +
                      " token(s); perplexity needs at least 2");
   }
-  config.context_length = static_cast<int32_t>(ctx);
-
-  WindowScorer level_scorer(*model, config, config.quant);
-  const auto reference_scorer = compare ? std::make_unique<WindowScorer>(*model, config, reference_level) : nullptr;
-  const auto vocab = static_cast<size_t>(model->config().vocab_size);
-  PerplexityAccumulator level_ppl, reference_ppl;
-  DivergenceAccumulator divergence;
-  const std::vector<TokenWindow> windows = perplexity_windows(static_cast<int64_t>(tokens.size()), ctx);
-  for (const TokenWindow& w : windows) {
-    const std::span<const TokenId> window(tokens.data() + w.begin, static_cast<size_t>(w.end - w.begin));
-    const std::span<const float> logits = level_scorer.score(window);
-    const std::span<const float> reference_logits = reference_scorer ? std::span<const float>(reference_scorer->score(window))
-                                                                 : std::span<const float>();
-    // Position i's logits predict token i + 1 of the window.
-    for (size_t i = 0; i + 1 < window.size(); ++i) {
-      const std::span<const float> row = logits.subspan(i * vocab, vocab);
-      level_ppl.add(row, window[i + 1]);
-      if (!reference_scorer) continue;
-      const std::span<const float> reference_row = reference_logits.subspan(i * vocab, vocab);
-      reference_ppl.add(reference_row, window[i + 1]);
-      divergence.add(reference_row, row);
-    }
-  }
-
-  const std::string level_name(level_scorer.level());
+  const TextPerplexity r = measure_text_perplexity(*model, config, tokens, ctx,
+                                                   compare ? std::optional(reference_level) : std::nullopt,
+                                                   conversion_progress_printer);
   if (json) {
-    nlohmann::json out = {{"perplexity", level_ppl.perplexity()},
-                          {"tokens", level_ppl.tokens()},
-                          {"weight_bytes", level_scorer.weight_bytes()},
-                          {"quant", level_name},
-                          {"f16_fallback", level_scorer.f16_fallbacks()},
+    nlohmann::json out = {{"perplexity", r.level.perplexity},
+                          {"tokens", r.tokens},
+                          {"weight_bytes", r.level.weight_bytes},
+                          {"quant", r.level.quant},
+                          {"f16_fallback", r.level.f16_fallbacks},
                           {"ctx", ctx},
-                          {"windows", windows.size()}};
-    if (reference_scorer) {
-      out["reference_quant"] = reference_scorer->level();
-      out["kl_divergence_mean"] = divergence.mean_kl();
-      out["top1_agreement"] = divergence.top1_agreement();
-      out["reference_perplexity"] = reference_ppl.perplexity();
-      out["reference_weight_bytes"] = reference_scorer->weight_bytes();
+                          {"windows", r.windows}};
+    if (r.reference) {
+      out["reference_quant"] = r.reference->quant;
+      out["kl_divergence_mean"] = r.kl_divergence_mean;
+      out["top1_agreement"] = r.top1_agreement;
+      out["reference_perplexity"] = r.reference->perplexity;
+      out["reference_weight_bytes"] = r.reference->weight_bytes;
     }
     std::cout << out.dump(2) << "\n";
     return 0;
   }
-  std::cout << "perplexity at " << level_name << ": " << fixed(level_ppl.perplexity(), 4) << " over "
-            << level_ppl.tokens() << " scored tokens (" << windows.size() << " window(s) of up to " << ctx
-            << " tokens)\n";
-  std::cout << "weights: " << level_scorer.weight_bytes() << " bytes";
-  const std::string fallbacks = f16_fallback_list(level_scorer);
+  std::cout << "perplexity at " << r.level.quant << ": " << fixed(r.level.perplexity, 4) << " over " << r.tokens
+            << " scored tokens (" << r.windows << " window(s) of up to " << ctx << " tokens)\n";
+  std::cout << "weights: " << r.level.weight_bytes << " bytes";
+  const std::string fallbacks = joined(r.level.f16_fallbacks);
   std::cout << (fallbacks.empty() ? "" : " (stored as f16: " + fallbacks + ")") << "\n";
-  if (reference_scorer) {
-    std::cout << "against " << reference_scorer->level() << ": mean KL divergence "
-              << std::setprecision(6) << divergence.mean_kl() << " nats, top-1 agreement "
-              << fixed(100.0 * divergence.top1_agreement(), 2) << "%, reference perplexity "
-              << fixed(reference_ppl.perplexity(), 4) << ", reference weights "
-              << reference_scorer->weight_bytes() << " bytes\n";
+  if (r.reference) {
+    std::cout << "against " << r.reference->quant << ": mean KL divergence " << std::setprecision(6)
+              << r.kl_divergence_mean << " nats, top-1 agreement " << fixed(100.0 * r.top1_agreement, 2)
+              << "%, reference perplexity " << fixed(r.reference->perplexity, 4) << ", reference weights "
+              << r.reference->weight_bytes << " bytes\n";
   }
   return 0;
 }

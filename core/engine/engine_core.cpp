@@ -381,7 +381,7 @@ void EngineCore::step() {
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
     const ScheduledSeq& s = plan.seqs[i];
     drafted[i] = sampled_[i].drafted;
-    m.sequences.push_back({s.id, s.prefill ? s.n_new : 0, s.prefill ? 0 : s.n_new + drafted[i]});
+    m.sequences.push_back({s.id, s.prefill ? s.n_new : 0, s.prefill ? 0 : s.n_new + drafted[i], s.cached_tokens});
     if (!plan.seqs[i].sample || !sampled_[i].error.empty()) continue;
     const RequestId id = plan.seqs[i].id;
     metrics_.on_spec(id, sampled_[i].drafted, sampled_[i].verification.accepted);

@@ -135,7 +135,10 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
   for (const StepMetrics& st : s.steps) {
     nlohmann::json sequences = nlohmann::json::array();
     for (const StepSequence& q : st.sequences) {
-      sequences.push_back({{"id", q.id}, {"prefill_tokens", q.prefill_tokens}, {"decode_tokens", q.decode_tokens}});
+      sequences.push_back({{"id", q.id},
+                           {"prefill_tokens", q.prefill_tokens},
+                           {"decode_tokens", q.decode_tokens},
+                           {"cached_tokens", q.cached_tokens}});
     }
     steps.push_back({{"time_s", st.time_s},
                      {"duration_s", st.duration_s},

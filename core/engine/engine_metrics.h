@@ -49,6 +49,7 @@ struct RequestMetrics {
 struct StepSequence {
   RequestId id = 0;
   int32_t prefill_tokens = 0, decode_tokens = 0;
+  int32_t cached_tokens = 0;  // admitted in this step: its first tokens found in the prefix cache, not computed
 };
 
 struct StepMetrics {

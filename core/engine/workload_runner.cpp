@@ -1,6 +1,7 @@
 #include "core/engine/workload_runner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -23,6 +24,19 @@ WorkloadResult run_workload(const LlamaModel& model, const EngineConfig& config,
     WorkloadOutput& out = outputs[id];
     if (token >= 0) out.tokens.push_back(token);
     out.text += piece;
+    out.pieces.push_back({token, std::string(piece)});
+  };
+  callbacks.on_verify = [&](RequestId id, const Verification& verification) {
+    WorkloadOutput& out = outputs[id];
+    out.verifications.push_back({out.pieces.size(), verification});
+  };
+  std::map<RequestId, int32_t> prompt_lengths;
+  // The row at position p chose generated token p + 1 - prompt length.
+  callbacks.on_logits = [&](RequestId id, int32_t position, std::span<const float> row) {
+    std::vector<float>& kept = outputs[id].logits;
+    const size_t at = static_cast<size_t>(position + 1 - prompt_lengths.at(id)) * row.size();
+    if (kept.size() < at + row.size()) kept.resize(at + row.size());
+    std::copy(row.begin(), row.end(), kept.begin() + static_cast<ptrdiff_t>(at));
   };
   callbacks.on_error = [&](RequestId id, const std::string& message) { outputs[id].error = message; };
   callbacks.on_finished = [&](RequestId id, StopReason reason) {
@@ -49,6 +63,8 @@ WorkloadResult run_workload(const LlamaModel& model, const EngineConfig& config,
       e.prompt_tokens = r.tokens;
       e.max_tokens = r.max_output_tokens;
       e.sampling = options.sampling;
+      if (options.keep_logits) e.logits = LogitsOutput::Sampled;
+      prompt_lengths[r.id] = static_cast<int32_t>(r.tokens.size());
       outputs[r.id].id = r.id;
       core.add(r.id, std::move(e), r.arrival_s);
     }
@@ -71,6 +87,16 @@ WorkloadResult run_workload(const LlamaModel& model, const EngineConfig& config,
   result.summary = summarize(result.metrics, result.duration_s);
   for (auto& [id, out] : outputs) result.outputs.push_back(std::move(out));
   return result;
+}
+
+double max_logit_difference(const WorkloadOutput& a, const WorkloadOutput& b, size_t vocab) {
+  const int divergence = first_divergence(a.tokens, b.tokens);
+  // Rows 0 .. divergence (all rows when identical) saw the same prompt and tokens in both runs.
+  const size_t rows = vocab == 0 ? 0 : std::min(a.logits.size(), b.logits.size()) / vocab;
+  const size_t compared = divergence < 0 ? rows : std::min(rows, static_cast<size_t>(divergence) + 1);
+  double largest = 0;
+  for (size_t i = 0; i < compared * vocab; ++i) largest = std::max(largest, static_cast<double>(std::abs(a.logits[i] - b.logits[i])));
+  return largest;
 }
 
 int first_divergence(std::span<const TokenId> a, std::span<const TokenId> b) {

@@ -17,6 +17,7 @@
 #include "core/sample/sampler.h"
 #include "core/sched/dry_run_executor.h"
 #include "core/sched/request.h"
+#include "core/spec/verifier.h"
 
 namespace inferscope {
 
@@ -31,6 +32,19 @@ struct WorkloadRunOptions {
   const std::atomic<bool>* cancel = nullptr;  // set to true: the requests left are aborted and the run returns
   // Called after every step on the running thread, with the core between steps (its cache, its metrics).
   std::function<void(const EngineCore& core)> after_step;
+  bool keep_logits = false;  // every generated token's raw logits in WorkloadOutput::logits
+};
+
+// One on_token call: a generated token and the text it completed (token -1: text held back until the end).
+struct StreamedPiece {
+  TokenId token = -1;
+  std::string piece;
+};
+
+// A verified speculative step (EngineCallbacks::on_verify), before the pieces it explains stream.
+struct StreamedVerification {
+  size_t before_piece = 0;  // how many pieces had streamed before it
+  Verification verification;
 };
 
 struct WorkloadOutput {
@@ -39,7 +53,16 @@ struct WorkloadOutput {
   std::string text;             // the streamed text (stop strings removed)
   std::string finish_reason;    // "stop" | "length" | "abort" | "error"
   std::string error;            // why it failed, when it did
+  std::vector<StreamedPiece> pieces;               // every streamed token, in order (the chat's per-token view)
+  std::vector<StreamedVerification> verifications;  // every verified speculative step
+  // keep_logits: row i (vocab floats) is the raw logits that chose generated token i.
+  std::vector<float> logits;
 };
+
+// The largest |a - b| over the logits two runs of one request computed from the same inputs: the
+// rows of every generated token up to and including the first that differs (their inputs are equal).
+// 0 when either run kept no logits.
+double max_logit_difference(const WorkloadOutput& a, const WorkloadOutput& b, size_t vocab);
 
 // The index of the first token where `a` and `b` differ; when one is a prefix of the other, the
 // shorter one's length; -1 when they are identical (two runs' outputs of one request).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 #include "core/common/json_field.h"
@@ -51,17 +52,48 @@ ExperimentRun parse_run(const nlohmann::json& r, const std::string& where, const
   return run;
 }
 
+ExperimentPerplexity parse_perplexity(const nlohmann::json& p, const std::string& where, const std::string& root) {
+  if (!p.is_object()) throw std::runtime_error(where + " must be an object");
+  ExperimentPerplexity out;
+  out.source = resolve(json_field<std::string>(p, "text", where), root);
+  if (p.contains("ctx")) out.ctx = json_field<int64_t>(p, "ctx", where);
+  if (out.ctx < 2) throw std::runtime_error(where + ": 'ctx' must be at least 2, not " + std::to_string(out.ctx));
+  std::ifstream in(out.source, std::ios::binary);
+  if (!in) throw std::runtime_error(where + ": cannot read the text " + out.source);
+  out.text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (out.text.empty()) throw std::runtime_error(where + ": the text " + out.source + " is empty");
+  return out;
+}
+
+ExperimentAttentionSweep parse_sweep(const nlohmann::json& s, const std::string& where) {
+  if (!s.is_object()) throw std::runtime_error(where + " must be an object");
+  ExperimentAttentionSweep out;
+  out.contexts = json_field<std::vector<int32_t>>(s, "contexts", where);
+  if (out.contexts.empty()) throw std::runtime_error(where + ": 'contexts' must name at least one context");
+  for (size_t i = 0; i < out.contexts.size(); ++i) {
+    if (out.contexts[i] < 1 || (i > 0 && out.contexts[i] <= out.contexts[i - 1])) {
+      throw std::runtime_error(where + ": 'contexts' must be positive and ascending; " +
+                               std::to_string(out.contexts[i]) + " at index " + std::to_string(i) + " is not");
+    }
+  }
+  if (s.contains("repeats")) out.repeats = json_field<int32_t>(s, "repeats", where);
+  if (out.repeats < 1) throw std::runtime_error(where + ": 'repeats' must be at least 1, not " + std::to_string(out.repeats));
+  return out;
+}
+
 }  // namespace
 
 const std::vector<std::string>& experiment_plot_kinds() {
-  static const std::vector<std::string> kinds = {"timeline", "roofline", "kv_blocks", "steps", "bars"};
+  static const std::vector<std::string> kinds = {"timeline", "roofline",        "kv_blocks",   "steps",     "bars",
+                                                 "kv_token", "prefix_hits",     "attention_sweep", "spec_tokens", "acceptance"};
   return kinds;
 }
 
 Experiment Experiment::parse(const nlohmann::json& root, const std::string& source, const std::string& resource_root) {
   if (!root.is_object()) throw std::runtime_error(source + ": expected an object");
-  static const std::vector<std::string> fields = {"title", "question", "explain", "look_at", "runs",
-                                                  "values", "narration", "conclusions", "plots"};
+  static const std::vector<std::string> fields = {"title",     "question",    "explain", "look_at",    "runs",
+                                                  "values",    "narration",   "conclusions", "plots", "perplexity",
+                                                  "attention_sweep"};
   for (const auto& [key, value] : root.items()) {
     if (std::find(fields.begin(), fields.end(), key) == fields.end()) throw std::runtime_error(source + ": unknown field '" + key + "'");
   }
@@ -114,13 +146,22 @@ Experiment Experiment::parse(const nlohmann::json& root, const std::string& sour
       }
       const auto& kinds = experiment_plot_kinds();
       if (std::find(kinds.begin(), kinds.end(), plot.kind) == kinds.end()) {
-        throw std::runtime_error(w + ": unknown plot \"" + plot.kind + "\" (timeline, roofline, kv_blocks, steps or bars)");
+        std::string known;
+        for (const std::string& k : kinds) known += (known.empty() ? "" : ", ") + k;
+        throw std::runtime_error(w + ": unknown plot \"" + plot.kind + "\" (" + known + ")");
       }
       for (const std::string& name : plot.runs) {
         const bool known = std::any_of(e.runs.begin(), e.runs.end(), [&](const ExperimentRun& r) { return r.name == name; });
         if (!known) throw std::runtime_error(w + ": no run named \"" + name + "\"");
       }
       e.plots.push_back(std::move(plot));
+    }
+  }
+  if (root.contains("perplexity")) e.perplexity = parse_perplexity(root["perplexity"], source + ": perplexity", resource_root);
+  if (root.contains("attention_sweep")) e.attention_sweep = parse_sweep(root["attention_sweep"], source + ": attention_sweep");
+  for (const ExperimentPlot& plot : e.plots) {
+    if (plot.kind == "attention_sweep" && !e.attention_sweep) {
+      throw std::runtime_error(source + ": a plot \"attention_sweep\" needs the experiment's 'attention_sweep'");
     }
   }
   return e;

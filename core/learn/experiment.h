@@ -17,10 +17,15 @@
 //     "values": {"waste_ratio": "contiguous.kv_reserved_unused_perc_mean / ..."},   derived values
 //     "narration": ["{paged.max_concurrent_requests} requests ran at once ..."],     narration.h
 //     "conclusions": [{"if": "waste_ratio > 2", "then": "..."}, {"otherwise": "..."}],
-//     "plots": [{"plot": "kv_blocks", "runs": ["paged", "contiguous"]}]
+//     "plots": [{"plot": "kv_blocks", "runs": ["paged", "contiguous"]}],
+//     "perplexity": {"text": "resources/text/perplexity-sample.txt", "ctx": 128},   optional: every run
+//                                                also scores the text at its config (RUN.perplexity)
+//     "attention_sweep": {"contexts": [64, 256, 1024], "repeats": 3}    optional: one attention call
+//                                                per context, naive vs flash, on the model's shape (sweep.*)
 //   }
 // The values every run measures are listed in experiment_values.h.
 #pragma once
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,11 +51,26 @@ struct ExperimentConclusion {
 // What the Learn tab draws after the runs: "timeline" (each request's waiting, prefill and decode),
 // "roofline" (every step by arithmetic intensity under the machine's roofs), "kv_blocks" (the block
 // table at the run's peak KV use), "steps" (tokens per step), "bars" (one value of each run:
-// RUN.<value>, titled `title`).
+// RUN.<value>, titled `title`), "kv_token" (one token adding its K and V at every layer, in this
+// model's numbers), "prefix_hits" (each request's prompt with the part found in the prefix cache
+// highlighted), "attention_sweep" (the sweep's time and scratch per context, naive and flash),
+// "spec_tokens" (each output token coloured by how speculation produced it), "acceptance" (the
+// share of drafts accepted at each draft position).
 struct ExperimentPlot {
   std::string kind;
   std::vector<std::string> runs;
   std::string value, title;  // bars only
+};
+
+struct ExperimentPerplexity {
+  std::string source;  // the text file
+  std::string text;    // its contents, read when the experiment is parsed
+  int64_t ctx = 128;   // window length (perplexity --ctx)
+};
+
+struct ExperimentAttentionSweep {
+  std::vector<int32_t> contexts;  // ascending
+  int32_t repeats = 3;            // timed calls per point
 };
 
 struct Experiment {
@@ -62,6 +82,8 @@ struct Experiment {
   std::vector<std::string> narration;
   std::vector<ExperimentConclusion> conclusions;
   std::vector<ExperimentPlot> plots;
+  std::optional<ExperimentPerplexity> perplexity;
+  std::optional<ExperimentAttentionSweep> attention_sweep;
 
   // Throws std::runtime_error naming `source`, the field and the value for anything malformed;
   // workload files are read relative to the working directory, then `resource_root`.

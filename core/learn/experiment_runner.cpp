@@ -6,6 +6,7 @@
 
 #include "core/engine/config_overrides.h"
 #include "core/engine/engine_core.h"
+#include "core/engine/text_perplexity.h"
 #include "core/learn/narration.h"
 #include "core/model/llama_model.h"
 #include "kernels/cpu/memory_bandwidth.h"
@@ -15,23 +16,39 @@
 namespace inferscope {
 namespace {
 
-// True when any expression of the experiment names a machine.* value.
-bool uses_machine(const Experiment& e) {
-  auto mentions = [](const std::string& s) { return s.find("machine.") != std::string::npos; };
+// True when any expression of the experiment names a value that starts with `prefix`.
+bool names_value(const Experiment& e, const std::string& prefix) {
+  auto mentions = [&](const std::string& s) { return s.find(prefix) != std::string::npos; };
   for (const std::string& n : e.narration) {
     if (mentions(n)) return true;
   }
   for (const auto& [name, expression] : e.values) {
     if (mentions(expression)) return true;
   }
-  for (const ExperimentConclusion& c : e.conclusions) {
-    if (mentions(c.condition) || mentions(c.text)) return true;
-  }
-  return std::any_of(e.plots.begin(), e.plots.end(), [](const ExperimentPlot& p) { return p.kind == "roofline"; });
+  return std::any_of(e.conclusions.begin(), e.conclusions.end(),
+                     [&](const ExperimentConclusion& c) { return mentions(c.condition) || mentions(c.text); });
 }
 
-MeasuredRun measure(const ExperimentRun& run, const LlamaModel& model, const EngineConfig& base, size_t index,
+bool uses_machine(const Experiment& e) {
+  return names_value(e, "machine.") ||
+         std::any_of(e.plots.begin(), e.plots.end(), [](const ExperimentPlot& p) { return p.kind == "roofline"; });
+}
+
+std::vector<AttentionBenchRow> attention_sweep(const ExperimentAttentionSweep& sweep, const LlamaModel& model,
+                                               const EngineConfig& base) {
+  AttentionBenchOptions o;
+  o.shape = AttentionShape{model.config().n_heads, model.config().n_kv_heads, model.config().head_dim};
+  o.kv_dtype = base.kv_dtype;
+  o.block_size = base.kv.block_size;
+  o.contexts = sweep.contexts;
+  o.repeats = sweep.repeats;
+  ThreadPool pool(base.threads);
+  return run_attention_sweep(o, pool);
+}
+
+MeasuredRun measure(const Experiment& e, size_t index, const LlamaModel& model, const EngineConfig& base,
                     const ExperimentRunOptions& options) {
+  const ExperimentRun& run = e.runs[index];
   // kv_budget_tokens: a budget in tokens of this model's K/V (an experiment fits any model's size).
   nlohmann::json toggles = run.config;
   toggles.erase("kv_budget_tokens");
@@ -42,10 +59,11 @@ MeasuredRun measure(const ExperimentRun& run, const LlamaModel& model, const Eng
   if (run.config.contains("kv_budget_tokens")) {
     config.kv.budget_bytes = run.config["kv_budget_tokens"].get<size_t>() * m.kv_bytes_per_token;
   }
-  const std::vector<Request> requests = materialize_workload(
+  m.requests = materialize_workload(
       run.workload, [&](std::string_view text, bool add_bos) { return model.tokenizer().encode(text, add_bos); },
       model.config().vocab_size, 1);
   WorkloadRunOptions o;
+  o.keep_logits = names_value(e, "max_logit_diff.");
   o.sampling.ignore_eos = true;  // greedy, each request to its output_tokens: runs stay comparable
   o.cancel = options.cancel;
   if (options.on_progress) o.on_progress = [&](int32_t done, int32_t total) { options.on_progress(index, done, total); };
@@ -58,9 +76,13 @@ MeasuredRun measure(const ExperimentRun& run, const LlamaModel& model, const Eng
     m.peak_blocks = core.kv_snapshot();
   };
   try {
-    m.result = run_workload(model, config, requests, o);
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error("run \"" + run.name + "\": " + e.what());
+    m.result = run_workload(model, config, m.requests, o);
+    if (e.perplexity && !(options.cancel && options.cancel->load())) {
+      const std::vector<TokenId> tokens = model.tokenizer().encode(e.perplexity->text, true, false);
+      m.perplexity = measure_text_perplexity(model, config, tokens, e.perplexity->ctx).level.perplexity;
+    }
+  } catch (const std::invalid_argument& error) {
+    throw std::runtime_error("run \"" + run.name + "\": " + error.what());
   }
   return m;
 }
@@ -86,15 +108,19 @@ ExperimentResult run_experiment(const Experiment& e, const LlamaModel& model, co
     r.values["machine.peak_flops"] = measure_peak_flops(pool, 0.2).flops_per_second;
     r.values["machine.read_bandwidth"] = measure_read_bandwidth(pool, size_t{256} << 20, 3).read_bytes_per_second;
   }
+  if (e.attention_sweep) {
+    r.attention_sweep = attention_sweep(*e.attention_sweep, model, base);
+    add_sweep_values(r.values, r.attention_sweep);
+  }
   for (size_t i = 0; i < e.runs.size(); ++i) {
-    r.runs.push_back(measure(e.runs[i], model, base, i, options));
+    r.runs.push_back(measure(e, i, model, base, options));
     if (options.cancel && options.cancel->load()) {
       r.cancelled = true;
       return r;
     }
     add_run_values(r.values, r.runs.back());
   }
-  add_pair_values(r.values, r.runs);
+  add_pair_values(r.values, r.runs, static_cast<size_t>(model.config().vocab_size));
   add_derived_values(r.values, e.values);
   narrate(e, r);
   return r;

@@ -18,6 +18,7 @@ class LlamaModel;
 
 struct ExperimentResult {
   std::vector<MeasuredRun> runs;  // in the experiment's order
+  std::vector<AttentionBenchRow> attention_sweep;  // the experiment's sweep, when it has one
   ValueMap values;
   std::vector<std::string> narration;  // filled
   std::string conclusion;              // filled ("" when none holds)

@@ -1,6 +1,7 @@
 #include "core/learn/experiment_values.h"
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/model/llama_model.h"
@@ -68,9 +69,18 @@ void add_run_values(ValueMap& v, const MeasuredRun& run) {
   }
   v[p + "request_decode_tokens_per_second_mean"] = ratio(speeds, counted);
   v[p + "ttft_ms_p50"] = 1e3 * run.result.summary.time_to_first_token_seconds_p50;
+  const SpecConfig& spec = run.result.config.spec;
+  v[p + "spec_k"] = spec.enabled() ? spec.k : 0;
+  const SpecDecodeCounters& drafts = run.result.summary.spec;
+  for (size_t i = 0; i < static_cast<size_t>(v[p + "spec_k"]); ++i) {
+    const auto accepted = i < drafts.num_accepted_tokens_per_pos.size() ? drafts.num_accepted_tokens_per_pos[i] : 0;
+    v[p + "spec_decode.acceptance_at_" + std::to_string(i + 1)] =
+        ratio(static_cast<double>(accepted), static_cast<double>(drafts.num_drafts));
+  }
+  if (run.perplexity) v[p + "perplexity"] = *run.perplexity;
 }
 
-void add_pair_values(ValueMap& v, const std::vector<MeasuredRun>& runs) {
+void add_pair_values(ValueMap& v, const std::vector<MeasuredRun>& runs, size_t vocab) {
   for (const MeasuredRun& a : runs) {
     for (const MeasuredRun& b : runs) {
       if (&a == &b) continue;
@@ -83,7 +93,44 @@ void add_pair_values(ValueMap& v, const std::vector<MeasuredRun>& runs) {
       }
       v["first_divergence." + a.name + "." + b.name] = first;
       v["same_outputs." + a.name + "." + b.name] = first < 0 && a.result.outputs.size() == b.result.outputs.size();
+      double largest = 0;
+      bool kept = n > 0;
+      for (size_t i = 0; i < n; ++i) {
+        kept = kept && !a.result.outputs[i].logits.empty() && !b.result.outputs[i].logits.empty();
+        largest = std::max(largest, max_logit_difference(a.result.outputs[i], b.result.outputs[i], vocab));
+      }
+      if (kept) v["max_logit_diff." + a.name + "." + b.name] = largest;
     }
+  }
+}
+
+void add_sweep_values(ValueMap& v, const std::vector<AttentionBenchRow>& rows) {
+  std::map<std::string, std::map<int32_t, std::map<std::string, const AttentionBenchRow*>>> by_phase;
+  for (const AttentionBenchRow& r : rows) {
+    const std::string p = "sweep." + r.phase + "." + r.implementation + ".";
+    v[p + "seconds." + std::to_string(r.context)] = r.seconds_mean;
+    v[p + "scratch_bytes." + std::to_string(r.context)] = static_cast<double>(r.scratch_bytes);
+    by_phase[r.phase][r.context][r.implementation] = &r;
+  }
+  for (const auto& [phase, contexts] : by_phase) {
+    const std::string p = "sweep." + phase + ".";
+    // Walking down from the longest context: the crossover is where flash stops being faster.
+    double crossover = -1;
+    bool faster_above = true;
+    for (auto it = contexts.rbegin(); it != contexts.rend(); ++it) {
+      const auto& [context, by_impl] = *it;
+      const AttentionBenchRow* naive = by_impl.count("naive") ? by_impl.at("naive") : nullptr;
+      const AttentionBenchRow* flash = by_impl.count("flash") ? by_impl.at("flash") : nullptr;
+      if (!naive || !flash) continue;
+      const std::string n = std::to_string(context);
+      v[p + "speedup." + n] = flash->seconds_mean > 0 ? naive->seconds_mean / flash->seconds_mean : 0;
+      v[p + "max_abs_diff." + n] = std::max(naive->max_abs_diff, flash->max_abs_diff);
+      faster_above = faster_above && flash->seconds_mean < naive->seconds_mean;
+      if (faster_above) crossover = context;
+    }
+    v[p + "crossover"] = crossover;
+    v["sweep.shortest"] = contexts.begin()->first;
+    v["sweep.longest"] = contexts.rbegin()->first;
   }
 }
 

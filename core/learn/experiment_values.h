@@ -13,7 +13,16 @@
 //   RUN.peak_used_bytes, peak_filled_tokens, peak_allocated_tokens, peak_unused_tokens,
 //   RUN.peak_unused_bytes, peak_sequences        the KV cache at the run's peak use
 //   RUN.ttft_ms_p50, RUN.request_decode_tokens_per_second_mean   per request: TTFT, its own decode speed
+//   RUN.spec_k (draft tokens per step; 0 without speculation), RUN.spec_decode.acceptance_at_N (the
+//   share of drafts whose token N, 1-based, was accepted)
+//   RUN.perplexity                the experiment's perplexity text scored at the run's config
 //   same_outputs.A.B, first_divergence.A.B       for every pair of runs (-1: identical)
+//   max_logit_diff.A.B            the largest logit difference over the tokens both runs chose from the
+//                                 same inputs, when an experiment names it (workload_runner.h)
+//   sweep.PHASE.IMPL.seconds.N, sweep.PHASE.IMPL.scratch_bytes.N   the attention sweep (PHASE prefill or
+//   sweep.PHASE.speedup.N (naive / flash), sweep.PHASE.max_abs_diff.N     decode, IMPL naive or flash,
+//   sweep.PHASE.crossover (the shortest context from which flash is faster at every longer one; -1:
+//   slower at the longest), sweep.shortest, sweep.longest                 N a context)
 //   model.n_layers, n_heads, n_kv_heads, head_dim, dim, ffn_dim, vocab_size, context_length,
 //   model.gqa_ratio (query heads per KV head), model.parameters, model.native_weight_bytes,
 //   model.native_bits_per_weight (the file's matrices as stored)
@@ -21,9 +30,11 @@
 //                                                or draws a roofline
 // and then the experiment's own "values", evaluated in dependency order.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/attention/attention_bench.h"
 #include "core/engine/workload_runner.h"
 #include "core/kv/kv_cache.h"
 #include "core/learn/experiment.h"
@@ -35,16 +46,21 @@ class LlamaModel;
 
 struct MeasuredRun {
   std::string name;
+  std::vector<Request> requests;  // the workload as run (prompt ids)
   WorkloadResult result;
   KvStats peak_kv;          // the cache when it held the most
   KvSnapshot peak_blocks;   // and its block tables then
   size_t kv_bytes_per_token = 0;
+  std::optional<double> perplexity;  // with the experiment's perplexity text
 };
 
 // Adds `run`'s values under "NAME.".
 void add_run_values(ValueMap& values, const MeasuredRun& run);
-// Adds same_outputs.A.B and first_divergence.A.B for every ordered pair of runs.
-void add_pair_values(ValueMap& values, const std::vector<MeasuredRun>& runs);
+// Adds same_outputs.A.B, first_divergence.A.B and (where both kept logits of `vocab` entries a row)
+// max_logit_diff.A.B for every ordered pair of runs.
+void add_pair_values(ValueMap& values, const std::vector<MeasuredRun>& runs, size_t vocab);
+// Adds the attention sweep's sweep.* values.
+void add_sweep_values(ValueMap& values, const std::vector<AttentionBenchRow>& rows);
 void add_model_values(ValueMap& values, const LlamaModel& model);
 // Evaluates the experiment's derived values; a value may use any other. Throws ExpressionError for
 // one that names something that exists nowhere, or values that depend on each other in a circle.

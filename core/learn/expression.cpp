@@ -1,6 +1,7 @@
 #include "core/learn/expression.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <cstdlib>
 
@@ -104,11 +105,12 @@ class Parser {
     }
     if (start == pos_) fail(pos_ < text_.size() ? "unexpected '" + text_.substr(pos_, 1) + "'" : "unexpected end");
     const std::string name = text_.substr(start, pos_ - start);
-    if ((name == "min" || name == "max") && eat("(")) {
+    if ((name == "min" || name == "max" || name == "pow") && eat("(")) {
       const double a = sum();
       if (!eat(",")) fail("expected ',' in " + name + "()");
       const double b = sum();
       if (!eat(")")) fail("missing ')'");
+      if (name == "pow") return std::pow(a, b);
       return name == "min" ? std::min(a, b) : std::max(a, b);
     }
     const auto it = values_.find(name);

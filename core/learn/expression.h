@@ -1,7 +1,7 @@
 // The arithmetic of an experiment's narration (resources/experiments/*.json): expressions over the
 // values a run measured, such as "naive.attention_ms / flash.attention_ms" or
 // "paged.max_concurrent_requests > contiguous.max_concurrent_requests". Numbers, value names (letters,
-// digits, '_' and '.'), + - * /, parentheses, min(a, b), max(a, b), comparisons (< <= > >= ==) that
+// digits, '_' and '.'), + - * /, parentheses, min(a, b), max(a, b), pow(a, b), comparisons (< <= > >= ==) that
 // give 1 or 0, and && / || between comparisons.
 #pragma once
 #include <map>

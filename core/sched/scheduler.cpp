@@ -209,7 +209,9 @@ bool Scheduler::admit(Request& r, int32_t budget, StepPlan& plan) {
   }
   r.num_computed = cached;
   const size_t end = static_cast<size_t>(cached + n_new);
-  plan.seqs.push_back(ScheduledSeq{r.id, tokens.first(end), n_new, true, end == tokens.size()});
+  ScheduledSeq seq{r.id, tokens.first(end), n_new, true, end == tokens.size()};
+  seq.cached_tokens = cached;
+  plan.seqs.push_back(seq);
   plan.prefix_queried_tokens += static_cast<int32_t>(tokens.size());
   plan.prefix_cached_tokens += cached;
   return true;

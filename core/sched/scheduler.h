@@ -38,6 +38,7 @@ struct ScheduledSeq {
   bool prefill = false;              // computes prompt (or recomputed) tokens rather than one decode token
   bool sample = true;                // the chunk reaches the request's last token (false: a prefill chunk)
   int32_t draft_slots = 0;           // speculative decoding: slots allocated for drafts after history
+  int32_t cached_tokens = 0;         // admitted in this step: its first tokens found in the prefix cache
 
   int32_t pos0() const { return static_cast<int32_t>(history.size()) - n_new; }
   std::span<const TokenId> new_tokens() const { return history.last(static_cast<size_t>(n_new)); }

@@ -2,6 +2,7 @@
 
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QTextBrowser>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <qcustomplot.h>
@@ -10,7 +11,11 @@
 #include "gui/blocks/block_table_view.h"
 #include "gui/dashboard/request_timeline.h"
 #include "gui/dashboard/roofline_view.h"
+#include "gui/dashboard/spec_plots.h"
+#include "gui/learn/kv_token_picture.h"
+#include "gui/learn/run_texts.h"
 #include "gui/plot/plot_setup.h"
+#include "gui/plot/plot_units.h"
 
 namespace inferscope::gui {
 namespace {
@@ -123,6 +128,104 @@ QWidget* roofline_plot(const ExperimentPlot& plot, const ExperimentResult& r, QW
   return view;
 }
 
+// One token's K and V at every layer, in the model's numbers (the first run's cache).
+QWidget* kv_token_plot(const ExperimentResult& r, QWidget* parent) {
+  KvTokenShape shape;
+  shape.layers = static_cast<int32_t>(r.values.at("model.n_layers"));
+  shape.kv_heads = static_cast<int32_t>(r.values.at("model.n_kv_heads"));
+  shape.query_heads = static_cast<int32_t>(r.values.at("model.n_heads"));
+  shape.head_dim = static_cast<int32_t>(r.values.at("model.head_dim"));
+  shape.bytes_per_token = r.runs.empty() ? 0 : r.runs.front().kv_bytes_per_token;
+  return new KvTokenPicture(shape, parent);
+}
+
+// Rich text per run (prompts with their cached part, or outputs as speculation made them).
+QWidget* run_text_plot(const ExperimentPlot& plot, const ExperimentResult& r, const LlamaModel& model, QWidget* parent) {
+  auto* box = new QWidget(parent);
+  auto* column = new QVBoxLayout(box);
+  for (const MeasuredRun* run : plot_runs(plot, r)) {
+    column->addWidget(new QLabel("<b>" + QString::fromStdString(run->name).toHtmlEscaped() + "</b>", box));
+    auto* text = new QTextBrowser(box);
+    text->setHtml(plot.kind == "prefix_hits" ? prefix_hits_html(*run, model) : spec_tokens_html(*run, model));
+    text->setMinimumHeight(220);
+    column->addWidget(text);
+  }
+  return box;
+}
+
+// The attention sweep's prefill phase: time per call and scratch per context, naive and flash, with
+// the crossover marked.
+QWidget* attention_sweep_plot(const ExperimentResult& r, QWidget* parent) {
+  auto* box = new QWidget(parent);
+  auto* row = new QHBoxLayout(box);
+  const auto crossover = r.values.find("sweep.prefill.crossover");
+  for (const bool scratch : {false, true}) {
+    auto* p = new QCustomPlot(box);
+    p->legend->setVisible(true);
+    QSharedPointer<LogUnitTicker> x_ticker(new LogUnitTicker(Unit::Count));
+    p->xAxis->setScaleType(QCPAxis::stLogarithmic);
+    p->xAxis->setTicker(x_ticker);
+    p->xAxis->setLabel(QObject::tr("context (tokens, prefill of all of them)"));
+    if (!scratch) {
+      p->yAxis->setScaleType(QCPAxis::stLogarithmic);
+      p->yAxis->setTicker(QSharedPointer<LogUnitTicker>(new LogUnitTicker(Unit::Seconds)));
+    } else {
+      set_axis_unit(p->yAxis, Unit::Bytes);
+    }
+    p->yAxis->setLabel(scratch ? QObject::tr("scratch memory") : QObject::tr("seconds per attention call"));
+    for (const auto& [impl, color] : {std::pair{"naive", kRunColors[1]}, std::pair{"flash", kRunColors[0]}}) {
+      QCPGraph* g = add_graph(p, QString(impl), color, Look::Line);
+      g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));
+      for (const AttentionBenchRow& row_data : r.attention_sweep) {
+        if (row_data.phase != "prefill" || row_data.implementation != impl) continue;
+        g->addData(row_data.context, scratch ? static_cast<double>(row_data.scratch_bytes) : row_data.seconds_mean);
+      }
+    }
+    p->rescaleAxes();
+    if (!scratch && crossover != r.values.end() && crossover->second > 0) {
+      auto* line = new QCPItemStraightLine(p);
+      line->point1->setCoords(crossover->second, 1e-9);
+      line->point2->setCoords(crossover->second, 1);
+      line->setPen(QPen(Qt::gray, 1, Qt::DashLine));
+      auto* label = new QCPItemText(p);
+      label->position->setType(QCPItemPosition::ptAxisRectRatio);
+      label->position->setCoords(0.02, 0.04);
+      label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+      label->setText(QObject::tr("flash faster from %1 tokens on").arg(crossover->second));
+    }
+    p->xAxis->scaleRange(1.15);
+    p->yAxis->scaleRange(1.15);
+    row->addWidget(p);
+  }
+  return box;
+}
+
+// The speculating runs' acceptance per draft position (and over time), as the dashboard draws it.
+QWidget* acceptance_plot(const ExperimentPlot& plot, const ExperimentResult& r, QWidget* parent) {
+  auto* box = new QWidget(parent);
+  auto* row = new QHBoxLayout(box);
+  for (const MeasuredRun* run : plot_runs(plot, r)) {
+    if (run->result.summary.spec.num_drafts == 0) continue;
+    auto* over_time = new QCustomPlot(box);
+    auto* by_position = new QCustomPlot(box);
+    for (QCustomPlot* p : {over_time, by_position}) {
+      p->legend->setVisible(true);
+      set_axis_unit(p->yAxis, Unit::Fraction);
+      p->yAxis->setLabel(QString::fromStdString(run->name) + QObject::tr(": acceptance"));
+    }
+    over_time->xAxis->setLabel(QObject::tr("seconds since the run started"));
+    SpecPlots spec(over_time, by_position);
+    spec.update_from(run->result.metrics);
+    over_time->rescaleAxes();
+    over_time->yAxis->setRange(0, 1.02);
+    by_position->xAxis->setRange(0.4, run->result.summary.spec.num_accepted_tokens_per_pos.size() + 0.6);
+    by_position->yAxis->setRange(0, 1.02);
+    row->addWidget(by_position);
+    row->addWidget(over_time);
+  }
+  return box;
+}
+
 }  // namespace
 
 QString experiment_plot_caption(const ExperimentPlot& plot) {
@@ -130,6 +233,11 @@ QString experiment_plot_caption(const ExperimentPlot& plot) {
   if (plot.kind == "steps") return QObject::tr("Tokens computed per engine step");
   if (plot.kind == "kv_blocks") return QObject::tr("Block tables at each run's fullest moment");
   if (plot.kind == "timeline") return QObject::tr("Request timeline: waiting (grey), prefill (orange), decode (green), first token, finish");
+  if (plot.kind == "kv_token") return QObject::tr("One token adds a K and a V row per KV head at every layer");
+  if (plot.kind == "prefix_hits") return QObject::tr("Each prompt: the part found in the prefix cache (green) and the part computed");
+  if (plot.kind == "attention_sweep") return QObject::tr("One attention call at each context, naive vs flash: time and scratch memory");
+  if (plot.kind == "spec_tokens") return QObject::tr("The output, each token coloured by how speculation produced it");
+  if (plot.kind == "acceptance") return QObject::tr("Acceptance per draft position, and per verify step over time");
   return QObject::tr("Roofline: every engine step by FLOPs per byte read, under this machine's measured roofs");
 }
 
@@ -148,6 +256,14 @@ QWidget* make_experiment_plot(const ExperimentPlot& plot, const ExperimentResult
     body = kv_blocks_plot(plot, result, model, box);
   } else if (plot.kind == "timeline") {
     body = timeline_plot(plot, result, box);
+  } else if (plot.kind == "kv_token") {
+    body = kv_token_plot(result, box);
+  } else if (plot.kind == "prefix_hits" || plot.kind == "spec_tokens") {
+    body = run_text_plot(plot, result, model, box);
+  } else if (plot.kind == "attention_sweep") {
+    body = attention_sweep_plot(result, box);
+  } else if (plot.kind == "acceptance") {
+    body = acceptance_plot(plot, result, box);
   } else {
     body = roofline_plot(plot, result, box);
   }

@@ -1,7 +1,8 @@
 // The plots an experiment asks for (ExperimentPlot), drawn from its measured runs: "bars" (one value
 // per run), "steps" (tokens computed per step over time, a line per run), "kv_blocks" (each run's
 // block tables at its fullest moment), "timeline" (each run's request lanes) and "roofline" (the
-// runs' steps under the machine's roofs; a second run as hollow dots).
+// runs' steps under the machine's roofs; a second run as hollow dots), "kv_token", "prefix_hits",
+// "attention_sweep", "spec_tokens" and "acceptance" (experiment.h).
 #pragma once
 #include <QString>
 #include <QWidget>

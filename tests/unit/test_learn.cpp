@@ -3,10 +3,12 @@
 // order, and a real run whose narration carries exactly the numbers its metrics hold.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/engine/text_perplexity.h"
 #include "core/learn/experiment.h"
 #include "core/learn/experiment_report.h"
 #include "core/learn/experiment_runner.h"
@@ -35,6 +37,8 @@ TEST(LearnExpression, EvaluatesArithmeticComparisonsAndLogic) {
   EXPECT_DOUBLE_EQ(evaluate("a.x > 10 || n >= 4", v), 1);
   EXPECT_DOUBLE_EQ(evaluate("a.x > 1 && n < 4", v), 0);
   EXPECT_DOUBLE_EQ(evaluate("1e3 * b.x", v), 1500);
+  EXPECT_DOUBLE_EQ(evaluate("pow(n, b.x * 2) - pow(2, -1)", v), 63.5);
+  expect_error([&] { evaluate("pow(n)", v); }, "expected ',' in pow()");
   EXPECT_TRUE(std::isinf(evaluate("a.x / 0", v)));
   expect_error([&] { evaluate("a.x / missing.value", v); }, "no value named 'missing.value'");
   expect_error([&] { evaluate("(a.x + 1", v); }, "missing ')'");
@@ -90,6 +94,49 @@ TEST(LearnExperiment, MalformedFilesNameTheFieldAndValue) {
   expect_error([&] { Experiment::parse(broken([](auto& j) { j["runs"][0]["workload"] = "no/such/file.json"; }), "x.json", ""); },
                "no/such/file.json");
   expect_error([&] { Experiment::parse(broken([](auto& j) { j["colour"] = "red"; }), "x.json", ""); }, "unknown field 'colour'");
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["perplexity"] = {{"text", "no/such/text.txt"}}; }), "x.json", ""); },
+               "x.json: perplexity: cannot read the text no/such/text.txt");
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["perplexity"] = {{"text", "README.md"}, {"ctx", 1}}; }), "x.json", ""); },
+               "'ctx' must be at least 2, not 1");
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["attention_sweep"] = {{"contexts", {64, 32}}}; }), "x.json", ""); },
+               "x.json: attention_sweep: 'contexts' must be positive and ascending; 32 at index 1 is not");
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["attention_sweep"] = {{"contexts", {64}}, {"repeats", 0}}; }), "x.json", ""); },
+               "'repeats' must be at least 1, not 0");
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["plots"] = {{{"plot", "attention_sweep"}}}; }), "x.json", ""); },
+               "a plot \"attention_sweep\" needs the experiment's 'attention_sweep'");
+}
+
+AttentionBenchRow sweep_row(const char* impl, int32_t context, double seconds, size_t scratch) {
+  AttentionBenchRow r;
+  r.implementation = impl;
+  r.phase = "prefill";
+  r.context = context;
+  r.seconds_mean = seconds;
+  r.scratch_bytes = scratch;
+  return r;
+}
+
+// The crossover is the shortest context from which flash stays faster: a faster point below a slower
+// one does not count, and a slower longest point means there is none.
+TEST(LearnValues, AttentionSweepCrossover) {
+  ValueMap v;
+  add_sweep_values(v, {sweep_row("naive", 64, 1.0, 100), sweep_row("flash", 64, 2.0, 50),
+                       sweep_row("naive", 128, 3.0, 400), sweep_row("flash", 128, 2.5, 50),
+                       sweep_row("naive", 256, 9.0, 1600), sweep_row("flash", 256, 3.0, 50)});
+  EXPECT_EQ(v.at("sweep.prefill.crossover"), 128);
+  EXPECT_EQ(v.at("sweep.prefill.speedup.256"), 3.0);
+  EXPECT_EQ(v.at("sweep.prefill.naive.scratch_bytes.256"), 1600);
+  EXPECT_EQ(v.at("sweep.prefill.flash.seconds.64"), 2.0);
+  EXPECT_EQ(v.at("sweep.shortest"), 64);
+  EXPECT_EQ(v.at("sweep.longest"), 256);
+  ValueMap dip;
+  add_sweep_values(dip, {sweep_row("naive", 64, 3.0, 1), sweep_row("flash", 64, 2.0, 1),
+                         sweep_row("naive", 128, 1.0, 1), sweep_row("flash", 128, 2.0, 1),
+                         sweep_row("naive", 256, 9.0, 1), sweep_row("flash", 256, 3.0, 1)});
+  EXPECT_EQ(dip.at("sweep.prefill.crossover"), 256);
+  ValueMap never;
+  add_sweep_values(never, {sweep_row("naive", 64, 1.0, 1), sweep_row("flash", 64, 2.0, 1)});
+  EXPECT_EQ(never.at("sweep.prefill.crossover"), -1);
 }
 
 // Every shipped experiment parses, and its workloads load from the source tree.
@@ -134,6 +181,57 @@ TEST(LearnExperiment, KvCacheNarrationCarriesTheMeasuredNumbers) {
   EXPECT_NE(md.find("# The KV cache"), std::string::npos);
   EXPECT_NE(md.find(r.conclusion), std::string::npos);
   EXPECT_NE(md.find("![block tables](blocks.png)"), std::string::npos);
+}
+
+// The quantization experiment's perplexity on stories260K: every run's value is the text's perplexity
+// at that run's level, as inferscope-cli perplexity measures it.
+TEST(LearnExperiment, PerplexityPerRunIsTheTextScoredAtItsLevel) {
+  INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  const Experiment e = Experiment::load(test::source_path("resources/experiments/6-quantization.json"));
+  ASSERT_TRUE(e.perplexity.has_value());
+  const ExperimentResult r = run_experiment(e, *model, EngineConfig{});
+  const std::vector<TokenId> tokens = model->tokenizer().encode(e.perplexity->text, true, false);
+  for (const char* level : {"f32", "q4"}) {
+    EngineConfig config;
+    config.quant = parse_weight_quant(level);
+    const double expected = measure_text_perplexity(*model, config, tokens, e.perplexity->ctx).level.perplexity;
+    EXPECT_EQ(r.values.at(std::string(level) + ".perplexity"), expected) << level;
+    EXPECT_GT(expected, 1.0);
+  }
+  EXPECT_NE(r.values.at("q4.perplexity"), r.values.at("f32.perplexity"));
+}
+
+// The flash-vs-naive experiment keeps each run's logits: the largest difference is over rows both
+// runs computed from the same inputs, and a run against itself differs by nothing.
+TEST(LearnExperiment, LogitDifferenceComparesRowsWithTheSameInputs) {
+  INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  const Experiment e = Experiment::load(test::source_path("resources/experiments/5-flash-vs-naive.json"));
+  const ExperimentResult r = run_experiment(e, *model, EngineConfig{});
+  const size_t vocab = static_cast<size_t>(model->config().vocab_size);
+  for (const MeasuredRun& run : r.runs) {
+    for (const WorkloadOutput& out : run.result.outputs) {
+      // Greedy: each kept row's argmax is the token it chose.
+      ASSERT_EQ(out.logits.size(), out.tokens.size() * vocab) << run.name;
+      for (size_t i = 0; i < out.tokens.size(); ++i) {
+        const auto row = out.logits.begin() + static_cast<ptrdiff_t>(i * vocab);
+        EXPECT_EQ(std::max_element(row, row + static_cast<ptrdiff_t>(vocab)) - row, out.tokens[i]) << run.name << " " << i;
+      }
+      EXPECT_EQ(max_logit_difference(out, out, vocab), 0.0);
+    }
+  }
+  const double diff = r.values.at("max_logit_diff.flash_448.naive_448");
+  // Another summation order moves the last bits: f32 rounding (2^-24 relative per addition) through
+  // the model's 5 layers stays orders of magnitude below 1e-3 on logits of magnitude about 10.
+  EXPECT_GT(diff, 0.0);
+  EXPECT_LT(diff, 1e-3);
+  // The sweep's values are its rows.
+  ASSERT_FALSE(r.attention_sweep.empty());
+  for (const AttentionBenchRow& row : r.attention_sweep) {
+    EXPECT_EQ(r.values.at("sweep." + row.phase + "." + row.implementation + ".seconds." + std::to_string(row.context)),
+              row.seconds_mean);
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -169,6 +170,17 @@ TEST(ServeSim, SharedPrefixIsComputedOnce) {
   EXPECT_EQ(off.summary.prefix_cache_hit_rate, 0.0);
   EXPECT_LT(on.summary.time_to_first_token_seconds_p99, off.summary.time_to_first_token_seconds_p99);
   EXPECT_EQ(on.outputs[2].tokens, off.outputs[2].tokens);
+  // Each admission names the prompt tokens it found cached: the step's hits, request by request.
+  std::map<RequestId, int32_t> first_admission;
+  for (const StepMetrics& st : on.metrics.steps) {
+    int32_t cached = 0;
+    for (const StepSequence& s : st.sequences) {
+      cached += s.cached_tokens;
+      if (s.prefill_tokens > 0) first_admission.try_emplace(s.id, s.cached_tokens);
+    }
+    EXPECT_EQ(cached, st.prefix_cache_hits);
+  }
+  EXPECT_EQ(first_admission, (std::map<RequestId, int32_t>{{0, 0}, {1, 48}, {2, 48}, {3, 48}}));
 }
 
 TEST(ServeSummary, QuantilesInterpolate) {

@@ -1,0 +1,47 @@
+// Token-level perplexity of a text through the engine (inferscope-cli perplexity, the Learn tab's
+// quantization experiment): the tokens are cut into windows of ctx (quality.h), each window runs on a
+// fresh KV cache, and every token after a window's first is scored by the logits before it. With a
+// reference level, the same windows also run at that level for KL(P_reference || P) and top-1 agreement.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/engine/engine_config.h"
+#include "core/quant/matrix_conversion.h"
+#include "core/quant/weight_quant.h"
+#include "core/tokenizer/vocab.h"
+
+namespace inferscope {
+
+class LlamaModel;
+
+struct LevelPerplexity {
+  std::string quant;         // the level's name
+  double perplexity = 0;
+  size_t weight_bytes = 0;   // the weights at that level
+  std::vector<std::string> f16_fallbacks;  // matrices stored as f16 (rows that are not whole blocks)
+};
+
+struct TextPerplexity {
+  LevelPerplexity level;
+  int64_t tokens = 0;  // scored
+  size_t windows = 0;
+  std::optional<LevelPerplexity> reference;  // with a reference level
+  double kl_divergence_mean = 0, top1_agreement = 0;
+};
+
+// How a level's weight conversion reports its progress (made once per level scored).
+using ConversionProgressFactory = std::function<ConversionProgressFn(WeightQuant level)>;
+
+// `config`'s quantization level (and its other toggles) score the text. Throws std::invalid_argument for fewer than 2 tokens or ctx < 2, and
+// std::runtime_error for a request the engine fails (naming why).
+TextPerplexity measure_text_perplexity(const LlamaModel& model, const EngineConfig& config,
+                                       std::span<const TokenId> tokens, int64_t ctx,
+                                       std::optional<WeightQuant> reference = std::nullopt,
+                                       const ConversionProgressFactory& on_conversion = {});
+
+}  // namespace inferscope
