@@ -138,7 +138,9 @@ void EngineBridge::install(std::shared_ptr<const LlamaModel> model, std::shared_
   if (new_model) {
     emit model_loaded(path);
   } else {
-    const QString message = QString("new engine with %1 threads").arg(config_.threads);
+    const QString message = QString("new engine with %1 threads, operator fusion %2")
+                                .arg(config_.threads)
+                                .arg(config_.matmul.fuse ? "on" : "off");
     emit config_result(true, message);
     emit config_applied(0, message);
   }

@@ -33,7 +33,8 @@ ConfigFields::ConfigFields()
       context(spin(0, 1 << 20, 256, "model's")),
       max_running(spin(0, 4096, 1, "no limit")),
       max_batch_tokens(spin(0, 1 << 20, 64, "no limit")),
-      prefix_cache(new QCheckBox("reuse cached prompt prefixes")) {}
+      prefix_cache(new QCheckBox("reuse cached prompt prefixes")),
+      fuse(new QCheckBox("fuse Q/K/V and gate/up")) {}
 
 std::vector<ConfigFields::Row> ConfigFields::rows() const {
   std::vector<Row> out = {
@@ -48,6 +49,9 @@ std::vector<ConfigFields::Row> ConfigFields::rows() const {
       {"Compute", "attention", attention,
        "Naive builds the whole score matrix per head; flash streams K/V tiles with an online softmax, summing in "
        "another order (close, not bit-identical)."},
+      {"Compute", "operator fusion", fuse,
+       "On: Q, K and V (and gate and up) run as one thread-pool dispatch each; off: one per product. Same "
+       "output bit for bit; the engine is rebuilt when no reply is running."},
       {"Compute", "quantization", quant,
        "The weight format the matmuls read (native: as stored in the file); a change converts in the background."},
       {"Scheduler", "policy", scheduler,
@@ -69,6 +73,7 @@ void ConfigFields::show(const EngineConfig& c) {
   kv_dtype->setCurrentText(qtext(kv_dtype_name(c.kv_dtype)));
   attention->setCurrentText(QString::fromStdString(c.attention));
   quant->setCurrentText(qtext(weight_quant_name(c.quant)));
+  fuse->setChecked(c.matmul.fuse);
   scheduler->setCurrentText(qtext(scheduler_policy_name(c.scheduler.policy)));
   max_running->setValue(c.scheduler.max_running);
   max_batch_tokens->setValue(c.scheduler.max_batch_tokens);
@@ -88,6 +93,7 @@ EngineConfig ConfigFields::read(EngineConfig c) const {
   c.kv_dtype = kv_dtype_from_name(kv_dtype->currentText().toStdString()).value_or(DType::F16);
   c.attention = attention->currentText().toStdString();
   c.quant = weight_quant_from_name(quant->currentText().toStdString()).value_or(WeightQuant::Native);
+  c.matmul.fuse = fuse->isChecked();
   c.scheduler.policy =
       scheduler_policy_from_name(scheduler->currentText().toStdString()).value_or(SchedulerPolicy::Continuous);
   c.scheduler.max_running = max_running->value();
@@ -107,7 +113,7 @@ void ConfigFields::on_change(QObject* ctx, const std::function<void()>& changed)
   for (QComboBox* box : {kv_kind, block_size, attention, kv_dtype, quant, scheduler}) {
     QObject::connect(box, &QComboBox::currentIndexChanged, ctx, changed);
   }
-  QObject::connect(prefix_cache, &QCheckBox::toggled, ctx, changed);
+  for (QCheckBox* box : {prefix_cache, fuse}) QObject::connect(box, &QCheckBox::toggled, ctx, changed);
   for (QSpinBox* box : {budget_mib, context, max_running, max_batch_tokens}) on_new_value(box, ctx, changed);
   spec.on_change(ctx, changed);
 }
@@ -121,7 +127,7 @@ void ConfigFields::name_widgets(const QString& prefix) {
   const std::pair<QWidget*, const char*> names[] = {
       {kv_kind, "kv_kind"},       {block_size, "block_size"}, {budget_mib, "kv_budget_mib"},
       {context, "context"},       {prefix_cache, "prefix_cache"}, {kv_dtype, "kv_dtype"},
-      {attention, "attention"},   {quant, "quantization"},    {scheduler, "scheduler"},
+      {attention, "attention"},   {quant, "quantization"},    {scheduler, "scheduler"},   {fuse, "fuse"},
       {max_running, "max_running"}, {max_batch_tokens, "max_batch_tokens"}};
   for (const auto& [widget, name] : names) widget->setObjectName(prefix + name);
   spec.name_widgets(prefix);

@@ -23,7 +23,7 @@ struct ConfigFields {
 
   QComboBox *kv_kind, *block_size, *attention, *kv_dtype, *quant, *scheduler;
   QSpinBox *budget_mib, *context, *max_running, *max_batch_tokens;
-  QCheckBox* prefix_cache;
+  QCheckBox *prefix_cache, *fuse;
   SpecFields spec;
 
   using Row = ToggleRow;

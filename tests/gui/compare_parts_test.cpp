@@ -124,6 +124,11 @@ TEST(CompareParts, DifferingSettingsNameEveryChangeASideReads) {
   s.spec.mode = SpecMode::Ngram;
   EXPECT_EQ(differing_settings(a, s), std::vector<std::string>{"spec"});
 
+  // Operator fusion is a setting of its own.
+  EngineConfig f = a;
+  f.matmul.fuse = !a.matmul.fuse;
+  EXPECT_EQ(differing_settings(a, f), std::vector<std::string>{"fuse"});
+
   // Three, in the config panel's order, whichever order they were changed in.
   EngineConfig c = a;
   c.quant = WeightQuant::Q8;

@@ -1,8 +1,10 @@
 // The workbench driven as a user would, offscreen, through the real engine thread on stories260K:
 // the machine's roofs are measured once per process before the first model loads; a chat streams
 // into the view, the dashboard (the roofline with the measured roofs) and the block-table view; the
-// KV toggle changes the view and is marked on the dashboard's time charts; sessions reload
-// identically; a malformed model shows an error dialog; failed turns keep the user's text.
+// KV toggle changes the view and is marked on the dashboard's time charts; the fusion toggle rebuilds
+// the engine with the same reply; sessions reload identically; a malformed model shows an error
+// dialog; failed turns keep the user's text.
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
 #include <QMessageBox>
@@ -216,6 +218,34 @@ TEST(Workbench, SwitchingTheKvManagerWhileIdleChangesTheBlockView) {
   kv_kind->setCurrentText("paged");
   EXPECT_TRUE(wait_for([&] { return blocks.summary_text().startsWith("paged"); }, 5000)) << blocks.summary_text().toStdString();
   EXPECT_EQ(w->bridge().in_flight(), 0);
+}
+
+// The fusion toggle builds a new engine (fusion is fixed when one is built) that gives the same reply.
+TEST(Workbench, TurningOperatorFusionOffRebuildsTheEngineWithTheSameReply) {
+  INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  QTemporaryDir dir;
+  std::unique_ptr<MainWindow> w;
+  ASSERT_NO_FATAL_FAILURE(open_streaming_window(dir, w));
+  w->chat()->set_sampling(SamplingParams{}, 16);
+  ASSERT_TRUE(chat_turn(*w, "The cat"));
+  const std::string fused = w->chat()->session(w->chat()->current_index()).messages.back().content;
+  ASSERT_FALSE(fused.empty());
+
+  QSignalSpy replaced(&w->bridge(), &EngineBridge::engine_replaced);
+  auto* fuse = w->config_panel()->findChild<QCheckBox*>("fuse");
+  ASSERT_NE(fuse, nullptr);
+  ASSERT_TRUE(fuse->isChecked());
+  fuse->setChecked(false);
+  ASSERT_TRUE(wait_for([&] { return w->config_panel()->result_text().contains("operator fusion off"); }))
+      << w->config_panel()->result_text().toStdString();
+  EXPECT_FALSE(w->bridge().config().matmul.fuse);
+  EXPECT_EQ(replaced.count(), 1);
+
+  w->chat()->new_session();
+  ASSERT_TRUE(chat_turn(*w, "The cat"));
+  const ChatSession& unfused = w->chat()->session(w->chat()->current_index());
+  EXPECT_EQ(unfused.messages.back().content, fused);
+  EXPECT_NE(unfused.timeline.back().engine.find("unfused"), std::string::npos) << unfused.timeline.back().engine;
 }
 
 TEST(Workbench, SavedSessionsReloadIdentically) {
