@@ -24,7 +24,7 @@ namespace {
 
 const char* const kActions[] = {"open_model", "new_session", "select_session", "send", "config", "compare", "wait",
                                 "wait_idle", "wait_tokens", "tab", "token_view", "show_plot", "show_toggle", "screenshot",
-                                "experiment"};
+                                "experiment", "show_learn_plot"};
 constexpr qint64 kDefaultTimeoutMs = 300'000;
 
 qint64 now_ms() { return QDateTime::currentMSecsSinceEpoch(); }
@@ -80,6 +80,7 @@ DemoScript::DemoScript(MainWindow& window, const nlohmann::json& script, const Q
     if (step.action == "wait" || step.action == "wait_idle") json_field<double>(s, step.action.c_str(), w);
     if (step.action == "wait_tokens") json_field<int>(s, "wait_tokens", w);
     if (step.action == "token_view") json_field<bool>(s, "token_view", w);
+    if (step.action == "show_learn_plot") json_field<int>(s, "show_learn_plot", w);
     if (step.action == "experiment" && s.contains("timeout")) json_field<double>(s, "timeout", w);
     if (step.action == "new_session" || step.action == "select_session" || step.action == "send" ||
         step.action == "tab" || step.action == "screenshot" || step.action == "open_model" || step.action == "show_plot" ||
@@ -256,6 +257,9 @@ void DemoScript::run_step(const Step& step) {
         if (!learn.result()) failure_ = "the experiment ended without results: " + learn.status_text();
         return true;
       }, timeout);
+    } else if (step.action == "show_learn_plot") {
+      const int n = json_field<int>(a, "show_learn_plot", w);
+      if (!window_.learn()->show_plot(n - 1)) throw std::runtime_error(w + ": the experiment shown has no plot " + std::to_string(n));
     } else if (step.action == "screenshot") {
       save_screenshot(QString::fromStdString(json_field<std::string>(a, "screenshot", w)));
     }

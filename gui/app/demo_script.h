@@ -14,7 +14,7 @@
 //                   "scheduler": "static", "max_running": 4, "max_batch_tokens": 256,
 //                   "threads": 2, "spec": "ngram", "spec_k": 4, "ngram_min": 2, "ngram_max": 4,
 //                   "draft_model": "models/x.gguf", "draft_quant": "q4", "draft_layers": 2,
-//                   "draft_p_min": 0.1}},         applies engine toggles and waits for the engine's answer
+//                   "draft_p_min": 0.1, "fuse": false}},   applies engine toggles and waits for the engine's answer
 //                                                (a refused one stops the demo with the engine's reason)
 //       {"compare": {"a": {...}, "b": {...},      runs an A/B comparison in the Compare A/B tab and waits
 //                    "workload": "resources/workloads/compare-demo.json",   for it ("chat": the current
@@ -29,6 +29,8 @@
 //       {"show_toggle": "spec_mode"},            scrolls the config panel to a toggle (its objectName)
 //       {"experiment": "3-paged-vs-contiguous", "timeout": 300},   runs a guided experiment (its file's
 //                                                base name) in the Learn tab and waits for its narration
+//       {"show_learn_plot": 2},                  scrolls the Learn tab's results to the experiment's plot 2
+//                                                (1-based, as the report numbers them)
 //       {"screenshot": "docs/screenshots/x.png"} the window as it is now
 //     ]
 //   }

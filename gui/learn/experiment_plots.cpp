@@ -59,6 +59,10 @@ QCustomPlot* bars_plot(const ExperimentPlot& plot, const ExperimentResult& r, QW
   p->xAxis->setRange(-0.6, static_cast<double>(runs.size()) - 0.4);
   p->yAxis->setRange(0, top > 0 ? top * 1.15 : 1);
   p->yAxis->setLabel(QString::fromStdString(plot.title));
+  // Values named in bytes or seconds are labelled in MiB or ms (experiment_values.h's names).
+  const QString value = QString::fromStdString(plot.value);
+  if (value.contains("bytes")) set_axis_unit(p->yAxis, Unit::Bytes);
+  if (value.contains("seconds") && !value.contains("per_second")) set_axis_unit(p->yAxis, Unit::Seconds);
   return p;
 }
 
@@ -182,6 +186,15 @@ QWidget* attention_sweep_plot(const ExperimentResult& r, QWidget* parent) {
       }
     }
     p->rescaleAxes();
+    // Room around the points: a factor on the logarithmic axes, 10% above on the linear one.
+    p->xAxis->setRange(p->xAxis->range().lower / 1.3, p->xAxis->range().upper * 1.3);
+    if (scratch) {
+      p->yAxis->setRange(0, p->yAxis->range().upper * 1.1);
+    } else {
+      p->yAxis->setRange(p->yAxis->range().lower / 1.5, p->yAxis->range().upper * 1.5);
+    }
+    // The lines rise to the right: the legend goes where they are not.
+    p->axisRect()->insetLayout()->setInsetAlignment(0, scratch ? Qt::AlignTop | Qt::AlignLeft : Qt::AlignBottom | Qt::AlignRight);
     if (!scratch && crossover != r.values.end() && crossover->second > 0) {
       auto* line = new QCPItemStraightLine(p);
       line->point1->setCoords(crossover->second, 1e-9);
@@ -193,8 +206,6 @@ QWidget* attention_sweep_plot(const ExperimentResult& r, QWidget* parent) {
       label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
       label->setText(QObject::tr("flash faster from %1 tokens on").arg(crossover->second));
     }
-    p->xAxis->scaleRange(1.15);
-    p->yAxis->scaleRange(1.15);
     row->addWidget(p);
   }
   return box;
@@ -267,7 +278,8 @@ QWidget* make_experiment_plot(const ExperimentPlot& plot, const ExperimentResult
   } else {
     body = roofline_plot(plot, result, box);
   }
-  body->setMinimumHeight(std::max(body->minimumHeight(), 260));
+  // At least what its own layout needs (a column of labelled views), and never less than 260 px.
+  body->setMinimumHeight(std::max({body->minimumHeight(), body->minimumSizeHint().height(), 260}));
   layout->addWidget(body);
   return box;
 }

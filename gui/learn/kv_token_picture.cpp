@@ -38,19 +38,23 @@ void KvTokenPicture::paintEvent(QPaintEvent*) {
   const int heads = std::max(1, shape_.kv_heads);
   const int layers = std::max(1, shape_.layers);
   const int top = kMargin + kLabelHeight;
-  const int block_height = heads * kRowHeight;  // one K (or V) block: a row per KV head
+  // The rows grow into the height the widget has, up to twice their least size.
+  const int room = height() - 2 * kMargin - 3 * kLabelHeight - 8;
+  const int row_height = std::clamp(room / (2 * heads), kRowHeight, 2 * kRowHeight);
+  const int block_height = heads * row_height;  // one K (or V) block: a row per KV head
+  const int middle = top + block_height + 4;
   // The new token on the left, an arrow into the layers.
-  const QRect token(kMargin, top + block_height - 14, kTokenWidth, 28);
+  const QRect token(kMargin, middle - 14, kTokenWidth, 28);
   p.setPen(Qt::NoPen);
   p.setBrush(kToken);
   p.drawRoundedRect(token, 6, 6);
   p.setPen(Qt::white);
   p.drawText(token, Qt::AlignCenter, tr("new token"));
-  const int left = token.right() + 28;
+  const int left = token.right() + 44;
   p.setPen(QPen(kToken, 2));
-  p.drawLine(token.right() + 4, token.center().y(), left - 6, token.center().y());
-  p.drawLine(left - 6, token.center().y(), left - 12, token.center().y() - 5);
-  p.drawLine(left - 6, token.center().y(), left - 12, token.center().y() + 5);
+  p.drawLine(token.right() + 4, middle, left - 22, middle);
+  p.drawLine(left - 22, middle, left - 28, middle - 5);
+  p.drawLine(left - 22, middle, left - 28, middle + 5);
   // One column per layer: K rows (one per KV head) above V rows.
   const int span = width() - left - kMargin;
   const double column = static_cast<double>(span) / layers;
@@ -58,20 +62,24 @@ void KvTokenPicture::paintEvent(QPaintEvent*) {
   for (int l = 0; l < layers; ++l) {
     const int x = left + static_cast<int>(l * column);
     for (int h = 0; h < heads; ++h) {
-      p.fillRect(x, top + h * kRowHeight, cell, kRowHeight - 2, kKey);
-      p.fillRect(x, top + block_height + 8 + h * kRowHeight, cell, kRowHeight - 2, kValue);
+      p.fillRect(x, top + h * row_height, cell, row_height - 2, kKey);
+      p.fillRect(x, top + block_height + 8 + h * row_height, cell, row_height - 2, kValue);
     }
   }
-  // Labels: the first and last layer, K and V, and the formula.
-  p.setPen(kToken);
+  // Labels: K and V beside their rows, the first and last layer, and the formula.
   const QFontMetrics fm(font());
+  p.setPen(kKey);
+  p.drawText(left - 16, top + block_height / 2 + fm.ascent() / 2, "K");
+  p.setPen(kValue);
+  p.drawText(left - 16, top + block_height + 8 + block_height / 2 + fm.ascent() / 2, "V");
+  p.setPen(kToken);
   p.drawText(left, kMargin + fm.ascent(), tr("layer 1"));
   const QString last = tr("layer %1").arg(layers);
   p.drawText(left + span - fm.horizontalAdvance(last), kMargin + fm.ascent(), last);
   const int bottom = top + 2 * block_height + 8;
-  p.setPen(kKey);
   QString key = tr("K: %1 KV heads × %2 values per layer").arg(heads).arg(shape_.head_dim);
   if (shape_.query_heads > heads) key += tr(" (each KV head serves %1 query heads)").arg(shape_.query_heads / heads);
+  p.setPen(kKey);
   p.drawText(kMargin, bottom + kLabelHeight, key);
   p.setPen(kValue);
   p.drawText(kMargin + fm.horizontalAdvance(key) + 24, bottom + kLabelHeight, tr("V: the same shape"));

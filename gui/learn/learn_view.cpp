@@ -9,6 +9,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTextBrowser>
 #include <QTimer>
@@ -59,18 +60,18 @@ LearnView::LearnView(EngineBridge& bridge, QWidget* parent)
   buttons->setStretch(4, 1);
   column->addLayout(buttons);
   // The results scroll: narration, conclusion, then the plots.
-  auto* scroll = new QScrollArea(right);
-  scroll->setWidgetResizable(true);
-  scroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
-  auto* results = new QWidget(scroll);
+  scroll_ = new QScrollArea(right);
+  scroll_->setWidgetResizable(true);
+  scroll_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
+  auto* results = new QWidget(scroll_);
   plots_layout_ = new QVBoxLayout(results);
   narration_ = new QTextBrowser(results);
   narration_->setObjectName("experiment_narration");
   narration_->setMinimumHeight(200);
   plots_layout_->addWidget(narration_);
   plots_layout_->addStretch(1);
-  scroll->setWidget(results);
-  column->addWidget(scroll, 1);
+  scroll_->setWidget(results);
+  column->addWidget(scroll_, 1);
   split->setStretchFactor(1, 1);
   auto* outer = new QHBoxLayout(this);
   outer->addWidget(split);
@@ -117,6 +118,13 @@ LearnView::LearnView(EngineBridge& bridge, QWidget* parent)
 }
 
 LearnView::~LearnView() = default;
+
+bool LearnView::show_plot(int index) {
+  if (index < 0 || index >= plots_.size()) return false;
+  scroll_->widget()->adjustSize();  // lay the results out before reading the plot's position
+  scroll_->verticalScrollBar()->setValue(plots_[index]->y());
+  return true;
+}
 
 void LearnView::load_experiments(const QString& dir) {
   experiments_.clear();

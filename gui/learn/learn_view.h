@@ -16,6 +16,7 @@ class QLabel;
 class QListWidget;
 class QProgressBar;
 class QPushButton;
+class QScrollArea;
 class QTextBrowser;
 class QTimer;
 class QVBoxLayout;
@@ -45,6 +46,8 @@ class LearnView : public QWidget {
   QString status_text() const;
   QString narration_text() const;  // the narration view as plain text
   QList<QWidget*> plot_widgets() const { return plots_; }
+  // Scrolls the results so plot `index` (0-based) starts at the top; false when there is no such plot.
+  bool show_plot(int index);
   // Writes DIR/ID.md and DIR/ID-N.png (one per plot); returns the report's path (throws on failure).
   QString export_report(const QString& dir) const;
 
@@ -67,6 +70,7 @@ class LearnView : public QWidget {
   QLabel* status_;
   QProgressBar* progress_;
   QPushButton *run_, *cancel_, *export_;
+  QScrollArea* scroll_;
   QVBoxLayout* plots_layout_;
   QList<QWidget*> plots_;
   QTimer* poll_;

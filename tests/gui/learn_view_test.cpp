@@ -46,6 +46,14 @@ TEST_P(LearnExperiment, NarratesTheNumbersItMeasured) {
     EXPECT_EQ(r->values.at(p + "tokens_per_second"), run.result.summary.tokens_per_second) << p;
     EXPECT_EQ(r->values.at(p + "peak_filled_tokens"), static_cast<double>(run.peak_kv.filled_tokens)) << p;
     EXPECT_EQ(r->values.at(p + "requests_finished"), static_cast<double>(e.runs[&run - r->runs.data()].workload.requests.size())) << p;
+    // Acceptance per draft position: the drafts whose token there was accepted, over all drafts.
+    const SpecDecodeCounters& spec = run.result.summary.spec;
+    for (int32_t i = 0; i < static_cast<int32_t>(r->values.at(p + "spec_k")); ++i) {
+      const int64_t accepted = static_cast<size_t>(i) < spec.num_accepted_tokens_per_pos.size() ? spec.num_accepted_tokens_per_pos[i] : 0;
+      EXPECT_EQ(r->values.at(p + "spec_decode.acceptance_at_" + std::to_string(i + 1)),
+                spec.num_drafts > 0 ? static_cast<double>(accepted) / static_cast<double>(spec.num_drafts) : 0.0) << p << i;
+    }
+    EXPECT_EQ(r->values.count(p + "perplexity"), e.perplexity ? 1u : 0u) << p;
   }
   // The window shows the experiment's narration filled with exactly those values.
   const std::string shown = learn.narration_text().toStdString();
