@@ -19,6 +19,7 @@ nlohmann::json describe(const LlamaModel& model, DType kv_dtype, int64_t batch) 
   j["file"] = model.file().path();
   j["gguf_version"] = model.file().version();
   j["architecture"] = c.architecture;
+  j["differs_from_llama"] = c.differences();
   j["name"] = c.name;
   j["hyperparameters"] = {{"n_layers", c.n_layers},         {"dim", c.dim},
                           {"n_heads", c.n_heads},           {"n_kv_heads", c.n_kv_heads},
@@ -59,6 +60,7 @@ void print_text(const nlohmann::json& j) {
   std::cout << "file            " << j["file"].get<std::string>() << " (GGUF v" << j["gguf_version"] << ")\n";
   std::cout << "architecture    " << j["architecture"].get<std::string>() << "  name: " << j["name"].get<std::string>()
             << "\n";
+  for (const auto& line : j["differs_from_llama"]) std::cout << "  differs from Llama: " << line.get<std::string>() << "\n";
   std::cout << "parameters      " << j["parameters"] << "  weights " << mib(j["weight_bytes"].get<double>()) << "\n";
   for (const auto& [k, val] : j["hyperparameters"].items()) {
     std::cout << "  " << std::left << std::setw(18) << k << val.dump() << "\n";

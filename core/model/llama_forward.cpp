@@ -22,6 +22,12 @@ void rmsnorm_rows(float* out, const float* in, const float* weight, int64_t n, i
   for (int64_t t = 0; t < n; ++t) rmsnorm(out + t * dim, in + t * dim, weight, dim, eps);
 }
 
+// x[t] += bias for each of n rows of width (qwen2's Q, K and V biases); nothing when bias is null.
+void add_bias_rows(float* x, const float* bias, int64_t n, int64_t width) {
+  if (bias == nullptr) return;
+  for (int64_t t = 0; t < n; ++t) add_inplace(x + t * width, bias, width);
+}
+
 }  // namespace
 
 LlamaForward::LlamaForward(const LlamaModel& model, const MatmulOptions& matmul)
@@ -39,7 +45,7 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
                        std::vector<float>& logits, int32_t layers) {
   const LlamaConfig& c = model_.config();
   const LlamaWeights& w = weights_;
-  const int64_t dim = c.dim, q_dim = int64_t{c.n_heads} * c.head_dim, kv_dim = c.kv_dim(), hd = c.head_dim;
+  const int64_t dim = c.dim, q_dim = c.q_dim(), kv_dim = c.kv_dim(), hd = c.head_dim;
 
   int64_t n_tok = 0, n_logits = 0;
   for (const BatchSeq& s : batch) {
@@ -80,7 +86,7 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
   for (const BatchSeq& s : batch) {
     for (size_t i = 0; i < s.tokens.size(); ++i, ++t) {
       rope_cos_sin(row(rope_cos_, t, half_rope), row(rope_sin_, t, half_rope), c.rope_dim,
-                   s.pos0 + static_cast<int32_t>(i), c.rope_freq_base, c.rope_freq_scale);
+                   s.pos0 + static_cast<int32_t>(i), c.rope_freq_base, c.rope_freq_scale, w.rope_freq_factors);
     }
   }
 
@@ -100,6 +106,14 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
     // q, k, v projections for every token of the step at once, as one fused job
     const MatmulTarget qkv[] = {{lw.wq, q_.data()}, {lw.wk, k_.data()}, {lw.wv, v_.data()}};
     matmul_fused(qkv, xb_.data(), n_tok, pool, matmul_);
+    add_bias_rows(q_.data(), lw.bq, n_tok, q_dim);
+    add_bias_rows(k_.data(), lw.bk, n_tok, kv_dim);
+    add_bias_rows(v_.data(), lw.bv, n_tok, kv_dim);
+    // qwen3: every q and k head RMS-normalised on its own before RoPE
+    if (lw.q_norm != nullptr) {
+      rmsnorm_rows(q_.data(), q_.data(), lw.q_norm, n_tok * c.n_heads, hd, c.rms_eps);
+      rmsnorm_rows(k_.data(), k_.data(), lw.k_norm, n_tok * c.n_kv_heads, hd, c.rms_eps);
+    }
     // RoPE on q and k at each token's position, then K/V into the cache
     t = 0;
     for (size_t si = 0; si < batch.size(); ++si) {
@@ -107,8 +121,8 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
       for (size_t i = 0; i < s.tokens.size(); ++i, ++t) {
         const float* cos = row(rope_cos_, t, half_rope);
         const float* sin = row(rope_sin_, t, half_rope);
-        rope_apply(row(q_, t, q_dim), c.n_heads, hd, c.rope_dim, cos, sin);
-        rope_apply(row(k_, t, kv_dim), c.n_kv_heads, hd, c.rope_dim, cos, sin);
+        rope_apply(row(q_, t, q_dim), c.n_heads, hd, c.rope_dim, cos, sin, c.traits.rope_pairing);
+        rope_apply(row(k_, t, kv_dim), c.n_kv_heads, hd, c.rope_dim, cos, sin, c.traits.rope_pairing);
         kv.store(l, s.seq, s.pos0 + static_cast<int32_t>(i), row(k_, t, kv_dim), row(v_, t, kv_dim));
       }
     }

@@ -1,5 +1,6 @@
 #include "core/model/llama_weights.h"
 
+#include <cmath>
 #include <string>
 
 #include "core/gguf/gguf_file.h"
@@ -46,6 +47,24 @@ const float* vector_f32(const GgufFile& f, const std::string& name, int64_t n,
   return owned.back().data();
 }
 
+// A tensor the architecture does not use must not be there: ignoring it would run another model.
+void refuse_unused(const GgufFile& f, const std::string& name, const LlamaConfig& c) {
+  if (f.find_tensor(name) != nullptr) {
+    throw GgufError(f.path() + ": tensor '" + name + "' is not part of the " + c.architecture +
+                    " architecture (refused rather than ignored)");
+  }
+}
+
+// Optional per-layer vectors: present exactly when the architecture has them.
+const float* arch_vector(const GgufFile& f, const std::string& name, int64_t n, bool used, const LlamaConfig& c,
+                         std::vector<std::vector<float>>& owned) {
+  if (!used) {
+    refuse_unused(f, name, c);
+    return nullptr;
+  }
+  return vector_f32(f, name, n, owned);
+}
+
 }  // namespace
 
 size_t LlamaWeights::matrix_bytes() const {
@@ -60,7 +79,7 @@ size_t LlamaWeights::matrix_bytes() const {
 
 LlamaWeights LlamaWeights::from_gguf(const GgufFile& f, const LlamaConfig& c) {
   LlamaWeights w;
-  const int64_t q_dim = int64_t{c.n_heads} * c.head_dim;
+  const int64_t q_dim = c.q_dim();
   w.token_embd = matrix(f, "token_embd.weight", c.vocab_size, c.dim);
   for (int32_t i = 0; i < c.n_layers; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
@@ -74,7 +93,23 @@ LlamaWeights LlamaWeights::from_gguf(const GgufFile& f, const LlamaConfig& c) {
     l.w_gate = matrix(f, p + "ffn_gate.weight", c.ffn_dim, c.dim);
     l.w_up = matrix(f, p + "ffn_up.weight", c.ffn_dim, c.dim);
     l.w_down = matrix(f, p + "ffn_down.weight", c.dim, c.ffn_dim);
+    const bool bias = c.traits.qkv_bias, qk_norm = c.traits.qk_norm;
+    l.bq = arch_vector(f, p + "attn_q.bias", q_dim, bias, c, w.owned_norms);
+    l.bk = arch_vector(f, p + "attn_k.bias", c.kv_dim(), bias, c, w.owned_norms);
+    l.bv = arch_vector(f, p + "attn_v.bias", c.kv_dim(), bias, c, w.owned_norms);
+    l.q_norm = arch_vector(f, p + "attn_q_norm.weight", c.head_dim, qk_norm, c, w.owned_norms);
+    l.k_norm = arch_vector(f, p + "attn_k_norm.weight", c.head_dim, qk_norm, c, w.owned_norms);
     w.layers.push_back(l);
+  }
+  if (c.rope_freq_factors) {
+    w.rope_freq_factors = vector_f32(f, "rope_freqs.weight", c.rope_dim / 2, w.owned_norms);
+    for (int32_t i = 0; i < c.rope_dim / 2; ++i) {
+      const float factor = w.rope_freq_factors[i];
+      if (!(factor > 0.0f) || !std::isfinite(factor)) {
+        throw GgufError(f.path() + ": tensor 'rope_freqs.weight': factor " + std::to_string(i) + " is " +
+                        std::to_string(factor) + ", not a positive number");
+      }
+    }
   }
   w.output_norm = vector_f32(f, "output_norm.weight", c.dim, w.owned_norms);
   w.output = c.tied_output ? w.token_embd : matrix(f, "output.weight", c.vocab_size, c.dim);

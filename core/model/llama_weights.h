@@ -20,6 +20,12 @@ struct LlamaLayerWeights {
   MatrixRef w_gate;                  // (ffn_dim, dim)
   MatrixRef w_up;                    // (ffn_dim, dim)
   MatrixRef w_down;                  // (dim, ffn_dim)
+  // Per architecture (architecture.h); null where it has none.
+  const float* bq = nullptr;         // (n_heads * head_dim) qwen2: added after the Q projection
+  const float* bk = nullptr;         // (n_kv_heads * head_dim)
+  const float* bv = nullptr;         // (n_kv_heads * head_dim)
+  const float* q_norm = nullptr;     // (head_dim) qwen3: RMSNorm weight of every Q head
+  const float* k_norm = nullptr;     // (head_dim) and of every K head
 };
 
 struct LlamaWeights {
@@ -27,7 +33,8 @@ struct LlamaWeights {
   std::vector<LlamaLayerWeights> layers;
   const float* output_norm = nullptr;  // (dim)
   MatrixRef output;                  // (vocab, dim); token_embd when tied
-  std::vector<std::vector<float>> owned_norms;  // norm vectors converted to f32 when stored otherwise
+  const float* rope_freq_factors = nullptr;  // (rope_dim / 2) Llama 3.1+: each RoPE pair's frequency divisor
+  std::vector<std::vector<float>> owned_norms;  // vectors converted to f32 when stored otherwise
 
   size_t matrix_bytes() const;  // bytes of every 2-D weight (the memory a decode step streams)
 

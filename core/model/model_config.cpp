@@ -8,9 +8,6 @@
 namespace inferscope {
 namespace {
 
-// Architectures whose tensors and metadata follow llama.cpp's LLM_ARCH_LLAMA layout.
-bool is_llama_family(const std::string& arch) { return arch == "llama"; }
-
 int32_t positive_int(const GgufFile& f, const std::string& key, int64_t value, int64_t max_value) {
   if (value <= 0 || value > max_value) {
     throw GgufError(f.path() + ": metadata " + key + ": value " + std::to_string(value) +
@@ -24,10 +21,12 @@ int32_t positive_int(const GgufFile& f, const std::string& key, int64_t value, i
 LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
   LlamaConfig c;
   c.architecture = f.get_string("general.architecture");
-  if (!is_llama_family(c.architecture)) {
-    throw GgufError(f.path() + ": metadata general.architecture: '" + c.architecture +
-                    "' is not supported (supported: llama)");
+  const ArchitectureTraits* traits = find_architecture(c.architecture);
+  if (traits == nullptr) {
+    throw GgufError(f.path() + ": metadata general.architecture: '" + c.architecture + "' is not supported (supported: " +
+                    supported_architectures() + ")");
   }
+  c.traits = *traits;
   const std::string a = c.architecture + ".";
   c.name = f.get_string_or("general.name", std::filesystem::path(f.path()).stem().string());
   c.n_layers = positive_int(f, a + "block_count", f.get_int(a + "block_count"), 1024);
@@ -38,15 +37,27 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
                               f.get_int_or(a + "attention.head_count_kv", c.n_heads), c.n_heads);
   c.ffn_dim = positive_int(f, a + "feed_forward_length", f.get_int(a + "feed_forward_length"), 1 << 18);
   c.context_length = positive_int(f, a + "context_length", f.get_int(a + "context_length"), 1 << 24);
-  if (c.dim % c.n_heads != 0) {
-    throw GgufError(f.path() + ": metadata " + a + "embedding_length: " + std::to_string(c.dim) +
-                    " is not a multiple of head_count " + std::to_string(c.n_heads));
-  }
   if (c.n_heads % c.n_kv_heads != 0) {
     throw GgufError(f.path() + ": metadata " + a + "attention.head_count_kv: " + std::to_string(c.n_kv_heads) +
                     " does not divide head_count " + std::to_string(c.n_heads));
   }
-  c.head_dim = c.dim / c.n_heads;
+  // The head size: attention.key_length where the file sets it (Qwen3: 16 heads of 128 over 1024),
+  // else embedding / heads. Values as wide as keys are all the attention here computes.
+  if (f.find(a + "attention.key_length") != nullptr) {
+    c.head_dim = positive_int(f, a + "attention.key_length", f.get_int(a + "attention.key_length"), 1 << 12);
+    const int64_t value_length = f.get_int_or(a + "attention.value_length", c.head_dim);
+    if (value_length != c.head_dim) {
+      throw GgufError(f.path() + ": metadata " + a + "attention.value_length: " + std::to_string(value_length) +
+                      " differs from key_length " + std::to_string(c.head_dim) + " (not supported)");
+    }
+    c.head_dim_from_key_length = int64_t{c.head_dim} * c.n_heads != c.dim;
+  } else {
+    if (c.dim % c.n_heads != 0) {
+      throw GgufError(f.path() + ": metadata " + a + "embedding_length: " + std::to_string(c.dim) +
+                      " is not a multiple of head_count " + std::to_string(c.n_heads));
+    }
+    c.head_dim = c.dim / c.n_heads;
+  }
   // llama.cpp defaults: rope over the whole head, base 10000, eps 1e-5.
   c.rope_dim = positive_int(f, a + "rope.dimension_count", f.get_int_or(a + "rope.dimension_count", c.head_dim),
                             c.head_dim);
@@ -70,11 +81,11 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
     throw GgufError(f.path() + ": metadata " + a + "rope.scaling.type: '" + scaling +
                     "' is not supported (supported: none, linear)");
   }
-  // Llama 3.1-style per-dimension frequency factors change RoPE itself: refuse them rather than
-  // run a silently different model.
-  if (f.find_tensor("rope_freqs.weight") != nullptr) {
-    throw GgufError(f.path() + ": tensor 'rope_freqs.weight': per-dimension RoPE frequency factors (Llama 3.1 "
-                    "scaling) are not supported yet");
+  // Llama 3.1+ frequency factors: the converter bakes the "llama3" scaling into rope_freqs.weight.
+  c.rope_freq_factors = f.find_tensor("rope_freqs.weight") != nullptr;
+  if (c.rope_freq_factors && !c.traits.rope_freq_factors) {
+    throw GgufError(f.path() + ": tensor 'rope_freqs.weight': RoPE frequency factors are not supported for " +
+                    c.architecture);
   }
   const GgufTensorInfo& embd = f.tensor("token_embd.weight");
   if (embd.dims.size() != 2 || embd.dims[0] != c.dim) {
@@ -84,6 +95,10 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
   c.vocab_size = positive_int(f, "token_embd.weight rows", embd.dims[1], 1 << 24);
   c.tied_output = f.find_tensor("output.weight") == nullptr;
   return c;
+}
+
+std::vector<std::string> LlamaConfig::differences() const {
+  return architecture_differences(traits, rope_freq_factors, head_dim_from_key_length);
 }
 
 }  // namespace inferscope

@@ -2,19 +2,24 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "core/model/architecture.h"
 
 namespace inferscope {
 
 class GgufFile;
 
 struct LlamaConfig {
-  std::string architecture;   // general.architecture ("llama")
+  std::string architecture;   // general.architecture ("llama", "qwen2", "qwen3")
+  ArchitectureTraits traits;  // what that architecture changes (architecture.h)
   std::string name;           // general.name, or the file name
   int32_t n_layers = 0;       // {arch}.block_count
   int32_t dim = 0;            // {arch}.embedding_length
   int32_t n_heads = 0;        // {arch}.attention.head_count
   int32_t n_kv_heads = 0;     // {arch}.attention.head_count_kv (GQA when < n_heads)
-  int32_t head_dim = 0;       // dim / n_heads
+  int32_t head_dim = 0;       // {arch}.attention.key_length, else dim / n_heads
+  bool head_dim_from_key_length = false;  // key_length set and not dim / n_heads (Qwen3, Gemma 3)
   int32_t ffn_dim = 0;        // {arch}.feed_forward_length
   int32_t vocab_size = 0;     // rows of token_embd.weight
   int32_t context_length = 0; // {arch}.context_length
@@ -23,10 +28,14 @@ struct LlamaConfig {
   float rope_freq_scale = 1.0f;     // 1 / {arch}.rope.scaling.factor for linear scaling
   float rms_eps = 1e-5f;            // {arch}.attention.layer_norm_rms_epsilon
   bool tied_output = false;         // no output.weight: the classifier reuses token_embd.weight
+  bool rope_freq_factors = false;   // rope_freqs.weight divides each RoPE pair's frequency (Llama 3.1+)
 
+  int32_t q_dim() const { return n_heads * head_dim; }
   int32_t kv_dim() const { return n_kv_heads * head_dim; }
+  // What this model does differently from plain Llama, one line each (empty for plain Llama).
+  std::vector<std::string> differences() const;
   // Throws GgufError naming the file and key for a missing or impossible value, and refuses
-  // architectures other than the Llama family by name.
+  // architectures other than those in architecture.h by name.
   static LlamaConfig from_gguf(const GgufFile& file);
 };
 

@@ -32,13 +32,14 @@ std::unique_ptr<ConvertedWeights> ConvertedWeights::convert(const LlamaModel& mo
                                                             ThreadPool& pool, const ConversionControl& control) {
   std::unique_ptr<ConvertedWeights> cw(new ConvertedWeights());
   cw->level_ = level;
-  // A view of the model's weights (norms included) without copying its owned norm vectors.
+  // A view of the model's weights (norms, biases and RoPE factors included) without copying its owned vectors.
   const LlamaWeights& own = model.weights();
   LlamaWeights& w = cw->weights_;
   w.token_embd = own.token_embd;
   w.layers = own.layers;
   w.output_norm = own.output_norm;
   w.output = own.output;
+  w.rope_freq_factors = own.rope_freq_factors;
 
   // Each distinct matrix once (a tied output shares token_embd's data), with its format at this level.
   std::map<const void*, size_t> index_of;

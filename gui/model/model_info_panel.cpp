@@ -84,6 +84,7 @@ void ModelInfoPanel::show_model(const LlamaModel& model, DType kv_dtype) {
   row(f, "path", QString::fromStdString(file.path()));
   row(f, "format", QString("GGUF v%1, %2").arg(file.version()).arg(format_bytes(static_cast<double>(file.file_size()))));
   row(f, "architecture", QString::fromStdString(c.architecture));
+  for (const std::string& line : c.differences()) row(f, "differs from Llama", QString::fromStdString(line));
   row(f, "chat template", text(chat_family_name(model.chat_template().family)));
 
   QTreeWidgetItem* h = section(tree_, "Hyperparameters");

@@ -31,27 +31,34 @@ void rope_heads(float* heads, int64_t n_heads, int64_t head_dim, int64_t rope_di
   rope_apply(heads, n_heads, head_dim, rope_dim, cos_v, sin_v);
 }
 
-void rope_cos_sin(float* cos_out, float* sin_out, int64_t rope_dim, int32_t pos, float freq_base, float freq_scale) {
+void rope_cos_sin(float* cos_out, float* sin_out, int64_t rope_dim, int32_t pos, float freq_base, float freq_scale,
+                  const float* freq_factors) {
   // frequencies base^(-2i/rope_dim) by repeated multiplication in double (error ~1e-15, far below f32)
   const double step = std::pow(static_cast<double>(freq_base), -2.0 / static_cast<double>(rope_dim));
   double freq = 1.0;
   for (int64_t i = 0; i < rope_dim / 2; ++i, freq *= step) {
+    double angle = static_cast<double>(pos) * static_cast<double>(freq_scale) * freq;
+    if (freq_factors != nullptr) angle /= static_cast<double>(freq_factors[i]);
     double s = 0.0, c = 0.0;
-    ::sincos(static_cast<double>(pos) * static_cast<double>(freq_scale) * freq, &s, &c);
+    ::sincos(angle, &s, &c);
     cos_out[i] = static_cast<float>(c);
     sin_out[i] = static_cast<float>(s);
   }
 }
 
 void rope_apply(float* heads, int64_t n_heads, int64_t head_dim, int64_t rope_dim, const float* cos_in,
-                const float* sin_in) {
+                const float* sin_in, RopePairing pairing) {
   const int64_t n_pairs = (rope_dim < head_dim ? rope_dim : head_dim) / 2;
+  // pair i is (first(i), first(i) + stride): (2i, 2i+1) or (i, i + n_pairs)
+  const bool neox = pairing == RopePairing::Neox;
+  const int64_t stride = neox ? n_pairs : 1;
   for (int64_t h = 0; h < n_heads; ++h) {
     float* head = heads + h * head_dim;
     for (int64_t i = 0; i < n_pairs; ++i) {
-      const float x0 = head[2 * i], x1 = head[2 * i + 1];
-      head[2 * i] = x0 * cos_in[i] - x1 * sin_in[i];
-      head[2 * i + 1] = x0 * sin_in[i] + x1 * cos_in[i];
+      float* p0 = head + (neox ? i : 2 * i);
+      const float x0 = p0[0], x1 = p0[stride];
+      p0[0] = x0 * cos_in[i] - x1 * sin_in[i];
+      p0[stride] = x0 * sin_in[i] + x1 * cos_in[i];
     }
   }
 }

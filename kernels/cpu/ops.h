@@ -17,11 +17,18 @@ void rope(float* head, int64_t head_dim, int64_t rope_dim, int32_t pos, float fr
 void rope_heads(float* heads, int64_t n_heads, int64_t head_dim, int64_t rope_dim, int32_t pos, float freq_base,
                 float freq_scale);
 
+// Which dimensions RoPE rotates together: adjacent pairs (2i, 2i+1), as llama files are written,
+// or the halves' pairs (i, i + rope_dim/2) (GPT-NeoX's layout: Qwen, Phi-3, Gemma files).
+enum class RopePairing { Adjacent, Neox };
+
 // The two halves of rope_heads(), so that a caller can compute a position's rope_dim/2 cos and sin
 // values once and apply them to every layer's q and k: bit-identical to rope_heads().
-void rope_cos_sin(float* cos_out, float* sin_out, int64_t rope_dim, int32_t pos, float freq_base, float freq_scale);
+// `freq_factors` (rope_dim/2 values, or null): pair i's frequency is divided by freq_factors[i]
+// (Llama 3.1's rope_freqs.weight).
+void rope_cos_sin(float* cos_out, float* sin_out, int64_t rope_dim, int32_t pos, float freq_base, float freq_scale,
+                  const float* freq_factors = nullptr);
 void rope_apply(float* heads, int64_t n_heads, int64_t head_dim, int64_t rope_dim, const float* cos_in,
-                const float* sin_in);
+                const float* sin_in, RopePairing pairing = RopePairing::Adjacent);
 
 // In place softmax of n values.
 void softmax(float* x, int64_t n);

@@ -102,6 +102,42 @@ TEST(Ops, RopeHeadsAndPrecomputedAnglesEqualRopePerHead) {
   EXPECT_NE(std::memcmp(split.data(), heads.data(), heads.size() * sizeof(float)), 0);
 }
 
+// NEOX pairs (i, i + rope_dim/2) with Llama 3.1-style frequency factors, against the double formula
+// written out per pair; dimensions past rope_dim are untouched.
+TEST(Ops, RopeNeoxPairsWithFrequencyFactorsMatchDoubleFormula) {
+  std::mt19937 rng(4);
+  const int64_t n_heads = 3, head_dim = 64, rope_dim = 48, half = rope_dim / 2;
+  const int32_t pos = 2049;
+  const double base = 500000.0;
+  const std::vector<float> heads = random_vec(n_heads * head_dim, rng);
+  std::vector<float> factors(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i) factors[static_cast<size_t>(i)] = 1.0f + 0.375f * static_cast<float>(i % 9);
+  std::vector<float> cos_v(half), sin_v(half), got = heads;
+  rope_cos_sin(cos_v.data(), sin_v.data(), rope_dim, pos, static_cast<float>(base), 1.0f, factors.data());
+  rope_apply(got.data(), n_heads, head_dim, rope_dim, cos_v.data(), sin_v.data(), RopePairing::Neox);
+  std::vector<double> want(heads.begin(), heads.end());
+  for (int64_t h = 0; h < n_heads; ++h) {
+    double* x = want.data() + h * head_dim;
+    for (int64_t i = 0; i < half; ++i) {
+      const double theta = pos * std::pow(base, -2.0 * i / rope_dim) / factors[static_cast<size_t>(i)];
+      const double a = x[i], b = x[i + half];
+      x[i] = a * std::cos(theta) - b * std::sin(theta);
+      x[i + half] = a * std::sin(theta) + b * std::cos(theta);
+    }
+  }
+  // as RopeMatchesDoubleFormula: cos and sin rounded once to f32, then two products and a sum
+  expect_close(got, want, 1e-5);
+  for (int64_t h = 0; h < n_heads; ++h) {
+    for (int64_t i = rope_dim; i < head_dim; ++i) EXPECT_EQ(got[h * head_dim + i], heads[h * head_dim + i]);
+  }
+  // factors of 1 are no factors, bit for bit
+  std::vector<float> ones(static_cast<size_t>(half), 1.0f), cos_1(half), sin_1(half);
+  rope_cos_sin(cos_1.data(), sin_1.data(), rope_dim, pos, static_cast<float>(base), 1.0f, ones.data());
+  rope_cos_sin(cos_v.data(), sin_v.data(), rope_dim, pos, static_cast<float>(base), 1.0f);
+  EXPECT_EQ(cos_1, cos_v);
+  EXPECT_EQ(sin_1, sin_v);
+}
+
 // The exp-heavy ops in each family: the public entry point and the two families it chooses from.
 struct ExpOps {
   const char* name;

@@ -7,6 +7,7 @@
 #include "core/gguf/gguf_file.h"
 #include "core/gguf/gguf_writer.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/synthetic_model.h"
 #include "tests/support/test_models.h"
 
 namespace {
@@ -118,6 +119,30 @@ TEST(Cli, InspectReportsGeometryAndKvBytes) {
   EXPECT_EQ(j["tokenizer"]["add_bos"], true);
   const auto f32 = nlohmann::json::parse(stdout_only("inspect --model " + path + " --json --kv-dtype f32"));
   EXPECT_EQ(f32["kv_cache"]["bytes_per_token"], 1280);
+}
+
+// A Qwen3-shaped file (synthetic: heads of 32 over a 64-wide model, per-head Q/K norms): inspect
+// says what differs from Llama, and generate runs it through the engine.
+TEST(Cli, InspectAndGenerateAQwen3File) {
+  inferscope::test::SyntheticModelSpec spec;
+  spec.architecture = "qwen3";
+  spec.key_length = 32;
+  const std::string path = ::testing::TempDir() + "/qwen3-synthetic.gguf";
+  inferscope::test::write_synthetic_model(spec, path);
+  const auto j = nlohmann::json::parse(stdout_only("inspect --model " + path + " --json"));
+  EXPECT_EQ(j["architecture"], "qwen3");
+  EXPECT_EQ(j["hyperparameters"]["head_dim"], 32);
+  EXPECT_EQ(j["differs_from_llama"],
+            nlohmann::json({"RoPE rotates NEOX pairs (i, i + rope_dim/2), not adjacent ones",
+                            "RMSNorm of every Q and K head before RoPE",
+                            "head size from attention.key_length, not embedding / heads"}));
+  // 2 x 2 bytes (f16) x 2 layers x 2 kv heads x 32
+  EXPECT_EQ(j["kv_cache"]["bytes_per_token"], 512);
+  const CliRun text = cli("inspect --model " + path);
+  EXPECT_NE(text.out.find("differs from Llama: RMSNorm of every Q and K head before RoPE"), std::string::npos) << text.out;
+  const auto g = nlohmann::json::parse(stdout_only("generate --model " + path + " --prompt '' -n 6 --json"));
+  EXPECT_EQ(g["tokens"].size(), 6u);
+  EXPECT_EQ(g["finish_reason"], "length");
 }
 
 TEST(Cli, InspectDemoModel) {

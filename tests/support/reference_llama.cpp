@@ -45,7 +45,20 @@ ReferenceLlama::ReferenceLlama(const GgufFile& file, const SyntheticModelSpec& s
     layer.w_gate = load_matrix(file, p + "ffn_gate.weight", spec.ffn_dim, spec.dim);
     layer.w_up = load_matrix(file, p + "ffn_up.weight", spec.ffn_dim, spec.dim);
     layer.w_down = load_matrix(file, p + "ffn_down.weight", spec.dim, spec.ffn_dim);
+    const bool parts = options.mutation != ReferenceMutation::NoArchitectureParts;
+    if (spec.architecture == "qwen2" && parts) {
+      layer.bq = load_vector(file, p + "attn_q.bias", q_dim);
+      layer.bk = load_vector(file, p + "attn_k.bias", kv_dim);
+      layer.bv = load_vector(file, p + "attn_v.bias", kv_dim);
+    }
+    if (spec.architecture == "qwen3" && parts) {
+      layer.q_norm = load_vector(file, p + "attn_q_norm.weight", spec.head_dim());
+      layer.k_norm = load_vector(file, p + "attn_k_norm.weight", spec.head_dim());
+    }
     layers_.push_back(std::move(layer));
+  }
+  if (spec.rope_freq_factors && options.mutation != ReferenceMutation::NoArchitectureParts) {
+    rope_factors_ = load_vector(file, "rope_freqs.weight", spec.effective_rope_dim() / 2);
   }
   output_norm_ = load_vector(file, "output_norm.weight", spec.dim);
   output_ = spec.tied_output ? token_embd_ : load_matrix(file, "output.weight", spec.vocab, spec.dim);
@@ -80,9 +93,11 @@ void ReferenceLlama::rope(double* head, int32_t pos) const {
   const int32_t rope_dim = spec_.effective_rope_dim();
   const double scale = spec_.rope_linear_factor > 0.0f ? 1.0 / spec_.rope_linear_factor : 1.0;
   for (int32_t i = 0; 2 * i < rope_dim; ++i) {
-    const double theta = pos * scale * std::pow(static_cast<double>(spec_.rope_base), -2.0 * i / rope_dim);
-    // the pair rotated together: adjacent (2i, 2i+1), or the mutation's (i, i + rope_dim/2)
-    const bool split = options_.mutation == ReferenceMutation::RopeHalfSplit;
+    double theta = pos * scale * std::pow(static_cast<double>(spec_.rope_base), -2.0 * i / rope_dim);
+    if (!rope_factors_.empty()) theta /= rope_factors_[static_cast<size_t>(i)];
+    // the pair rotated together: adjacent (2i, 2i+1) for llama, (i, i + rope_dim/2) for NEOX
+    // architectures; the mutation swaps them
+    const bool split = neox() != (options_.mutation == ReferenceMutation::RopeOtherPairing);
     double& x0 = head[split ? i : 2 * i];
     double& x1 = head[split ? i + rope_dim / 2 : 2 * i + 1];
     const double a = x0, b = x1;
@@ -112,6 +127,15 @@ std::vector<double> ReferenceLlama::rmsnorm(const std::vector<double>& x, const 
   std::vector<double> out(x.size());
   for (size_t i = 0; i < x.size(); ++i) out[i] = x[i] * inv * weight[i];
   return out;
+}
+
+void ReferenceLlama::rmsnorm_heads(std::vector<double>& x, const std::vector<double>& weight) const {
+  const size_t hd = weight.size();
+  for (size_t h = 0; h * hd < x.size(); ++h) {
+    const std::vector<double> head(x.begin() + static_cast<ptrdiff_t>(h * hd), x.begin() + static_cast<ptrdiff_t>((h + 1) * hd));
+    const std::vector<double> normed = rmsnorm(head, weight);
+    std::copy(normed.begin(), normed.end(), x.begin() + static_cast<ptrdiff_t>(h * hd));
+  }
 }
 
 std::vector<double> ReferenceLlama::attention(const Layer& layer, const std::vector<double>& q) const {
@@ -153,6 +177,15 @@ std::vector<double> ReferenceLlama::step(int32_t token) {
     const std::vector<double> xb = rmsnorm(x, layer.attn_norm);
     std::vector<double> q = matvec(layer.wq, xb), k = matvec(layer.wk, xb);
     std::vector<double> v = matvec(layer.wv, xb);
+    if (!layer.bq.empty()) {
+      add(q, layer.bq);
+      add(k, layer.bk);
+      add(v, layer.bv);
+    }
+    if (!layer.q_norm.empty()) {
+      rmsnorm_heads(q, layer.q_norm);
+      rmsnorm_heads(k, layer.k_norm);
+    }
     for (int32_t h = 0; h < spec_.n_heads; ++h) rope(q.data() + static_cast<size_t>(h) * hd, pos);
     for (int32_t h = 0; h < spec_.n_kv_heads; ++h) rope(k.data() + static_cast<size_t>(h) * hd, pos);
     if (options_.kv_type != DType::F32) {

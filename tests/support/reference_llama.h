@@ -1,7 +1,9 @@
 // A plain Llama forward pass in double precision, one token at a time, to check the optimized one
 // against. It reads the weights straight from the GGUF tensors by name (not through LlamaWeights)
-// and its shape from the SyntheticModelSpec (not through LlamaConfig), so a loader bug cannot
-// hide by being shared. It keeps its own full K/V history.
+// and its shape and architecture from the SyntheticModelSpec (not through LlamaConfig or
+// core/model/architecture.h), so a loader bug cannot hide by being shared. It keeps its own full K/V
+// history. Architectures: llama (adjacent RoPE pairs, optional rope_freqs factors), qwen2 (NEOX
+// pairs, Q/K/V biases), qwen3 (NEOX pairs, an RMSNorm on every Q and K head before RoPE).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -18,8 +20,9 @@ namespace test {
 // Deliberate bugs, so tests can prove their tolerance would catch them.
 enum class ReferenceMutation {
   None,
-  RopeHalfSplit,  // rotate (i, i + rope_dim/2) instead of adjacent pairs (2i, 2i+1)
-  GqaModulo,      // query head h reads kv head h % n_kv_heads instead of h / (n_heads / n_kv_heads)
+  RopeOtherPairing,   // rotate the other architecture's pairs: (i, i + rope_dim/2) for (2i, 2i+1) and back
+  GqaModulo,          // query head h reads kv head h % n_kv_heads instead of h / (n_heads / n_kv_heads)
+  NoArchitectureParts,  // leave out the architecture's own parts: biases, Q/K norms, RoPE factors
 };
 
 struct ReferenceOptions {
@@ -48,6 +51,8 @@ class ReferenceLlama {
   };
   struct Layer {
     std::vector<double> attn_norm, ffn_norm;
+    std::vector<double> bq, bk, bv;        // qwen2
+    std::vector<double> q_norm, k_norm;    // qwen3
     Matrix wq, wk, wv, wo, w_gate, w_up, w_down;
     std::vector<double> keys, values;  // (length, n_kv_heads * head_dim) after RoPE / as projected
   };
@@ -55,6 +60,9 @@ class ReferenceLlama {
   static std::vector<double> load_vector(const GgufFile& file, const std::string& name, int64_t n);
   void rope(double* head, int32_t pos) const;
   std::vector<double> rmsnorm(const std::vector<double>& x, const std::vector<double>& weight) const;
+  // rmsnorm() of each head_dim slice of x (qwen3's Q and K norms).
+  void rmsnorm_heads(std::vector<double>& x, const std::vector<double>& weight) const;
+  bool neox() const { return spec_.architecture == "qwen2" || spec_.architecture == "qwen3"; }
   std::vector<double> matvec(const Matrix& w, const std::vector<double>& x) const;
   std::vector<double> attention(const Layer& layer, const std::vector<double>& q) const;
 
@@ -62,6 +70,7 @@ class ReferenceLlama {
   ReferenceOptions options_;
   Matrix token_embd_, output_;
   std::vector<double> output_norm_;
+  std::vector<double> rope_factors_;  // llama with rope_freqs.weight: each pair's frequency divisor
   std::vector<Layer> layers_;
   int32_t length_ = 0;
 };

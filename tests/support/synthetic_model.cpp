@@ -69,9 +69,10 @@ void add_vocabulary(GgufWriter& w, int32_t n) {
 }  // namespace
 
 std::string SyntheticModelSpec::describe() const {
-  return "dim " + std::to_string(dim) + ", " + std::to_string(n_layers) + " layers, " + std::to_string(n_heads) +
+  return architecture + ", dim " + std::to_string(dim) + ", " + std::to_string(n_layers) + " layers, " + std::to_string(n_heads) +
          "/" + std::to_string(n_kv_heads) + " heads, ffn " + std::to_string(ffn_dim) + ", vocab " +
-         std::to_string(vocab) + ", rope_dim " + std::to_string(effective_rope_dim()) + ", base " +
+         std::to_string(vocab) + ", head_dim " + std::to_string(head_dim()) + ", rope_dim " +
+         std::to_string(effective_rope_dim()) + (rope_freq_factors ? " with factors" : "") + ", base " +
          std::to_string(rope_base) + (tied_output ? ", tied" : ", untied") + ", " +
          std::string(dtype_name(weight_dtype)) + ", seed " + std::to_string(seed);
 }
@@ -79,20 +80,25 @@ std::string SyntheticModelSpec::describe() const {
 void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path) {
   if (s.vocab < 3) throw std::invalid_argument("synthetic model: vocab must hold <unk>, <s>, </s>");
   GgufWriter w;
-  w.set("general.architecture", GgufValue::str("llama"));
+  const std::string a = s.architecture + ".";
+  w.set("general.architecture", GgufValue::str(s.architecture));
   w.set("general.name", GgufValue::str("synthetic"));
-  w.set("llama.block_count", GgufValue::u32(static_cast<uint32_t>(s.n_layers)));
-  w.set("llama.embedding_length", GgufValue::u32(static_cast<uint32_t>(s.dim)));
-  w.set("llama.attention.head_count", GgufValue::u32(static_cast<uint32_t>(s.n_heads)));
-  w.set("llama.attention.head_count_kv", GgufValue::u32(static_cast<uint32_t>(s.n_kv_heads)));
-  w.set("llama.feed_forward_length", GgufValue::u32(static_cast<uint32_t>(s.ffn_dim)));
-  w.set("llama.context_length", GgufValue::u32(static_cast<uint32_t>(s.context_length)));
-  w.set("llama.rope.freq_base", GgufValue::f32(s.rope_base));
-  w.set("llama.attention.layer_norm_rms_epsilon", GgufValue::f32(s.rms_eps));
-  if (s.rope_dim > 0) w.set("llama.rope.dimension_count", GgufValue::u32(static_cast<uint32_t>(s.rope_dim)));
+  w.set(a + "block_count", GgufValue::u32(static_cast<uint32_t>(s.n_layers)));
+  w.set(a + "embedding_length", GgufValue::u32(static_cast<uint32_t>(s.dim)));
+  w.set(a + "attention.head_count", GgufValue::u32(static_cast<uint32_t>(s.n_heads)));
+  w.set(a + "attention.head_count_kv", GgufValue::u32(static_cast<uint32_t>(s.n_kv_heads)));
+  w.set(a + "feed_forward_length", GgufValue::u32(static_cast<uint32_t>(s.ffn_dim)));
+  w.set(a + "context_length", GgufValue::u32(static_cast<uint32_t>(s.context_length)));
+  w.set(a + "rope.freq_base", GgufValue::f32(s.rope_base));
+  w.set(a + "attention.layer_norm_rms_epsilon", GgufValue::f32(s.rms_eps));
+  if (s.rope_dim > 0) w.set(a + "rope.dimension_count", GgufValue::u32(static_cast<uint32_t>(s.rope_dim)));
   if (s.rope_linear_factor > 0.0f) {
-    w.set("llama.rope.scaling.type", GgufValue::str("linear"));
-    w.set("llama.rope.scaling.factor", GgufValue::f32(s.rope_linear_factor));
+    w.set(a + "rope.scaling.type", GgufValue::str("linear"));
+    w.set(a + "rope.scaling.factor", GgufValue::f32(s.rope_linear_factor));
+  }
+  if (s.key_length > 0) {
+    w.set(a + "attention.key_length", GgufValue::u32(static_cast<uint32_t>(s.key_length)));
+    w.set(a + "attention.value_length", GgufValue::u32(static_cast<uint32_t>(s.key_length)));
   }
   add_vocabulary(w, s.vocab);
 
@@ -115,9 +121,25 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
     add_matrix(w, p + "ffn_gate.weight", s.weight_dtype, s.ffn_dim, s.dim, 1.7f * in_dim, rng);
     add_matrix(w, p + "ffn_up.weight", s.weight_dtype, s.ffn_dim, s.dim, 1.7f * in_dim, rng);
     add_matrix(w, p + "ffn_down.weight", s.weight_dtype, s.dim, s.ffn_dim, 1.7f * in_ffn, rng);
+    // The architectures' own tensors come last, so a llama file's values do not depend on them.
+    if (s.architecture == "qwen2") {
+      w.add_tensor_f32(p + "attn_q.bias", {q_dim}, random_values(rng, static_cast<size_t>(q_dim), 0.5f));
+      w.add_tensor_f32(p + "attn_k.bias", {kv_dim}, random_values(rng, static_cast<size_t>(kv_dim), 0.5f));
+      w.add_tensor_f32(p + "attn_v.bias", {kv_dim}, random_values(rng, static_cast<size_t>(kv_dim), 0.5f));
+    }
+    if (s.architecture == "qwen3") {
+      w.add_tensor_f32(p + "attn_q_norm.weight", {s.head_dim()}, norm_values(rng, s.head_dim()));
+      w.add_tensor_f32(p + "attn_k_norm.weight", {s.head_dim()}, norm_values(rng, s.head_dim()));
+    }
   }
   w.add_tensor_f32("output_norm.weight", {s.dim}, norm_values(rng, s.dim));
   if (!s.tied_output) add_matrix(w, "output.weight", s.weight_dtype, s.vocab, s.dim, 1.7f * in_dim, rng);
+  if (s.rope_freq_factors) {
+    // Llama 3.1's factors run from 1 (fast pairs) to 8 (slow pairs); random ones catch any mix-up.
+    std::vector<float> factors = random_values(rng, static_cast<size_t>(s.effective_rope_dim() / 2), 3.5f);
+    for (float& f : factors) f += 4.5f;
+    w.add_tensor_f32("rope_freqs.weight", {s.effective_rope_dim() / 2}, factors);
+  }
   w.write(path);
 }
 

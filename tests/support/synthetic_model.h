@@ -14,6 +14,9 @@ class LlamaModel;
 namespace test {
 
 struct SyntheticModelSpec {
+  // "llama", "qwen2" (adds Q/K/V biases) or "qwen3" (adds per-head Q/K norms); the metadata keys
+  // carry this prefix.
+  std::string architecture = "llama";
   int32_t dim = 64;
   int32_t n_layers = 2;
   int32_t n_heads = 4;
@@ -25,11 +28,13 @@ struct SyntheticModelSpec {
   float rope_base = 10000.0f;
   float rope_linear_factor = 0.0f;  // > 0: rope.scaling.type "linear" with this factor
   float rms_eps = 1e-5f;
+  int32_t key_length = 0;           // > 0: attention.key_length (and value_length), the head size
+  bool rope_freq_factors = false;   // llama: rope_freqs.weight with random factors in [1, 8]
   bool tied_output = false;         // true: no output.weight, logits reuse token_embd.weight
   DType weight_dtype = DType::F32;  // every 2-D matrix (norm vectors stay f32)
   uint32_t seed = 1;
 
-  int32_t head_dim() const { return dim / n_heads; }
+  int32_t head_dim() const { return key_length > 0 ? key_length : dim / n_heads; }
   int32_t effective_rope_dim() const { return rope_dim > 0 ? rope_dim : head_dim(); }
   std::string describe() const;  // "dim 64, 2 layers, 4/2 heads, ..." for failure messages
 };

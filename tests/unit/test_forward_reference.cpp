@@ -41,6 +41,27 @@ SyntheticModelSpec mha_three_layer_shape() {  // plain multi-head attention, 3 l
   s.seed = 13;
   return s;
 }
+// The other architectures' parts (core/model/architecture.h), each on a block shape.
+SyntheticModelSpec llama3_rope_factors_shape() {  // Llama 3.1+: rope_freqs.weight divides each pair's frequency
+  SyntheticModelSpec s = gqa3_shape();
+  s.rope_freq_factors = true, s.rope_base = 5e5f, s.seed = 17;
+  return s;
+}
+SyntheticModelSpec qwen2_shape() {  // NEOX pairs, Q/K/V biases, partial rope
+  SyntheticModelSpec s;
+  s.architecture = "qwen2";
+  s.dim = 64, s.n_heads = 4, s.n_kv_heads = 2, s.ffn_dim = 96, s.vocab = 43, s.rope_dim = 12, s.rope_base = 1e6f;
+  s.seed = 18;
+  return s;
+}
+SyntheticModelSpec qwen3_shape() {  // NEOX pairs, per-head Q/K norms, heads of 32 over a 64-wide model
+  SyntheticModelSpec s;
+  s.architecture = "qwen3";
+  s.dim = 64, s.n_heads = 4, s.n_kv_heads = 2, s.key_length = 32, s.ffn_dim = 96, s.vocab = 39, s.rope_base = 1e6f;
+  s.tied_output = true, s.seed = 19;
+  return s;
+}
+
 // Odd sizes only plain float weights can hold.
 SyntheticModelSpec mqa_odd_shape() {  // 5 heads of 12 share one kv head; ffn 100; rope on 6 of 12
   SyntheticModelSpec s;
@@ -91,7 +112,8 @@ std::vector<Case> all_cases() {
   std::vector<Case> cases;
   const std::vector<std::pair<std::string, SyntheticModelSpec>> block_shapes = {
       {"gqa3", gqa3_shape()}, {"gqa2_partial_rope_tied", gqa2_partial_rope_shape()}, {"mha_3layers", mha_three_layer_shape()},
-      {"q8_kv", q8_kv_shape()}};
+      {"q8_kv", q8_kv_shape()},
+      {"llama3_rope_factors", llama3_rope_factors_shape()}, {"qwen2", qwen2_shape()}, {"qwen3", qwen3_shape()}};
   const std::vector<std::pair<std::string, SyntheticModelSpec>> odd_shapes = {{"mqa_odd", mqa_odd_shape()},
                                                                              {"odd_head_dim", odd_head_dim_shape()}};
   for (DType w : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1}) {
@@ -170,8 +192,8 @@ TEST_P(ForwardReferenceTest, MatchesReferenceAtEveryPosition) {
 }
 
 // The bound is tight enough to catch the bugs it exists for: the optimized logits are farther than
-// the bound from a reference that pairs RoPE dimensions wrongly, uses another rope base, or maps
-// query heads to the wrong kv heads.
+// the bound from a reference that pairs RoPE dimensions wrongly, uses another rope base, maps query
+// heads to the wrong kv heads, or leaves out the architecture's own parts.
 TEST_P(ForwardReferenceTest, BoundCatchesRopeAndGqaBugs) {
   const Case& c = GetParam();
   SCOPED_TRACE(c.spec.describe());
@@ -184,9 +206,14 @@ TEST_P(ForwardReferenceTest, BoundCatchesRopeAndGqaBugs) {
   };
 
   // a margin of 2x, so the catch does not hinge on this seed
-  EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), c.spec, with(ReferenceMutation::RopeHalfSplit)), tokens),
+  EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), c.spec, with(ReferenceMutation::RopeOtherPairing)), tokens),
             2 * c.bound)
-      << "half-split RoPE pairs";
+      << "the other architecture's RoPE pairs";
+  if (c.spec.architecture != "llama" || c.spec.rope_freq_factors) {
+    EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), c.spec, with(ReferenceMutation::NoArchitectureParts)), tokens),
+              2 * c.bound)
+        << "the architecture's biases, Q/K norms or RoPE factors left out";
+  }
   SyntheticModelSpec default_base = c.spec;
   default_base.rope_base = 10000.0f;
   ASSERT_NE(c.spec.rope_base, default_base.rope_base);
@@ -220,6 +247,28 @@ TEST(SyntheticModel, ConfigMatchesSpec) {
   EXPECT_FLOAT_EQ(c.rope_freq_scale, 1.0f / spec.rope_linear_factor);
   EXPECT_TRUE(c.tied_output);
   EXPECT_EQ(model->tokenizer().vocab().bos, 1);
+  EXPECT_TRUE(c.differences().empty());
+}
+
+// Qwen3's head size comes from attention.key_length (4 heads of 32 over a 64-wide model), and the
+// model says what differs from Llama.
+TEST(SyntheticModel, ArchitectureTraitsAndKeyLength) {
+  const auto qwen3 = load_synthetic_model(qwen3_shape());
+  EXPECT_EQ(qwen3->config().architecture, "qwen3");
+  EXPECT_EQ(qwen3->config().head_dim, 32);
+  EXPECT_EQ(qwen3->config().q_dim(), 128);
+  EXPECT_TRUE(qwen3->config().head_dim_from_key_length);
+  EXPECT_EQ(qwen3->config().traits.rope_pairing, RopePairing::Neox);
+  EXPECT_EQ(qwen3->config().differences(),
+            (std::vector<std::string>{"RoPE rotates NEOX pairs (i, i + rope_dim/2), not adjacent ones",
+                                      "RMSNorm of every Q and K head before RoPE",
+                                      "head size from attention.key_length, not embedding / heads"}));
+  const auto qwen2 = load_synthetic_model(qwen2_shape());
+  EXPECT_TRUE(qwen2->config().traits.qkv_bias);
+  ASSERT_NE(qwen2->weights().layers[0].bq, nullptr);
+  const auto llama3 = load_synthetic_model(llama3_rope_factors_shape());
+  EXPECT_TRUE(llama3->config().rope_freq_factors);
+  ASSERT_NE(llama3->weights().rope_freq_factors, nullptr);
 }
 
 }  // namespace

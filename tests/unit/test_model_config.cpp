@@ -1,4 +1,5 @@
-// Model files the Llama loader must refuse, each with an error that names what is wrong.
+// Model files the loader must refuse, each with an error that names what is wrong, and the
+// architectures' own tensors (biases, Q/K norms, RoPE factors) where they belong.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,16 +13,19 @@
 namespace inferscope::test {
 namespace {
 
-// A valid synthetic model rewritten with `change` applied to its writer; returns the new path.
-std::string rewritten_model(const std::string& name, const std::function<void(GgufWriter&)>& change) {
+// A valid synthetic model of `spec` rewritten without the tensor `drop` and with `change` applied
+// to its writer; returns the new path.
+std::string rewritten_model(const std::string& name, const std::function<void(GgufWriter&)>& change,
+                            const SyntheticModelSpec& spec = {}, const std::string& drop = "") {
   const std::string original = ::testing::TempDir() + "/" + name + ".orig.gguf";
   const std::string path = ::testing::TempDir() + "/" + name + ".gguf";
-  write_synthetic_model(SyntheticModelSpec{}, original);
+  write_synthetic_model(spec, original);
   {
     const auto file = GgufFile::open(original);
     GgufWriter writer;
     for (const auto& [key, value] : file->metadata()) writer.set(key, value);
     for (const GgufTensorInfo& t : file->tensors()) {
+      if (t.name == drop) continue;
       writer.add_tensor(t.name, t.type, t.dims, std::vector<uint8_t>(t.data, t.data + t.n_bytes));
     }
     change(writer);
@@ -49,15 +53,51 @@ TEST(ModelConfig, RefusesOtherArchitecturesByName) {
       rewritten_model("arch", [](GgufWriter& w) { w.set("general.architecture", GgufValue::str("mamba")); });
   const std::string error = load_error(path);
   EXPECT_NE(error.find("general.architecture"), std::string::npos) << error;
-  EXPECT_NE(error.find("'mamba' is not supported"), std::string::npos) << error;
+  EXPECT_NE(error.find("'mamba' is not supported (supported: llama, qwen2, qwen3)"), std::string::npos) << error;
 }
 
-TEST(ModelConfig, RefusesRopeFrequencyFactors) {
-  const std::string path = rewritten_model("rope_freqs", [](GgufWriter& w) {
-    w.add_tensor_f32("rope_freqs.weight", {8}, std::vector<float>(8, 1.0f));
-  });
-  const std::string error = load_error(path);
-  EXPECT_NE(error.find("rope_freqs.weight"), std::string::npos) << error;
+// Llama 3.1+ factors load (rope_dim / 2 positive values); anything else names the tensor.
+TEST(ModelConfig, RopeFrequencyFactorsMustFitAndBePositive) {
+  const auto factors = [](std::vector<float> values) {
+    return [values](GgufWriter& w) { w.add_tensor_f32("rope_freqs.weight", {static_cast<int64_t>(values.size())}, values); };
+  };
+  EXPECT_EQ(load_error(rewritten_model("rope_freqs", factors(std::vector<float>(8, 2.0f)))), "");
+  std::vector<float> negative(8, 1.0f);
+  negative[5] = -1.0f;
+  EXPECT_NE(load_error(rewritten_model("rope_freqs_negative", factors(negative))).find("'rope_freqs.weight': factor 5 is -1"),
+            std::string::npos);
+  EXPECT_NE(load_error(rewritten_model("rope_freqs_size", factors(std::vector<float>(7, 1.0f)))).find("'rope_freqs.weight': shape [7], expected [8]"),
+            std::string::npos);
+  SyntheticModelSpec qwen2;
+  qwen2.architecture = "qwen2";
+  EXPECT_NE(load_error(rewritten_model("rope_freqs_qwen2", factors(std::vector<float>(8, 2.0f)), qwen2))
+                .find("RoPE frequency factors are not supported for qwen2"),
+            std::string::npos);
+}
+
+// Each architecture's own tensors are required where it has them and refused where it has not.
+TEST(ModelConfig, ArchitectureTensorsAreRequiredOrRefusedByName) {
+  SyntheticModelSpec qwen2;
+  qwen2.architecture = "qwen2";
+  EXPECT_EQ(load_error(rewritten_model("qwen2", [](GgufWriter&) {}, qwen2)), "");
+  EXPECT_NE(load_error(rewritten_model("qwen2_no_bias", [](GgufWriter&) {}, qwen2, "blk.1.attn_k.bias")).find("blk.1.attn_k.bias"),
+            std::string::npos);
+  SyntheticModelSpec qwen3;
+  qwen3.architecture = "qwen3";
+  qwen3.key_length = 32;
+  EXPECT_EQ(load_error(rewritten_model("qwen3", [](GgufWriter&) {}, qwen3)), "");
+  EXPECT_NE(load_error(rewritten_model("qwen3_no_norm", [](GgufWriter&) {}, qwen3, "blk.0.attn_q_norm.weight"))
+                .find("blk.0.attn_q_norm.weight"),
+            std::string::npos);
+  const std::string llama_with_bias = load_error(rewritten_model("llama_bias", [](GgufWriter& w) {
+    w.add_tensor_f32("blk.0.attn_q.bias", {64}, std::vector<float>(64, 0.0f));
+  }));
+  EXPECT_NE(llama_with_bias.find("tensor 'blk.0.attn_q.bias' is not part of the llama architecture"), std::string::npos)
+      << llama_with_bias;
+  const std::string values = load_error(rewritten_model("value_length", [](GgufWriter& w) {
+    w.set("qwen3.attention.value_length", GgufValue::u32(16));
+  }, qwen3));
+  EXPECT_NE(values.find("qwen3.attention.value_length: 16 differs from key_length 32"), std::string::npos) << values;
 }
 
 TEST(ModelConfig, RefusesUnsupportedRopeScaling) {
