@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, configures, builds and runs every test.
-#   scripts/test.sh            Release build in build/, every test
+#   scripts/test.sh            Release build in build/, every test, with llama.cpp built (once, into a
+#                              cache folder: scripts/llama-cpp.sh) for the tests that compare with it
 #   scripts/test.sh --asan     ASan + UBSan build in build-asan/, all but the tests labelled slow
 #   scripts/test.sh --tsan     TSan build in build-tsan/, all but the tests labelled slow or
 #                              compute-bound (their kernels run 20-50x slower under TSan and use the
@@ -24,6 +25,11 @@ case "${1:-}" in
   *) echo "usage: scripts/test.sh [--asan|--tsan]" >&2; exit 2 ;;
 esac
 scripts/setup.sh
+# The Release pass runs the slow tests, among them the comparisons with llama.cpp.
+if [[ -z ${1:-} ]]; then
+  llama_cpp=$(scripts/llama-cpp.sh)
+  flags+=("-DINFERSCOPE_LLAMA_CPP=$llama_cpp")
+fi
 jobs=$(nproc)
 scripts/configure.sh "$build" "${flags[@]}"
 cmake --build "$build" -j "$jobs"

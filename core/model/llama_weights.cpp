@@ -29,6 +29,12 @@ MatrixRef matrix(const GgufFile& f, const std::string& name, int64_t rows, int64
   return MatrixRef{t.type, t.data, rows, cols, row_bytes(t.type, cols)};
 }
 
+// Rows [first, first + rows) of `m`: a view into one part of a fused tensor (phi3's attn_qkv, ffn_up).
+MatrixRef row_slice(const MatrixRef& m, int64_t first, int64_t rows) {
+  return MatrixRef{m.type, static_cast<const uint8_t*>(m.data) + static_cast<size_t>(first) * m.row_stride, rows, m.cols,
+                   m.row_stride};
+}
+
 // A norm vector; converted to f32 (into `owned`) when the file stores it otherwise.
 const float* vector_f32(const GgufFile& f, const std::string& name, int64_t n,
                         std::vector<std::vector<float>>& owned) {
@@ -85,13 +91,30 @@ LlamaWeights LlamaWeights::from_gguf(const GgufFile& f, const LlamaConfig& c) {
     const std::string p = "blk." + std::to_string(i) + ".";
     LlamaLayerWeights l;
     l.attn_norm = vector_f32(f, p + "attn_norm.weight", c.dim, w.owned_norms);
-    l.wq = matrix(f, p + "attn_q.weight", q_dim, c.dim);
-    l.wk = matrix(f, p + "attn_k.weight", c.kv_dim(), c.dim);
-    l.wv = matrix(f, p + "attn_v.weight", c.kv_dim(), c.dim);
+    if (c.traits.fused_qkv && f.find_tensor(p + "attn_qkv.weight") != nullptr) {
+      // Q, K and V rows one after another in one tensor
+      const MatrixRef qkv = matrix(f, p + "attn_qkv.weight", q_dim + 2 * c.kv_dim(), c.dim);
+      l.wq = row_slice(qkv, 0, q_dim);
+      l.wk = row_slice(qkv, q_dim, c.kv_dim());
+      l.wv = row_slice(qkv, q_dim + c.kv_dim(), c.kv_dim());
+    } else {
+      refuse_unused(f, p + "attn_qkv.weight", c);
+      l.wq = matrix(f, p + "attn_q.weight", q_dim, c.dim);
+      l.wk = matrix(f, p + "attn_k.weight", c.kv_dim(), c.dim);
+      l.wv = matrix(f, p + "attn_v.weight", c.kv_dim(), c.dim);
+    }
     l.wo = matrix(f, p + "attn_output.weight", c.dim, q_dim);
     l.ffn_norm = vector_f32(f, p + "ffn_norm.weight", c.dim, w.owned_norms);
-    l.w_gate = matrix(f, p + "ffn_gate.weight", c.ffn_dim, c.dim);
-    l.w_up = matrix(f, p + "ffn_up.weight", c.ffn_dim, c.dim);
+    if (c.traits.fused_gate_up) {
+      // gate rows, then up rows, in one tensor
+      refuse_unused(f, p + "ffn_gate.weight", c);
+      const MatrixRef gate_up = matrix(f, p + "ffn_up.weight", 2 * int64_t{c.ffn_dim}, c.dim);
+      l.w_gate = row_slice(gate_up, 0, c.ffn_dim);
+      l.w_up = row_slice(gate_up, c.ffn_dim, c.ffn_dim);
+    } else {
+      l.w_gate = matrix(f, p + "ffn_gate.weight", c.ffn_dim, c.dim);
+      l.w_up = matrix(f, p + "ffn_up.weight", c.ffn_dim, c.dim);
+    }
     l.w_down = matrix(f, p + "ffn_down.weight", c.dim, c.ffn_dim);
     const bool bias = c.traits.qkv_bias, qk_norm = c.traits.qk_norm;
     l.bq = arch_vector(f, p + "attn_q.bias", q_dim, bias, c, w.owned_norms);

@@ -81,6 +81,22 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
     throw GgufError(f.path() + ": metadata " + a + "rope.scaling.type: '" + scaling +
                     "' is not supported (supported: none, linear)");
   }
+  // A key further than the window from its query is masked (llama.cpp's standard sliding window):
+  // within a context no longer than the window nothing is, so the context stops there.
+  c.sliding_window = static_cast<int32_t>(f.get_int_or(a + "attention.sliding_window", 0));
+  if (c.sliding_window < 0) {
+    throw GgufError(f.path() + ": metadata " + a + "attention.sliding_window: " + std::to_string(c.sliding_window) +
+                    " is negative");
+  }
+  if (c.sliding_window > 0 && c.sliding_window < c.context_length) {
+    c.context_length = c.sliding_window;
+    c.context_limited_by_window = true;
+  }
+  for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"}) {
+    if (f.find_tensor(name) != nullptr) {
+      throw GgufError(f.path() + ": tensor '" + std::string(name) + "': LongRoPE scaling (Phi-3 128k) is not supported");
+    }
+  }
   // Llama 3.1+ frequency factors: the converter bakes the "llama3" scaling into rope_freqs.weight.
   c.rope_freq_factors = f.find_tensor("rope_freqs.weight") != nullptr;
   if (c.rope_freq_factors && !c.traits.rope_freq_factors) {
@@ -98,7 +114,8 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
 }
 
 std::vector<std::string> LlamaConfig::differences() const {
-  return architecture_differences(traits, rope_freq_factors, head_dim_from_key_length);
+  return architecture_differences(traits, rope_freq_factors, head_dim_from_key_length,
+                                  context_limited_by_window ? sliding_window : 0);
 }
 
 }  // namespace inferscope

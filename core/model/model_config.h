@@ -29,6 +29,8 @@ struct LlamaConfig {
   float rms_eps = 1e-5f;            // {arch}.attention.layer_norm_rms_epsilon
   bool tied_output = false;         // no output.weight: the classifier reuses token_embd.weight
   bool rope_freq_factors = false;   // rope_freqs.weight divides each RoPE pair's frequency (Llama 3.1+)
+  int32_t sliding_window = 0;       // {arch}.attention.sliding_window (0: none)
+  bool context_limited_by_window = false;  // context_length cut to sliding_window
 
   int32_t q_dim() const { return n_heads * head_dim; }
   int32_t kv_dim() const { return n_kv_heads * head_dim; }

@@ -18,10 +18,15 @@ std::vector<MatrixRef*> matrix_fields(LlamaWeights& w) {
   return fields;
 }
 
-// The name of the file tensor whose data a matrix of the model's weights points at.
-std::string tensor_name(const GgufFile& file, const void* data) {
+// The name of the file tensor a matrix of the model's weights lies in; a part of a fused tensor
+// (phi3's attn_qkv) names its rows: "blk.0.attn_qkv.weight rows 64..95".
+std::string tensor_name(const GgufFile& file, const MatrixRef& m) {
+  const auto* data = static_cast<const uint8_t*>(m.data);
   for (const GgufTensorInfo& t : file.tensors()) {
-    if (t.data == data) return t.name;
+    if (data < t.data || data >= t.data + t.n_bytes) continue;
+    const auto first = static_cast<int64_t>(static_cast<size_t>(data - t.data) / m.row_stride);
+    if (first == 0 && t.dims.size() == 2 && t.dims[1] == m.rows) return t.name;
+    return t.name + " rows " + std::to_string(first) + ".." + std::to_string(first + m.rows - 1);
   }
   throw std::logic_error(file.path() + ": a weight matrix points at no tensor of the file");
 }
@@ -47,7 +52,7 @@ std::unique_ptr<ConvertedWeights> ConvertedWeights::convert(const LlamaModel& mo
   std::vector<size_t> converted_index;
   for (MatrixRef* field : matrix_fields(w)) {
     if (!index_of.emplace(field->data, cw->matrices_.size()).second) continue;
-    ConvertedMatrix m{tensor_name(model.file(), field->data), *field, *field, false};
+    ConvertedMatrix m{tensor_name(model.file(), *field), *field, *field, false};
     const DType target = stored_type(level, field->type, field->cols);
     m.f16_fallback = level != WeightQuant::Native && target != *weight_quant_dtype(level);
     if (target != field->type) {

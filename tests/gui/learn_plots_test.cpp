@@ -78,8 +78,12 @@ TEST(LearnPlots, SpecTokensColourEveryTokenByItsOrigin) {
     for (const StreamedVerification& v : out.verifications) refused += v.verification.rejected;
   }
   const QString text = plain(spec_tokens_html(ngram, *r.model));
-  if (spec.num_accepted_tokens > 0) EXPECT_TRUE(text.contains(QString("accepted draft %1").arg(spec.num_accepted_tokens))) << text.toStdString();
-  if (refused > 0) EXPECT_TRUE(text.contains(QString("refused draft %1").arg(refused))) << text.toStdString();
+  if (spec.num_accepted_tokens > 0) {
+    EXPECT_TRUE(text.contains(QString("accepted draft %1").arg(spec.num_accepted_tokens))) << text.toStdString();
+  }
+  if (refused > 0) {
+    EXPECT_TRUE(text.contains(QString("refused draft %1").arg(refused))) << text.toStdString();
+  }
   // The tokens shown, refused drafts aside, are the output's text.
   std::string streamed;
   for (const StreamedPiece& p : ngram.result.outputs.front().pieces) streamed += p.piece;

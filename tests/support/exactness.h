@@ -6,13 +6,13 @@
 
 #include <cstring>
 #include <map>
-#include <random>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/engine/engine_core.h"
 #include "core/model/llama_model.h"
+#include "tests/support/logit_compare.h"
 #include "tests/support/synthetic_model.h"
 
 namespace inferscope::test {
@@ -153,12 +153,6 @@ inline SyntheticModelSpec exactness_model_spec() {
 }
 
 // n seeded random ids past <unk>, <s>, </s>.
-inline std::vector<TokenId> random_prompt(int32_t n, int32_t vocab, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<TokenId> dist(3, vocab - 1);
-  std::vector<TokenId> ids(static_cast<size_t>(n));
-  for (TokenId& id : ids) id = dist(rng);
-  return ids;
-}
+inline std::vector<TokenId> random_prompt(int32_t n, int32_t vocab, uint32_t seed) { return random_tokens(n, vocab, seed, 3); }
 
 }  // namespace inferscope::test

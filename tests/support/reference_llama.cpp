@@ -37,13 +37,29 @@ ReferenceLlama::ReferenceLlama(const GgufFile& file, const SyntheticModelSpec& s
     const std::string p = "blk." + std::to_string(l) + ".";
     Layer layer;
     layer.attn_norm = load_vector(file, p + "attn_norm.weight", spec.dim);
-    layer.wq = load_matrix(file, p + "attn_q.weight", q_dim, spec.dim);
-    layer.wk = load_matrix(file, p + "attn_k.weight", kv_dim, spec.dim);
-    layer.wv = load_matrix(file, p + "attn_v.weight", kv_dim, spec.dim);
+    if (spec.architecture == "phi3") {
+      // one tensor of Q, K and V rows
+      const Matrix qkv = load_matrix(file, p + "attn_qkv.weight", q_dim + 2 * kv_dim, spec.dim);
+      layer.wq = rows_of(qkv, 0, q_dim);
+      layer.wk = rows_of(qkv, q_dim, kv_dim);
+      layer.wv = rows_of(qkv, q_dim + kv_dim, kv_dim);
+    } else {
+      layer.wq = load_matrix(file, p + "attn_q.weight", q_dim, spec.dim);
+      layer.wk = load_matrix(file, p + "attn_k.weight", kv_dim, spec.dim);
+      layer.wv = load_matrix(file, p + "attn_v.weight", kv_dim, spec.dim);
+    }
     layer.wo = load_matrix(file, p + "attn_output.weight", spec.dim, q_dim);
     layer.ffn_norm = load_vector(file, p + "ffn_norm.weight", spec.dim);
-    layer.w_gate = load_matrix(file, p + "ffn_gate.weight", spec.ffn_dim, spec.dim);
-    layer.w_up = load_matrix(file, p + "ffn_up.weight", spec.ffn_dim, spec.dim);
+    if (spec.architecture == "phi3") {
+      // one tensor of gate rows, then up rows
+      const Matrix gate_up = load_matrix(file, p + "ffn_up.weight", 2 * int64_t{spec.ffn_dim}, spec.dim);
+      const bool swapped = options.mutation == ReferenceMutation::FusedGateUpSwapped;
+      layer.w_gate = rows_of(gate_up, swapped ? spec.ffn_dim : 0, spec.ffn_dim);
+      layer.w_up = rows_of(gate_up, swapped ? 0 : spec.ffn_dim, spec.ffn_dim);
+    } else {
+      layer.w_gate = load_matrix(file, p + "ffn_gate.weight", spec.ffn_dim, spec.dim);
+      layer.w_up = load_matrix(file, p + "ffn_up.weight", spec.ffn_dim, spec.dim);
+    }
     layer.w_down = load_matrix(file, p + "ffn_down.weight", spec.dim, spec.ffn_dim);
     const bool parts = options.mutation != ReferenceMutation::NoArchitectureParts;
     if (spec.architecture == "qwen2" && parts) {
@@ -79,6 +95,11 @@ ReferenceLlama::Matrix ReferenceLlama::load_matrix(const GgufFile& file, const s
     for (int64_t c = 0; c < cols; ++c) m.values[static_cast<size_t>(r * cols + c)] = row[static_cast<size_t>(c)];
   }
   return m;
+}
+
+ReferenceLlama::Matrix ReferenceLlama::rows_of(const Matrix& m, int64_t first, int64_t rows) {
+  return Matrix{rows, m.cols,
+                std::vector<double>(m.values.begin() + first * m.cols, m.values.begin() + (first + rows) * m.cols)};
 }
 
 std::vector<double> ReferenceLlama::load_vector(const GgufFile& file, const std::string& name, int64_t n) {

@@ -3,7 +3,8 @@
 // and its shape and architecture from the SyntheticModelSpec (not through LlamaConfig or
 // core/model/architecture.h), so a loader bug cannot hide by being shared. It keeps its own full K/V
 // history. Architectures: llama (adjacent RoPE pairs, optional rope_freqs factors), qwen2 (NEOX
-// pairs, Q/K/V biases), qwen3 (NEOX pairs, an RMSNorm on every Q and K head before RoPE).
+// pairs, Q/K/V biases), qwen3 (NEOX pairs, an RMSNorm on every Q and K head before RoPE), phi3
+// (NEOX pairs, Q/K/V rows in one tensor, gate and up rows in one).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -23,6 +24,7 @@ enum class ReferenceMutation {
   RopeOtherPairing,   // rotate the other architecture's pairs: (i, i + rope_dim/2) for (2i, 2i+1) and back
   GqaModulo,          // query head h reads kv head h % n_kv_heads instead of h / (n_heads / n_kv_heads)
   NoArchitectureParts,  // leave out the architecture's own parts: biases, Q/K norms, RoPE factors
+  FusedGateUpSwapped,   // phi3: read ffn_up's halves the other way round (up rows first)
 };
 
 struct ReferenceOptions {
@@ -57,12 +59,13 @@ class ReferenceLlama {
     std::vector<double> keys, values;  // (length, n_kv_heads * head_dim) after RoPE / as projected
   };
   static Matrix load_matrix(const GgufFile& file, const std::string& name, int64_t rows, int64_t cols);
+  static Matrix rows_of(const Matrix& m, int64_t first, int64_t rows);
   static std::vector<double> load_vector(const GgufFile& file, const std::string& name, int64_t n);
   void rope(double* head, int32_t pos) const;
   std::vector<double> rmsnorm(const std::vector<double>& x, const std::vector<double>& weight) const;
   // rmsnorm() of each head_dim slice of x (qwen3's Q and K norms).
   void rmsnorm_heads(std::vector<double>& x, const std::vector<double>& weight) const;
-  bool neox() const { return spec_.architecture == "qwen2" || spec_.architecture == "qwen3"; }
+  bool neox() const { return spec_.architecture != "llama"; }
   std::vector<double> matvec(const Matrix& w, const std::vector<double>& x) const;
   std::vector<double> attention(const Layer& layer, const std::vector<double>& q) const;
 

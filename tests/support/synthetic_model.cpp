@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <random>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "core/gguf/gguf_writer.h"
@@ -25,10 +26,10 @@ std::vector<float> random_values(std::mt19937& rng, size_t n, float scale) {
   return v;
 }
 
-// A (rows, cols) matrix in the spec's weight type, each row quantized on its own as the loader expects.
-void add_matrix(GgufWriter& w, const std::string& name, DType type, int64_t rows, int64_t cols, float scale,
-                std::mt19937& rng) {
-  const std::vector<float> values = random_values(rng, static_cast<size_t>(rows * cols), scale);
+// A (rows, cols) matrix of `values` in the spec's weight type, each row quantized on its own as the
+// loader expects.
+void add_matrix_values(GgufWriter& w, const std::string& name, DType type, int64_t rows, int64_t cols,
+                       const std::vector<float>& values) {
   if (type == DType::F32) {
     w.add_tensor_f32(name, {cols, rows}, values);
     return;
@@ -37,6 +38,25 @@ void add_matrix(GgufWriter& w, const std::string& name, DType type, int64_t rows
   std::vector<uint8_t> bytes(stride * static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) quantize_row(type, values.data() + r * cols, bytes.data() + r * stride, cols);
   w.add_tensor(name, type, {cols, rows}, std::move(bytes));
+}
+
+void add_matrix(GgufWriter& w, const std::string& name, DType type, int64_t rows, int64_t cols, float scale,
+                std::mt19937& rng) {
+  add_matrix_values(w, name, type, rows, cols, random_values(rng, static_cast<size_t>(rows * cols), scale));
+}
+
+// Matrices of the same width stacked row-wise into one tensor (phi3's attn_qkv and ffn_up), each
+// part's values drawn as add_matrix draws them.
+void add_fused_matrix(GgufWriter& w, const std::string& name, DType type, const std::vector<std::pair<int64_t, float>>& parts,
+                      int64_t cols, std::mt19937& rng) {
+  std::vector<float> values;
+  int64_t rows = 0;
+  for (const auto& [part_rows, scale] : parts) {
+    const std::vector<float> part = random_values(rng, static_cast<size_t>(part_rows * cols), scale);
+    values.insert(values.end(), part.begin(), part.end());
+    rows += part_rows;
+  }
+  add_matrix_values(w, name, type, rows, cols, values);
 }
 
 // Norm weights around 1 (never 0), so every channel contributes.
@@ -96,6 +116,7 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
     w.set(a + "rope.scaling.type", GgufValue::str("linear"));
     w.set(a + "rope.scaling.factor", GgufValue::f32(s.rope_linear_factor));
   }
+  if (s.sliding_window > 0) w.set(a + "attention.sliding_window", GgufValue::u32(static_cast<uint32_t>(s.sliding_window)));
   if (s.key_length > 0) {
     w.set(a + "attention.key_length", GgufValue::u32(static_cast<uint32_t>(s.key_length)));
     w.set(a + "attention.value_length", GgufValue::u32(static_cast<uint32_t>(s.key_length)));
@@ -113,13 +134,23 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
   for (int32_t l = 0; l < s.n_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     w.add_tensor_f32(p + "attn_norm.weight", {s.dim}, norm_values(rng, s.dim));
-    add_matrix(w, p + "attn_q.weight", s.weight_dtype, q_dim, s.dim, 3.0f * in_dim, rng);
-    add_matrix(w, p + "attn_k.weight", s.weight_dtype, kv_dim, s.dim, 3.0f * in_dim, rng);
-    add_matrix(w, p + "attn_v.weight", s.weight_dtype, kv_dim, s.dim, 1.7f * in_dim, rng);
+    if (s.architecture == "phi3") {
+      add_fused_matrix(w, p + "attn_qkv.weight", s.weight_dtype,
+                       {{q_dim, 3.0f * in_dim}, {kv_dim, 3.0f * in_dim}, {kv_dim, 1.7f * in_dim}}, s.dim, rng);
+    } else {
+      add_matrix(w, p + "attn_q.weight", s.weight_dtype, q_dim, s.dim, 3.0f * in_dim, rng);
+      add_matrix(w, p + "attn_k.weight", s.weight_dtype, kv_dim, s.dim, 3.0f * in_dim, rng);
+      add_matrix(w, p + "attn_v.weight", s.weight_dtype, kv_dim, s.dim, 1.7f * in_dim, rng);
+    }
     add_matrix(w, p + "attn_output.weight", s.weight_dtype, s.dim, q_dim, 1.7f * in_q, rng);
     w.add_tensor_f32(p + "ffn_norm.weight", {s.dim}, norm_values(rng, s.dim));
-    add_matrix(w, p + "ffn_gate.weight", s.weight_dtype, s.ffn_dim, s.dim, 1.7f * in_dim, rng);
-    add_matrix(w, p + "ffn_up.weight", s.weight_dtype, s.ffn_dim, s.dim, 1.7f * in_dim, rng);
+    if (s.architecture == "phi3") {
+      add_fused_matrix(w, p + "ffn_up.weight", s.weight_dtype, {{s.ffn_dim, 1.7f * in_dim}, {s.ffn_dim, 1.7f * in_dim}},
+                       s.dim, rng);
+    } else {
+      add_matrix(w, p + "ffn_gate.weight", s.weight_dtype, s.ffn_dim, s.dim, 1.7f * in_dim, rng);
+      add_matrix(w, p + "ffn_up.weight", s.weight_dtype, s.ffn_dim, s.dim, 1.7f * in_dim, rng);
+    }
     add_matrix(w, p + "ffn_down.weight", s.weight_dtype, s.dim, s.ffn_dim, 1.7f * in_ffn, rng);
     // The architectures' own tensors come last, so a llama file's values do not depend on them.
     if (s.architecture == "qwen2") {

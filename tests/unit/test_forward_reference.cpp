@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tests/support/engine_runs.h"
+#include "tests/support/logit_compare.h"
 #include "core/model/llama_model.h"
 #include "tests/support/reference_llama.h"
 #include "tests/support/synthetic_model.h"
@@ -59,6 +60,13 @@ SyntheticModelSpec qwen3_shape() {  // NEOX pairs, per-head Q/K norms, heads of 
   s.architecture = "qwen3";
   s.dim = 64, s.n_heads = 4, s.n_kv_heads = 2, s.key_length = 32, s.ffn_dim = 96, s.vocab = 39, s.rope_base = 1e6f;
   s.tied_output = true, s.seed = 19;
+  return s;
+}
+
+SyntheticModelSpec phi3_shape() {  // NEOX pairs, Q/K/V in one tensor, gate and up in one
+  SyntheticModelSpec s;
+  s.architecture = "phi3";
+  s.dim = 96, s.n_heads = 3, s.n_kv_heads = 3, s.ffn_dim = 128, s.vocab = 37, s.rope_base = 2e5f, s.seed = 20;
   return s;
 }
 
@@ -113,7 +121,8 @@ std::vector<Case> all_cases() {
   const std::vector<std::pair<std::string, SyntheticModelSpec>> block_shapes = {
       {"gqa3", gqa3_shape()}, {"gqa2_partial_rope_tied", gqa2_partial_rope_shape()}, {"mha_3layers", mha_three_layer_shape()},
       {"q8_kv", q8_kv_shape()},
-      {"llama3_rope_factors", llama3_rope_factors_shape()}, {"qwen2", qwen2_shape()}, {"qwen3", qwen3_shape()}};
+      {"llama3_rope_factors", llama3_rope_factors_shape()}, {"qwen2", qwen2_shape()}, {"qwen3", qwen3_shape()},
+      {"phi3", phi3_shape()}};
   const std::vector<std::pair<std::string, SyntheticModelSpec>> odd_shapes = {{"mqa_odd", mqa_odd_shape()},
                                                                              {"odd_head_dim", odd_head_dim_shape()}};
   for (DType w : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1}) {
@@ -130,26 +139,6 @@ std::vector<Case> all_cases() {
     }
   }
   return cases;
-}
-
-// max|a - b| / max|b| over one position's logits.
-double relative_error(std::span<const float> got, const std::vector<double>& want) {
-  double max_diff = 0.0, max_ref = 0.0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (!std::isfinite(got[i])) return INFINITY;  // NaN never passes
-    max_diff = std::max(max_diff, std::abs(got[i] - want[i]));
-    max_ref = std::max(max_ref, std::abs(want[i]));
-  }
-  return max_diff / max_ref;
-}
-
-// Seeded random token ids over the whole vocabulary.
-std::vector<TokenId> random_tokens(int n, int32_t vocab, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<TokenId> dist(0, vocab - 1);
-  std::vector<TokenId> ids(static_cast<size_t>(n));
-  for (TokenId& id : ids) id = dist(rng);
-  return ids;
 }
 
 // Logits of the optimized pass through the engine at every position, the tokens fed in steps of
@@ -209,10 +198,15 @@ TEST_P(ForwardReferenceTest, BoundCatchesRopeAndGqaBugs) {
   EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), c.spec, with(ReferenceMutation::RopeOtherPairing)), tokens),
             2 * c.bound)
       << "the other architecture's RoPE pairs";
-  if (c.spec.architecture != "llama" || c.spec.rope_freq_factors) {
+  if (c.spec.architecture == "qwen2" || c.spec.architecture == "qwen3" || c.spec.rope_freq_factors) {
     EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), c.spec, with(ReferenceMutation::NoArchitectureParts)), tokens),
               2 * c.bound)
         << "the architecture's biases, Q/K norms or RoPE factors left out";
+  }
+  if (c.spec.architecture == "phi3") {
+    EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), c.spec, with(ReferenceMutation::FusedGateUpSwapped)), tokens),
+              2 * c.bound)
+        << "ffn_up's gate and up halves swapped";
   }
   SyntheticModelSpec default_base = c.spec;
   default_base.rope_base = 10000.0f;
@@ -266,6 +260,18 @@ TEST(SyntheticModel, ArchitectureTraitsAndKeyLength) {
   const auto qwen2 = load_synthetic_model(qwen2_shape());
   EXPECT_TRUE(qwen2->config().traits.qkv_bias);
   ASSERT_NE(qwen2->weights().layers[0].bq, nullptr);
+  const auto phi3 = load_synthetic_model(phi3_shape());
+  const LlamaLayerWeights& l = phi3->weights().layers[1];
+  // the views lie one after another in the fused tensors
+  EXPECT_EQ(static_cast<const uint8_t*>(l.wk.data), static_cast<const uint8_t*>(l.wq.data) + l.wq.rows * l.wq.row_stride);
+  EXPECT_EQ(static_cast<const uint8_t*>(l.wv.data), static_cast<const uint8_t*>(l.wk.data) + l.wk.rows * l.wk.row_stride);
+  EXPECT_EQ(static_cast<const uint8_t*>(l.w_up.data), static_cast<const uint8_t*>(l.w_gate.data) + l.w_gate.rows * l.w_gate.row_stride);
+  SyntheticModelSpec windowed = phi3_shape();
+  windowed.sliding_window = 48;
+  const auto limited = load_synthetic_model(windowed);
+  EXPECT_EQ(limited->config().context_length, 48);
+  EXPECT_EQ(limited->config().differences().back(),
+            "context limited to the sliding window of 48 tokens, within which windowed attention is full attention");
   const auto llama3 = load_synthetic_model(llama3_rope_factors_shape());
   EXPECT_TRUE(llama3->config().rope_freq_factors);
   ASSERT_NE(llama3->weights().rope_freq_factors, nullptr);

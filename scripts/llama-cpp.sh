@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds llama.cpp's tools (llama-tokenize, llama-perplexity, llama-quantize, llama-bench) and its
+# library from the llama.cpp sources vendored in PyPI's llama-cpp-python sdist, into a cache folder
+# outside the source tree, reused when present. Tests that compare with llama.cpp and the
+# PERFORMANCE.md measurements use it; nothing of it is committed.
+#   scripts/llama-cpp.sh          prints the folder holding bin/ and lib/ (builds it first if needed)
+# The folder: $INFERSCOPE_CACHE (default ~/.cache/inferscope)/llama.cpp-$VERSION.
+set -euo pipefail
+VERSION=0.3.36
+cache=${INFERSCOPE_CACHE:-$HOME/.cache/inferscope}
+prefix=$cache/llama.cpp-$VERSION
+tools=(llama-tokenize llama-perplexity llama-quantize llama-bench)
+
+built() {
+  for t in "${tools[@]}"; do [[ -x $prefix/bin/$t ]] || return 1; done
+  [[ -f $prefix/include/llama.h ]] && compgen -G "$prefix/lib/libllama.so*" >/dev/null
+}
+
+if ! built; then
+  echo "llama-cpp: building llama.cpp from llama-cpp-python==$VERSION (PyPI sdist) into $prefix" >&2
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  python3 -m pip download --quiet --no-deps --no-binary :all: --disable-pip-version-check \
+    "llama-cpp-python==$VERSION" -d "$work" >&2
+  tar -xzf "$work"/llama_cpp_python-"$VERSION".tar.gz -C "$work"
+  src=$work/llama_cpp_python-$VERSION/vendor/llama.cpp
+  [[ -f $src/CMakeLists.txt ]] || { echo "llama-cpp: no vendor/llama.cpp in the sdist" >&2; exit 1; }
+  # The CPU backend for this machine (as llama-bench is built to be compared), no network client;
+  # each binary and library finds the libraries beside it or in ../lib, where they are copied.
+  cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DLLAMA_CURL=OFF \
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DBUILD_SHARED_LIBS=ON \
+    -DCMAKE_BUILD_RPATH='$ORIGIN:$ORIGIN/../lib' >&2
+  cmake --build "$work/build" -j "$(nproc)" --target llama "${tools[@]}" >&2
+  rm -rf "$prefix.tmp"
+  mkdir -p "$prefix.tmp/bin" "$prefix.tmp/lib" "$prefix.tmp/include"
+  for t in "${tools[@]}"; do cp "$work/build/bin/$t" "$prefix.tmp/bin/"; done
+  find "$work/build" -name 'lib*.so*' -exec cp -P {} "$prefix.tmp/lib/" \;
+  cp "$src"/include/llama.h "$src"/ggml/include/*.h "$prefix.tmp/include/"
+  # Whole or nothing: a build cut short leaves no folder that looks ready.
+  rm -rf "$prefix"
+  mv "$prefix.tmp" "$prefix"
+fi
+echo "$prefix"
