@@ -4,11 +4,11 @@
 # outside the source tree, reused when present. Tests that compare with llama.cpp and the
 # PERFORMANCE.md measurements use it; nothing of it is committed.
 #   scripts/llama-cpp.sh          prints the folder holding bin/ and lib/ (builds it first if needed)
-# The folder: $INFERSCOPE_CACHE (default ~/.cache/inferscope)/llama.cpp-$VERSION.
+# The folder: $INFERSCOPE_CACHE (default ~/.cache/inferscope)/llama.cpp-$VERSION-avx2.
 set -euo pipefail
 VERSION=0.3.36
 cache=${INFERSCOPE_CACHE:-$HOME/.cache/inferscope}
-prefix=$cache/llama.cpp-$VERSION
+prefix=$cache/llama.cpp-$VERSION-avx2
 tools=(llama-tokenize llama-perplexity llama-quantize llama-bench)
 
 built() {
@@ -25,9 +25,13 @@ if ! built; then
   tar -xzf "$work"/llama_cpp_python-"$VERSION".tar.gz -C "$work"
   src=$work/llama_cpp_python-$VERSION/vendor/llama.cpp
   [[ -f $src/CMakeLists.txt ]] || { echo "llama-cpp: no vendor/llama.cpp in the sdist" >&2; exit 1; }
-  # The CPU backend for this machine (as llama-bench is built to be compared), no network client;
-  # each binary and library finds the libraries beside it or in ../lib, where they are copied.
-  cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DLLAMA_CURL=OFF \
+  # The CPU backend with the instruction set our kernels use (AVX2, FMA, F16C): comparisons are like
+  # for like, and the binaries run on every machine of this kind (a -march=native build picked up
+  # AMX on a Xeon whose kernel does not enable it: SIGILL). No network client; each binary and
+  # library finds the libraries beside it or in ../lib, where they are copied.
+  cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DGGML_AVX=ON \
+    -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF \
+    -DGGML_AMX_BF16=OFF -DLLAMA_CURL=OFF \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DBUILD_SHARED_LIBS=ON \
     -DCMAKE_BUILD_RPATH='$ORIGIN:$ORIGIN/../lib' >&2
   cmake --build "$work/build" -j "$(nproc)" --target llama "${tools[@]}" >&2

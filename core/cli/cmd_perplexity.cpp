@@ -45,13 +45,19 @@ int cmd_perplexity(int argc, char** argv) {
       {"--file", "-f", true, "the text to score (UTF-8)"},
       {"--json", "", false, "print one JSON object"},
       {"--compare-to", "", true, "a reference level (f32, ...; other options alike): also report KL(P_ref || P) and top-1 agreement"},
+      {"--method", "", true, "all-tokens (default) or llamacpp: llama-perplexity's chunks and scored positions"},
   });
   if (print_help_if_asked(
-          "perplexity --model PATH --file TEXT [--ctx 512] [--quant L] [--compare-to L] [--json] [--threads N]\n"
+          "perplexity --model PATH --file TEXT [--ctx 512] [--method all-tokens|llamacpp] [--quant L] [--compare-to L]\n"
+          "           [--json] [--threads N]\n"
           "The text is tokenized (BOS first when the vocabulary uses one) and cut into windows of --ctx tokens\n"
-          "(default 512), window k starting at token k*(ctx-1), so each window begins on the previous one's last\n"
-          "token. Each window runs on a fresh KV cache and every token after its first is scored with the logits\n"
-          "of the position before it: every token of the text but the first is scored exactly once.\n"
+          "(default 512), each run on a fresh KV cache.\n"
+          "all-tokens: window k starts at token k*(ctx-1), so each window begins on the previous one's last token,\n"
+          "and every token after a window's first is scored with the logits of the position before it: every\n"
+          "token of the text but the first is scored exactly once.\n"
+          "llamacpp: llama-perplexity's procedure, to compare with its figure: floor(n / ctx) chunks of ctx tokens\n"
+          "(the rest dropped), each chunk's first token replaced by BOS when the vocabulary uses one, and the\n"
+          "positions ctx/2 .. ctx-2 scored.\n"
           "perplexity = exp(mean -ln p(token)); KL and top-1 agreement are averaged over the same positions.",
           specs, argc, argv)) {
     return 0;
@@ -59,6 +65,11 @@ int cmd_perplexity(int argc, char** argv) {
   const Args args(specs, argc, argv, 2);
   const std::string path = args.required("--file");
   const int64_t ctx = args.integer("--ctx", kDefaultContext, 2, 1 << 24);
+  const std::string method_name = args.choice("--method", "all-tokens", {"all-tokens", "llamacpp"});
+  const std::optional<PerplexityMethod> method = perplexity_method_from_name(method_name);
+  if (*method == PerplexityMethod::LlamaCpp && ctx < 4) {
+    throw UsageError("--ctx: the llamacpp method needs chunks of at least 4 tokens, not " + std::to_string(ctx));
+  }
   const bool json = args.has("--json");
   EngineConfig config = engine_config(args);
   const bool compare = args.has("--compare-to");
@@ -70,13 +81,14 @@ int cmd_perplexity(int argc, char** argv) {
                      std::to_string(model->config().context_length));
   }
   const std::vector<TokenId> tokens = model->tokenizer().encode(text, true, false);
-  if (tokens.size() < 2) {
-    throw UsageError("--file: " + path + " gives " + std::to_string(tokens.size()) +
-                     " token(s); perplexity needs at least 2");
+  const size_t needed = *method == PerplexityMethod::LlamaCpp ? static_cast<size_t>(ctx) : 2;
+  if (tokens.size() < needed) {
+    throw UsageError("--file: " + path + " gives " + std::to_string(tokens.size()) + " token(s); the " + method_name +
+                     " method needs at least " + std::to_string(needed));
   }
   const TextPerplexity r = measure_text_perplexity(*model, config, tokens, ctx,
                                                    compare ? std::optional(reference_level) : std::nullopt,
-                                                   conversion_progress_printer);
+                                                   conversion_progress_printer, *method);
   if (json) {
     nlohmann::json out = {{"perplexity", r.level.perplexity},
                           {"tokens", r.tokens},
@@ -84,6 +96,7 @@ int cmd_perplexity(int argc, char** argv) {
                           {"quant", r.level.quant},
                           {"f16_fallback", r.level.f16_fallbacks},
                           {"ctx", ctx},
+                          {"method", perplexity_method_name(r.method)},
                           {"windows", r.windows}};
     if (r.reference) {
       out["reference_quant"] = r.reference->quant;
@@ -96,7 +109,8 @@ int cmd_perplexity(int argc, char** argv) {
     return 0;
   }
   std::cout << "perplexity at " << r.level.quant << ": " << fixed(r.level.perplexity, 4) << " over " << r.tokens
-            << " scored tokens (" << r.windows << " window(s) of up to " << ctx << " tokens)\n";
+            << " scored tokens (" << r.windows << " window(s) of up to " << ctx << " tokens, method "
+            << perplexity_method_name(r.method) << ")\n";
   std::cout << "weights: " << r.level.weight_bytes << " bytes";
   const std::string fallbacks = joined(r.level.f16_fallbacks);
   std::cout << (fallbacks.empty() ? "" : " (stored as f16: " + fallbacks + ")") << "\n";

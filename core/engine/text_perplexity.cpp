@@ -58,24 +58,30 @@ class WindowScorer {
 TextPerplexity measure_text_perplexity(const LlamaModel& model, const EngineConfig& config,
                                        std::span<const TokenId> tokens, int64_t ctx,
                                        std::optional<WeightQuant> reference,
-                                       const ConversionProgressFactory& on_conversion) {
-  if (tokens.size() < 2) {
-    throw std::invalid_argument("perplexity needs at least 2 tokens, the text gives " + std::to_string(tokens.size()));
+                                       const ConversionProgressFactory& on_conversion, PerplexityMethod method) {
+  const Vocab& vocab_info = model.tokenizer().vocab();
+  const std::vector<TokenWindow> windows =
+      perplexity_windows(static_cast<int64_t>(tokens.size()), ctx, method, vocab_info.add_bos && vocab_info.bos >= 0);
+  if (windows.empty()) {
+    throw std::invalid_argument("perplexity: the text gives " + std::to_string(tokens.size()) + " token(s); the " +
+                                perplexity_method_name(method) + " method needs at least " +
+                                std::to_string(method == PerplexityMethod::LlamaCpp ? ctx : 2));
   }
-  const std::vector<TokenWindow> windows = perplexity_windows(static_cast<int64_t>(tokens.size()), ctx);
   WindowScorer level_scorer(model, config, config.quant, ctx, on_conversion);
   const auto reference_scorer =
       reference ? std::make_unique<WindowScorer>(model, config, *reference, ctx, on_conversion) : nullptr;
   const size_t vocab = level_scorer.vocab();
   PerplexityAccumulator level_ppl, reference_ppl;
   DivergenceAccumulator divergence;
+  std::vector<TokenId> window;
   for (const TokenWindow& w : windows) {
-    const std::span<const TokenId> window(tokens.data() + w.begin, static_cast<size_t>(w.end - w.begin));
+    window.assign(tokens.begin() + w.begin, tokens.begin() + w.end);
+    if (w.bos_first) window.front() = vocab_info.bos;
     const std::span<const float> logits = level_scorer.score(window);
     const std::span<const float> reference_logits =
         reference_scorer ? std::span<const float>(reference_scorer->score(window)) : std::span<const float>();
     // Position i's logits predict token i + 1 of the window.
-    for (size_t i = 0; i + 1 < window.size(); ++i) {
+    for (size_t i = static_cast<size_t>(w.first_scored); i + 1 < window.size(); ++i) {
       const std::span<const float> row = logits.subspan(i * vocab, vocab);
       level_ppl.add(row, window[i + 1]);
       if (!reference_scorer) continue;
@@ -85,6 +91,7 @@ TextPerplexity measure_text_perplexity(const LlamaModel& model, const EngineConf
     }
   }
   TextPerplexity result;
+  result.method = method;
   result.level = level_scorer.describe(level_ppl.perplexity());
   result.tokens = level_ppl.tokens();
   result.windows = windows.size();

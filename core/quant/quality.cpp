@@ -10,9 +10,24 @@
 #include "core/sample/sampler.h"
 
 namespace inferscope {
-std::vector<TokenWindow> perplexity_windows(int64_t n_tokens, int64_t ctx) {
-  if (ctx < 2) throw std::invalid_argument("perplexity: a window needs at least 2 tokens, not " + std::to_string(ctx));
+const char* perplexity_method_name(PerplexityMethod method) {
+  return method == PerplexityMethod::AllTokens ? "all-tokens" : "llamacpp";
+}
+
+std::optional<PerplexityMethod> perplexity_method_from_name(std::string_view name) {
+  if (name == "all-tokens") return PerplexityMethod::AllTokens;
+  if (name == "llamacpp") return PerplexityMethod::LlamaCpp;
+  return std::nullopt;
+}
+
+std::vector<TokenWindow> perplexity_windows(int64_t n_tokens, int64_t ctx, PerplexityMethod method, bool uses_bos) {
   std::vector<TokenWindow> windows;
+  if (method == PerplexityMethod::LlamaCpp) {
+    if (ctx < 4) throw std::invalid_argument("perplexity: a llamacpp chunk needs at least 4 tokens, not " + std::to_string(ctx));
+    for (int64_t begin = 0; begin + ctx <= n_tokens; begin += ctx) windows.push_back({begin, begin + ctx, ctx / 2, uses_bos});
+    return windows;
+  }
+  if (ctx < 2) throw std::invalid_argument("perplexity: a window needs at least 2 tokens, not " + std::to_string(ctx));
   for (int64_t begin = 0; begin + 1 < n_tokens; begin += ctx - 1) {
     windows.push_back(TokenWindow{begin, std::min(n_tokens, begin + ctx)});
   }

@@ -124,6 +124,21 @@ TEST(PerplexityCli, ScoresTheSampleText) {
   EXPECT_GT(short_ctx["perplexity"].get<double>(), ppl);
 }
 
+// --method llamacpp: llama-perplexity's chunks (floor(n / ctx), the rest dropped) and scored positions.
+TEST(PerplexityCli, LlamaCppMethodScoresTheSecondHalfOfWholeChunks) {
+  INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
+  const auto j = cli_json("perplexity --model " + path + " --file " + kSampleText + " --json --ctx 64 --method llamacpp");
+  const auto model = LlamaModel::load(path);
+  std::ifstream in(kSampleText);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto n_tokens = static_cast<int64_t>(model->tokenizer().encode(text, true, false).size());
+  EXPECT_EQ(j["method"], "llamacpp");
+  EXPECT_EQ(j["windows"], n_tokens / 64);
+  EXPECT_EQ(j["tokens"], n_tokens / 64 * (64 - 1 - 32));
+  EXPECT_GT(j["perplexity"].get<double>(), 1.0);
+  EXPECT_EQ(cli_json("perplexity --model " + path + " --file " + kSampleText + " --json --ctx 64")["method"], "all-tokens");
+}
+
 TEST(PerplexityCli, ComparesLevels) {
   INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
   const std::string base = "perplexity --model " + path + " --file " + kSampleText + " --json --ctx 128";
@@ -170,6 +185,9 @@ TEST(PerplexityCli, BadInputExitsWith2) {
       {base + kSampleText + " --ctx 100000", "exceeds the model's context length"},
       {base + kSampleText + " --quant q2", "native, f32, f16, q8, q4, q4_1"},
       {base + kSampleText + " --compare-to f8", "--compare-to"},
+      {base + kSampleText + " --method llama.cpp", "--method"},
+      {base + kSampleText + " --method llamacpp --ctx 3", "at least 4 tokens"},
+      {base + empty + " --method llamacpp --ctx 64", "the llamacpp method needs at least 64"},
       {"perplexity --model " + path, "--file"},
   };
   for (const auto& [args, message] : cases) {

@@ -31,6 +31,28 @@ TEST(PerplexityWindows, EveryTokenAfterTheFirstIsScoredOnce) {
   EXPECT_THROW(perplexity_windows(10, 1), std::invalid_argument);
 }
 
+// llama-perplexity's chunks: whole chunks of ctx only, the rest dropped, BOS first where the
+// vocabulary uses it, positions ctx/2 .. ctx-2 scored.
+TEST(PerplexityWindows, LlamaCppChunks) {
+  const std::vector<TokenWindow> w = perplexity_windows(19, 8, PerplexityMethod::LlamaCpp, true);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].begin, 0);
+  EXPECT_EQ(w[0].end, 8);
+  EXPECT_EQ(w[1].begin, 8);
+  EXPECT_EQ(w[1].end, 16);
+  for (const TokenWindow& chunk : w) {
+    EXPECT_EQ(chunk.first_scored, 4);
+    EXPECT_TRUE(chunk.bos_first);
+  }
+  EXPECT_FALSE(perplexity_windows(16, 8, PerplexityMethod::LlamaCpp, false)[1].bos_first);
+  EXPECT_EQ(perplexity_windows(15, 8, PerplexityMethod::LlamaCpp, true).size(), 1u);
+  EXPECT_TRUE(perplexity_windows(7, 8, PerplexityMethod::LlamaCpp, true).empty());
+  EXPECT_THROW(perplexity_windows(40, 3, PerplexityMethod::LlamaCpp, true), std::invalid_argument);
+  EXPECT_STREQ(perplexity_method_name(PerplexityMethod::LlamaCpp), "llamacpp");
+  EXPECT_EQ(perplexity_method_from_name("all-tokens"), PerplexityMethod::AllTokens);
+  EXPECT_FALSE(perplexity_method_from_name("llama.cpp").has_value());
+}
+
 TEST(Quality, LogProbabilityOfASoftmax) {
   const std::vector<float> logits = {0.0f, std::log(3.0f), 1000.0f - 1000.0f};  // p = 1/5, 3/5, 1/5
   EXPECT_NEAR(log_probability(logits, 1), std::log(0.6), 1e-7);
