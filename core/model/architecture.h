@@ -5,6 +5,10 @@
 //   qwen3  NEOX RoPE pairs; RMSNorm of each Q and K head before RoPE (attn_q_norm, attn_k_norm)
 //   phi3   NEOX RoPE pairs; Q, K and V in one tensor (attn_qkv), gate and up in one (ffn_up, gate
 //          rows first); LongRoPE factors (Phi-3 128k) refused by name
+//   gemma3 NEOX RoPE pairs; embeddings scaled by sqrt(dim); per-head Q/K RMSNorm; RMSNorm after
+//          attention and after the FFN too (attn_post_norm, ffn_post_norm); a GELU-tanh gated FFN;
+//          with a sliding window, every 6th layer global (rope.freq_base) and the others local
+//          (rope.freq_base_swa, default 10000; attention.sliding_window_pattern overrides the 6)
 // Anything else is refused by name. A sliding window ({arch}.attention.sliding_window) shorter than
 // the context limits the context to the window, where windowed attention is full attention.
 #pragma once
@@ -16,6 +20,8 @@
 
 namespace inferscope {
 
+enum class FfnActivation { SiLU, GeluTanh };  // SwiGLU (Llama) or the tanh-GELU gate (Gemma)
+
 struct ArchitectureTraits {
   std::string_view name;                          // general.architecture
   RopePairing rope_pairing = RopePairing::Adjacent;
@@ -24,16 +30,18 @@ struct ArchitectureTraits {
   bool rope_freq_factors = false;                 // rope_freqs.weight may be present
   bool fused_qkv = false;                         // blk.N.attn_qkv.weight: Q, K, V rows in one tensor
   bool fused_gate_up = false;                     // blk.N.ffn_up.weight: gate rows, then up rows
+  bool embed_scale = false;                       // token embeddings times sqrt(dim)
+  bool post_norms = false;                        // blk.N.attn_post_norm, blk.N.ffn_post_norm
+  FfnActivation ffn_activation = FfnActivation::SiLU;
+  int32_t swa_pattern = 0;                        // with a sliding window: every n-th layer global (0: all windowed)
 };
 
 // The traits of `name`; nullptr when it is not supported.
 const ArchitectureTraits* find_architecture(std::string_view name);
 // "llama, qwen2, qwen3".
 std::string supported_architectures();
-// What the architecture does differently from plain Llama, one line each (inspect, the Model tab);
-// `head_dim_from_key_length`: the file sets attention.key_length apart from embedding / heads.
-// `window_context`: the context was limited to the sliding window of that many tokens (0: not).
-std::vector<std::string> architecture_differences(const ArchitectureTraits& traits, bool has_rope_freq_factors,
-                                                  bool head_dim_from_key_length, int32_t window_context);
+// What the architecture does differently from plain Llama, one line each (inspect, the Model tab;
+// LlamaConfig::differences() adds what the file itself sets).
+std::vector<std::string> architecture_differences(const ArchitectureTraits& traits);
 
 }  // namespace inferscope

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -74,19 +75,30 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
                                     std::to_string(c.vocab_size - 1) + ")");
       }
       const auto* src = static_cast<const uint8_t*>(w.token_embd.data) + w.token_embd.row_stride * id;
-      dequantize_row(w.token_embd.type, src, row(x_, t++, dim), dim);
+      dequantize_row(w.token_embd.type, src, row(x_, t, dim), dim);
+      // gemma3: x *= sqrt(dim)
+      if (c.traits.embed_scale) scale_inplace(row(x_, t, dim), std::sqrt(static_cast<float>(dim)), dim);
+      ++t;
     }
   }
 
-  // RoPE angles of each token's position, shared by every layer
+  // RoPE angles of each token's position, shared by every layer (gemma3's local layers have their own)
   const int64_t half_rope = c.rope_dim / 2;
+  const bool has_local = !c.local_layers.empty();
   rope_cos_.resize(n_tok * half_rope);
   rope_sin_.resize(n_tok * half_rope);
+  rope_cos_local_.resize(has_local ? n_tok * half_rope : 0);
+  rope_sin_local_.resize(has_local ? n_tok * half_rope : 0);
   t = 0;
   for (const BatchSeq& s : batch) {
     for (size_t i = 0; i < s.tokens.size(); ++i, ++t) {
-      rope_cos_sin(row(rope_cos_, t, half_rope), row(rope_sin_, t, half_rope), c.rope_dim,
-                   s.pos0 + static_cast<int32_t>(i), c.rope_freq_base, c.rope_freq_scale, w.rope_freq_factors);
+      const int32_t pos = s.pos0 + static_cast<int32_t>(i);
+      rope_cos_sin(row(rope_cos_, t, half_rope), row(rope_sin_, t, half_rope), c.rope_dim, pos, c.rope_freq_base,
+                   c.rope_freq_scale, w.rope_freq_factors);
+      if (has_local) {
+        rope_cos_sin(row(rope_cos_local_, t, half_rope), row(rope_sin_local_, t, half_rope), c.rope_dim, pos,
+                     c.rope_freq_base_local, 1.0f);
+      }
     }
   }
 
@@ -101,6 +113,9 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
   const int32_t n_layers = layers > 0 ? layers : c.n_layers;
   for (int32_t l = 0; l < n_layers; ++l) {
     const LlamaLayerWeights& lw = w.layers[l];
+    const bool local = has_local && c.local_layers[static_cast<size_t>(l)];
+    std::vector<float>& layer_cos = local ? rope_cos_local_ : rope_cos_;
+    std::vector<float>& layer_sin = local ? rope_sin_local_ : rope_sin_;
     // attention rmsnorm
     rmsnorm_rows(xb_.data(), x_.data(), lw.attn_norm, n_tok, dim, c.rms_eps);
     // q, k, v projections for every token of the step at once, as one fused job
@@ -119,10 +134,11 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
     for (size_t si = 0; si < batch.size(); ++si) {
       const BatchSeq& s = batch[si];
       for (size_t i = 0; i < s.tokens.size(); ++i, ++t) {
-        const float* cos = row(rope_cos_, t, half_rope);
-        const float* sin = row(rope_sin_, t, half_rope);
+        const float* cos = row(layer_cos, t, half_rope);
+        const float* sin = row(layer_sin, t, half_rope);
         rope_apply(row(q_, t, q_dim), c.n_heads, hd, c.rope_dim, cos, sin, c.traits.rope_pairing);
         rope_apply(row(k_, t, kv_dim), c.n_kv_heads, hd, c.rope_dim, cos, sin, c.traits.rope_pairing);
+        if (c.query_scale != 1.0f) scale_inplace(row(q_, t, q_dim), c.query_scale, q_dim);
         kv.store(l, s.seq, s.pos0 + static_cast<int32_t>(i), row(k_, t, kv_dim), row(v_, t, kv_dim));
       }
     }
@@ -138,15 +154,21 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
     const auto attention_start = std::chrono::steady_clock::now();
     attention.forward(att_seqs, shape, pool);
     attention_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - attention_start).count();
-    // output projection and residual
+    // output projection (gemma3: its own rmsnorm) and residual
     matmul(lw.wo, att_.data(), n_tok, xb_.data(), pool, matmul_);
+    if (lw.attn_post_norm != nullptr) rmsnorm_rows(xb_.data(), xb_.data(), lw.attn_post_norm, n_tok, dim, c.rms_eps);
     add_inplace(x_.data(), xb_.data(), n_tok * dim);
-    // ffn rmsnorm, then SwiGLU: w_down(silu(w_gate x) * w_up x), and residual
+    // ffn rmsnorm, then the gated FFN: w_down(act(w_gate x) * w_up x) with SiLU (SwiGLU) or GELU (gemma3)
     rmsnorm_rows(xb_.data(), x_.data(), lw.ffn_norm, n_tok, dim, c.rms_eps);
     const MatmulTarget gate_up[] = {{lw.w_gate, gate_.data()}, {lw.w_up, up_.data()}};
     matmul_fused(gate_up, xb_.data(), n_tok, pool, matmul_);
-    swiglu(gate_.data(), up_.data(), n_tok * c.ffn_dim);
+    if (c.traits.ffn_activation == FfnActivation::GeluTanh) {
+      geglu(gate_.data(), up_.data(), n_tok * c.ffn_dim);
+    } else {
+      swiglu(gate_.data(), up_.data(), n_tok * c.ffn_dim);
+    }
     matmul(lw.w_down, gate_.data(), n_tok, xb_.data(), pool, matmul_);
+    if (lw.ffn_post_norm != nullptr) rmsnorm_rows(xb_.data(), xb_.data(), lw.ffn_post_norm, n_tok, dim, c.rms_eps);
     add_inplace(x_.data(), xb_.data(), n_tok * dim);
   }
 
@@ -162,6 +184,10 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
   }
   logits.resize(n_logits * c.vocab_size);
   matmul(w.output, last_.data(), n_logits, logits.data(), pool, matmul_);
+  // soft cap: logits = cap * tanh(logits / cap), where the file asks for it
+  if (c.final_logit_softcap > 0.0f) {
+    for (float& v : logits) v = c.final_logit_softcap * std::tanh(v / c.final_logit_softcap);
+  }
 }
 
 }  // namespace inferscope

@@ -50,6 +50,7 @@ class LlamaForward {
   // Activations of the step, (tokens, width) row-major.
   std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, last_;
   std::vector<float> rope_cos_, rope_sin_;  // (tokens, rope_dim / 2)
+  std::vector<float> rope_cos_local_, rope_sin_local_;  // the same for gemma3's local layers
   size_t attention_scratch_bytes_ = 0;
   double attention_seconds_ = 0;
 };

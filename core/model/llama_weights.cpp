@@ -122,6 +122,9 @@ LlamaWeights LlamaWeights::from_gguf(const GgufFile& f, const LlamaConfig& c) {
     l.bv = arch_vector(f, p + "attn_v.bias", c.kv_dim(), bias, c, w.owned_norms);
     l.q_norm = arch_vector(f, p + "attn_q_norm.weight", c.head_dim, qk_norm, c, w.owned_norms);
     l.k_norm = arch_vector(f, p + "attn_k_norm.weight", c.head_dim, qk_norm, c, w.owned_norms);
+    const bool post = c.traits.post_norms;
+    l.attn_post_norm = arch_vector(f, p + "post_attention_norm.weight", c.dim, post, c, w.owned_norms);
+    l.ffn_post_norm = arch_vector(f, p + "post_ffw_norm.weight", c.dim, post, c, w.owned_norms);
     w.layers.push_back(l);
   }
   if (c.rope_freq_factors) {

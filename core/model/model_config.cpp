@@ -1,8 +1,12 @@
 #include "core/model/model_config.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string>
+#include <variant>
 
+#include "core/common/text_format.h"
 #include "core/gguf/gguf_file.h"
 
 namespace inferscope {
@@ -92,6 +96,28 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
     c.context_length = c.sliding_window;
     c.context_limited_by_window = true;
   }
+  if (c.sliding_window > 0 && c.traits.swa_pattern > 0) {
+    // Local layers (llama.cpp's set_swa_pattern): all but every n-th, or as the file lists them.
+    const GgufValue* pattern = f.find(a + "attention.sliding_window_pattern");
+    if (pattern != nullptr && std::holds_alternative<GgufArray>(pattern->v)) {
+      const GgufArray& flags = pattern->as_array();
+      if (flags.items.size() != static_cast<size_t>(c.n_layers)) {
+        throw GgufError(f.path() + ": metadata " + a + "attention.sliding_window_pattern: " +
+                        std::to_string(flags.items.size()) + " flags for " + std::to_string(c.n_layers) + " layers");
+      }
+      for (const GgufValue& flag : flags.items) c.local_layers.push_back(flag.as_bool());
+    } else {
+      const int64_t n = pattern != nullptr ? pattern->as_int() : c.traits.swa_pattern;
+      for (int32_t l = 0; l < c.n_layers; ++l) c.local_layers.push_back(n == 0 || l % n < n - 1);
+    }
+    c.rope_freq_base_local = static_cast<float>(f.get_float_or(a + "rope.freq_base_swa", 10000.0));
+  }
+  // gemma_pytorch's query_pre_attn_scalar: dim / heads for the 62-layer (27B) Gemma 3, the head size
+  // otherwise (which is what attention divides by already).
+  if (c.architecture == "gemma3" && c.n_layers == 62) {
+    c.query_scale = std::sqrt(static_cast<float>(c.head_dim)) / std::sqrt(static_cast<float>(c.dim / c.n_heads));
+  }
+  c.final_logit_softcap = static_cast<float>(f.get_float_or(a + "final_logit_softcapping", 0.0));
   for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"}) {
     if (f.find_tensor(name) != nullptr) {
       throw GgufError(f.path() + ": tensor '" + std::string(name) + "': LongRoPE scaling (Phi-3 128k) is not supported");
@@ -114,8 +140,22 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
 }
 
 std::vector<std::string> LlamaConfig::differences() const {
-  return architecture_differences(traits, rope_freq_factors, head_dim_from_key_length,
-                                  context_limited_by_window ? sliding_window : 0);
+  std::vector<std::string> lines = architecture_differences(traits);
+  if (rope_freq_factors) lines.push_back("RoPE frequencies divided by per-pair factors (rope_freqs.weight, Llama 3.1+)");
+  if (head_dim_from_key_length) lines.push_back("head size from attention.key_length, not embedding / heads");
+  const auto local = std::count(local_layers.begin(), local_layers.end(), true);
+  if (local > 0) {
+    lines.push_back(std::to_string(local) + " of " + std::to_string(n_layers) + " layers local (sliding window, RoPE base " +
+                    format_number(rope_freq_base_local, "%g") + "), the rest global (RoPE base " +
+                    format_number(rope_freq_base, "%g") + ")");
+  }
+  if (context_limited_by_window) {
+    lines.push_back("context limited to the sliding window of " + std::to_string(sliding_window) +
+                    " tokens, within which windowed attention is full attention");
+  }
+  if (query_scale != 1.0f) lines.push_back("queries scaled by " + format_number(query_scale, "%g") + " before attention");
+  if (final_logit_softcap > 0) lines.push_back("logits soft-capped at " + format_number(final_logit_softcap, "%g"));
+  return lines;
 }
 
 }  // namespace inferscope

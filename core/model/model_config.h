@@ -31,6 +31,12 @@ struct LlamaConfig {
   bool rope_freq_factors = false;   // rope_freqs.weight divides each RoPE pair's frequency (Llama 3.1+)
   int32_t sliding_window = 0;       // {arch}.attention.sliding_window (0: none)
   bool context_limited_by_window = false;  // context_length cut to sliding_window
+  // Layers with a sliding window and their own RoPE (Gemma 3's local layers): one flag per layer,
+  // empty when every layer is alike. Local layers use rope_freq_base_local and no RoPE scaling.
+  std::vector<bool> local_layers;
+  float rope_freq_base_local = 10000.0f;  // {arch}.rope.freq_base_swa
+  float query_scale = 1.0f;               // queries multiplied by this before attention (Gemma 3 27B)
+  float final_logit_softcap = 0.0f;       // {arch}.final_logit_softcapping: logits = c tanh(logits / c) (0: none)
 
   int32_t q_dim() const { return n_heads * head_dim; }
   int32_t kv_dim() const { return n_kv_heads * head_dim; }

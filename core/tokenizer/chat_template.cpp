@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <optional>
 #include <span>
+#include <string>
+#include <utility>
 
 #include "core/tokenizer/vocab.h"
 
@@ -59,6 +62,18 @@ std::optional<ChatTemplateFamily> family_by_markers(std::string_view src) {
     return contains(src, "<|end|>") ? ChatTemplateFamily::Phi3 : ChatTemplateFamily::Zephyr;
   if (contains(src, "[INST]"))
     return contains(src, "<<SYS>>") ? ChatTemplateFamily::Llama2 : ChatTemplateFamily::Mistral;
+  return std::nullopt;
+}
+
+// Without a usable template: the family whose turn markers are tokens of the vocabulary (Gemma 3
+// files often carry no template, but their vocabulary has <start_of_turn>); nullopt when none is.
+std::optional<std::pair<ChatTemplateFamily, std::string_view>> family_by_vocabulary(const Vocab& vocab) {
+  const auto has = [&](std::string_view token) { return vocab.token_to_id.count(std::string(token)) > 0; };
+  for (std::string_view marker : {"<|im_start|>", "<|start_header_id|>", "<start_of_turn>", "<|user|>"}) {
+    if (!has(marker)) continue;
+    const std::string markers = std::string(marker) + (has("<|end|>") ? "<|end|>" : "");
+    return std::pair{*family_by_markers(markers), marker};
+  }
   return std::nullopt;
 }
 
@@ -346,10 +361,14 @@ ChatTemplate ChatTemplate::detect(std::string_view jinja_source, const Vocab& vo
   if (warning) warning->clear();
   const auto family = family_by_markers(jinja_source);
   if (!family) {
-    if (warning)
-      *warning = jinja_source.empty() ? "the model has no chat template; using ChatML"
-                                      : "unrecognised chat template; using ChatML";
-    return of_family(ChatTemplateFamily::ChatML, vocab);
+    const auto by_vocabulary = family_by_vocabulary(vocab);
+    const ChatTemplateFamily chosen = by_vocabulary ? by_vocabulary->first : ChatTemplateFamily::ChatML;
+    if (warning) {
+      *warning = std::string(jinja_source.empty() ? "the model has no chat template" : "unrecognised chat template") +
+                 "; using " + std::string(info(chosen).name) +
+                 (by_vocabulary ? " (its vocabulary has " + std::string(by_vocabulary->second) + ")" : std::string());
+    }
+    return of_family(chosen, vocab);
   }
   ChatTemplate t = of_family(*family, vocab);
   t.default_system = extract_default_system(jinja_source, info(*family), t.bos_text, t.eos_text);

@@ -36,8 +36,15 @@ void softmax(float* x, int64_t n);
 // gate[i] = silu(gate[i]) * up[i].
 void swiglu(float* gate, const float* up, int64_t n);
 
+// gate[i] = gelu(gate[i]) * up[i] with the tanh approximation
+// gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (Gemma's gated FFN), in f32.
+void geglu(float* gate, const float* up, int64_t n);
+
 // y[i] += x[i].
 void add_inplace(float* y, const float* x, int64_t n);
+
+// y[i] *= s.
+void scale_inplace(float* y, float s, int64_t n);
 
 // Fixed-order dot product of two f32 vectors (AVX2 when available; same order whatever the caller).
 float dot_f32(const float* a, const float* b, int64_t n);

@@ -206,6 +206,27 @@ INSTANTIATE_TEST_SUITE_P(Families, ExpOpsTest,
                                            ExpOps{"avx2", cpu::softmax_avx2, cpu::swiglu_avx2}),
                          [](const ::testing::TestParamInfo<ExpOps>& p) { return std::string(p.param.name); });
 
+// Gemma's gated GELU (tanh approximation) against the formula in double, over the range where tanh
+// saturates too.
+TEST(Ops, GegluMatchesTanhGeluFormula) {
+  std::mt19937 rng(6);
+  for (int64_t n : {1, 9, 2048}) {
+    std::vector<float> gate = random_vec(n, rng, 6.0f);
+    const std::vector<float> up = random_vec(n, rng);
+    const float extremes[] = {-50.0f, -10.0f, -3.0f, 0.0f, 3.0f, 10.0f, 50.0f};
+    for (size_t i = 0; i < gate.size() && i < std::size(extremes); ++i) gate[i] = extremes[i];
+    std::vector<double> want(gate.size());
+    for (size_t i = 0; i < gate.size(); ++i) {
+      const double x = gate[i];
+      want[i] = 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))) * up[i];
+    }
+    geglu(gate.data(), up.data(), n);
+    // f32 tanh and a few products: a few 2^-24 of max(1, |x|) (1 + tanh cancels for negative x, but
+    // the product with x stays within that of the absolute value)
+    expect_close(gate, want, 1e-6);
+  }
+}
+
 TEST(Ops, AddInplaceAdds) {
   std::mt19937 rng(6);
   std::vector<float> y = random_vec(33, rng);

@@ -67,9 +67,13 @@ ReferenceLlama::ReferenceLlama(const GgufFile& file, const SyntheticModelSpec& s
       layer.bk = load_vector(file, p + "attn_k.bias", kv_dim);
       layer.bv = load_vector(file, p + "attn_v.bias", kv_dim);
     }
-    if (spec.architecture == "qwen3" && parts) {
+    if ((spec.architecture == "qwen3" || spec.architecture == "gemma3") && parts) {
       layer.q_norm = load_vector(file, p + "attn_q_norm.weight", spec.head_dim());
       layer.k_norm = load_vector(file, p + "attn_k_norm.weight", spec.head_dim());
+    }
+    if (spec.architecture == "gemma3" && parts) {
+      layer.attn_post_norm = load_vector(file, p + "post_attention_norm.weight", spec.dim);
+      layer.ffn_post_norm = load_vector(file, p + "post_ffw_norm.weight", spec.dim);
     }
     layers_.push_back(std::move(layer));
   }
@@ -110,11 +114,21 @@ std::vector<double> ReferenceLlama::load_vector(const GgufFile& file, const std:
   return {v.begin(), v.end()};
 }
 
-void ReferenceLlama::rope(double* head, int32_t pos) const {
+bool ReferenceLlama::local_layer(int32_t layer) const {
+  if (spec_.architecture != "gemma3" || spec_.sliding_window == 0) return false;
+  if (options_.mutation == ReferenceMutation::LocalRopeIgnored) return false;
+  const int32_t n = spec_.swa_pattern > 0 ? spec_.swa_pattern : 6;
+  return layer % n < n - 1;
+}
+
+void ReferenceLlama::rope(double* head, int32_t pos, int32_t layer) const {
   const int32_t rope_dim = spec_.effective_rope_dim();
-  const double scale = spec_.rope_linear_factor > 0.0f ? 1.0 / spec_.rope_linear_factor : 1.0;
+  // local layers: their own base (10000 unless the file says), no scaling
+  const bool local = local_layer(layer);
+  const double base = local ? (spec_.rope_base_local > 0.0f ? spec_.rope_base_local : 10000.0) : spec_.rope_base;
+  const double scale = !local && spec_.rope_linear_factor > 0.0f ? 1.0 / spec_.rope_linear_factor : 1.0;
   for (int32_t i = 0; 2 * i < rope_dim; ++i) {
-    double theta = pos * scale * std::pow(static_cast<double>(spec_.rope_base), -2.0 * i / rope_dim);
+    double theta = pos * scale * std::pow(base, -2.0 * i / rope_dim);
     if (!rope_factors_.empty()) theta /= rope_factors_[static_cast<size_t>(i)];
     // the pair rotated together: adjacent (2i, 2i+1) for llama, (i, i + rope_dim/2) for NEOX
     // architectures; the mutation swaps them
@@ -193,7 +207,12 @@ std::vector<double> ReferenceLlama::step(int32_t token) {
   // embedding
   std::vector<double> x(token_embd_.values.begin() + int64_t{token} * spec_.dim,
                         token_embd_.values.begin() + int64_t{token + 1} * spec_.dim);
-  for (Layer& layer : layers_) {
+  const bool gemma = spec_.architecture == "gemma3";
+  if (gemma && options_.mutation != ReferenceMutation::NoArchitectureParts) {
+    for (double& v : x) v *= std::sqrt(static_cast<double>(spec_.dim));
+  }
+  for (int32_t l = 0; l < spec_.n_layers; ++l) {
+    Layer& layer = layers_[static_cast<size_t>(l)];
     // attention block: norm, projections, RoPE on q and k, K/V history, attention, output, residual
     const std::vector<double> xb = rmsnorm(x, layer.attn_norm);
     std::vector<double> q = matvec(layer.wq, xb), k = matvec(layer.wk, xb);
@@ -207,8 +226,8 @@ std::vector<double> ReferenceLlama::step(int32_t token) {
       rmsnorm_heads(q, layer.q_norm);
       rmsnorm_heads(k, layer.k_norm);
     }
-    for (int32_t h = 0; h < spec_.n_heads; ++h) rope(q.data() + static_cast<size_t>(h) * hd, pos);
-    for (int32_t h = 0; h < spec_.n_kv_heads; ++h) rope(k.data() + static_cast<size_t>(h) * hd, pos);
+    for (int32_t h = 0; h < spec_.n_heads; ++h) rope(q.data() + static_cast<size_t>(h) * hd, pos, l);
+    for (int32_t h = 0; h < spec_.n_kv_heads; ++h) rope(k.data() + static_cast<size_t>(h) * hd, pos, l);
     if (options_.kv_type != DType::F32) {
       // the history holds what the cache stores (q8 blocks of 32 stay inside one head: head_dim % 32 == 0)
       k = stored_as(options_.kv_type, k);
@@ -216,17 +235,30 @@ std::vector<double> ReferenceLlama::step(int32_t token) {
     }
     layer.keys.insert(layer.keys.end(), k.begin(), k.end());
     layer.values.insert(layer.values.end(), v.begin(), v.end());
-    add(x, matvec(layer.wo, attention(layer, q)));
-    // ffn block: norm, SwiGLU w_down(silu(w_gate x) * w_up x), residual
+    std::vector<double> attended = matvec(layer.wo, attention(layer, q));
+    if (!layer.attn_post_norm.empty()) attended = rmsnorm(attended, layer.attn_post_norm);
+    add(x, attended);
+    // ffn block: norm, w_down(act(w_gate x) * w_up x) with SiLU, or gemma3's tanh GELU, residual
     const std::vector<double> xf = rmsnorm(x, layer.ffn_norm);
     std::vector<double> gate = matvec(layer.w_gate, xf);
     const std::vector<double> up = matvec(layer.w_up, xf);
-    for (size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
-    add(x, matvec(layer.w_down, gate));
+    for (size_t i = 0; i < gate.size(); ++i) {
+      const double g = gate[i];
+      const double act = gemma ? 0.5 * g * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g)))
+                               : g / (1.0 + std::exp(-g));
+      gate[i] = act * up[i];
+    }
+    std::vector<double> ffn = matvec(layer.w_down, gate);
+    if (!layer.ffn_post_norm.empty()) ffn = rmsnorm(ffn, layer.ffn_post_norm);
+    add(x, ffn);
   }
   ++length_;
-  // final norm and classifier
-  return matvec(output_, rmsnorm(x, output_norm_));
+  // final norm and classifier (soft-capped where the file asks)
+  std::vector<double> logits = matvec(output_, rmsnorm(x, output_norm_));
+  if (spec_.logit_softcap > 0.0f) {
+    for (double& v : logits) v = spec_.logit_softcap * std::tanh(v / spec_.logit_softcap);
+  }
+  return logits;
 }
 
 }  // namespace inferscope::test

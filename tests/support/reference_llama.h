@@ -4,7 +4,9 @@
 // core/model/architecture.h), so a loader bug cannot hide by being shared. It keeps its own full K/V
 // history. Architectures: llama (adjacent RoPE pairs, optional rope_freqs factors), qwen2 (NEOX
 // pairs, Q/K/V biases), qwen3 (NEOX pairs, an RMSNorm on every Q and K head before RoPE), phi3
-// (NEOX pairs, Q/K/V rows in one tensor, gate and up rows in one).
+// (NEOX pairs, Q/K/V rows in one tensor, gate and up rows in one), gemma3 (NEOX pairs, embeddings
+// times sqrt(dim), per-head Q/K norms, norms after attention and FFN, a GELU-tanh gate, local layers
+// with their own RoPE base, an optional logit soft cap).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -23,8 +25,10 @@ enum class ReferenceMutation {
   None,
   RopeOtherPairing,   // rotate the other architecture's pairs: (i, i + rope_dim/2) for (2i, 2i+1) and back
   GqaModulo,          // query head h reads kv head h % n_kv_heads instead of h / (n_heads / n_kv_heads)
-  NoArchitectureParts,  // leave out the architecture's own parts: biases, Q/K norms, RoPE factors
+  NoArchitectureParts,  // leave out the architecture's own parts: biases, Q/K norms, post norms,
+                        // the embedding scale, RoPE factors
   FusedGateUpSwapped,   // phi3: read ffn_up's halves the other way round (up rows first)
+  LocalRopeIgnored,     // gemma3: every layer on the global RoPE base
 };
 
 struct ReferenceOptions {
@@ -54,14 +58,17 @@ class ReferenceLlama {
   struct Layer {
     std::vector<double> attn_norm, ffn_norm;
     std::vector<double> bq, bk, bv;        // qwen2
-    std::vector<double> q_norm, k_norm;    // qwen3
+    std::vector<double> q_norm, k_norm;    // qwen3, gemma3
+    std::vector<double> attn_post_norm, ffn_post_norm;  // gemma3
     Matrix wq, wk, wv, wo, w_gate, w_up, w_down;
     std::vector<double> keys, values;  // (length, n_kv_heads * head_dim) after RoPE / as projected
   };
   static Matrix load_matrix(const GgufFile& file, const std::string& name, int64_t rows, int64_t cols);
   static Matrix rows_of(const Matrix& m, int64_t first, int64_t rows);
   static std::vector<double> load_vector(const GgufFile& file, const std::string& name, int64_t n);
-  void rope(double* head, int32_t pos) const;
+  void rope(double* head, int32_t pos, int32_t layer) const;
+  // gemma3 with a sliding window: all but every swa_pattern-th layer are local (their own RoPE base).
+  bool local_layer(int32_t layer) const;
   std::vector<double> rmsnorm(const std::vector<double>& x, const std::vector<double>& weight) const;
   // rmsnorm() of each head_dim slice of x (qwen3's Q and K norms).
   void rmsnorm_heads(std::vector<double>& x, const std::vector<double>& weight) const;

@@ -117,6 +117,9 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
     w.set(a + "rope.scaling.factor", GgufValue::f32(s.rope_linear_factor));
   }
   if (s.sliding_window > 0) w.set(a + "attention.sliding_window", GgufValue::u32(static_cast<uint32_t>(s.sliding_window)));
+  if (s.swa_pattern > 0) w.set(a + "attention.sliding_window_pattern", GgufValue::u32(static_cast<uint32_t>(s.swa_pattern)));
+  if (s.rope_base_local > 0.0f) w.set(a + "rope.freq_base_swa", GgufValue::f32(s.rope_base_local));
+  if (s.logit_softcap > 0.0f) w.set(a + "final_logit_softcapping", GgufValue::f32(s.logit_softcap));
   if (s.key_length > 0) {
     w.set(a + "attention.key_length", GgufValue::u32(static_cast<uint32_t>(s.key_length)));
     w.set(a + "attention.value_length", GgufValue::u32(static_cast<uint32_t>(s.key_length)));
@@ -158,9 +161,13 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
       w.add_tensor_f32(p + "attn_k.bias", {kv_dim}, random_values(rng, static_cast<size_t>(kv_dim), 0.5f));
       w.add_tensor_f32(p + "attn_v.bias", {kv_dim}, random_values(rng, static_cast<size_t>(kv_dim), 0.5f));
     }
-    if (s.architecture == "qwen3") {
+    if (s.architecture == "qwen3" || s.architecture == "gemma3") {
       w.add_tensor_f32(p + "attn_q_norm.weight", {s.head_dim()}, norm_values(rng, s.head_dim()));
       w.add_tensor_f32(p + "attn_k_norm.weight", {s.head_dim()}, norm_values(rng, s.head_dim()));
+    }
+    if (s.architecture == "gemma3") {
+      w.add_tensor_f32(p + "post_attention_norm.weight", {s.dim}, norm_values(rng, s.dim));
+      w.add_tensor_f32(p + "post_ffw_norm.weight", {s.dim}, norm_values(rng, s.dim));
     }
   }
   w.add_tensor_f32("output_norm.weight", {s.dim}, norm_values(rng, s.dim));

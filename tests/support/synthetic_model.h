@@ -14,8 +14,9 @@ class LlamaModel;
 namespace test {
 
 struct SyntheticModelSpec {
-  // "llama", "qwen2" (adds Q/K/V biases), "qwen3" (adds per-head Q/K norms) or "phi3" (Q/K/V in
-  // one attn_qkv tensor, gate and up in one ffn_up); the metadata keys carry this prefix.
+  // "llama", "qwen2" (adds Q/K/V biases), "qwen3" (adds per-head Q/K norms), "phi3" (Q/K/V in one
+  // attn_qkv tensor, gate and up in one ffn_up) or "gemma3" (per-head Q/K norms, post-attention and
+  // post-FFN norms); the metadata keys carry this prefix.
   std::string architecture = "llama";
   int32_t dim = 64;
   int32_t n_layers = 2;
@@ -30,6 +31,9 @@ struct SyntheticModelSpec {
   float rms_eps = 1e-5f;
   int32_t key_length = 0;           // > 0: attention.key_length (and value_length), the head size
   int32_t sliding_window = 0;       // > 0: attention.sliding_window
+  int32_t swa_pattern = 0;          // > 0: attention.sliding_window_pattern
+  float rope_base_local = 0.0f;     // > 0: rope.freq_base_swa
+  float logit_softcap = 0.0f;       // > 0: final_logit_softcapping
   bool rope_freq_factors = false;   // llama: rope_freqs.weight with random factors in [1, 8]
   bool tied_output = false;         // true: no output.weight, logits reuse token_embd.weight
   DType weight_dtype = DType::F32;  // every 2-D matrix (norm vectors stay f32)

@@ -13,6 +13,7 @@ inline std::string shared_model_path(const std::string& name) {
   return std::string(INFERSCOPE_TEST_MODELS_DIR) + "/" + name;
 }
 inline std::string demo_model_path() { return INFERSCOPE_DEMO_MODEL; }
+inline std::string gemma3_model_path() { return INFERSCOPE_GEMMA3_MODEL; }
 // A file of the source tree (resources/, tests/fixtures/).
 inline std::string source_path(const std::string& relative) { return std::string(INFERSCOPE_SOURCE_DIR) + "/" + relative; }
 // Success when `path` exists; otherwise a failure naming it and where the models come from.
@@ -20,7 +21,7 @@ inline ::testing::AssertionResult model_file_exists(const std::string& path) {
   if (std::filesystem::exists(path)) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "model file missing: " << path
                                        << " (tests/models/README.md lists the test models; scripts/setup.sh "
-                                          "fetches the demo model)";
+                                          "fetches the demo model and the Gemma 3 model)";
 }
 
 }  // namespace inferscope::test

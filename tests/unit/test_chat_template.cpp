@@ -185,13 +185,33 @@ TEST(ChatTemplate, UnknownOrEmptyTemplateFallsBackToChatMLWithAWarning) {
   std::string warning;
   const ChatTemplate unknown = ChatTemplate::detect("{{ messages[0]['content'] }} ### Response:", vocab, &warning);
   EXPECT_EQ(unknown.family, ChatTemplateFamily::ChatML);
-  EXPECT_NE(warning.find("ChatML"), std::string::npos);
-  EXPECT_NE(warning.find("unrecognised"), std::string::npos);
+  EXPECT_EQ(warning, "unrecognised chat template; using chatml");
   EXPECT_EQ(unknown.render({{"user", "Hi"}}, true), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
 
   const ChatTemplate empty = ChatTemplate::detect("", vocab, &warning);
   EXPECT_EQ(empty.family, ChatTemplateFamily::ChatML);
-  EXPECT_NE(warning.find("no chat template"), std::string::npos);
+  EXPECT_EQ(warning, "the model has no chat template; using chatml");
+}
+
+// Without a template, a vocabulary holding a family's turn markers picks that family (Gemma 3 files
+// often have no template, but <start_of_turn> is a token).
+TEST(ChatTemplate, MissingTemplateFallsBackToTheVocabularysTurnMarkers) {
+  const auto vocab_of = [](std::vector<std::string> tokens) {
+    Vocab v;
+    v.tokens = std::move(tokens);
+    for (size_t i = 0; i < v.tokens.size(); ++i) v.token_to_id[v.tokens[i]] = static_cast<TokenId>(i);
+    v.bos = 1;
+    v.eos = 2;
+    return v;
+  };
+  std::string warning;
+  const ChatTemplate gemma = ChatTemplate::detect("", vocab_of({"<pad>", "<bos>", "<eos>", "<start_of_turn>", "<end_of_turn>"}), &warning);
+  EXPECT_EQ(gemma.family, ChatTemplateFamily::Gemma);
+  EXPECT_EQ(warning, "the model has no chat template; using gemma (its vocabulary has <start_of_turn>)");
+  const ChatTemplate phi3 = ChatTemplate::detect("", vocab_of({"<unk>", "<s>", "</s>", "<|user|>", "<|end|>"}), &warning);
+  EXPECT_EQ(phi3.family, ChatTemplateFamily::Phi3);
+  const ChatTemplate zephyr = ChatTemplate::detect("", vocab_of({"<unk>", "<s>", "</s>", "<|user|>"}), &warning);
+  EXPECT_EQ(zephyr.family, ChatTemplateFamily::Zephyr);
 }
 
 TEST(ChatTemplate, FamilyFromName) {

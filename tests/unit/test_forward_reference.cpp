@@ -70,6 +70,15 @@ SyntheticModelSpec phi3_shape() {  // NEOX pairs, Q/K/V in one tensor, gate and 
   return s;
 }
 
+SyntheticModelSpec gemma3_shape() {  // the Gemma 3 parts, two local layers per global one, a soft cap
+  SyntheticModelSpec s;
+  s.architecture = "gemma3";
+  s.dim = 64, s.n_layers = 4, s.n_heads = 4, s.n_kv_heads = 2, s.key_length = 32, s.ffn_dim = 96, s.vocab = 41;
+  s.rope_base = 1e6f, s.sliding_window = 48, s.swa_pattern = 3, s.logit_softcap = 30.0f, s.tied_output = true;
+  s.seed = 21;
+  return s;
+}
+
 // Odd sizes only plain float weights can hold.
 SyntheticModelSpec mqa_odd_shape() {  // 5 heads of 12 share one kv head; ffn 100; rope on 6 of 12
   SyntheticModelSpec s;
@@ -122,7 +131,7 @@ std::vector<Case> all_cases() {
       {"gqa3", gqa3_shape()}, {"gqa2_partial_rope_tied", gqa2_partial_rope_shape()}, {"mha_3layers", mha_three_layer_shape()},
       {"q8_kv", q8_kv_shape()},
       {"llama3_rope_factors", llama3_rope_factors_shape()}, {"qwen2", qwen2_shape()}, {"qwen3", qwen3_shape()},
-      {"phi3", phi3_shape()}};
+      {"phi3", phi3_shape()}, {"gemma3", gemma3_shape()}};
   const std::vector<std::pair<std::string, SyntheticModelSpec>> odd_shapes = {{"mqa_odd", mqa_odd_shape()},
                                                                              {"odd_head_dim", odd_head_dim_shape()}};
   for (DType w : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1}) {
@@ -198,10 +207,16 @@ TEST_P(ForwardReferenceTest, BoundCatchesRopeAndGqaBugs) {
   EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), c.spec, with(ReferenceMutation::RopeOtherPairing)), tokens),
             2 * c.bound)
       << "the other architecture's RoPE pairs";
-  if (c.spec.architecture == "qwen2" || c.spec.architecture == "qwen3" || c.spec.rope_freq_factors) {
+  if (c.spec.architecture == "qwen2" || c.spec.architecture == "qwen3" || c.spec.architecture == "gemma3" ||
+      c.spec.rope_freq_factors) {
     EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), c.spec, with(ReferenceMutation::NoArchitectureParts)), tokens),
               2 * c.bound)
-        << "the architecture's biases, Q/K norms or RoPE factors left out";
+        << "the architecture's biases, Q/K norms, post norms, embedding scale or RoPE factors left out";
+  }
+  if (c.spec.architecture == "gemma3") {
+    EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), c.spec, with(ReferenceMutation::LocalRopeIgnored)), tokens),
+              2 * c.bound)
+        << "local layers on the global RoPE base";
   }
   if (c.spec.architecture == "phi3") {
     EXPECT_GT(worst_error(got, ReferenceLlama(model->file(), c.spec, with(ReferenceMutation::FusedGateUpSwapped)), tokens),

