@@ -50,9 +50,17 @@ WeightQuant parse_weight_quant(std::string_view name) {
 
 std::optional<DType> weight_quant_dtype(WeightQuant level) { return info(level).type; }
 
-DType stored_type(WeightQuant level, DType source, int64_t cols) {
-  const std::optional<DType> target = info(level).type;
+MatrixRole matrix_role(std::string_view name) {
+  if (name == "token_embd.weight") return MatrixRole::Embedding;
+  if (name == "output.weight") return MatrixRole::Output;
+  return MatrixRole::Layer;
+}
+
+DType stored_type(WeightQuant level, DType source, int64_t cols, MatrixRole role) {
+  std::optional<DType> target = info(level).type;
   if (!target) return source;
+  const bool four_bit = level == WeightQuant::Q4 || level == WeightQuant::Q4_1;
+  if (four_bit && role != MatrixRole::Layer) target = DType::Q8_0;
   return cols % dtype_info(*target).block_size == 0 ? *target : DType::F16;
 }
 

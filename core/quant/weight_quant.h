@@ -21,9 +21,18 @@ std::string weight_quant_names();  // "native, f32, f16, q8, q4, q4_1"
 // The level's matrix format (F32, F16, Q8_0, Q4_0, Q4_1); nullopt for native.
 std::optional<DType> weight_quant_dtype(WeightQuant level);
 
+// What a matrix is to the model: the per-tensor policy keeps some at more bits.
+enum class MatrixRole { Layer, Embedding, Output };  // a layer's projection, token_embd, the output head
+
+// The role of the GGUF tensor `name` (token_embd.weight, output.weight, anything else).
+MatrixRole matrix_role(std::string_view name);
+
 // The format a matrix stored as `source`, rows of `cols` elements, has at `level`: `source` for
-// native, else the level's format, or F16 when a row is not a whole number of its blocks.
-DType stored_type(WeightQuant level, DType source, int64_t cols);
+// native, else the level's format, or F16 when a row is not a whole number of its blocks. As in
+// llama.cpp's per-tensor policy, the 4-bit levels keep the token embedding and the output head at
+// 8 bits (Q8_0, at least the 6 bits llama.cpp gives them), since rounding them costs far more
+// quality than their bytes save.
+DType stored_type(WeightQuant level, DType source, int64_t cols, MatrixRole role = MatrixRole::Layer);
 
 // llama.cpp's general.file_type (llama_ftype) for a file written at `level`: ALL_F32 = 0,
 // MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2, MOSTLY_Q4_1 = 3, MOSTLY_Q8_0 = 7. Throws for native.

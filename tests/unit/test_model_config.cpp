@@ -53,7 +53,7 @@ TEST(ModelConfig, RefusesOtherArchitecturesByName) {
       rewritten_model("arch", [](GgufWriter& w) { w.set("general.architecture", GgufValue::str("mamba")); });
   const std::string error = load_error(path);
   EXPECT_NE(error.find("general.architecture"), std::string::npos) << error;
-  EXPECT_NE(error.find("'mamba' is not supported (supported: llama, qwen2, qwen3, phi3)"), std::string::npos) << error;
+  EXPECT_NE(error.find("'mamba' is not supported (supported: llama, qwen2, qwen3, phi3, gemma3)"), std::string::npos) << error;
 }
 
 // Llama 3.1+ factors load (rope_dim / 2 positive values); anything else names the tensor.

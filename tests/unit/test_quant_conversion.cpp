@@ -94,7 +94,9 @@ TEST(QuantConversion, EveryMatrixWithinItsFormatBound) {
     EXPECT_TRUE(cw->f16_fallbacks().empty());
     double total_error = 0;
     for (const ConvertedMatrix& m : cw->matrices()) {
-      ASSERT_EQ(m.weights.type, type) << m.name;
+      // the 4-bit levels keep the token embedding and the output head at Q8_0 (weight_quant.h)
+      const bool kept_at_8_bits = (type == DType::Q4_0 || type == DType::Q4_1) && matrix_role(m.name) != MatrixRole::Layer;
+      ASSERT_EQ(m.weights.type, kept_at_8_bits ? DType::Q8_0 : type) << m.name;
       ASSERT_EQ(m.weights.rows, m.source.rows);
       ASSERT_EQ(m.weights.cols, m.source.cols);
       for (int64_t r = 0; r < m.source.rows; ++r) {
@@ -160,7 +162,9 @@ TEST(QuantConversion, MatricesAlreadyInTheLevelsFormatAreShared) {
   EXPECT_EQ(native->weights().output.data, model->weights().output.data);
   EXPECT_TRUE(same_bits(logits_at(*model, WeightQuant::Q8), logits_at(*model, WeightQuant::Native)));
   const auto q4 = ConvertedWeights::convert(*model, WeightQuant::Q4, pool);
-  EXPECT_EQ(q4->converted_count(), 16);
+  // all but the token embedding and the output head, which q4 keeps at Q8_0: the model's own
+  EXPECT_EQ(q4->converted_count(), 14);
+  EXPECT_EQ(q4->weights().token_embd.data, model->weights().token_embd.data);
   EXPECT_LT(q4->weight_bytes(), q8->weight_bytes());
 }
 
@@ -176,7 +180,8 @@ TEST(QuantConversion, PartialBlocksFallBackToF16AndTiedOutputIsConvertedOnce) {
     // tied: token_embd is converted once and the classifier reads the same buffer
     EXPECT_EQ(cw->matrices().size(), 15u);
     EXPECT_EQ(cw->weights().output.data, cw->weights().token_embd.data);
-    EXPECT_EQ(cw->weights().output.type, *weight_quant_dtype(level));
+    // the 4-bit levels keep it (the output head too) at Q8_0
+    EXPECT_EQ(cw->weights().output.type, DType::Q8_0);
     for (float v : logits_at(*model, level)) ASSERT_TRUE(std::isfinite(v));
   }
   for (WeightQuant level : {WeightQuant::F32, WeightQuant::F16}) {
@@ -277,7 +282,7 @@ TEST(QuantizedFile, ReloadsWithTheInMemoryLogits) {
           ASSERT_EQ(out.n_bytes, in.n_bytes);
           EXPECT_EQ(std::memcmp(out.data, in.data, in.n_bytes), 0) << in.name;
         } else {
-          EXPECT_EQ(out.type, stored_type(level, in.type, in.dims[0])) << in.name;
+          EXPECT_EQ(out.type, stored_type(level, in.type, in.dims[0], matrix_role(in.name))) << in.name;
         }
       }
       EXPECT_EQ(s.tensors, static_cast<int>(f.tensors().size()));

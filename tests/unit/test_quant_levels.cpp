@@ -53,6 +53,15 @@ TEST(WeightQuant, StoredTypeFallsBackToF16ForPartialBlocks) {
   EXPECT_EQ(stored_type(WeightQuant::Q4_1, DType::F16, 33), DType::F16);
   EXPECT_EQ(stored_type(WeightQuant::F32, DType::Q4_0, 32), DType::F32);
   EXPECT_EQ(stored_type(WeightQuant::F16, DType::F32, 7), DType::F16);
+  // the 4-bit levels keep the token embedding and the output head at Q8_0 (f16 for partial blocks)
+  EXPECT_EQ(stored_type(WeightQuant::Q4, DType::F32, 64, MatrixRole::Embedding), DType::Q8_0);
+  EXPECT_EQ(stored_type(WeightQuant::Q4_1, DType::Q4_1, 576, MatrixRole::Output), DType::Q8_0);
+  EXPECT_EQ(stored_type(WeightQuant::Q4, DType::F32, 33, MatrixRole::Output), DType::F16);
+  EXPECT_EQ(stored_type(WeightQuant::Q4, DType::F32, 64, MatrixRole::Layer), DType::Q4_0);
+  EXPECT_EQ(stored_type(WeightQuant::F16, DType::F32, 64, MatrixRole::Embedding), DType::F16);
+  EXPECT_EQ(matrix_role("token_embd.weight"), MatrixRole::Embedding);
+  EXPECT_EQ(matrix_role("output.weight"), MatrixRole::Output);
+  EXPECT_EQ(matrix_role("blk.0.attn_q.weight"), MatrixRole::Layer);
 }
 
 TEST(WeightQuant, LlamaCppFileTypes) {
