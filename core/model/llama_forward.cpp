@@ -124,7 +124,7 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
     add_bias_rows(q_.data(), lw.bq, n_tok, q_dim);
     add_bias_rows(k_.data(), lw.bk, n_tok, kv_dim);
     add_bias_rows(v_.data(), lw.bv, n_tok, kv_dim);
-    // qwen3: every q and k head RMS-normalised on its own before RoPE
+    // qwen3, gemma3: every q and k head RMS-normalised on its own before RoPE
     if (lw.q_norm != nullptr) {
       rmsnorm_rows(q_.data(), q_.data(), lw.q_norm, n_tok * c.n_heads, hd, c.rms_eps);
       rmsnorm_rows(k_.data(), k_.data(), lw.k_norm, n_tok * c.n_kv_heads, hd, c.rms_eps);

@@ -21,7 +21,7 @@ inline ::testing::AssertionResult model_file_exists(const std::string& path) {
   if (std::filesystem::exists(path)) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "model file missing: " << path
                                        << " (tests/models/README.md lists the test models; scripts/setup.sh "
-                                          "fetches the demo model and the Gemma 3 model)";
+                                          "--tests fetches the demo model and the Gemma 3 model)";
 }
 
 }  // namespace inferscope::test
