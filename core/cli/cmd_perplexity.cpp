@@ -9,6 +9,7 @@
 
 #include "core/cli/commands.h"
 #include "core/cli/model_options.h"
+#include "core/common/text_format.h"
 #include "core/engine/text_perplexity.h"
 
 namespace inferscope::cli {
@@ -24,12 +25,6 @@ std::string read_text_file(const std::string& path) {
   text << in.rdbuf();
   if (!in) throw UsageError("--file: cannot read " + path);
   return text.str();
-}
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
 }
 
 std::string fixed(double v, int precision) {
@@ -67,8 +62,9 @@ int cmd_perplexity(int argc, char** argv) {
   const int64_t ctx = args.integer("--ctx", kDefaultContext, 2, 1 << 24);
   const std::string method_name = args.choice("--method", "all-tokens", {"all-tokens", "llamacpp"});
   const std::optional<PerplexityMethod> method = perplexity_method_from_name(method_name);
-  if (*method == PerplexityMethod::LlamaCpp && ctx < 4) {
-    throw UsageError("--ctx: the llamacpp method needs chunks of at least 4 tokens, not " + std::to_string(ctx));
+  if (ctx < perplexity_min_ctx(*method)) {
+    throw UsageError("--ctx: the " + method_name + " method needs chunks of at least " +
+                     std::to_string(perplexity_min_ctx(*method)) + " tokens, not " + std::to_string(ctx));
   }
   const bool json = args.has("--json");
   EngineConfig config = engine_config(args);
@@ -81,7 +77,7 @@ int cmd_perplexity(int argc, char** argv) {
                      std::to_string(model->config().context_length));
   }
   const std::vector<TokenId> tokens = model->tokenizer().encode(text, true, false);
-  const size_t needed = *method == PerplexityMethod::LlamaCpp ? static_cast<size_t>(ctx) : 2;
+  const auto needed = static_cast<size_t>(perplexity_min_tokens(*method, ctx));
   if (tokens.size() < needed) {
     throw UsageError("--file: " + path + " gives " + std::to_string(tokens.size()) + " token(s); the " + method_name +
                      " method needs at least " + std::to_string(needed));
@@ -112,7 +108,7 @@ int cmd_perplexity(int argc, char** argv) {
             << " scored tokens (" << r.windows << " window(s) of up to " << ctx << " tokens, method "
             << perplexity_method_name(r.method) << ")\n";
   std::cout << "weights: " << r.level.weight_bytes << " bytes";
-  const std::string fallbacks = joined(r.level.f16_fallbacks);
+  const std::string fallbacks = join(r.level.f16_fallbacks);
   std::cout << (fallbacks.empty() ? "" : " (stored as f16: " + fallbacks + ")") << "\n";
   if (r.reference) {
     std::cout << "against " << r.reference->quant << ": mean KL divergence " << std::setprecision(6)

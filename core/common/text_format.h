@@ -1,8 +1,9 @@
-// Numbers as text for messages, tables and config notes: printf formats, locale-free.
+// Numbers and lists as text for messages, tables and config notes: printf formats, locale-free.
 #pragma once
 #include <cstddef>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace inferscope {
 
@@ -16,6 +17,13 @@ inline std::string format_number(double v, const char* format = "%.3f") {
 // Bytes as "12.3 MiB".
 inline std::string format_mib(size_t bytes) {
   return format_number(static_cast<double>(bytes) / (1 << 20), "%.1f MiB");
+}
+
+// "a, b, c".
+inline std::string join(const std::vector<std::string>& parts, const std::string& separator = ", ") {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : separator) + p;
+  return out;
 }
 
 }  // namespace inferscope

@@ -65,7 +65,7 @@ TextPerplexity measure_text_perplexity(const LlamaModel& model, const EngineConf
   if (windows.empty()) {
     throw std::invalid_argument("perplexity: the text gives " + std::to_string(tokens.size()) + " token(s); the " +
                                 perplexity_method_name(method) + " method needs at least " +
-                                std::to_string(method == PerplexityMethod::LlamaCpp ? ctx : 2));
+                                std::to_string(perplexity_min_tokens(method, ctx)));
   }
   WindowScorer level_scorer(model, config, config.quant, ctx, on_conversion);
   const auto reference_scorer =

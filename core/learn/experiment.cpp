@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/common/json_field.h"
+#include "core/common/text_format.h"
 #include "core/engine/config_overrides.h"
 
 namespace inferscope {
@@ -146,9 +147,7 @@ Experiment Experiment::parse(const nlohmann::json& root, const std::string& sour
       }
       const auto& kinds = experiment_plot_kinds();
       if (std::find(kinds.begin(), kinds.end(), plot.kind) == kinds.end()) {
-        std::string known;
-        for (const std::string& k : kinds) known += (known.empty() ? "" : ", ") + k;
-        throw std::runtime_error(w + ": unknown plot \"" + plot.kind + "\" (" + known + ")");
+        throw std::runtime_error(w + ": unknown plot \"" + plot.kind + "\" (" + join(kinds) + ")");
       }
       for (const std::string& name : plot.runs) {
         const bool known = std::any_of(e.runs.begin(), e.runs.end(), [&](const ExperimentRun& r) { return r.name == name; });

@@ -1,6 +1,7 @@
 #include "core/learn/experiment_runner.h"
 
 #include <algorithm>
+#include <span>
 #include <stdexcept>
 #include <utility>
 
@@ -46,8 +47,9 @@ std::vector<AttentionBenchRow> attention_sweep(const ExperimentAttentionSweep& s
   return run_attention_sweep(o, pool);
 }
 
+// `perplexity_tokens`: the experiment's perplexity text, tokenized once for every run.
 MeasuredRun measure(const Experiment& e, size_t index, const LlamaModel& model, const EngineConfig& base,
-                    const ExperimentRunOptions& options) {
+                    std::span<const TokenId> perplexity_tokens, const ExperimentRunOptions& options) {
   const ExperimentRun& run = e.runs[index];
   // kv_budget_tokens: a budget in tokens of this model's K/V (an experiment fits any model's size).
   nlohmann::json toggles = run.config;
@@ -78,8 +80,7 @@ MeasuredRun measure(const Experiment& e, size_t index, const LlamaModel& model, 
   try {
     m.result = run_workload(model, config, m.requests, o);
     if (e.perplexity && !(options.cancel && options.cancel->load())) {
-      const std::vector<TokenId> tokens = model.tokenizer().encode(e.perplexity->text, true, false);
-      m.perplexity = measure_text_perplexity(model, config, tokens, e.perplexity->ctx).level.perplexity;
+      m.perplexity = measure_text_perplexity(model, config, perplexity_tokens, e.perplexity->ctx).level.perplexity;
     }
   } catch (const std::invalid_argument& error) {
     throw std::runtime_error("run \"" + run.name + "\": " + error.what());
@@ -112,8 +113,10 @@ ExperimentResult run_experiment(const Experiment& e, const LlamaModel& model, co
     r.attention_sweep = attention_sweep(*e.attention_sweep, model, base);
     add_sweep_values(r.values, r.attention_sweep);
   }
+  const std::vector<TokenId> perplexity_tokens =
+      e.perplexity ? model.tokenizer().encode(e.perplexity->text, true, false) : std::vector<TokenId>();
   for (size_t i = 0; i < e.runs.size(); ++i) {
-    r.runs.push_back(measure(e, i, model, base, options));
+    r.runs.push_back(measure(e, i, model, base, perplexity_tokens, options));
     if (options.cancel && options.cancel->load()) {
       r.cancelled = true;
       return r;

@@ -6,7 +6,7 @@
 //   phi3   NEOX RoPE pairs; Q, K and V in one tensor (attn_qkv), gate and up in one (ffn_up, gate
 //          rows first); LongRoPE factors (Phi-3 128k) refused by name
 //   gemma3 NEOX RoPE pairs; embeddings scaled by sqrt(dim); per-head Q/K RMSNorm; RMSNorm after
-//          attention and after the FFN too (attn_post_norm, ffn_post_norm); a GELU-tanh gated FFN;
+//          attention and after the FFN too (post_attention_norm, post_ffw_norm); a GELU-tanh gated FFN;
 //          with a sliding window, every 6th layer global (rope.freq_base) and the others local
 //          (rope.freq_base_swa, default 10000; attention.sliding_window_pattern overrides the 6)
 // Anything else is refused by name. A sliding window ({arch}.attention.sliding_window) shorter than
@@ -31,14 +31,14 @@ struct ArchitectureTraits {
   bool fused_qkv = false;                         // blk.N.attn_qkv.weight: Q, K, V rows in one tensor
   bool fused_gate_up = false;                     // blk.N.ffn_up.weight: gate rows, then up rows
   bool embed_scale = false;                       // token embeddings times sqrt(dim)
-  bool post_norms = false;                        // blk.N.attn_post_norm, blk.N.ffn_post_norm
+  bool post_norms = false;                        // blk.N.post_attention_norm, blk.N.post_ffw_norm
   FfnActivation ffn_activation = FfnActivation::SiLU;
   int32_t swa_pattern = 0;                        // with a sliding window: every n-th layer global (0: all windowed)
 };
 
 // The traits of `name`; nullptr when it is not supported.
 const ArchitectureTraits* find_architecture(std::string_view name);
-// "llama, qwen2, qwen3".
+// The names above, comma-separated: "llama, qwen2, qwen3, phi3, gemma3".
 std::string supported_architectures();
 // What the architecture does differently from plain Llama, one line each (inspect, the Model tab;
 // LlamaConfig::differences() adds what the file itself sets).

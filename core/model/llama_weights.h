@@ -24,7 +24,7 @@ struct LlamaLayerWeights {
   const float* bq = nullptr;         // (n_heads * head_dim) qwen2: added after the Q projection
   const float* bk = nullptr;         // (n_kv_heads * head_dim)
   const float* bv = nullptr;         // (n_kv_heads * head_dim)
-  const float* q_norm = nullptr;     // (head_dim) qwen3: RMSNorm weight of every Q head
+  const float* q_norm = nullptr;     // (head_dim) qwen3, gemma3: RMSNorm weight of every Q head
   const float* k_norm = nullptr;     // (head_dim) and of every K head
   const float* attn_post_norm = nullptr;  // (dim) gemma3: RMSNorm of the attention output before the residual
   const float* ffn_post_norm = nullptr;   // (dim) and of the FFN output

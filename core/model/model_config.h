@@ -11,7 +11,7 @@ namespace inferscope {
 class GgufFile;
 
 struct LlamaConfig {
-  std::string architecture;   // general.architecture ("llama", "qwen2", "qwen3")
+  std::string architecture;   // general.architecture (one of architecture.h's)
   ArchitectureTraits traits;  // what that architecture changes (architecture.h)
   std::string name;           // general.name, or the file name
   int32_t n_layers = 0;       // {arch}.block_count

@@ -54,7 +54,7 @@ std::unique_ptr<ConvertedWeights> ConvertedWeights::convert(const LlamaModel& mo
     if (!index_of.emplace(field->data, cw->matrices_.size()).second) continue;
     ConvertedMatrix m{tensor_name(model.file(), *field), *field, *field, false};
     const DType target = stored_type(level, field->type, field->cols, matrix_role(m.name));
-    m.f16_fallback = target == DType::F16 && level != WeightQuant::Native && *weight_quant_dtype(level) != DType::F16;
+    m.f16_fallback = is_f16_fallback(level, target);
     if (target != field->type) {
       conversions.push_back(MatrixConversion{m.name, *field, target});
       converted_index.push_back(cw->matrices_.size());

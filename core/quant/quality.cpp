@@ -20,14 +20,23 @@ std::optional<PerplexityMethod> perplexity_method_from_name(std::string_view nam
   return std::nullopt;
 }
 
+int64_t perplexity_min_ctx(PerplexityMethod method) { return method == PerplexityMethod::LlamaCpp ? 4 : 2; }
+
+int64_t perplexity_min_tokens(PerplexityMethod method, int64_t ctx) {
+  return method == PerplexityMethod::LlamaCpp ? ctx : 2;
+}
+
 std::vector<TokenWindow> perplexity_windows(int64_t n_tokens, int64_t ctx, PerplexityMethod method, bool uses_bos) {
+  if (ctx < perplexity_min_ctx(method)) {
+    throw std::invalid_argument(std::string("perplexity: a ") +
+                                (method == PerplexityMethod::LlamaCpp ? "llamacpp chunk" : "window") + " needs at least " +
+                                std::to_string(perplexity_min_ctx(method)) + " tokens, not " + std::to_string(ctx));
+  }
   std::vector<TokenWindow> windows;
   if (method == PerplexityMethod::LlamaCpp) {
-    if (ctx < 4) throw std::invalid_argument("perplexity: a llamacpp chunk needs at least 4 tokens, not " + std::to_string(ctx));
     for (int64_t begin = 0; begin + ctx <= n_tokens; begin += ctx) windows.push_back({begin, begin + ctx, ctx / 2, uses_bos});
     return windows;
   }
-  if (ctx < 2) throw std::invalid_argument("perplexity: a window needs at least 2 tokens, not " + std::to_string(ctx));
   for (int64_t begin = 0; begin + 1 < n_tokens; begin += ctx - 1) {
     windows.push_back(TokenWindow{begin, std::min(n_tokens, begin + ctx)});
   }

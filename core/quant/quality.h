@@ -37,6 +37,11 @@ enum class PerplexityMethod {
 const char* perplexity_method_name(PerplexityMethod method);
 std::optional<PerplexityMethod> perplexity_method_from_name(std::string_view name);
 
+// The shortest window `method` takes (2 tokens, or 4 for LlamaCpp: half a chunk as context and at
+// least one scored position), and the fewest tokens that give it a window of ctx.
+int64_t perplexity_min_ctx(PerplexityMethod method);
+int64_t perplexity_min_tokens(PerplexityMethod method, int64_t ctx);
+
 // The windows of `method` over n tokens. Empty when nothing can be scored (n < 2, or n < ctx for
 // LlamaCpp). Throws std::invalid_argument for ctx < 2 (AllTokens) or ctx < 4 (LlamaCpp).
 std::vector<TokenWindow> perplexity_windows(int64_t n_tokens, int64_t ctx,

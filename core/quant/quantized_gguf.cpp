@@ -37,7 +37,7 @@ QuantizedFileSummary write_quantized_gguf(const GgufFile& in, WeightQuant level,
     summary.input_tensor_bytes += t.n_bytes;
     if (t.dims.size() != 2) continue;
     const DType target = stored_type(level, t.type, t.dims[0], matrix_role(t.name));
-    if (target == DType::F16 && *weight_quant_dtype(level) != DType::F16) summary.f16_fallbacks.push_back(t.name);
+    if (is_f16_fallback(level, target)) summary.f16_fallbacks.push_back(t.name);
     if (target != t.type) conversions.push_back(MatrixConversion{t.name, as_matrix(t), target});
   }
   std::vector<std::vector<uint8_t>> converted = convert_matrices(conversions, pool, control);

@@ -64,6 +64,11 @@ DType stored_type(WeightQuant level, DType source, int64_t cols, MatrixRole role
   return cols % dtype_info(*target).block_size == 0 ? *target : DType::F16;
 }
 
+bool is_f16_fallback(WeightQuant level, DType stored) {
+  const std::optional<DType> type = info(level).type;
+  return stored == DType::F16 && type && *type != DType::F16;
+}
+
 uint32_t llama_file_type(WeightQuant level) {
   if (level == WeightQuant::Native) throw std::invalid_argument("the native level keeps the file's own types");
   return info(level).file_type;

@@ -34,6 +34,10 @@ MatrixRole matrix_role(std::string_view name);
 // quality than their bytes save.
 DType stored_type(WeightQuant level, DType source, int64_t cols, MatrixRole role = MatrixRole::Layer);
 
+// True when `stored` (stored_type's answer) is the f16 fallback for rows that are not whole blocks
+// of `level`'s format, rather than the format the level chose.
+bool is_f16_fallback(WeightQuant level, DType stored);
+
 // llama.cpp's general.file_type (llama_ftype) for a file written at `level`: ALL_F32 = 0,
 // MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2, MOSTLY_Q4_1 = 3, MOSTLY_Q8_0 = 7. Throws for native.
 uint32_t llama_file_type(WeightQuant level);

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/common/text_format.h"
 #include "gui/config/engine_config_text.h"
 
 namespace inferscope::gui {
@@ -26,9 +27,7 @@ std::string attribution_note(const std::vector<std::string>& differing) {
     return "A and B are identical: differences between the runs are run-to-run noise (timing), not a setting's effect";
   }
   if (differing.size() == 1) return "";
-  std::string names;
-  for (const std::string& name : differing) names += (names.empty() ? "" : ", ") + name;
-  return "A and B differ in " + std::to_string(differing.size()) + " settings (" + names +
+  return "A and B differ in " + std::to_string(differing.size()) + " settings (" + join(differing) +
          "): differences cannot be attributed to one of them";
 }
 

@@ -45,6 +45,13 @@ void open_streaming_window(const QTemporaryDir& dir, std::unique_ptr<MainWindow>
   w->chat()->set_sampling(SamplingParams{}, 400);
 }
 
+// A window on stories260K whose current session has had one short greedy turn (16 tokens of "The cat").
+void open_window_after_a_short_turn(const QTemporaryDir& dir, std::unique_ptr<MainWindow>& w) {
+  ASSERT_NO_FATAL_FAILURE(open_streaming_window(dir, w));
+  w->chat()->set_sampling(SamplingParams{}, 16);
+  ASSERT_TRUE(chat_turn(*w, "The cat"));
+}
+
 // The labels of the configuration marks on a dashboard plot.
 QStringList config_mark_labels(QCustomPlot* plot) {
   QStringList labels;
@@ -199,9 +206,7 @@ TEST(Workbench, SwitchingTheKvManagerWhileIdleChangesTheBlockView) {
   INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
   QTemporaryDir dir;
   std::unique_ptr<MainWindow> w;
-  ASSERT_NO_FATAL_FAILURE(open_streaming_window(dir, w));
-  w->chat()->set_sampling(SamplingParams{}, 16);
-  ASSERT_TRUE(chat_turn(*w, "The cat"));
+  ASSERT_NO_FATAL_FAILURE(open_window_after_a_short_turn(dir, w));
   BlockTableView& blocks = *w->block_table();
   ASSERT_TRUE(wait_for([&] { return blocks.summary_text().startsWith("paged"); })) << blocks.summary_text().toStdString();
   ASSERT_EQ(w->bridge().in_flight(), 0);
@@ -225,9 +230,7 @@ TEST(Workbench, TurningOperatorFusionOffRebuildsTheEngineWithTheSameReply) {
   INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
   QTemporaryDir dir;
   std::unique_ptr<MainWindow> w;
-  ASSERT_NO_FATAL_FAILURE(open_streaming_window(dir, w));
-  w->chat()->set_sampling(SamplingParams{}, 16);
-  ASSERT_TRUE(chat_turn(*w, "The cat"));
+  ASSERT_NO_FATAL_FAILURE(open_window_after_a_short_turn(dir, w));
   const std::string fused = w->chat()->session(w->chat()->current_index()).messages.back().content;
   ASSERT_FALSE(fused.empty());
 
