@@ -33,6 +33,15 @@ std::string fixed(double v, int precision) {
   return s.str();
 }
 
+// [{"tensor": "blk.0.attn_q.weight", "wanted": "q4_K", "stored": "q5_0"}, ...]
+nlohmann::json fallbacks_json(const std::vector<MatrixFallback>& fallbacks) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const MatrixFallback& f : fallbacks) {
+    out.push_back({{"tensor", f.name}, {"wanted", dtype_name(f.format.wanted)}, {"stored", dtype_name(f.format.stored)}});
+  }
+  return out;
+}
+
 }  // namespace
 
 int cmd_perplexity(int argc, char** argv) {
@@ -90,7 +99,7 @@ int cmd_perplexity(int argc, char** argv) {
                           {"tokens", r.tokens},
                           {"weight_bytes", r.level.weight_bytes},
                           {"quant", r.level.quant},
-                          {"f16_fallback", r.level.f16_fallbacks},
+                          {"fallbacks", fallbacks_json(r.level.fallbacks)},
                           {"ctx", ctx},
                           {"method", perplexity_method_name(r.method)},
                           {"windows", r.windows}};
@@ -108,8 +117,8 @@ int cmd_perplexity(int argc, char** argv) {
             << " scored tokens (" << r.windows << " window(s) of up to " << ctx << " tokens, method "
             << perplexity_method_name(r.method) << ")\n";
   std::cout << "weights: " << r.level.weight_bytes << " bytes";
-  const std::string fallbacks = join(r.level.f16_fallbacks);
-  std::cout << (fallbacks.empty() ? "" : " (stored as f16: " + fallbacks + ")") << "\n";
+  const std::string fallbacks = fallback_summary(r.level.fallbacks);
+  std::cout << (fallbacks.empty() ? "" : " (rows not whole blocks: " + fallbacks + ")") << "\n";
   if (r.reference) {
     std::cout << "against " << r.reference->quant << ": mean KL divergence " << std::setprecision(6)
               << r.kl_divergence_mean << " nats, top-1 agreement " << fixed(100.0 * r.top1_agreement, 2)

@@ -233,9 +233,8 @@ std::string EngineCore::weights_note(size_t old_bytes, size_t preempted) const {
   std::string note = "weights now " + std::string(weight_quant_name(config_.quant)) + ": " +
                      format_mib(weights_->weight_bytes()) + " (was " + format_mib(old_bytes) + "); new KV cache, " +
                      std::to_string(preempted) + " running requests recomputed with the new weights";
-  if (!weights_->f16_fallbacks().empty()) {
-    note += "; " + std::to_string(weights_->f16_fallbacks().size()) + " matrices kept as f16 (rows not whole blocks)";
-  }
+  const std::string fallbacks = fallback_summary(weights_->fallbacks());
+  if (!fallbacks.empty()) note += "; rows not whole blocks: " + fallbacks;
   return note;
 }
 

@@ -34,7 +34,7 @@ class WindowScorer {
   size_t vocab() const { return static_cast<size_t>(engine_.core().model().config().vocab_size); }
   LevelPerplexity describe(double perplexity) const {
     return {std::string(weight_quant_name(engine_.config().quant)), perplexity, engine_.core().weights().weight_bytes(),
-            engine_.core().weights().f16_fallbacks()};
+            engine_.core().weights().fallbacks()};
   }
 
  private:

@@ -14,6 +14,7 @@
 #include "core/engine/engine_config.h"
 #include "core/quant/matrix_conversion.h"
 #include "core/quant/quality.h"
+#include "core/quant/quant_plan.h"
 #include "core/quant/weight_quant.h"
 #include "core/tokenizer/vocab.h"
 
@@ -25,7 +26,7 @@ struct LevelPerplexity {
   std::string quant;         // the level's name
   double perplexity = 0;
   size_t weight_bytes = 0;   // the weights at that level
-  std::vector<std::string> f16_fallbacks;  // matrices stored as f16 (rows that are not whole blocks)
+  std::vector<MatrixFallback> fallbacks;  // matrices in another format than the level's policy wanted
 };
 
 struct TextPerplexity {

@@ -4,6 +4,7 @@
 
 #include "core/gguf/gguf_file.h"
 #include "core/model/llama_model.h"
+#include "core/quant/quant_plan.h"
 
 namespace inferscope {
 namespace {
@@ -18,17 +19,21 @@ std::vector<MatrixRef*> matrix_fields(LlamaWeights& w) {
   return fields;
 }
 
-// The name of the file tensor a matrix of the model's weights lies in; a part of a fused tensor
-// (phi3's attn_qkv) names its rows: "blk.0.attn_qkv.weight rows 64..95".
-std::string tensor_name(const GgufFile& file, const MatrixRef& m) {
+// The file tensor a matrix of the model's weights lies in (a part of a fused tensor lies in it too).
+const GgufTensorInfo& tensor_of(const GgufFile& file, const MatrixRef& m) {
   const auto* data = static_cast<const uint8_t*>(m.data);
   for (const GgufTensorInfo& t : file.tensors()) {
-    if (data < t.data || data >= t.data + t.n_bytes) continue;
-    const auto first = static_cast<int64_t>(static_cast<size_t>(data - t.data) / m.row_stride);
-    if (first == 0 && t.dims.size() == 2 && t.dims[1] == m.rows) return t.name;
-    return t.name + " rows " + std::to_string(first) + ".." + std::to_string(first + m.rows - 1);
+    if (data >= t.data && data < t.data + t.n_bytes) return t;
   }
   throw std::logic_error(file.path() + ": a weight matrix points at no tensor of the file");
+}
+
+// The matrix's name: its tensor's, and for a part of a fused tensor (phi3's attn_qkv) its rows:
+// "blk.0.attn_qkv.weight rows 64..95".
+std::string matrix_name(const GgufTensorInfo& t, const MatrixRef& m) {
+  const auto first = static_cast<int64_t>(static_cast<size_t>(static_cast<const uint8_t*>(m.data) - t.data) / m.row_stride);
+  if (first == 0 && t.dims.size() == 2 && t.dims[1] == m.rows) return t.name;
+  return t.name + " rows " + std::to_string(first) + ".." + std::to_string(first + m.rows - 1);
 }
 
 }  // namespace
@@ -52,11 +57,11 @@ std::unique_ptr<ConvertedWeights> ConvertedWeights::convert(const LlamaModel& mo
   std::vector<size_t> converted_index;
   for (MatrixRef* field : matrix_fields(w)) {
     if (!index_of.emplace(field->data, cw->matrices_.size()).second) continue;
-    ConvertedMatrix m{tensor_name(model.file(), *field), *field, *field, false};
-    const DType target = stored_type(level, field->type, field->cols, matrix_role(m.name));
-    m.f16_fallback = is_f16_fallback(level, target);
-    if (target != field->type) {
-      conversions.push_back(MatrixConversion{m.name, *field, target});
+    const GgufTensorInfo& tensor = tensor_of(model.file(), *field);
+    ConvertedMatrix m{matrix_name(tensor, *field), *field, *field,
+                      matrix_format(level, field->type, field->cols, tensor_place(model.file(), tensor.name))};
+    if (m.format.stored != field->type) {
+      conversions.push_back(MatrixConversion{m.name, *field, m.format.stored});
       converted_index.push_back(cw->matrices_.size());
     }
     cw->matrices_.push_back(std::move(m));
@@ -78,12 +83,12 @@ int ConvertedWeights::converted_count() const {
   return n;
 }
 
-std::vector<std::string> ConvertedWeights::f16_fallbacks() const {
-  std::vector<std::string> names;
+std::vector<MatrixFallback> ConvertedWeights::fallbacks() const {
+  std::vector<MatrixFallback> out;
   for (const ConvertedMatrix& m : matrices_) {
-    if (m.f16_fallback) names.push_back(m.name);
+    if (m.format.fallback()) out.push_back(MatrixFallback{m.name, m.format});
   }
-  return names;
+  return out;
 }
 
 }  // namespace inferscope

@@ -10,6 +10,7 @@
 
 #include "core/model/llama_weights.h"
 #include "core/quant/matrix_conversion.h"
+#include "core/quant/quant_plan.h"
 #include "core/quant/weight_quant.h"
 
 namespace inferscope {
@@ -21,7 +22,7 @@ struct ConvertedMatrix {
   std::string name;           // the GGUF tensor
   MatrixRef source;           // as the file stores it
   MatrixRef weights;          // as the forward pass reads it at this level (== source when kept)
-  bool f16_fallback = false;  // rows are not whole blocks of the level's format: stored as f16
+  MatrixFormat format;        // at this level (the file's own type at native)
 };
 
 class ConvertedWeights {
@@ -39,7 +40,7 @@ class ConvertedWeights {
   // Each distinct matrix once, token_embd first (a tied output is token_embd itself).
   const std::vector<ConvertedMatrix>& matrices() const { return matrices_; }
   int converted_count() const;                  // matrices re-encoded (the rest are the model's own)
-  std::vector<std::string> f16_fallbacks() const;  // names of the matrices stored as f16 instead
+  std::vector<MatrixFallback> fallbacks() const;  // the matrices stored in another format than the policy wanted
 
  private:
   ConvertedWeights() = default;

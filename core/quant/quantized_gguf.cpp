@@ -26,26 +26,24 @@ MatrixRef as_matrix(const GgufTensorInfo& t) {
 QuantizedFileSummary write_quantized_gguf(const GgufFile& in, WeightQuant level, const std::string& out_path,
                                           ThreadPool& pool, const ConversionControl& control) {
   if (level == WeightQuant::Native) {
-    throw std::invalid_argument("quantize: the native level keeps the file as it is; choose f32, f16, q8, q4 or q4_1");
+    throw std::invalid_argument("quantize: the native level keeps the file as it is; choose another level (" + weight_quant_names() + ")");
   }
   if (same_file(in.path(), out_path)) {
     throw std::invalid_argument("quantize: " + out_path + " is the input file; refusing to write over it");
   }
   QuantizedFileSummary summary;
+  for (const GgufTensorInfo& t : in.tensors()) summary.input_tensor_bytes += t.n_bytes;
+  summary.formats = plan_formats(in, level);
   std::vector<MatrixConversion> conversions;
-  for (const GgufTensorInfo& t : in.tensors()) {
-    summary.input_tensor_bytes += t.n_bytes;
-    if (t.dims.size() != 2) continue;
-    const DType target = stored_type(level, t.type, t.dims[0], matrix_role(t.name));
-    if (is_f16_fallback(level, target)) summary.f16_fallbacks.push_back(t.name);
-    if (target != t.type) conversions.push_back(MatrixConversion{t.name, as_matrix(t), target});
+  for (const TensorFormat& f : summary.formats) {
+    if (f.format.stored != f.source) conversions.push_back(MatrixConversion{f.name, as_matrix(in.tensor(f.name)), f.format.stored});
   }
   std::vector<std::vector<uint8_t>> converted = convert_matrices(conversions, pool, control);
 
   GgufWriter writer;
   for (const auto& [key, value] : in.metadata()) writer.set(key, value);
   writer.set("general.file_type", GgufValue::u32(llama_file_type(level)));
-  if (level == WeightQuant::Q8 || level == WeightQuant::Q4 || level == WeightQuant::Q4_1) {
+  if (dtype_info(*weight_quant_dtype(level)).block_size > 1) {
     writer.set("general.quantization_version", GgufValue::u32(kQuantizationVersion));
   }
   // Tensors in the input's order: the re-encoded ones from `converted`, the rest byte for byte.

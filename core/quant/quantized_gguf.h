@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/quant/matrix_conversion.h"
+#include "core/quant/quant_plan.h"
 #include "core/quant/weight_quant.h"
 
 namespace inferscope {
@@ -16,7 +17,7 @@ class ThreadPool;
 struct QuantizedFileSummary {
   int tensors = 0;                         // in the file
   int converted = 0;                       // re-encoded (the rest are copied unchanged)
-  std::vector<std::string> f16_fallbacks;  // 2-D tensors stored as f16: rows not whole blocks of the level
+  std::vector<TensorFormat> formats;       // each 2-D tensor's format in the file written
   uint64_t input_tensor_bytes = 0;
   uint64_t output_tensor_bytes = 0;
 };

@@ -1,5 +1,6 @@
 #include "core/quant/weight_quant.h"
 
+#include <charconv>
 #include <stdexcept>
 
 namespace inferscope {
@@ -16,6 +17,7 @@ constexpr LevelInfo kLevels[] = {
     {WeightQuant::Native, "native", std::nullopt, 0}, {WeightQuant::F32, "f32", DType::F32, 0},
     {WeightQuant::F16, "f16", DType::F16, 1},         {WeightQuant::Q8, "q8", DType::Q8_0, 7},
     {WeightQuant::Q4, "q4", DType::Q4_0, 2},          {WeightQuant::Q4_1, "q4_1", DType::Q4_1, 3},
+    {WeightQuant::Q4_K, "q4_k", DType::Q4_K, 15},     {WeightQuant::Q6_K, "q6_k", DType::Q6_K, 18},
 };
 
 const LevelInfo& info(WeightQuant level) {
@@ -24,6 +26,32 @@ const LevelInfo& info(WeightQuant level) {
   }
   throw std::invalid_argument("unknown weight quantization level " + std::to_string(static_cast<int>(level)));
 }
+
+// The policy's format before any fallback.
+DType wanted_format(WeightQuant level, DType base, const MatrixPlace& place) {
+  const bool below_8_bits = level == WeightQuant::Q4 || level == WeightQuant::Q4_1 || level == WeightQuant::Q4_K ||
+                            level == WeightQuant::Q6_K;
+  if (below_8_bits && (place.kind == MatrixKind::OutputHead || place.kind == MatrixKind::Embedding)) return DType::Q6_K;
+  if (level != WeightQuant::Q4_K) return base;
+  switch (place.kind) {
+    case MatrixKind::AttnV:
+    case MatrixKind::FfnDown: return uses_more_bits(place.layer, place.n_layers) ? DType::Q6_K : base;
+    case MatrixKind::AttnQkv: return DType::Q5_K;
+    default: return base;
+  }
+}
+
+// llama.cpp's format for rows that are not whole blocks of a 256-element K-quant.
+DType block_fallback(DType wanted) {
+  switch (wanted) {
+    case DType::Q4_K: return DType::Q5_0;
+    case DType::Q5_K: return DType::Q5_1;
+    case DType::Q6_K: return DType::Q8_0;
+    default: return DType::F16;
+  }
+}
+
+bool whole_blocks(DType type, int64_t cols) { return cols % dtype_info(type).block_size == 0; }
 
 }  // namespace
 
@@ -50,27 +78,44 @@ WeightQuant parse_weight_quant(std::string_view name) {
 
 std::optional<DType> weight_quant_dtype(WeightQuant level) { return info(level).type; }
 
-MatrixRole matrix_role(std::string_view name) {
-  if (name == "token_embd.weight") return MatrixRole::Embedding;
-  if (name == "output.weight") return MatrixRole::Output;
-  return MatrixRole::Layer;
+MatrixPlace matrix_place(std::string_view name, int32_t n_layers, bool tied) {
+  MatrixPlace place;
+  place.n_layers = n_layers;
+  if (name == "output.weight") {
+    place.kind = MatrixKind::OutputHead;
+  } else if (name == "token_embd.weight") {
+    place.kind = tied ? MatrixKind::OutputHead : MatrixKind::Embedding;
+  } else if (name.starts_with("blk.")) {
+    // blk.N.<what>.weight
+    const std::string_view rest = name.substr(4);
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), place.layer);
+    const std::string_view what = ec == std::errc() && end < rest.data() + rest.size() && *end == '.'
+                                      ? rest.substr(static_cast<size_t>(end - rest.data()) + 1)
+                                      : std::string_view();
+    if (what == "attn_v.weight") place.kind = MatrixKind::AttnV;
+    if (what == "attn_qkv.weight") place.kind = MatrixKind::AttnQkv;
+    if (what == "ffn_down.weight") place.kind = MatrixKind::FfnDown;
+  }
+  return place;
 }
 
-DType stored_type(WeightQuant level, DType source, int64_t cols, MatrixRole role) {
-  std::optional<DType> target = info(level).type;
-  if (!target) return source;
-  const bool four_bit = level == WeightQuant::Q4 || level == WeightQuant::Q4_1;
-  if (four_bit && role != MatrixRole::Layer) target = DType::Q8_0;
-  return cols % dtype_info(*target).block_size == 0 ? *target : DType::F16;
+bool uses_more_bits(int32_t layer, int32_t n_layers) {
+  return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
 }
 
-bool is_f16_fallback(WeightQuant level, DType stored) {
-  const std::optional<DType> type = info(level).type;
-  return stored == DType::F16 && type && *type != DType::F16;
+MatrixFormat matrix_format(WeightQuant level, DType source, int64_t cols, const MatrixPlace& place) {
+  const std::optional<DType> base = info(level).type;
+  if (!base) return MatrixFormat{source, source};
+  MatrixFormat f;
+  f.wanted = wanted_format(level, *base, place);
+  f.stored = f.wanted;
+  if (!whole_blocks(f.stored, cols)) f.stored = block_fallback(f.wanted);
+  if (!whole_blocks(f.stored, cols)) f.stored = DType::F16;
+  return f;
 }
 
 uint32_t llama_file_type(WeightQuant level) {
-  if (level == WeightQuant::Native) throw std::invalid_argument("the native level keeps the file's own types");
+  if (level == WeightQuant::Native) throw std::invalid_argument("the native level keeps the file as it is");
   return info(level).file_type;
 }
 

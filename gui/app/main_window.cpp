@@ -219,6 +219,7 @@ void MainWindow::on_model_loaded(const QString& path) {
   model_label_->setText(model_text_);
   setWindowTitle("Inferscope — " + QString::fromStdString(model.config().name));
   model_info_->show_model(model, config.kv_dtype);
+  model_info_->show_level(model, config.quant);
   config_->set_config(config);
   compare_->reset_configs(config);
   statusBar()->showMessage("Loaded " + path, 5000);
@@ -253,6 +254,8 @@ void MainWindow::on_metrics(const EngineMetricsSnapshot& m) {
   config_->show_weights(m);
   status_->show_metrics(m);
   if (!model_text_.isEmpty()) model_label_->setText(model_text_ + " · " + StatusFields::weights_text(m));
+  const std::optional<WeightQuant> level = weight_quant_from_name(m.weights_quant);
+  if (bridge_->model() != nullptr && level) model_info_->show_level(*bridge_->model(), *level);
 }
 
 void MainWindow::on_kv(const KvSnapshot& snapshot) {

@@ -11,7 +11,8 @@ namespace inferscope::gui {
 namespace {
 
 constexpr WeightQuant kQuantLevels[] = {WeightQuant::Native, WeightQuant::F32, WeightQuant::F16,
-                                        WeightQuant::Q8,     WeightQuant::Q4,  WeightQuant::Q4_1};
+                                        WeightQuant::Q8,     WeightQuant::Q4,  WeightQuant::Q4_1,
+                                        WeightQuant::Q4_K,   WeightQuant::Q6_K};
 
 QStringList kv_dtype_choices() {
   QStringList names;

@@ -8,6 +8,7 @@
 
 #include "core/gguf/gguf_file.h"
 #include "core/model/llama_model.h"
+#include "core/quant/quant_plan.h"
 
 namespace inferscope::gui {
 namespace {
@@ -72,6 +73,8 @@ ModelInfoPanel::ModelInfoPanel(QWidget* parent) : QWidget(parent), title_(new QL
 void ModelInfoPanel::clear() {
   title_->setText("No model loaded (File ▸ Open model…, or drop a .gguf file on the window)");
   tree_->clear();
+  level_section_ = nullptr;
+  shown_level_.reset();
 }
 
 void ModelInfoPanel::show_model(const LlamaModel& model, DType kv_dtype) {
@@ -79,6 +82,8 @@ void ModelInfoPanel::show_model(const LlamaModel& model, DType kv_dtype) {
   const GgufFile& file = model.file();
   title_->setText(model_summary(model, kv_dtype));
   tree_->clear();
+  level_section_ = nullptr;
+  shown_level_.reset();
 
   QTreeWidgetItem* f = section(tree_, "File");
   row(f, "path", QString::fromStdString(file.path()));
@@ -141,6 +146,39 @@ void ModelInfoPanel::show_model(const LlamaModel& model, DType kv_dtype) {
   for (const GgufTensorInfo& info : file.tensors()) {
     new QTreeWidgetItem(all, {QString::fromStdString(info.name), text(dtype_name(info.type)), dims_text(info.dims),
                               format_bytes(static_cast<double>(info.n_bytes))});
+  }
+}
+
+void ModelInfoPanel::show_level(const LlamaModel& model, WeightQuant level) {
+  if (shown_level_ == level) return;
+  shown_level_ = level;
+  delete level_section_;
+  const std::vector<TensorFormat> plan = plan_formats(model.file(), level);
+  level_section_ = section(tree_, QString("Weights at %1").arg(text(weight_quant_name(level))));
+  level_section_->setToolTip(0, "The format each matrix has at the level the engine runs: llama.cpp's per-tensor "
+                                "policy, with its fallbacks for rows that are not whole blocks");
+  std::map<std::string, std::pair<int, uint64_t>> by_type;
+  std::vector<MatrixFallback> fallbacks;
+  for (const TensorFormat& t : plan) {
+    auto& [count, bytes] = by_type[std::string(dtype_name(t.format.stored))];
+    ++count;
+    bytes += t.bytes();
+    if (t.format.fallback()) fallbacks.push_back(MatrixFallback{t.name, t.format});
+  }
+  for (const auto& [type, stats] : by_type) {
+    row(level_section_, QString::fromStdString(type),
+        QString("%1 tensors, %2").arg(stats.first).arg(format_bytes(static_cast<double>(stats.second))));
+  }
+  if (!fallbacks.empty()) {
+    row(level_section_, "fallbacks", QString::fromStdString(fallback_summary(fallbacks)),
+        "Rows that are not whole blocks of the wanted format get llama.cpp's fallback format");
+  }
+  auto* all = new QTreeWidgetItem(level_section_, {QString("Every matrix (%1)").arg(plan.size())});
+  for (const TensorFormat& t : plan) {
+    QString format = text(dtype_name(t.source)) + " → " + text(dtype_name(t.format.stored));
+    if (t.format.fallback()) format += QString(" (%1 wanted)").arg(text(dtype_name(t.format.wanted)));
+    new QTreeWidgetItem(all, {QString::fromStdString(t.name), format, dims_text({t.cols, t.rows}),
+                              format_bytes(static_cast<double>(t.bytes()))});
   }
 }
 

@@ -1,14 +1,18 @@
 // The Model tab: what the loaded GGUF file holds (as `inferscope-cli inspect` prints it):
 // hyperparameters, sizes, the tokenizer, tensor types with their bytes, every tensor, and what the KV
-// cache costs per token (2 x bytes x layers x KV heads x head dim).
+// cache costs per token (2 x bytes x layers x KV heads x head dim); and the format each matrix has at
+// the quantization level the engine runs (the per-tensor policy of core/quant/weight_quant.h).
 #pragma once
 #include <QString>
 #include <QWidget>
+#include <optional>
 
+#include "core/quant/weight_quant.h"
 #include "kernels/cpu/dtype.h"
 
 class QLabel;
 class QTreeWidget;
+class QTreeWidgetItem;
 
 namespace inferscope {
 class LlamaModel;
@@ -26,12 +30,17 @@ class ModelInfoPanel : public QWidget {
  public:
   explicit ModelInfoPanel(QWidget* parent = nullptr);
   void show_model(const LlamaModel& model, DType kv_dtype);
+  // The "Weights at <level>" section: each stored format's tensors and bytes, the fallbacks, and every
+  // matrix's format. Rebuilt only when the level differs from the one shown.
+  void show_level(const LlamaModel& model, WeightQuant level);
   void clear();
   QTreeWidget* tree() const { return tree_; }
 
  private:
   QLabel* title_;
   QTreeWidget* tree_;
+  QTreeWidgetItem* level_section_ = nullptr;  // owned by tree_
+  std::optional<WeightQuant> shown_level_;
 };
 
 }  // namespace inferscope::gui

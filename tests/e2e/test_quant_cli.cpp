@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -35,11 +36,23 @@ std::vector<float> prompt_logits(const LlamaModel& model, WeightQuant level) {
   return test::engine_logits(model, config, prompt);
 }
 
+// What `quantize` printed for `tensor`: the rest of its line after the name and the padding.
+std::string listed_format(const std::string& out, const std::string& tensor) {
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with(tensor + " ")) continue;
+    const size_t start = line.find_first_not_of(' ', tensor.size());
+    return start == std::string::npos ? "" : line.substr(start);
+  }
+  return "(not listed)";
+}
+
 TEST(QuantizeCli, SavedFileReloadsToTheInMemoryLogits) {
   INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
   const auto original = LlamaModel::load(path);
   for (const auto& [level, name, file_type] : {std::tuple{WeightQuant::Q8, "q8", 7}, {WeightQuant::Q4, "q4", 2},
-                                                {WeightQuant::Q4_1, "q4_1", 3}, {WeightQuant::F16, "f16", 1}}) {
+                                                {WeightQuant::Q4_1, "q4_1", 3}, {WeightQuant::F16, "f16", 1},
+                                                {WeightQuant::Q4_K, "q4_k", 15}}) {
     SCOPED_TRACE(name);
     const std::string out = ::testing::TempDir() + "/stories260K-" + name + ".gguf";
     const CliRun r = cli("quantize --model " + path + " --quant " + name + " --out " + out + " --threads 2");
@@ -52,8 +65,16 @@ TEST(QuantizeCli, SavedFileReloadsToTheInMemoryLogits) {
     const DType down = saved->file().tensor("blk.2.ffn_down.weight").type;
     EXPECT_EQ(down, DType::F16);
     if (level != WeightQuant::F16) {
-      EXPECT_NE(r.out.find("blk.4.ffn_down.weight"), std::string::npos) << r.out;
-      EXPECT_EQ(saved->file().tensor("blk.2.ffn_up.weight").type, *weight_quant_dtype(level));
+      // every tensor listed with its format, a fallback with the format it wanted
+      const std::string wanted(dtype_name(level == WeightQuant::Q4_K ? DType::Q6_K : *weight_quant_dtype(level)));
+      EXPECT_EQ(listed_format(r.out, "blk.4.ffn_down.weight"),
+                "f32 -> f16 (" + wanted + " wanted: rows of 172 are not whole blocks)");
+      // rows of 64 hold no 256-block: q4_k's Q4_K falls back to Q5_0, as llama-quantize's does
+      const DType up = level == WeightQuant::Q4_K ? DType::Q5_0 : *weight_quant_dtype(level);
+      EXPECT_EQ(saved->file().tensor("blk.2.ffn_up.weight").type, up);
+      EXPECT_EQ(listed_format(r.out, "blk.2.ffn_up.weight"),
+                "f32 -> " + std::string(dtype_name(up)) +
+                    (level == WeightQuant::Q4_K ? " (q4_K wanted: rows of 64 are not whole blocks)" : ""));
     }
     const std::vector<float> reloaded = prompt_logits(*saved, WeightQuant::Native);
     const std::vector<float> in_memory = prompt_logits(*original, level);
@@ -159,7 +180,8 @@ TEST(PerplexityCli, ComparesLevels) {
   EXPECT_LT(q8["weight_bytes"].get<int64_t>(), q8["reference_weight_bytes"].get<int64_t>());
   EXPECT_EQ(q8["reference_perplexity"], same["perplexity"]);
   EXPECT_NEAR(q8["perplexity"].get<double>(), same["perplexity"].get<double>(), 0.01 * same["perplexity"].get<double>());
-  EXPECT_EQ(q8["f16_fallback"].size(), 5u);  // the five ffn_down matrices
+  ASSERT_EQ(q8["fallbacks"].size(), 5u);  // the five ffn_down matrices
+  EXPECT_EQ(q8["fallbacks"][0], (nlohmann::json{{"tensor", "blk.0.ffn_down.weight"}, {"wanted", "q8_0"}, {"stored", "f16"}}));
 
   const auto q4 = cli_json(base + " --quant q4 --compare-to f32");
   EXPECT_GT(q4["kl_divergence_mean"].get<double>(), kl8);  // coarser weights drift further

@@ -91,12 +91,15 @@ TEST(QuantConversion, EveryMatrixWithinItsFormatBound) {
     const DType type = *weight_quant_dtype(level);
     // token_embd, 2 x 7 layer matrices, output
     ASSERT_EQ(cw->matrices().size(), 16u);
-    EXPECT_TRUE(cw->f16_fallbacks().empty());
+    // the 4-bit levels want Q6_K for the token embedding and the output head (weight_quant.h): rows
+    // of 64 are not whole 256-blocks, so they fall back to Q8_0
+    const bool four_bit = type == DType::Q4_0 || type == DType::Q4_1;
+    EXPECT_EQ(fallback_summary(cw->fallbacks()), four_bit ? "2 q6_K -> q8_0" : "");
     double total_error = 0;
     for (const ConvertedMatrix& m : cw->matrices()) {
-      // the 4-bit levels keep the token embedding and the output head at Q8_0 (weight_quant.h)
-      const bool kept_at_8_bits = (type == DType::Q4_0 || type == DType::Q4_1) && matrix_role(m.name) != MatrixRole::Layer;
-      ASSERT_EQ(m.weights.type, kept_at_8_bits ? DType::Q8_0 : type) << m.name;
+      const bool head = m.name == "token_embd.weight" || m.name == "output.weight";
+      ASSERT_EQ(m.weights.type, four_bit && head ? DType::Q8_0 : type) << m.name;
+      ASSERT_EQ(m.weights.type, m.format.stored) << m.name;
       ASSERT_EQ(m.weights.rows, m.source.rows);
       ASSERT_EQ(m.weights.cols, m.source.cols);
       for (int64_t r = 0; r < m.source.rows; ++r) {
@@ -174,18 +177,24 @@ TEST(QuantConversion, PartialBlocksFallBackToF16AndTiedOutputIsConvertedOnce) {
   for (WeightQuant level : {WeightQuant::Q8, WeightQuant::Q4, WeightQuant::Q4_1}) {
     SCOPED_TRACE(std::string(weight_quant_name(level)));
     const auto cw = ConvertedWeights::convert(*model, level, pool);
-    EXPECT_EQ(cw->f16_fallbacks(), (std::vector<std::string>{"blk.0.ffn_down.weight", "blk.1.ffn_down.weight"}));
+    const std::vector<MatrixFallback> fallbacks = cw->fallbacks();
+    std::vector<std::string> names;
+    for (const MatrixFallback& f : fallbacks) names.push_back(f.name);
+    const bool four_bit = level != WeightQuant::Q8;
+    std::vector<std::string> want = {"blk.0.ffn_down.weight", "blk.1.ffn_down.weight"};
+    if (four_bit) want.insert(want.begin(), "token_embd.weight");  // Q6_K wanted, stored Q8_0
+    EXPECT_EQ(names, want);
     EXPECT_EQ(cw->weights().layers[0].w_down.type, DType::F16);
     EXPECT_EQ(cw->weights().layers[0].w_up.type, *weight_quant_dtype(level));
     // tied: token_embd is converted once and the classifier reads the same buffer
     EXPECT_EQ(cw->matrices().size(), 15u);
     EXPECT_EQ(cw->weights().output.data, cw->weights().token_embd.data);
-    // the 4-bit levels keep it (the output head too) at Q8_0
+    // q8 stores it as Q8_0; the 4-bit levels want Q6_K, which rows of 64 cannot hold: Q8_0 too
     EXPECT_EQ(cw->weights().output.type, DType::Q8_0);
     for (float v : logits_at(*model, level)) ASSERT_TRUE(std::isfinite(v));
   }
   for (WeightQuant level : {WeightQuant::F32, WeightQuant::F16}) {
-    EXPECT_TRUE(ConvertedWeights::convert(*model, level, pool)->f16_fallbacks().empty());
+    EXPECT_TRUE(ConvertedWeights::convert(*model, level, pool)->fallbacks().empty());
   }
 }
 
@@ -265,7 +274,7 @@ TEST(QuantizedFile, ReloadsWithTheInMemoryLogits) {
       const auto saved = LlamaModel::load(path);
       const GgufFile& f = saved->file();
       EXPECT_EQ(f.get_int("general.file_type"), llama_file_type(level));
-      const bool block_level = level == WeightQuant::Q8 || level == WeightQuant::Q4 || level == WeightQuant::Q4_1;
+      const bool block_level = level != WeightQuant::F32 && level != WeightQuant::F16;
       EXPECT_EQ(f.has("general.quantization_version"), block_level);
       // metadata kept
       for (const auto& [key, value] : model->file().metadata()) {
@@ -282,11 +291,16 @@ TEST(QuantizedFile, ReloadsWithTheInMemoryLogits) {
           ASSERT_EQ(out.n_bytes, in.n_bytes);
           EXPECT_EQ(std::memcmp(out.data, in.data, in.n_bytes), 0) << in.name;
         } else {
-          EXPECT_EQ(out.type, stored_type(level, in.type, in.dims[0], matrix_role(in.name))) << in.name;
+          EXPECT_EQ(out.type, matrix_format(level, in.type, in.dims[0], tensor_place(model->file(), in.name)).stored)
+              << in.name;
         }
       }
       EXPECT_EQ(s.tensors, static_cast<int>(f.tensors().size()));
-      EXPECT_EQ(s.f16_fallbacks, ConvertedWeights::convert(*model, level, pool)->f16_fallbacks());
+      std::vector<MatrixFallback> file_fallbacks;
+      for (const TensorFormat& t : s.formats) {
+        if (t.format.fallback()) file_fallbacks.push_back(MatrixFallback{t.name, t.format});
+      }
+      EXPECT_EQ(fallback_summary(file_fallbacks), fallback_summary(ConvertedWeights::convert(*model, level, pool)->fallbacks()));
       EXPECT_TRUE(same_bits(logits_at(*saved, WeightQuant::Native), logits_at(*model, level)));
     }
     std::filesystem::remove(path);
