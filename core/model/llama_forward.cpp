@@ -94,7 +94,7 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
     for (size_t i = 0; i < s.tokens.size(); ++i, ++t) {
       const int32_t pos = s.pos0 + static_cast<int32_t>(i);
       rope_cos_sin(row(rope_cos_, t, half_rope), row(rope_sin_, t, half_rope), c.rope_dim, pos, c.rope_freq_base,
-                   c.rope_freq_scale, w.rope_freq_factors);
+                   c.rope_freq_scale, w.rope_freq_factors, c.rope_yarn ? &*c.rope_yarn : nullptr);
       if (has_local) {
         rope_cos_sin(row(rope_cos_local_, t, half_rope), row(rope_sin_local_, t, half_rope), c.rope_dim, pos,
                      c.rope_freq_base_local, 1.0f);

@@ -20,6 +20,40 @@ int32_t positive_int(const GgufFile& f, const std::string& key, int64_t value, i
   return static_cast<int32_t>(value);
 }
 
+// rope.scaling.*: none, linear (positions divided by the factor) or YaRN (llama.cpp's derivation of
+// its ramp and magnitude from the factor and the original context; rope.scaling.attn_factor scales
+// cos and sin as in llama.cpp, so it is only accepted with YaRN, where the net scale is defined).
+void read_rope_scaling(const GgufFile& f, const std::string& a, LlamaConfig& c) {
+  const std::string scaling = f.get_string_or(a + "rope.scaling.type", "none");
+  if (scaling != "none" && scaling != "linear" && scaling != "yarn") {
+    throw GgufError(f.path() + ": metadata " + a + "rope.scaling.type: '" + scaling +
+                    "' is not supported (supported: none, linear, yarn)");
+  }
+  const double attn_factor = f.get_float_or(a + "rope.scaling.attn_factor", 1.0);
+  if (scaling != "yarn" && attn_factor != 1.0) {
+    throw GgufError(f.path() + ": metadata " + a + "rope.scaling.attn_factor: " + std::to_string(attn_factor) +
+                    " is only supported with YaRN scaling");
+  }
+  if (f.has(a + "rope.scaling.yarn_log_multiplier")) {
+    throw GgufError(f.path() + ": metadata " + a + "rope.scaling.yarn_log_multiplier: DeepSeek's YaRN variant is not supported");
+  }
+  if (scaling == "none") return;
+  const double factor = f.get_float(a + "rope.scaling.factor");
+  if (!(factor > 0.0)) {
+    throw GgufError(f.path() + ": metadata " + a + "rope.scaling.factor: " + std::to_string(factor) + " must be positive");
+  }
+  c.rope_freq_scale = static_cast<float>(1.0 / factor);
+  if (scaling == "linear") return;
+  c.rope_yarn_orig_ctx = positive_int(f, a + "rope.scaling.original_context_length",
+                                      f.get_int_or(a + "rope.scaling.original_context_length", c.context_length), 1 << 30);
+  if (!(attn_factor > 0.0)) {
+    throw GgufError(f.path() + ": metadata " + a + "rope.scaling.attn_factor: " + std::to_string(attn_factor) +
+                    " must be positive");
+  }
+  c.rope_yarn = rope_yarn(c.rope_dim, c.rope_freq_base, c.rope_freq_scale, c.rope_yarn_orig_ctx,
+                          static_cast<float>(attn_factor));
+}
+
 }  // namespace
 
 LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
@@ -73,18 +107,7 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
   if (!(c.rope_freq_base > 0.0f) || !(c.rms_eps > 0.0f)) {
     throw GgufError(f.path() + ": metadata " + a + "rope.freq_base / layer_norm_rms_epsilon must be positive");
   }
-  const std::string scaling = f.get_string_or(a + "rope.scaling.type", "none");
-  if (scaling == "linear") {
-    const double factor = f.get_float(a + "rope.scaling.factor");
-    if (!(factor > 0.0)) {
-      throw GgufError(f.path() + ": metadata " + a + "rope.scaling.factor: " + std::to_string(factor) +
-                      " must be positive");
-    }
-    c.rope_freq_scale = static_cast<float>(1.0 / factor);
-  } else if (scaling != "none") {
-    throw GgufError(f.path() + ": metadata " + a + "rope.scaling.type: '" + scaling +
-                    "' is not supported (supported: none, linear)");
-  }
+  read_rope_scaling(f, a, c);
   // A key further than the window from its query is masked (llama.cpp's standard sliding window):
   // within a context no longer than the window nothing is, so the context stops there.
   c.sliding_window = static_cast<int32_t>(f.get_int_or(a + "attention.sliding_window", 0));
@@ -143,6 +166,12 @@ std::vector<std::string> LlamaConfig::differences() const {
   std::vector<std::string> lines = architecture_differences(traits);
   if (rope_freq_factors) lines.push_back("RoPE frequencies divided by per-pair factors (rope_freqs.weight, Llama 3.1+)");
   if (head_dim_from_key_length) lines.push_back("head size from attention.key_length, not embedding / heads");
+  if (rope_yarn) {
+    lines.push_back("YaRN RoPE scaling: x" + format_number(1.0 / rope_freq_scale, "%g") + " over " +
+                    std::to_string(rope_yarn_orig_ctx) + " trained positions; pairs " +
+                    format_number(rope_yarn->corr_low, "%g") + ".." + format_number(rope_yarn->corr_high, "%g") +
+                    " blend original and interpolated angles; cos/sin x" + format_number(rope_yarn->mscale, "%.4f"));
+  }
   const auto local = std::count(local_layers.begin(), local_layers.end(), true);
   if (local > 0) {
     lines.push_back(std::to_string(local) + " of " + std::to_string(n_layers) + " layers local (sliding window, RoPE base " +

@@ -1,6 +1,7 @@
 // Hyperparameters of a Llama-family model, read from GGUF metadata.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,9 @@ struct LlamaConfig {
   int32_t context_length = 0; // {arch}.context_length
   int32_t rope_dim = 0;       // {arch}.rope.dimension_count (default head_dim)
   float rope_freq_base = 10000.0f;  // {arch}.rope.freq_base (llama.cpp's default 10000)
-  float rope_freq_scale = 1.0f;     // 1 / {arch}.rope.scaling.factor for linear scaling
+  float rope_freq_scale = 1.0f;     // 1 / {arch}.rope.scaling.factor (linear or YaRN scaling)
+  std::optional<RopeYarn> rope_yarn;  // rope.scaling.type yarn: the global layers' YaRN parameters
+  int32_t rope_yarn_orig_ctx = 0;     // {arch}.rope.scaling.original_context_length (default context_length)
   float rms_eps = 1e-5f;            // {arch}.attention.layer_norm_rms_epsilon
   bool tied_output = false;         // no output.weight: the classifier reuses token_embd.weight
   bool rope_freq_factors = false;   // rope_freqs.weight divides each RoPE pair's frequency (Llama 3.1+)

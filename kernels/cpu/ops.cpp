@@ -2,7 +2,9 @@
 // depends on the batch it is in.
 #include "kernels/cpu/ops.h"
 
+#include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <stdexcept>
 
 #include "kernels/cpu/cpu_features.h"
@@ -31,18 +33,41 @@ void rope_heads(float* heads, int64_t n_heads, int64_t head_dim, int64_t rope_di
   rope_apply(heads, n_heads, head_dim, rope_dim, cos_v, sin_v);
 }
 
+RopeYarn rope_yarn(int64_t rope_dim, float freq_base, float freq_scale, int64_t n_ctx_orig, float attn_factor,
+                   float beta_fast, float beta_slow) {
+  // the pair whose wavelength 2*pi*base^(2i/rope_dim) turns n_rot times over n_ctx_orig positions
+  const auto pair_turning = [&](float n_rot) {
+    return static_cast<float>(rope_dim) * std::log(static_cast<float>(n_ctx_orig) / (n_rot * 2.0f * std::numbers::pi_v<float>)) /
+           (2.0f * std::log(freq_base));
+  };
+  RopeYarn y;
+  y.corr_low = std::max(0.0f, std::floor(pair_turning(beta_fast)));
+  y.corr_high = std::min(static_cast<float>(rope_dim - 1), std::ceil(pair_turning(beta_slow)));
+  y.mscale = attn_factor * (freq_scale < 1.0f ? 1.0f + 0.1f * std::log(1.0f / freq_scale) : 1.0f);
+  return y;
+}
+
 void rope_cos_sin(float* cos_out, float* sin_out, int64_t rope_dim, int32_t pos, float freq_base, float freq_scale,
-                  const float* freq_factors) {
+                  const float* freq_factors, const RopeYarn* yarn) {
   // frequencies base^(-2i/rope_dim) by repeated multiplication in double (error ~1e-15, far below f32)
   const double step = std::pow(static_cast<double>(freq_base), -2.0 / static_cast<double>(rope_dim));
   double freq = 1.0;
   for (int64_t i = 0; i < rope_dim / 2; ++i, freq *= step) {
-    double angle = static_cast<double>(pos) * static_cast<double>(freq_scale) * freq;
-    if (freq_factors != nullptr) angle /= static_cast<double>(freq_factors[i]);
+    const double factor = freq_factors != nullptr ? static_cast<double>(freq_factors[i]) : 1.0;
+    double angle = static_cast<double>(pos) * static_cast<double>(freq_scale) * freq / factor;
+    double mscale = 1.0;
+    if (yarn != nullptr) {
+      // the ramp: 1 (keep the original angle) below corr_low, 0 (interpolate) above corr_high
+      const double span = std::max(0.001, static_cast<double>(yarn->corr_high) - yarn->corr_low);
+      const double ramp = 1.0 - std::clamp((static_cast<double>(i) - yarn->corr_low) / span, 0.0, 1.0);
+      const double mix = ramp * yarn->ext_factor;
+      angle = angle * (1.0 - mix) + static_cast<double>(pos) * freq / factor * mix;
+      mscale = yarn->mscale;
+    }
     double s = 0.0, c = 0.0;
     ::sincos(angle, &s, &c);
-    cos_out[i] = static_cast<float>(c);
-    sin_out[i] = static_cast<float>(s);
+    cos_out[i] = static_cast<float>(c * mscale);
+    sin_out[i] = static_cast<float>(s * mscale);
   }
 }
 

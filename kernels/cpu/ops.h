@@ -21,12 +21,29 @@ void rope_heads(float* heads, int64_t n_heads, int64_t head_dim, int64_t rope_di
 // or the halves' pairs (i, i + rope_dim/2) (GPT-NeoX's layout: Qwen, Phi-3, Gemma files).
 enum class RopePairing { Adjacent, Neox };
 
+// YaRN context extension (rope.scaling.type "yarn"): pair i's angle is the interpolated one (times
+// freq_scale) blended towards the original by ramp(i) * ext_factor, where ramp(i) falls from 1 at pair
+// corr_low to 0 at corr_high; cos and sin are multiplied by mscale (which scales attention logits by
+// mscale^2).
+struct RopeYarn {
+  float corr_low = 0, corr_high = 0;
+  float ext_factor = 1;
+  float mscale = 1;
+};
+
+// YaRN's parameters as llama.cpp derives them for a model trained on n_ctx_orig positions and
+// stretched by 1 / freq_scale: the pairs whose wavelength spans between beta_fast and beta_slow
+// rotations over n_ctx_orig positions form the ramp; mscale = attn_factor * (1 + 0.1 ln(1/freq_scale))
+// (attn_factor alone when not stretched).
+RopeYarn rope_yarn(int64_t rope_dim, float freq_base, float freq_scale, int64_t n_ctx_orig, float attn_factor = 1.0f,
+                   float beta_fast = 32.0f, float beta_slow = 1.0f);
+
 // The two halves of rope_heads(), so that a caller can compute a position's rope_dim/2 cos and sin
 // values once and apply them to every layer's q and k: bit-identical to rope_heads().
 // `freq_factors` (rope_dim/2 values, or null): pair i's frequency is divided by freq_factors[i]
-// (Llama 3.1's rope_freqs.weight).
+// (Llama 3.1's rope_freqs.weight). `yarn` (or null): YaRN scaling as above.
 void rope_cos_sin(float* cos_out, float* sin_out, int64_t rope_dim, int32_t pos, float freq_base, float freq_scale,
-                  const float* freq_factors = nullptr);
+                  const float* freq_factors = nullptr, const RopeYarn* yarn = nullptr);
 void rope_apply(float* heads, int64_t n_heads, int64_t head_dim, int64_t rope_dim, const float* cos_in,
                 const float* sin_in, RopePairing pairing = RopePairing::Adjacent);
 

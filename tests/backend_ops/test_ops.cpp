@@ -138,6 +138,32 @@ TEST(Ops, RopeNeoxPairsWithFrequencyFactorsMatchDoubleFormula) {
   EXPECT_EQ(sin_1, sin_v);
 }
 
+// YaRN: pairs below corr_low keep the original angle, pairs above corr_high take the interpolated one
+// (angle x freq_scale), pairs between blend linearly in the pair index; cos and sin carry mscale.
+TEST(Ops, RopeYarnBlendsOriginalAndInterpolatedAngles) {
+  const int64_t rope_dim = 32, half = rope_dim / 2;
+  const int32_t pos = 777;
+  const double base = 10000.0, scale = 0.125;
+  const RopeYarn yarn = rope_yarn(rope_dim, static_cast<float>(base), static_cast<float>(scale), 2048, 1.0f);
+  // pair i turns 2048 / (2 pi 10000^(i/16)) times over 2048 positions: 32 times at i = 4.03 (floor 4),
+  // once at i = 10.05 (ceil 11)
+  EXPECT_EQ(yarn.corr_low, 4.0f);
+  EXPECT_EQ(yarn.corr_high, 11.0f);
+  EXPECT_FLOAT_EQ(yarn.mscale, 1.0f + 0.1f * std::log(8.0f));
+  std::vector<float> cos_v(half), sin_v(half);
+  rope_cos_sin(cos_v.data(), sin_v.data(), rope_dim, pos, static_cast<float>(base), static_cast<float>(scale), nullptr,
+               &yarn);
+  for (int64_t i = 0; i < half; ++i) {
+    const double original = pos * std::pow(base, -2.0 * i / rope_dim);
+    const double keep = i <= 4 ? 1.0 : i >= 11 ? 0.0 : 1.0 - (i - 4.0) / 7.0;
+    const double theta = original * (keep + (1.0 - keep) * scale);
+    EXPECT_NEAR(cos_v[static_cast<size_t>(i)], yarn.mscale * std::cos(theta), 1e-6) << "pair " << i;
+    EXPECT_NEAR(sin_v[static_cast<size_t>(i)], yarn.mscale * std::sin(theta), 1e-6) << "pair " << i;
+  }
+  // not stretched (scale 1): no magnitude, nothing to blend
+  EXPECT_EQ(rope_yarn(rope_dim, 10000.0f, 1.0f, 2048, 1.0f).mscale, 1.0f);
+}
+
 // The exp-heavy ops in each family: the public entry point and the two families it chooses from.
 struct ExpOps {
   const char* name;

@@ -1,6 +1,6 @@
 // Our forward pass against llama.cpp's (tests/llamacpp/llama_logits.cpp over libllama, built by
 // scripts/llama-cpp.sh) on the same synthetic GGUF file, one per architecture and its special parts:
-// llama, llama with Llama 3.1 RoPE factors, qwen2 (Q/K/V biases, NEOX pairs), qwen3 (per-head Q/K
+// llama, llama with Llama 3.1 RoPE factors, qwen2 (Q/K/V biases, NEOX pairs; also with YaRN), qwen3 (per-head Q/K
 // norms, a head size from key_length), phi3 (fused attn_qkv and gate/up tensors) and gemma3 (scaled
 // embeddings, post norms, a GELU gate, local layers with their own RoPE base, a logit soft cap). f32 weights and f32 K/V on both sides, all positions
 // of one prefill.
@@ -72,7 +72,12 @@ std::vector<Case> cases() {
   gemma3_270m_shape.dim = 640, gemma3_270m_shape.n_heads = 4, gemma3_270m_shape.n_kv_heads = 1;
   gemma3_270m_shape.key_length = 256, gemma3_270m_shape.ffn_dim = 2048, gemma3_270m_shape.n_layers = 7;
   gemma3_270m_shape.swa_pattern = 6, gemma3_270m_shape.logit_softcap = 0.0f, gemma3_270m_shape.seed = 37;
-  return {{"llama", llama}, {"llama3_rope_factors", llama3}, {"qwen2", qwen2}, {"qwen3", qwen3}, {"phi3", phi3},
+  // YaRN on NEOX pairs: a 4096-position training stretched 8x (of the 8 pairs of a 16-wide head at
+  // base 10000, 0..1 keep their frequency, 2..6 blend, 7 is interpolated)
+  SyntheticModelSpec yarn = qwen2;
+  yarn.rope_base = 10000.0f, yarn.context_length = 32768, yarn.rope_yarn_factor = 8.0f, yarn.rope_yarn_orig_ctx = 4096;
+  yarn.seed = 37;
+  return {{"llama", llama}, {"llama3_rope_factors", llama3}, {"qwen2", qwen2}, {"yarn", yarn}, {"qwen3", qwen3}, {"phi3", phi3},
           {"gemma3", gemma3, kGeluF16Bound}, {"gemma3_270m_shape", gemma3_270m_shape, kGeluF16Bound}};
 }
 

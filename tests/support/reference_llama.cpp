@@ -127,18 +127,36 @@ void ReferenceLlama::rope(double* head, int32_t pos, int32_t layer) const {
   const bool local = local_layer(layer);
   const double base = local ? (spec_.rope_base_local > 0.0f ? spec_.rope_base_local : 10000.0) : spec_.rope_base;
   const double scale = !local && spec_.rope_linear_factor > 0.0f ? 1.0 / spec_.rope_linear_factor : 1.0;
+  const double yarn = !local ? spec_.rope_yarn_factor : 0.0;
+  const double magnitude = yarn > 1.0 ? 1.0 + 0.1 * std::log(yarn) : 1.0;  // YaRN's attention factor on cos and sin
   for (int32_t i = 0; 2 * i < rope_dim; ++i) {
     double theta = pos * scale * std::pow(base, -2.0 * i / rope_dim);
     if (!rope_factors_.empty()) theta /= rope_factors_[static_cast<size_t>(i)];
+    if (yarn > 0.0) theta *= yarn_frequency_factor(i, base, yarn);
     // the pair rotated together: adjacent (2i, 2i+1) for llama, (i, i + rope_dim/2) for NEOX
     // architectures; the mutation swaps them
     const bool split = neox() != (options_.mutation == ReferenceMutation::RopeOtherPairing);
     double& x0 = head[split ? i : 2 * i];
     double& x1 = head[split ? i + rope_dim / 2 : 2 * i + 1];
     const double a = x0, b = x1;
-    x0 = a * std::cos(theta) - b * std::sin(theta);
-    x1 = a * std::sin(theta) + b * std::cos(theta);
+    x0 = magnitude * (a * std::cos(theta) - b * std::sin(theta));
+    x1 = magnitude * (a * std::sin(theta) + b * std::cos(theta));
   }
+}
+
+double ReferenceLlama::yarn_frequency_factor(int32_t pair, double base, double factor) const {
+  // YaRN (Peng et al. 2023): a pair whose wavelength 2 pi base^(2 pair / d) turns more than 32 times
+  // within the trained context keeps its frequency, one turning less than once is interpolated
+  // (frequency / factor), and the pairs between blend the two linearly in the pair index.
+  const int32_t d = spec_.effective_rope_dim();
+  const double trained = spec_.rope_yarn_orig_ctx > 0 ? spec_.rope_yarn_orig_ctx : spec_.context_length;
+  const auto pair_turning = [&](double turns) {
+    return d * std::log(trained / (turns * 2.0 * std::acos(-1.0))) / (2.0 * std::log(base));
+  };
+  const double low = std::max(0.0, std::floor(pair_turning(32.0)));
+  const double high = std::min(d - 1.0, std::ceil(pair_turning(1.0)));
+  const double keep = 1.0 - std::clamp((pair - low) / std::max(high - low, 0.001), 0.0, 1.0);
+  return keep + (1.0 - keep) / factor;
 }
 
 std::vector<double> ReferenceLlama::matvec(const Matrix& w, const std::vector<double>& x) const {

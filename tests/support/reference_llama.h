@@ -67,6 +67,8 @@ class ReferenceLlama {
   static Matrix rows_of(const Matrix& m, int64_t first, int64_t rows);
   static std::vector<double> load_vector(const GgufFile& file, const std::string& name, int64_t n);
   void rope(double* head, int32_t pos, int32_t layer) const;
+  // YaRN: what pair `pair`'s frequency is multiplied by (1 where kept, 1/factor where interpolated).
+  double yarn_frequency_factor(int32_t pair, double base, double factor) const;
   // gemma3 with a sliding window: all but every swa_pattern-th layer are local (their own RoPE base).
   bool local_layer(int32_t layer) const;
   std::vector<double> rmsnorm(const std::vector<double>& x, const std::vector<double>& weight) const;

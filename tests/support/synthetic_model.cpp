@@ -116,6 +116,13 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
     w.set(a + "rope.scaling.type", GgufValue::str("linear"));
     w.set(a + "rope.scaling.factor", GgufValue::f32(s.rope_linear_factor));
   }
+  if (s.rope_yarn_factor > 0.0f) {
+    w.set(a + "rope.scaling.type", GgufValue::str("yarn"));
+    w.set(a + "rope.scaling.factor", GgufValue::f32(s.rope_yarn_factor));
+  }
+  if (s.rope_yarn_orig_ctx > 0) {
+    w.set(a + "rope.scaling.original_context_length", GgufValue::u32(static_cast<uint32_t>(s.rope_yarn_orig_ctx)));
+  }
   if (s.sliding_window > 0) w.set(a + "attention.sliding_window", GgufValue::u32(static_cast<uint32_t>(s.sliding_window)));
   if (s.swa_pattern > 0) w.set(a + "attention.sliding_window_pattern", GgufValue::u32(static_cast<uint32_t>(s.swa_pattern)));
   if (s.rope_base_local > 0.0f) w.set(a + "rope.freq_base_swa", GgufValue::f32(s.rope_base_local));

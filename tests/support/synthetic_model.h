@@ -28,6 +28,8 @@ struct SyntheticModelSpec {
   int32_t rope_dim = 0;             // 0: the key is omitted and rope covers the whole head
   float rope_base = 10000.0f;
   float rope_linear_factor = 0.0f;  // > 0: rope.scaling.type "linear" with this factor
+  float rope_yarn_factor = 0.0f;    // > 0: rope.scaling.type "yarn" with this factor
+  int32_t rope_yarn_orig_ctx = 0;   // > 0: rope.scaling.original_context_length
   float rms_eps = 1e-5f;
   int32_t key_length = 0;           // > 0: attention.key_length (and value_length), the head size
   int32_t sliding_window = 0;       // > 0: attention.sliding_window

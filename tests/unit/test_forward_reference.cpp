@@ -48,6 +48,15 @@ SyntheticModelSpec llama3_rope_factors_shape() {  // Llama 3.1+: rope_freqs.weig
   s.rope_freq_factors = true, s.rope_base = 5e5f, s.seed = 17;
   return s;
 }
+// YaRN stretching a 4096-position training 4x: with head size 16 and base 50000, RoPE pairs 0..1 keep
+// their frequency, 2..5 blend, 6..7 are interpolated; cos and sin scaled by 1 + 0.1 ln 4.
+SyntheticModelSpec yarn_shape() {
+  SyntheticModelSpec s;
+  s.dim = 64, s.n_heads = 4, s.n_kv_heads = 2, s.ffn_dim = 96, s.vocab = 42, s.context_length = 16384;
+  s.rope_base = 5e4f;
+  s.rope_yarn_factor = 4.0f, s.rope_yarn_orig_ctx = 4096, s.seed = 23;
+  return s;
+}
 SyntheticModelSpec qwen2_shape() {  // NEOX pairs, Q/K/V biases, partial rope
   SyntheticModelSpec s;
   s.architecture = "qwen2";
@@ -131,7 +140,7 @@ std::vector<Case> all_cases() {
       {"gqa3", gqa3_shape()}, {"gqa2_partial_rope_tied", gqa2_partial_rope_shape()}, {"mha_3layers", mha_three_layer_shape()},
       {"q8_kv", q8_kv_shape()},
       {"llama3_rope_factors", llama3_rope_factors_shape()}, {"qwen2", qwen2_shape()}, {"qwen3", qwen3_shape()},
-      {"phi3", phi3_shape()}, {"gemma3", gemma3_shape()}};
+      {"phi3", phi3_shape()}, {"gemma3", gemma3_shape()}, {"yarn", yarn_shape()}};
   const std::vector<std::pair<std::string, SyntheticModelSpec>> odd_shapes = {{"mqa_odd", mqa_odd_shape()},
                                                                              {"odd_head_dim", odd_head_dim_shape()}};
   for (DType w : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1}) {

@@ -2,6 +2,8 @@
 // architectures' own tensors (biases, Q/K norms, RoPE factors) where they belong.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <filesystem>
 #include <functional>
 
@@ -101,11 +103,49 @@ TEST(ModelConfig, ArchitectureTensorsAreRequiredOrRefusedByName) {
 }
 
 TEST(ModelConfig, RefusesUnsupportedRopeScaling) {
-  const std::string path =
-      rewritten_model("yarn", [](GgufWriter& w) { w.set("llama.rope.scaling.type", GgufValue::str("yarn")); });
-  const std::string error = load_error(path);
-  EXPECT_NE(error.find("rope.scaling.type"), std::string::npos) << error;
-  EXPECT_NE(error.find("yarn"), std::string::npos) << error;
+  const std::string longrope = load_error(
+      rewritten_model("longrope", [](GgufWriter& w) { w.set("llama.rope.scaling.type", GgufValue::str("longrope")); }));
+  EXPECT_NE(longrope.find("rope.scaling.type: 'longrope' is not supported (supported: none, linear, yarn)"),
+            std::string::npos)
+      << longrope;
+  const std::string no_factor = load_error(
+      rewritten_model("yarn", [](GgufWriter& w) { w.set("llama.rope.scaling.type", GgufValue::str("yarn")); }));
+  EXPECT_NE(no_factor.find("'llama.rope.scaling.factor': key is missing"), std::string::npos) << no_factor;
+  const std::string attn_factor = load_error(rewritten_model("attn_factor", [](GgufWriter& w) {
+    w.set("llama.rope.scaling.attn_factor", GgufValue::f32(1.5f));
+  }));
+  EXPECT_NE(attn_factor.find("rope.scaling.attn_factor: 1.5"), std::string::npos) << attn_factor;
+  EXPECT_NE(attn_factor.find("only supported with YaRN"), std::string::npos) << attn_factor;
+  const std::string log_mul = load_error(rewritten_model("log_mul", [](GgufWriter& w) {
+    w.set("llama.rope.scaling.type", GgufValue::str("yarn"));
+    w.set("llama.rope.scaling.factor", GgufValue::f32(4.0f));
+    w.set("llama.rope.scaling.yarn_log_multiplier", GgufValue::f32(0.1f));
+  }));
+  EXPECT_NE(log_mul.find("yarn_log_multiplier"), std::string::npos) << log_mul;
+}
+
+// YaRN's parameters as llama.cpp derives them: with rope over 16 dims at base 10000 and 4096 trained
+// positions, pair i turns 4096 / (2 pi 10000^(i/8)) times: more than 32 up to pair 2 (floor 2.6), at
+// least once up to pair 5 (ceil 5.6 = 6); cos/sin scaled by 1 + 0.1 ln 4 (times the attn_factor 1.25).
+TEST(ModelConfig, ReadsYarnScaling) {
+  const std::string path = rewritten_model("yarn_ok", [](GgufWriter& w) {
+    w.set("llama.rope.freq_base", GgufValue::f32(10000.0f));
+    w.set("llama.rope.scaling.type", GgufValue::str("yarn"));
+    w.set("llama.rope.scaling.factor", GgufValue::f32(4.0f));
+    w.set("llama.rope.scaling.original_context_length", GgufValue::u32(4096));
+    w.set("llama.rope.scaling.attn_factor", GgufValue::f32(1.25f));
+  });
+  const LlamaConfig c = LlamaConfig::from_gguf(*GgufFile::open(path));
+  ASSERT_EQ(c.rope_dim, 16);
+  EXPECT_FLOAT_EQ(c.rope_freq_scale, 0.25f);
+  ASSERT_TRUE(c.rope_yarn.has_value());
+  EXPECT_EQ(c.rope_yarn_orig_ctx, 4096);
+  EXPECT_EQ(c.rope_yarn->corr_low, 2.0f);
+  EXPECT_EQ(c.rope_yarn->corr_high, 6.0f);
+  EXPECT_FLOAT_EQ(c.rope_yarn->mscale, 1.25f * (1.0f + 0.1f * std::log(4.0f)));
+  EXPECT_EQ(c.differences().back(),
+            "YaRN RoPE scaling: x4 over 4096 trained positions; pairs 2..6 blend original and interpolated angles; "
+            "cos/sin x1.4233");
 }
 
 TEST(ModelConfig, ImpossibleHeadCountsNameTheKey) {
