@@ -49,6 +49,19 @@ inline void k_scale_min(int j, const uint8_t* scales, uint8_t& scale, uint8_t& m
   }
 }
 
+// The inverse of k_scale_min: ORs the 6-bit scale and min of sub-block j into scales[12], which the
+// caller zeroed first.
+inline void set_k_scale_min(int j, uint8_t scale, uint8_t min, uint8_t* scales) {
+  if (j < 4) {
+    scales[j] |= scale;
+    scales[j + 4] |= min;
+  } else {
+    scales[j + 4] |= static_cast<uint8_t>((scale & 0x0f) | ((min & 0x0f) << 4));
+    scales[j - 4] |= static_cast<uint8_t>((scale >> 4) << 6);
+    scales[j] |= static_cast<uint8_t>((min >> 4) << 6);
+  }
+}
+
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);
 static_assert(sizeof(BlockQ5_0) == 22);

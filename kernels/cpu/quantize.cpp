@@ -1,5 +1,6 @@
 // Reference quantization of the formats we write, rounding exactly as ggml's reference quantizers do
-// (so the files we save load in llama.cpp and the activations match what its kernels expect).
+// (so the files we save load in llama.cpp and the activations match what its kernels expect). The
+// K-quants' scale searches are in quantize_k.cpp.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -8,22 +9,15 @@
 #include <string>
 
 #include "kernels/cpu/quant_blocks.h"
+#include "kernels/cpu/quant_math.h"
 #include "kernels/cpu/quantize.h"
+#include "kernels/cpu/quantize_k.h"
 
 namespace inferscope {
 namespace {
 
-// The element of largest magnitude, with its sign (the first one on ties).
-float signed_absmax(const float* x, int n) {
-  float amax = 0.0f, max = 0.0f;
-  for (int j = 0; j < n; ++j) {
-    if (std::fabs(x[j]) > amax) {
-      amax = std::fabs(x[j]);
-      max = x[j];
-    }
-  }
-  return max;
-}
+using cpu::round_clamped;
+using cpu::signed_absmax;
 
 float absmax(const float* x, int n) {
   float amax = 0.0f;
@@ -149,8 +143,7 @@ void quant_q8_k(const float* x, BlockQ8_K* b, int64_t nb) {
     }
     const float iscale = -127.0f / max;
     for (int j = 0; j < QK_K; ++j) {
-      const int v = static_cast<int>(std::nearbyint(iscale * x[j]));
-      b[i].qs[j] = static_cast<int8_t>(std::clamp(v, -128, 127));
+      b[i].qs[j] = static_cast<int8_t>(round_clamped(iscale * x[j], -128, 127));
     }
     for (int g = 0; g < QK_K / 16; ++g) {
       int sum = 0;
@@ -174,6 +167,9 @@ bool can_quantize(DType type) {
     case DType::Q4_1:
     case DType::Q5_0:
     case DType::Q5_1:
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K:
     case DType::Q8_K: return true;
     default: return false;
   }
@@ -202,6 +198,9 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n) {
     case DType::Q4_1: quant_q4_1(src, static_cast<BlockQ4_1*>(dst), nb); return;
     case DType::Q5_0: quant_q5_0(src, static_cast<BlockQ5_0*>(dst), nb); return;
     case DType::Q5_1: quant_q5_1(src, static_cast<BlockQ5_1*>(dst), nb); return;
+    case DType::Q4_K: cpu::quant_q4_k(src, static_cast<BlockQ4_K*>(dst), nb); return;
+    case DType::Q5_K: cpu::quant_q5_k(src, static_cast<BlockQ5_K*>(dst), nb); return;
+    case DType::Q6_K: cpu::quant_q6_k(src, static_cast<BlockQ6_K*>(dst), nb); return;
     case DType::Q8_K: quant_q8_k(src, static_cast<BlockQ8_K*>(dst), nb); return;
     default: return;  // unreachable: can_quantize() said no above
   }

@@ -9,7 +9,7 @@ namespace inferscope {
 // dst[0..n) = the values of the n elements at src. n must be a multiple of the block size.
 void dequantize_row(DType type, const void* src, float* dst, int64_t n);
 
-// Round n floats into `type` (F32, F16, BF16, Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, Q5_1, Q8_K).
+// Round n floats into `type` (F32, F16, BF16, Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, Q8_K).
 // Throws std::invalid_argument for a type we cannot write.
 void quantize_row(DType type, const float* src, void* dst, int64_t n);
 bool can_quantize(DType type);

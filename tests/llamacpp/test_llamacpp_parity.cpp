@@ -18,6 +18,7 @@
 #include "core/gguf/gguf_file.h"
 #include "core/model/llama_model.h"
 #include "kernels/cpu/quantize.h"
+#include "tests/llamacpp/not_built.h"
 #include "tests/support/engine_runs.h"
 #include "tests/support/logit_compare.h"
 #include "tests/support/synthetic_model.h"
@@ -106,8 +107,7 @@ std::vector<std::vector<float>> llama_cpp_logits(const std::string& model, const
 class LlamaCppParity : public ::testing::TestWithParam<Case> {};
 
 TEST_P(LlamaCppParity, LogitsMatchAtEveryPosition) {
-  ASSERT_STRNE(LLAMA_LOGITS, "") << "llama.cpp is not built here: run scripts/llama-cpp.sh and configure with "
-                                    "-DINFERSCOPE_LLAMA_CPP=<the folder it prints> (scripts/test.sh does both)";
+  ASSERT_STRNE(LLAMA_LOGITS, "") << kLlamaCppNotBuilt;
   const Case& c = GetParam();
   SCOPED_TRACE(c.spec.describe());
   const std::string path = ::testing::TempDir() + "/parity-" + c.name + ".gguf";
@@ -136,8 +136,7 @@ INSTANTIATE_TEST_SUITE_P(Architectures, LlamaCppParity, ::testing::ValuesIn(case
 // prompt. (llama.cpp on the quantized file itself rounds activations to 8 bits, which moves Gemma's
 // logits by up to 7.6% of their largest: not a comparison of the forward pass.)
 TEST(LlamaCppParityRealModel, Gemma3MatchesLlamaCpp) {
-  ASSERT_STRNE(LLAMA_LOGITS, "") << "llama.cpp is not built here: run scripts/llama-cpp.sh and configure with "
-                                    "-DINFERSCOPE_LLAMA_CPP=<the folder it prints> (scripts/test.sh does both)";
+  ASSERT_STRNE(LLAMA_LOGITS, "") << kLlamaCppNotBuilt;
   INFERSCOPE_REQUIRE_FILE(path, gemma3_model_path());
   const std::string f32_path = ::testing::TempDir() + "/gemma3-ggml-f32.gguf";
   const std::string command = std::string(LLAMA_QUANTIZE) + " --allow-requantize " + path + " " + f32_path + " F32 2 >/dev/null 2>&1";
