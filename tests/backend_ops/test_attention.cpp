@@ -230,6 +230,12 @@ void expect_exact(const Batch& b, ThreadPool& pool, const std::string& what) {
   }
 }
 
+// `gqa` query heads per KV head, over two KV heads (one at GQA 8).
+AttentionShape gqa_shape(int32_t gqa, int32_t head_dim, int32_t window = 0) {
+  const int32_t n_kv = gqa == 8 ? 1 : 2;
+  return AttentionShape{n_kv * gqa, n_kv, head_dim, window};
+}
+
 TEST(Attention, MatchesDoubleReferenceAcrossHeadDimsGqaDtypesAndBlockSizes) {
   std::mt19937 rng(5);
   ThreadPool pool(2);
@@ -237,8 +243,7 @@ TEST(Attention, MatchesDoubleReferenceAcrossHeadDimsGqaDtypesAndBlockSizes) {
   int32_t c = 0;
   for (int32_t hd : {8, 12, 16, 48, 64, 80, 128}) {
     for (int32_t gqa : {1, 2, 4, 8}) {
-      const int32_t n_kv = gqa == 8 ? 1 : 2;
-      const AttentionShape shape{n_kv * gqa, n_kv, hd};
+      const AttentionShape shape = gqa_shape(gqa, hd);
       const DType dtype = c % 2 == 0 ? DType::F16 : DType::F32;
       const int32_t block_size = block_sizes[c % 3];
       const Batch b = make_batch(shape, dtype, block_size, mixed_specs(300 + 97 * c), rng);
@@ -259,8 +264,7 @@ TEST(Attention, Q8KvMatchesDoubleReferenceOnTheDequantizedValues) {
   int32_t c = 0;
   for (int32_t hd : {32, 64, 128}) {
     for (int32_t gqa : {1, 3, 8}) {
-      const int32_t n_kv = gqa == 8 ? 1 : 2;
-      const AttentionShape shape{n_kv * gqa, n_kv, hd};
+      const AttentionShape shape = gqa_shape(gqa, hd);
       const int32_t block_size = block_sizes[c % 4];
       const Batch b = make_batch(shape, DType::Q8_0, block_size, mixed_specs(300 + 131 * c), rng);
       expect_exact(b, pool, "q8 hd " + std::to_string(hd) + " gqa " + std::to_string(gqa) + " block " +
@@ -286,18 +290,13 @@ TEST(Attention, LongContextsStayExact) {
 TEST(Attention, SlidingWindowMatchesDoubleReference) {
   std::mt19937 rng(13);
   ThreadPool pool(2);
-  const int32_t block_sizes[] = {0, 8, 16};
-  int32_t c = 0;
-  for (int32_t window : {1, 5, 16, 63, 64, 65, 100, 256, 300, 5000}) {
-    for (int32_t gqa : {1, 3, 8}) {
-      const int32_t n_kv = gqa == 8 ? 1 : 2;
-      const AttentionShape shape{n_kv * gqa, n_kv, 32, window};
-      const int32_t block_size = block_sizes[c % 3];
-      const Batch b = make_batch(shape, DType::F16, block_size, mixed_specs(900 + 61 * c), rng);
-      expect_exact(b, pool, "window " + std::to_string(window) + " gqa " + std::to_string(gqa) + " block " +
-                                std::to_string(block_size));
-      ++c;
-    }
+  const int32_t windows[] = {1, 5, 16, 63, 64, 65, 100, 256, 300, 5000}, gqas[] = {1, 3, 8}, block_sizes[] = {0, 8, 16};
+  for (int32_t c = 0; c < 30; ++c) {
+    // every window at every GQA; the block size turns with both, so each GQA meets each layout
+    const int32_t window = windows[c / 3], gqa = gqas[c % 3], block_size = block_sizes[(c + c / 3) % 3];
+    const Batch b = make_batch(gqa_shape(gqa, 32, window), DType::F16, block_size, mixed_specs(900 + 61 * c), rng);
+    expect_exact(b, pool, "window " + std::to_string(window) + " gqa " + std::to_string(gqa) + " block " +
+                              std::to_string(block_size));
   }
 }
 
