@@ -22,7 +22,7 @@ int32_t tile_tokens(const AttentionShape& shape) { return std::max(1, FlashAtten
 int64_t partial_floats(int32_t rows, int32_t head_dim) { return static_cast<int64_t>(rows) * (2 + head_dim); }
 
 // One unit of work: tokens tok0 .. tok0+n_tok-1 of sequence `seq` with the query heads of KV head
-// `kv_head`, against keys key0 .. key_end-1.
+// `kv_head`, against keys key0 .. key_end-1 (key0: the first any of its rows sees, or a chunk's start).
 struct TileTask {
   int32_t seq, kv_head, tok0, n_tok, key0, key_end;
   int64_t partial;  // where this chunk's (m, l, O) go in the partials, or -1: finish into the output
@@ -41,26 +41,32 @@ struct Plan {
   int64_t partial_floats = 0;
 };
 
+// The start of the aligned run of `size` keys (a split chunk, a K/V tile) that holds key `pos`.
+int32_t run_start(int32_t pos, int32_t size) { return pos / size * size; }
+
 // Tiles and chunks of every sequence, from its own n_q, pos0 and the shape only (batch invariance).
+// With a window, chunks before the one holding the tile's first visible key are left out.
 Plan plan_tiles(std::span<const AttentionSeq> seqs, const AttentionShape& shape) {
   Plan plan;
   const int32_t group = group_size(shape), per_tile = tile_tokens(shape);
   for (int32_t si = 0; si < static_cast<int32_t>(seqs.size()); ++si) {
     const AttentionSeq& s = seqs[si];
-    // decode: all queries in one tile, so parallelism comes from splitting the context instead
-    const bool split = s.n_q <= per_tile && s.pos0 + s.n_q > FlashAttention::kSplitKeys;
     for (int32_t tok0 = 0; tok0 < s.n_q; tok0 += per_tile) {
       const int32_t n_tok = std::min(per_tile, s.n_q - tok0);
-      const int32_t key_end = s.pos0 + tok0 + n_tok;  // keys visible to the tile's last row
+      const int32_t key_lo = first_visible_key(shape, s.pos0 + tok0);  // keys visible to the tile's first row
+      const int32_t key_end = s.pos0 + tok0 + n_tok;                   // and to its last row
+      const int32_t first_chunk = run_start(key_lo, FlashAttention::kSplitKeys);
+      // decode: all queries in one tile, so parallelism comes from splitting the context instead
+      const bool split = s.n_q <= per_tile && key_end > first_chunk + FlashAttention::kSplitKeys;
       for (int32_t kvh = 0; kvh < shape.n_kv_heads; ++kvh) {
         if (!split) {
-          plan.tiles.push_back(TileTask{si, kvh, tok0, n_tok, 0, key_end, -1});
+          plan.tiles.push_back(TileTask{si, kvh, tok0, n_tok, key_lo, key_end, -1});
           continue;
         }
         MergeTask merge{si, kvh, tok0, n_tok, plan.partial_floats, 0};
-        for (int32_t key0 = 0; key0 < key_end; key0 += FlashAttention::kSplitKeys, ++merge.n_chunks) {
-          const int32_t chunk_end = std::min(key_end, key0 + FlashAttention::kSplitKeys);
-          plan.tiles.push_back(TileTask{si, kvh, tok0, n_tok, key0, chunk_end, plan.partial_floats});
+        for (int32_t c0 = first_chunk; c0 < key_end; c0 += FlashAttention::kSplitKeys, ++merge.n_chunks) {
+          const int32_t chunk_end = std::min(key_end, c0 + FlashAttention::kSplitKeys);
+          plan.tiles.push_back(TileTask{si, kvh, tok0, n_tok, std::max(c0, key_lo), chunk_end, plan.partial_floats});
           plan.partial_floats += partial_floats(n_tok * group, shape.head_dim);
         }
         plan.merges.push_back(merge);
@@ -129,25 +135,33 @@ void run_tile(const TileTask& task, std::span<const AttentionSeq> seqs, const At
   std::fill_n(w.lt.begin(), rows, 0.0f);
   std::fill_n(w.ot.begin(), tile_floats, 0.0f);
 
-  // The keys in chunks of kSplitKeys (a split task holds exactly one): each chunk starts its own
-  // online softmax, then folds into the row's merge, as a split decode does.
-  for (int32_t c0 = task.key0; c0 < task.key_end; c0 += FlashAttention::kSplitKeys) {
+  // The keys in chunks of kSplitKeys (a split task holds exactly one) and tiles of kTileKeys, both at
+  // fixed positions (multiples of their size), whatever key0: each chunk starts its own online softmax,
+  // then folds into the row's merge, as a split decode does.
+  for (int32_t c0 = run_start(task.key0, FlashAttention::kSplitKeys); c0 < task.key_end;
+       c0 += FlashAttention::kSplitKeys) {
     const int32_t c_end = std::min(task.key_end, c0 + FlashAttention::kSplitKeys);
     std::fill_n(w.m.begin(), rows, -std::numeric_limits<float>::infinity());
     std::fill_n(w.l.begin(), rows, 0.0f);
     std::fill_n(w.o.begin(), tile_floats, 0.0f);
-    for (int32_t t0 = c0; t0 < c_end; t0 += FlashAttention::kTileKeys) {
-      const int32_t n = std::min(FlashAttention::kTileKeys, c_end - t0);
-      // K and V tiles, read once for every row of the query tile
-      gather_kv_rows(s.kv, KvPart::Keys, task.kv_head, t0, n, hd, w.k.data());
-      gather_kv_rows(s.kv, KvPart::Values, task.kv_head, t0, n, hd, w.v.data());
+    // tiles wholly before the window of the tile's first row are never read
+    for (int32_t t0 = std::max(c0, run_start(task.key0, FlashAttention::kTileKeys)); t0 < c_end;
+         t0 += FlashAttention::kTileKeys) {
+      const int32_t t_end = std::min(t0 + FlashAttention::kTileKeys, c_end);
+      // K and V of the tile's keys some row sees (from key0), read once for every row of the query tile
+      const int32_t g0 = std::max(t0, task.key0);
+      gather_kv_rows(s.kv, KvPart::Keys, task.kv_head, g0, t_end - g0, hd, w.k.data());
+      gather_kv_rows(s.kv, KvPart::Values, task.kv_head, g0, t_end - g0, hd, w.v.data());
       for (int32_t r = 0; r < rows; ++r) {
-        // causal mask: a query sees the keys up to its own position
-        const int32_t visible = std::min(n, s.pos0 + task.tok0 + r / group + 1 - t0);
-        if (visible <= 0) continue;
+        // causal and window mask: a row sees keys begin .. end-1 of this tile, fixed by its position
+        // alone, so its scores and their order never depend on the step it runs in
+        const int32_t pos = s.pos0 + task.tok0 + r / group;
+        const int32_t begin = std::max(t0, first_visible_key(shape, pos)), end = std::min(t_end, pos + 1);
+        if (end <= begin) continue;
+        const size_t first = static_cast<size_t>(begin - g0) * hd;
         float* o = w.o.data() + static_cast<size_t>(r) * hd;
-        kernels.scores(w.q.data() + static_cast<size_t>(r) * hd, w.k.data(), visible, hd, w.s.data());
-        kernels.update(w.s.data(), visible, w.v.data(), hd, w.m[r], w.l[r], o);
+        kernels.scores(w.q.data() + static_cast<size_t>(r) * hd, w.k.data() + first, end - begin, hd, w.s.data());
+        kernels.update(w.s.data(), end - begin, w.v.data() + first, hd, w.m[r], w.l[r], o);
       }
     }
     if (task.partial >= 0) {

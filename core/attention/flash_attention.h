@@ -6,7 +6,8 @@
 //
 // Every query row sees its context as fixed chunks of kSplitKeys keys (0..255, 256..511, ...): each
 // chunk runs its own online softmax over kTileKeys-key tiles, and the chunks' partial (m, l, O) are
-// folded in chunk order. Decode (a sequence whose queries fit in one tile) runs its chunks in
+// folded in chunk order. With a sliding window, chunks and tiles before the window of a query tile's
+// first row are skipped, never read, and each row starts at its own window's first key. Decode (a sequence whose queries fit in one tile) runs its chunks in
 // parallel and merges them afterwards (Flash-Decoding); a prefill tile folds them as it goes. Both
 // do the same arithmetic, so a row's output depends only on its position and the K/V it sees: never
 // on how many queries share the step (prefill, chunked prefill, decode), the rest of the batch, or

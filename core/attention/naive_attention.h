@@ -1,5 +1,6 @@
-// Naive attention: per (sequence, head) the whole score matrix S = Q·Kᵀ/√d (n_q x context) is
-// materialised, masked, softmaxed row by row, then multiplied by V. Scratch grows as n_q x context.
+// Naive attention: per (sequence, head) the whole score matrix S = Q·Kᵀ/√d (n_q x the keys the
+// queries see: the context, or the window and n_q) is materialised, masked, softmaxed row by row,
+// then multiplied by V. Scratch grows as n_q x context.
 #pragma once
 #include "core/attention/attention.h"
 

@@ -144,6 +144,8 @@ void add_model_values(ValueMap& v, const LlamaModel& model) {
   v["model.ffn_dim"] = c.ffn_dim;
   v["model.vocab_size"] = c.vocab_size;
   v["model.context_length"] = c.context_length;
+  v["model.local_layers"] = c.windowed_layers();
+  v["model.sliding_window"] = c.windowed_layers() > 0 ? c.sliding_window : 0;
   v["model.gqa_ratio"] = static_cast<double>(c.n_heads) / c.n_kv_heads;
   v["model.parameters"] = static_cast<double>(model.parameter_count());
   // The file's own storage: bits per weight over its 2-D matrices.

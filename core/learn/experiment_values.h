@@ -24,6 +24,7 @@
 //   sweep.PHASE.crossover (the shortest context from which flash is faster at every longer one; -1:
 //   slower at the longest), sweep.shortest, sweep.longest                 N a context)
 //   model.n_layers, n_heads, n_kv_heads, head_dim, dim, ffn_dim, vocab_size, context_length,
+//   model.sliding_window (0: none), model.local_layers (the layers it holds for),
 //   model.gqa_ratio (query heads per KV head), model.parameters, model.native_weight_bytes,
 //   model.native_bits_per_weight (the file's matrices as stored)
 //   machine.peak_flops, machine.read_bandwidth   measured (kernels/cpu), when an experiment uses them

@@ -9,8 +9,11 @@
 //          attention and after the FFN too (post_attention_norm, post_ffw_norm); a GELU-tanh gated FFN;
 //          with a sliding window, every 6th layer global (rope.freq_base) and the others local
 //          (rope.freq_base_swa, default 10000; attention.sliding_window_pattern overrides the 6)
-// Anything else is refused by name. A sliding window ({arch}.attention.sliding_window) shorter than
-// the context limits the context to the window, where windowed attention is full attention.
+// Anything else is refused by name. A sliding window ({arch}.attention.sliding_window) masks keys
+// `window` or more positions before their query: in gemma3's local layers, and in every layer where
+// the architecture has no local/global pattern (phi3, Mistral's llama files). There we follow the
+// model's definition (Hugging Face applies the window), where llama.cpp 0.3.36 does not: it turns
+// Phi-3's window off (models/phi3.cpp) and its llama architecture ignores the key.
 #pragma once
 #include <string>
 #include <string_view>

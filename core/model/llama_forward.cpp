@@ -102,7 +102,7 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
     }
   }
 
-  const AttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim};
+  AttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim};
   std::vector<AttentionSeq> att_seqs(batch.size());
   attention_scratch_bytes_ = 0;
   attention_seconds_ = 0;
@@ -142,7 +142,8 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
         kv.store(l, s.seq, s.pos0 + static_cast<int32_t>(i), row(k_, t, kv_dim), row(v_, t, kv_dim));
       }
     }
-    // attention of each sequence's queries over its cached context
+    // attention of each sequence's queries over its cached context (a windowed layer's: the last window)
+    shape.window = c.layer_window(l);
     t = 0;
     for (size_t si = 0; si < batch.size(); ++si) {
       const BatchSeq& s = batch[si];

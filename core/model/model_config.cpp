@@ -1,6 +1,5 @@
 #include "core/model/model_config.h"
 
-#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -108,16 +107,11 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
     throw GgufError(f.path() + ": metadata " + a + "rope.freq_base / layer_norm_rms_epsilon must be positive");
   }
   read_rope_scaling(f, a, c);
-  // A key further than the window from its query is masked (llama.cpp's standard sliding window):
-  // within a context no longer than the window nothing is, so the context stops there.
+  // A key `sliding_window` or more positions before its query is masked (llama.cpp's standard SWA).
   c.sliding_window = static_cast<int32_t>(f.get_int_or(a + "attention.sliding_window", 0));
   if (c.sliding_window < 0) {
     throw GgufError(f.path() + ": metadata " + a + "attention.sliding_window: " + std::to_string(c.sliding_window) +
                     " is negative");
-  }
-  if (c.sliding_window > 0 && c.sliding_window < c.context_length) {
-    c.context_length = c.sliding_window;
-    c.context_limited_by_window = true;
   }
   if (c.sliding_window > 0 && c.traits.swa_pattern > 0) {
     // Local layers (llama.cpp's set_swa_pattern): all but every n-th, or as the file lists them.
@@ -162,6 +156,17 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
   return c;
 }
 
+int32_t LlamaConfig::layer_window(int32_t layer) const {
+  if (!local_layers.empty() && !local_layers[static_cast<size_t>(layer)]) return 0;
+  return sliding_window;
+}
+
+int32_t LlamaConfig::windowed_layers() const {
+  int32_t n = 0;
+  for (int32_t l = 0; l < n_layers; ++l) n += layer_window(l) > 0 ? 1 : 0;
+  return n;
+}
+
 std::vector<std::string> LlamaConfig::differences() const {
   std::vector<std::string> lines = architecture_differences(traits);
   if (rope_freq_factors) lines.push_back("RoPE frequencies divided by per-pair factors (rope_freqs.weight, Llama 3.1+)");
@@ -172,15 +177,13 @@ std::vector<std::string> LlamaConfig::differences() const {
                     format_number(rope_yarn->corr_low, "%g") + ".." + format_number(rope_yarn->corr_high, "%g") +
                     " blend original and interpolated angles; cos/sin x" + format_number(rope_yarn->mscale, "%.4f"));
   }
-  const auto local = std::count(local_layers.begin(), local_layers.end(), true);
-  if (local > 0) {
-    lines.push_back(std::to_string(local) + " of " + std::to_string(n_layers) + " layers local (sliding window, RoPE base " +
-                    format_number(rope_freq_base_local, "%g") + "), the rest global (RoPE base " +
-                    format_number(rope_freq_base, "%g") + ")");
-  }
-  if (context_limited_by_window) {
-    lines.push_back("context limited to the sliding window of " + std::to_string(sliding_window) +
-                    " tokens, within which windowed attention is full attention");
+  const int32_t windowed = windowed_layers();
+  if (windowed > 0) {
+    std::string line = std::to_string(windowed) + " of " + std::to_string(n_layers) +
+                       " layers local: sliding window of " + std::to_string(sliding_window) + " tokens";
+    if (!local_layers.empty()) line += ", RoPE base " + format_number(rope_freq_base_local, "%g");
+    if (windowed < n_layers) line += "; the rest global (RoPE base " + format_number(rope_freq_base, "%g") + ")";
+    lines.push_back(line);
   }
   if (query_scale != 1.0f) lines.push_back("queries scaled by " + format_number(query_scale, "%g") + " before attention");
   if (final_logit_softcap > 0) lines.push_back("logits soft-capped at " + format_number(final_logit_softcap, "%g"));

@@ -33,9 +33,9 @@ struct LlamaConfig {
   bool tied_output = false;         // no output.weight: the classifier reuses token_embd.weight
   bool rope_freq_factors = false;   // rope_freqs.weight divides each RoPE pair's frequency (Llama 3.1+)
   int32_t sliding_window = 0;       // {arch}.attention.sliding_window (0: none)
-  bool context_limited_by_window = false;  // context_length cut to sliding_window
   // Layers with a sliding window and their own RoPE (Gemma 3's local layers): one flag per layer,
-  // empty when every layer is alike. Local layers use rope_freq_base_local and no RoPE scaling.
+  // empty when every layer is alike (then a sliding window holds for every layer). Local layers use
+  // rope_freq_base_local and no RoPE scaling.
   std::vector<bool> local_layers;
   float rope_freq_base_local = 10000.0f;  // {arch}.rope.freq_base_swa
   float query_scale = 1.0f;               // queries multiplied by this before attention (Gemma 3 27B)
@@ -43,6 +43,11 @@ struct LlamaConfig {
 
   int32_t q_dim() const { return n_heads * head_dim; }
   int32_t kv_dim() const { return n_kv_heads * head_dim; }
+  // The sliding window of layer `layer`'s attention (0: it sees the whole context): a local layer's,
+  // or every layer's where the file sets a window without a local/global pattern (Phi-3, Mistral).
+  int32_t layer_window(int32_t layer) const;
+  // How many layers attend through the sliding window.
+  int32_t windowed_layers() const;
   // What this model does differently from plain Llama, one line each (empty for plain Llama).
   std::vector<std::string> differences() const;
   // Throws GgufError naming the file and key for a missing or impossible value, and refuses

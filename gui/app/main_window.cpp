@@ -220,6 +220,8 @@ void MainWindow::on_model_loaded(const QString& path) {
   setWindowTitle("Inferscope — " + QString::fromStdString(model.config().name));
   model_info_->show_model(model, config.kv_dtype);
   model_info_->show_level(model, config.quant);
+  const LlamaConfig& c = model.config();
+  blocks_->set_sliding_window({c.windowed_layers() > 0 ? c.sliding_window : 0, c.windowed_layers(), c.n_layers});
   config_->set_config(config);
   compare_->reset_configs(config);
   statusBar()->showMessage("Loaded " + path, 5000);

@@ -55,6 +55,15 @@ void BlockGrid::set_region_labels(std::map<SeqId, QString> labels) {
   update();
 }
 
+void BlockGrid::set_outside_window(std::vector<bool> outside) {
+  outside_window_ = std::move(outside);
+  update();
+}
+
+bool BlockGrid::outside_window(int32_t block) const {
+  return block >= 0 && static_cast<size_t>(block) < outside_window_.size() && outside_window_[block];
+}
+
 void BlockGrid::set_fit_height(int height) {
   if (height == fit_height_) return;
   fit_height_ = height;
@@ -161,6 +170,7 @@ void BlockGrid::paint_paged(QPainter& p, const QRect& dirty) {
     std::vector<QColor> owner_colors;
     for (SeqId id : block.owners) owner_colors.push_back(colors_.count(id) ? colors_.at(id) : QColor(Qt::gray));
     paint_block(p, cell, block, snapshot_.block_size, owner_colors);
+    if (outside_window(b)) paint_outside_window(p, cell);
     if (cell_ >= 26) {
       p.setPen(QColor(0, 0, 0, 120));
       p.drawText(cell.adjusted(2, 1, 0, 0), Qt::AlignLeft | Qt::AlignTop, QString::number(b));

@@ -7,6 +7,7 @@
 #include <QWidget>
 #include <functional>
 #include <map>
+#include <vector>
 
 #include "core/kv/kv_cache.h"
 
@@ -21,6 +22,9 @@ class BlockGrid : public QWidget {
   void set_snapshot(const inferscope::KvSnapshot& snapshot, std::map<inferscope::SeqId, QColor> colors);
   void set_selected(inferscope::SeqId seq);
   void set_region_labels(std::map<inferscope::SeqId, QString> labels);  // contiguous rows' captions
+  // Paged: one flag per block, veiled as outside the local layers' window (window_blocks.h); empty: none.
+  void set_outside_window(std::vector<bool> outside);
+  bool outside_window(int32_t block) const;
   // The height the grid should fit in (the scroll area's viewport); cells shrink to fit it.
   void set_fit_height(int height);
   void set_tooltip_text(std::function<QString(int32_t block)> text) { tooltip_text_ = std::move(text); }
@@ -64,6 +68,7 @@ class BlockGrid : public QWidget {
   inferscope::KvSnapshot snapshot_;
   std::map<inferscope::SeqId, QColor> colors_;
   std::map<inferscope::SeqId, QString> region_labels_;
+  std::vector<bool> outside_window_;
   std::function<QString(int32_t)> tooltip_text_;
   inferscope::SeqId selected_ = -1;
   int32_t hovered_ = -1;

@@ -25,6 +25,13 @@ KvSnapshot::Block sample_block(int32_t filled, int32_t ref_count, bool cached) {
 
 BlockLegend::BlockLegend(QWidget* parent) : QWidget(parent) { setMinimumHeight(kLine + 4); }
 
+void BlockLegend::set_window(bool window) {
+  if (window == window_) return;
+  window_ = window;
+  setMinimumHeight(lay_out(nullptr));
+  update();
+}
+
 void BlockLegend::set_contiguous(bool contiguous) {
   if (contiguous == contiguous_) return;
   contiguous_ = contiguous;
@@ -37,6 +44,7 @@ int BlockLegend::lay_out(QPainter* p) {
     KvSnapshot::Block block;
     std::vector<QColor> colors;
     QString text;
+    bool outside_window = false;
   };
   constexpr int32_t kSize = 4;  // the sample blocks' slot count
   std::vector<Item> items;
@@ -50,6 +58,7 @@ int BlockLegend::lay_out(QPainter* p) {
              {sample_block(kSize, 2, false), {kSampleColor, QColor(255, 127, 14)}, tr("shared (ref count > 1)")},
              {sample_block(kSize, 0, true), {}, tr("cached, free (reusable prefix)")},
              {sample_block(0, 0, false), {}, tr("free")}};
+    if (window_) items.push_back({sample_block(kSize, 1, false), {kSampleColor}, tr("outside the local layers' window"), true});
   }
   const QFontMetrics fm(font());
   int x = 4, y = 2;
@@ -61,6 +70,7 @@ int BlockLegend::lay_out(QPainter* p) {
       const QRectF sample(x, y + (kLine - kSample) / 2.0, sample_w, kSample);
       if (contiguous_) paint_region(*p, sample, item.block, kSize, item.colors.empty() ? QColor() : item.colors[0], false);
       else paint_block(*p, sample, item.block, kSize, item.colors);
+      if (item.outside_window) paint_outside_window(*p, sample);
       p->setPen(palette().color(QPalette::Text));
       p->drawText(QRect(x + sample_w + 5, y, w, kLine), Qt::AlignVCenter | Qt::AlignLeft, item.text);
     }

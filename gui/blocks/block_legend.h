@@ -8,6 +8,8 @@ class BlockLegend : public QWidget {
  public:
   explicit BlockLegend(QWidget* parent = nullptr);
   void set_contiguous(bool contiguous);
+  // Adds the sample of a block outside the local layers' sliding window (paged, a windowed model).
+  void set_window(bool window);
 
  protected:
   void paintEvent(QPaintEvent* event) override;
@@ -16,4 +18,5 @@ class BlockLegend : public QWidget {
  private:
   int lay_out(QPainter* p);  // paints when p is given; returns the height used
   bool contiguous_ = false;
+  bool window_ = false;
 };

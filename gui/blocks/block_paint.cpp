@@ -58,6 +58,11 @@ void paint_block(QPainter& p, const QRectF& cell, const KvSnapshot::Block& block
   p.restore();
 }
 
+void paint_outside_window(QPainter& p, const QRectF& cell) {
+  p.fillRect(cell, QColor(255, 255, 255, 150));
+  p.fillRect(cell.adjusted(1, 1, -1, -1), QBrush(QColor(90, 90, 90, 140), Qt::DiagCrossPattern));
+}
+
 QRectF region_used_part(const QRectF& bar, const KvSnapshot::Block& region, int32_t reserved) {
   return QRectF(bar.left(), bar.top(), bar.width() * fill_share(region.filled, reserved), bar.height());
 }

@@ -6,6 +6,7 @@
 //   cached free: grey with a diagonal hatch (holds a reusable prefix, reclaimable)
 //   free:        plain pale grey
 //   region:      the used part solid, the reserved-but-unused part hatched red (the waste)
+//   outside the sliding window (paged, drawn over the block): veiled white and cross-hatched
 #pragma once
 #include <QColor>
 #include <QFontMetricsF>
@@ -24,6 +25,9 @@ QColor pale(QColor c, double amount = 0.72);
 // `owner_colors`: one per owner of the block, in block.owners order.
 void paint_block(QPainter& p, const QRectF& cell, const KvSnapshot::Block& block, int32_t block_size,
                  const std::vector<QColor>& owner_colors);
+
+// Veils a painted block that lies outside the local layers' sliding window (window_blocks.h).
+void paint_outside_window(QPainter& p, const QRectF& cell);
 
 // `region.filled` of `reserved` slots used; with `annotate`, the waste is labelled in the bar.
 void paint_region(QPainter& p, const QRectF& bar, const KvSnapshot::Block& region, int32_t reserved, QColor owner,

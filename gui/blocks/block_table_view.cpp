@@ -9,6 +9,7 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "gui/blocks/block_grid.h"
 #include "gui/blocks/block_legend.h"
@@ -99,6 +100,7 @@ struct BlockTableView::Impl {
   std::function<QString(std::span<const int32_t>)> decode;
   SequencePalette palette;
   SeqId selected = -1;
+  SlidingWindowInfo window;
 
   QString label_of(SeqId id) const {
     auto it = owners.find(id);
@@ -130,8 +132,14 @@ void BlockTableView::Impl::redraw() {
   grid->set_region_labels(std::move(names));
   grid->set_snapshot(snapshot, std::move(colors));
   grid->set_selected(selected);
+  std::vector<bool> outside_window = blocks_outside_window(snapshot, window.window);
+  const auto outside = std::count(outside_window.begin(), outside_window.end(), true);
+  grid->set_outside_window(std::move(outside_window));
   legend->set_contiguous(snapshot.kind == "contiguous");
-  summary->setText(summary_of(snapshot));
+  legend->set_window(window.window > 0);
+  QString header = summary_of(snapshot);
+  if (outside > 0) header += QObject::tr(" · %1 outside the local layers' %2-token window").arg(outside).arg(window.window);
+  summary->setText(header);
   fill_sequence_list();
   fill_table();
 }
@@ -227,7 +235,9 @@ BlockTableView::BlockTableView(QWidget* parent) : QWidget(parent), d_(std::make_
   splitter->setStretchFactor(1, 1);
 
   d.grid->set_tooltip_text([this](int32_t block) {
-    return block_tooltip(d_->snapshot, block, [this](SeqId id) { return d_->label_of(id); }, d_->decode);
+    QString text = block_tooltip(d_->snapshot, block, [this](SeqId id) { return d_->label_of(id); }, d_->decode);
+    if (d_->grid->outside_window(block)) text += QLatin1Char('\n') + outside_window_text(d_->window);
+    return text;
   });
   connect(d.grid, &BlockGrid::block_clicked, this, [this](int32_t block) {
     if (block < 0) return select_sequence(-1);
@@ -251,6 +261,11 @@ void BlockTableView::update_from(const KvSnapshot& snapshot) {
 
 void BlockTableView::set_sequence_owners(const std::map<int32_t, SequenceOwner>& owners) {
   d_->owners = owners;
+  d_->redraw();
+}
+
+void BlockTableView::set_sliding_window(const SlidingWindowInfo& window) {
+  d_->window = window;
   d_->redraw();
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/kv/kv_cache.h"
+#include "gui/blocks/window_blocks.h"
 
 class BlockGrid;
 
@@ -35,6 +36,9 @@ class BlockTableView : public QWidget {
   // Turns token ids into text for the hover tooltip (the app passes the model's tokenizer).
   void set_token_decoder(std::function<QString(std::span<const int32_t>)> decode);
   void select_sequence(int32_t seq);   // highlights its blocks and lists its logical->physical table; -1: none
+  // The loaded model's sliding window (window 0: none): paged blocks wholly outside it are veiled,
+  // counted in the header and explained in their tooltip.
+  void set_sliding_window(const inferscope::gui::SlidingWindowInfo& window);
 
   // Queries (tests, screenshots): the painted grid, the selection, the header and the selection's table
   // as (logical, physical).

@@ -140,6 +140,8 @@ QWidget* kv_token_plot(const ExperimentResult& r, QWidget* parent) {
   shape.query_heads = static_cast<int32_t>(r.values.at("model.n_heads"));
   shape.head_dim = static_cast<int32_t>(r.values.at("model.head_dim"));
   shape.bytes_per_token = r.runs.empty() ? 0 : r.runs.front().kv_bytes_per_token;
+  shape.window = static_cast<int32_t>(r.values.at("model.sliding_window"));
+  shape.local_layers = static_cast<int32_t>(r.values.at("model.local_layers"));
   return new KvTokenPicture(shape, parent);
 }
 

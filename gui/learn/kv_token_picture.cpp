@@ -18,12 +18,16 @@ KvTokenPicture::KvTokenPicture(const KvTokenShape& shape, QWidget* parent) : QWi
 QString KvTokenPicture::formula() const {
   const double values = 2.0 * shape_.layers * shape_.kv_heads * shape_.head_dim;
   const double bytes_per_value = values > 0 ? static_cast<double>(shape_.bytes_per_token) / values : 0;
-  return QString("2 (K and V) × %1 layers × %2 KV heads × %3 values × %4 bytes = %5 bytes for this token")
-      .arg(shape_.layers)
-      .arg(shape_.kv_heads)
-      .arg(shape_.head_dim)
-      .arg(bytes_per_value, 0, 'g', 4)
-      .arg(shape_.bytes_per_token);
+  QString text = QString("2 (K and V) × %1 layers × %2 KV heads × %3 values × %4 bytes = %5 bytes for this token")
+                     .arg(shape_.layers)
+                     .arg(shape_.kv_heads)
+                     .arg(shape_.head_dim)
+                     .arg(bytes_per_value, 0, 'g', 4)
+                     .arg(shape_.bytes_per_token);
+  if (shape_.window > 0) {
+    text += QString("; the %1 local layers keep at most %2 tokens (their sliding window)").arg(shape_.local_layers).arg(shape_.window);
+  }
+  return text;
 }
 
 QSize KvTokenPicture::sizeHint() const {

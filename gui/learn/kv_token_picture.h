@@ -11,12 +11,14 @@ namespace inferscope::gui {
 struct KvTokenShape {
   int32_t layers = 0, kv_heads = 0, query_heads = 0, head_dim = 0;
   size_t bytes_per_token = 0;  // K and V of one token over every layer, as the cache stores them
+  int32_t window = 0, local_layers = 0;  // a sliding window and the layers it holds for (0: none)
 };
 
 class KvTokenPicture : public QWidget {
  public:
   explicit KvTokenPicture(const KvTokenShape& shape, QWidget* parent = nullptr);
-  // The line under the picture: the formula with this model's numbers and its total.
+  // The line under the picture: the formula with this model's numbers and its total, and what a
+  // sliding window bounds.
   QString formula() const;
   QSize sizeHint() const override;
 

@@ -123,6 +123,20 @@ void ModelInfoPanel::show_model(const LlamaModel& model, DType kv_dtype) {
       QString("Keys and values of one token in every layer, in %1").arg(text(dtype_name(kv_dtype))));
   row(s, "KV at full context", format_bytes(per_token * c.context_length),
       QString("One sequence of %1 tokens").arg(c.context_length));
+  if (const int32_t local = c.windowed_layers(); local > 0) {
+    // per layer and token, the local layers counted for at most the window's tokens
+    const int64_t kept = int64_t{c.n_layers - local} * c.context_length + int64_t{local} * std::min(c.sliding_window, c.context_length);
+    row(s, "KV with the window",
+        QString("%1: local layers keep at most %2 tokens (%3 of %4 layers)")
+            .arg(format_bytes(per_token / c.n_layers * static_cast<double>(kept)))
+            .arg(c.sliding_window)
+            .arg(local)
+            .arg(c.n_layers),
+        QString("The local layers attend only to the last %1 tokens, so a sequence of %2 tokens needs at most %1 of "
+                "them there. This cache still keeps every position (the KV blocks view marks the blocks outside the window).")
+            .arg(c.sliding_window)
+            .arg(c.context_length));
+  }
 
   const Vocab& v = model.tokenizer().vocab();
   QTreeWidgetItem* t = section(tree_, "Tokenizer");

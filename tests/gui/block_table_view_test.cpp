@@ -12,6 +12,7 @@
 #include "gui/blocks/block_paint.h"
 #include "gui/blocks/block_table_view.h"
 #include "gui/blocks/block_tooltip.h"
+#include "gui/blocks/window_blocks.h"
 #include "tests/gui/offscreen_app.h"
 
 namespace inferscope::gui::test {
@@ -159,6 +160,45 @@ TEST_F(View, HoverTextNamesTheBlockAndItsTokens) {
   EXPECT_TRUE(block_tooltip(s, 9, label, {}).endsWith("free"));
   EXPECT_TRUE(block_tooltip(s, 1, label, {}).contains("token ids 20 21 22 23")) << "no decoder: the ids";
   EXPECT_TRUE(block_tooltip(s, 99, label, letters).isEmpty());
+}
+
+// With a sliding window, a block that no owner's next token sees in the local layers any more is
+// veiled, counted in the header and explained on hover; a shared block stays inside while one owner
+// still sees it.
+TEST_F(View, BlocksOutsideTheSlidingWindowAreMarked) {
+  const KvSnapshot s = paged_snapshot();
+  // window 4: seq 7 (10 tokens) next sees positions 7..10, seq 9 (7 tokens) 4..7: only block 0
+  // (positions 0..3 of both) is behind both
+  std::vector<bool> want(12, false);
+  want[0] = true;
+  EXPECT_EQ(blocks_outside_window(s, 4), want);
+  // window 5: seq 9 sees 3..7, so the shared block 0 is still read; block 1 (seq 7's 4..7) too
+  EXPECT_EQ(blocks_outside_window(s, 5), std::vector<bool>(12, false));
+  // window 3: seq 7 sees 8..10, so its block 1 (4..7) is behind it as well
+  want[1] = true;
+  EXPECT_EQ(blocks_outside_window(s, 3), want);
+  EXPECT_EQ(blocks_outside_window(s, 0), std::vector<bool>(12, false));
+  EXPECT_EQ(blocks_outside_window(contiguous_snapshot(), 1), std::vector<bool>(4, false));
+
+  view.update_from(s);
+  const QImage plain = render(view, "block_table_paged");
+  view.set_sliding_window({4, 3, 4});
+  const QImage windowed = render(view, "block_table_paged_window");
+  BlockGrid* grid = view.grid();
+  EXPECT_TRUE(grid->outside_window(0));
+  EXPECT_FALSE(grid->outside_window(1));
+  EXPECT_TRUE(view.summary_text().endsWith(" · 1 outside the local layers' 4-token window")) << view.summary_text().toStdString();
+  const QPoint origin = grid->mapTo(&view, QPoint(0, 0));
+  const QPoint inside_0 = origin + grid->block_rect(0).topLeft() + QPoint(4, grid->cell_size() / 2);
+  const QPoint inside_1 = origin + grid->block_rect(1).topLeft() + QPoint(4, grid->cell_size() / 2);
+  EXPECT_NE(windowed.pixel(inside_0), plain.pixel(inside_0));
+  EXPECT_EQ(windowed.pixel(inside_1), plain.pixel(inside_1));
+  EXPECT_EQ(outside_window_text({4, 3, 4}),
+            "outside the sliding window: 3 of 4 layers are local and keep at most the last 4 tokens; only the global "
+            "layers (1) still read it");
+  EXPECT_TRUE(outside_window_text({4, 4, 4}).endsWith("no layer reads it any more"));
+  view.set_sliding_window({});
+  EXPECT_FALSE(grid->outside_window(0));
 }
 
 TEST_F(View, ColoursFollowOwnersNotNames) {

@@ -94,6 +94,10 @@ TEST(LearnPlots, KvPictureStatesTheFormulaInTheModelsNumbers) {
   offscreen_app();
   KvTokenPicture picture({30, 3, 9, 64, 23040});
   EXPECT_EQ(picture.formula(), "2 (K and V) × 30 layers × 3 KV heads × 64 values × 2 bytes = 23040 bytes for this token");
+  // a sliding window: what the local layers keep at most
+  EXPECT_EQ(KvTokenPicture({18, 1, 4, 256, 18432, 512, 15}).formula(),
+            "2 (K and V) × 18 layers × 1 KV heads × 256 values × 2 bytes = 18432 bytes for this token; the 15 local "
+            "layers keep at most 512 tokens (their sliding window)");
   picture.resize(picture.sizeHint());
   EXPECT_GT(distinct_colors(render(picture, "kv_token_picture")), 3);
 }

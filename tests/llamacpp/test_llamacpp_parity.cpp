@@ -2,8 +2,9 @@
 // scripts/llama-cpp.sh) on the same synthetic GGUF file, one per architecture and its special parts:
 // llama, llama with Llama 3.1 RoPE factors, qwen2 (Q/K/V biases, NEOX pairs; also with YaRN), qwen3 (per-head Q/K
 // norms, a head size from key_length), phi3 (fused attn_qkv and gate/up tensors) and gemma3 (scaled
-// embeddings, post norms, a GELU gate, local layers with their own RoPE base, a logit soft cap). f32 weights and f32 K/V on both sides, all positions
-// of one prefill.
+// embeddings, post norms, a GELU gate, local layers with their own RoPE base, a logit soft cap, and a
+// sliding window shorter than the sequence). f32 weights and f32 K/V on both sides, all positions of
+// one prefill.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,6 +48,7 @@ struct Case {
   std::string name;
   SyntheticModelSpec spec;
   double bound = kBound;
+  int tokens = kTokens;
 };
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
@@ -69,6 +71,10 @@ std::vector<Case> cases() {
   SyntheticModelSpec gemma3 = qwen3;
   gemma3.architecture = "gemma3";
   gemma3.n_layers = 4, gemma3.sliding_window = 32, gemma3.swa_pattern = 3, gemma3.logit_softcap = 30.0f, gemma3.seed = 36;
+  // llama.cpp masks gemma3's local layers (its standard SWA, also with swa_full's full-size cache):
+  // a 16-token window over 64 tokens, so most positions see only part of their context there
+  SyntheticModelSpec gemma3_window = gemma3;
+  gemma3_window.sliding_window = 16, gemma3_window.context_length = 128, gemma3_window.seed = 38;
   SyntheticModelSpec gemma3_270m_shape = gemma3;  // heads of 256, one KV head, the real model's widths
   gemma3_270m_shape.dim = 640, gemma3_270m_shape.n_heads = 4, gemma3_270m_shape.n_kv_heads = 1;
   gemma3_270m_shape.key_length = 256, gemma3_270m_shape.ffn_dim = 2048, gemma3_270m_shape.n_layers = 7;
@@ -79,7 +85,13 @@ std::vector<Case> cases() {
   yarn.rope_base = 10000.0f, yarn.context_length = 32768, yarn.rope_yarn_factor = 8.0f, yarn.rope_yarn_orig_ctx = 4096;
   yarn.seed = 37;
   return {{"llama", llama}, {"llama3_rope_factors", llama3}, {"qwen2", qwen2}, {"yarn", yarn}, {"qwen3", qwen3}, {"phi3", phi3},
-          {"gemma3", gemma3, kGeluF16Bound}, {"gemma3_270m_shape", gemma3_270m_shape, kGeluF16Bound}};
+          {"gemma3", gemma3, kGeluF16Bound}, {"gemma3_window16", gemma3_window, kGeluF16Bound, 64},
+          {"gemma3_270m_shape", gemma3_270m_shape, kGeluF16Bound}};
+}
+
+Case windowed_case() {
+  const std::vector<Case> all = cases();
+  return *std::find_if(all.begin(), all.end(), [](const Case& c) { return c.name == "gemma3_window16"; });
 }
 
 // llama.cpp's logits at every position of `tokens`: one row per line.
@@ -106,25 +118,59 @@ std::vector<std::vector<float>> llama_cpp_logits(const std::string& model, const
 
 class LlamaCppParity : public ::testing::TestWithParam<Case> {};
 
+// The synthetic model of `spec` written to `path` and our logits there (f32 K/V), one row per token.
+std::vector<std::vector<float>> our_logits(const SyntheticModelSpec& spec, const std::string& path,
+                                           const std::vector<TokenId>& tokens) {
+  write_synthetic_model(spec, path);
+  const auto model = LlamaModel::load(path);
+  EngineConfig config;
+  config.kv_dtype = DType::F32;
+  const std::vector<float> all = engine_logits(*model, config, tokens);
+  const auto vocab = static_cast<size_t>(spec.vocab);
+  std::vector<std::vector<float>> rows;
+  for (size_t p = 0; p < tokens.size(); ++p) rows.emplace_back(all.begin() + p * vocab, all.begin() + (p + 1) * vocab);
+  return rows;
+}
+
+void require_llama_cpp() { ASSERT_STRNE(LLAMA_LOGITS, "") << kLlamaCppNotBuilt; }
+
 TEST_P(LlamaCppParity, LogitsMatchAtEveryPosition) {
-  ASSERT_STRNE(LLAMA_LOGITS, "") << kLlamaCppNotBuilt;
+  ASSERT_NO_FATAL_FAILURE(require_llama_cpp());
   const Case& c = GetParam();
   SCOPED_TRACE(c.spec.describe());
   const std::string path = ::testing::TempDir() + "/parity-" + c.name + ".gguf";
-  write_synthetic_model(c.spec, path);
-  const auto model = LlamaModel::load(path);
-  const std::vector<TokenId> tokens = random_tokens(kTokens, c.spec.vocab, c.spec.seed);
-  EngineConfig config;
-  config.kv_dtype = DType::F32;
-  const std::vector<float> ours = engine_logits(*model, config, tokens);
+  const std::vector<TokenId> tokens = random_tokens(c.tokens, c.spec.vocab, c.spec.seed);
+  const std::vector<std::vector<float>> ours = our_logits(c.spec, path, tokens);
   const std::vector<std::vector<float>> theirs = llama_cpp_logits(path, tokens);
   ASSERT_EQ(theirs.size(), tokens.size());
-  const auto vocab = static_cast<size_t>(c.spec.vocab);
   for (size_t p = 0; p < tokens.size(); ++p) {
-    ASSERT_EQ(theirs[p].size(), vocab) << "position " << p;
-    const std::span<const float> row(ours.data() + p * vocab, vocab);
-    EXPECT_LE(relative_error(row, theirs[p]), c.bound) << "position " << p;
+    ASSERT_EQ(theirs[p].size(), ours[p].size()) << "position " << p;
+    EXPECT_LE(relative_error(std::span<const float>(ours[p]), theirs[p]), c.bound) << "position " << p;
   }
+}
+
+// The windowed case passes because both sides mask the same keys: the same weights with a window
+// longer than the sequence (nothing masked) are far from llama.cpp's logits past the window.
+TEST(LlamaCppParityWindow, WithoutTheMaskOurLogitsWouldDiffer) {
+  ASSERT_NO_FATAL_FAILURE(require_llama_cpp());
+  const Case c = windowed_case();
+  ASSERT_LT(c.spec.sliding_window, c.tokens);
+  const std::vector<TokenId> tokens = random_tokens(c.tokens, c.spec.vocab, c.spec.seed);
+  const std::string path = ::testing::TempDir() + "/parity-window.gguf";
+  write_synthetic_model(c.spec, path);
+  const std::vector<std::vector<float>> theirs = llama_cpp_logits(path, tokens);
+  ASSERT_EQ(theirs.size(), tokens.size());
+  SyntheticModelSpec unmasked = c.spec;
+  unmasked.sliding_window = c.tokens;
+  const std::vector<std::vector<float>> ours = our_logits(unmasked, ::testing::TempDir() + "/parity-unmasked.gguf", tokens);
+  double worst = 0.0;
+  for (size_t p = 0; p < tokens.size(); ++p) {
+    const double error = relative_error(std::span<const float>(ours[p]), theirs[p]);
+    // within the window nothing is masked on either side
+    if (p < static_cast<size_t>(c.spec.sliding_window)) EXPECT_LE(error, c.bound) << "position " << p;
+    worst = std::max(worst, error);
+  }
+  EXPECT_GT(worst, 10 * c.bound);
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, LlamaCppParity, ::testing::ValuesIn(cases()),
@@ -136,7 +182,7 @@ INSTANTIATE_TEST_SUITE_P(Architectures, LlamaCppParity, ::testing::ValuesIn(case
 // prompt. (llama.cpp on the quantized file itself rounds activations to 8 bits, which moves Gemma's
 // logits by up to 7.6% of their largest: not a comparison of the forward pass.)
 TEST(LlamaCppParityRealModel, Gemma3MatchesLlamaCpp) {
-  ASSERT_STRNE(LLAMA_LOGITS, "") << kLlamaCppNotBuilt;
+  ASSERT_NO_FATAL_FAILURE(require_llama_cpp());
   INFERSCOPE_REQUIRE_FILE(path, gemma3_model_path());
   const std::string f32_path = ::testing::TempDir() + "/gemma3-ggml-f32.gguf";
   const std::string command = std::string(LLAMA_QUANTIZE) + " --allow-requantize " + path + " " + f32_path + " F32 2 >/dev/null 2>&1";

@@ -114,11 +114,16 @@ std::vector<double> ReferenceLlama::load_vector(const GgufFile& file, const std:
   return {v.begin(), v.end()};
 }
 
-bool ReferenceLlama::local_layer(int32_t layer) const {
-  if (spec_.architecture != "gemma3" || spec_.sliding_window == 0) return false;
-  if (options_.mutation == ReferenceMutation::LocalRopeIgnored) return false;
+bool ReferenceLlama::windowed_layer(int32_t layer) const {
+  if (spec_.sliding_window == 0) return false;
+  if (spec_.architecture != "gemma3") return true;
   const int32_t n = spec_.swa_pattern > 0 ? spec_.swa_pattern : 6;
   return layer % n < n - 1;
+}
+
+bool ReferenceLlama::local_layer(int32_t layer) const {
+  if (options_.mutation == ReferenceMutation::LocalRopeIgnored) return false;
+  return spec_.architecture == "gemma3" && windowed_layer(layer);
 }
 
 void ReferenceLlama::rope(double* head, int32_t pos, int32_t layer) const {
@@ -191,17 +196,20 @@ void ReferenceLlama::rmsnorm_heads(std::vector<double>& x, const std::vector<dou
   }
 }
 
-std::vector<double> ReferenceLlama::attention(const Layer& layer, const std::vector<double>& q) const {
+std::vector<double> ReferenceLlama::attention(const Layer& layer, const std::vector<double>& q, bool windowed) const {
   const int32_t hd = spec_.head_dim(), n = length_ + 1;
+  // the window: positions first .. n-1, the newest sliding_window of them
+  const bool masked = windowed && options_.mutation != ReferenceMutation::WindowIgnored;
+  const int32_t first = masked ? std::max(0, n - spec_.sliding_window) : 0;
   const size_t kv_dim = static_cast<size_t>(spec_.n_kv_heads) * hd;
   std::vector<double> out(q.size(), 0.0), scores(static_cast<size_t>(n));
   for (int32_t h = 0; h < spec_.n_heads; ++h) {
     const int32_t kv_head = options_.mutation == ReferenceMutation::GqaModulo ? h % spec_.n_kv_heads
                                                                       : h / (spec_.n_heads / spec_.n_kv_heads);
     const double* qh = q.data() + static_cast<size_t>(h) * hd;
-    // scores against every position so far (causal: nothing later exists yet), then softmax
+    // scores against every position so far in the window (causal: nothing later exists yet), then softmax
     double max_score = -INFINITY;
-    for (int32_t t = 0; t < n; ++t) {
+    for (int32_t t = first; t < n; ++t) {
       const double* k = layer.keys.data() + t * kv_dim + static_cast<size_t>(kv_head) * hd;
       double dot = 0.0;
       for (int32_t d = 0; d < hd; ++d) dot += qh[d] * k[d];
@@ -209,9 +217,12 @@ std::vector<double> ReferenceLlama::attention(const Layer& layer, const std::vec
       max_score = std::max(max_score, scores[static_cast<size_t>(t)]);
     }
     double sum = 0.0;
-    for (double& s : scores) sum += (s = std::exp(s - max_score));
+    for (int32_t t = first; t < n; ++t) {
+      double& s = scores[static_cast<size_t>(t)];
+      sum += (s = std::exp(s - max_score));
+    }
     double* oh = out.data() + static_cast<size_t>(h) * hd;
-    for (int32_t t = 0; t < n; ++t) {
+    for (int32_t t = first; t < n; ++t) {
       const double* v = layer.values.data() + t * kv_dim + static_cast<size_t>(kv_head) * hd;
       for (int32_t d = 0; d < hd; ++d) oh[d] += scores[static_cast<size_t>(t)] / sum * v[d];
     }
@@ -253,7 +264,7 @@ std::vector<double> ReferenceLlama::step(int32_t token) {
     }
     layer.keys.insert(layer.keys.end(), k.begin(), k.end());
     layer.values.insert(layer.values.end(), v.begin(), v.end());
-    std::vector<double> attended = matvec(layer.wo, attention(layer, q));
+    std::vector<double> attended = matvec(layer.wo, attention(layer, q, windowed_layer(l)));
     if (!layer.attn_post_norm.empty()) attended = rmsnorm(attended, layer.attn_post_norm);
     add(x, attended);
     // ffn block: norm, w_down(act(w_gate x) * w_up x) with SiLU, or gemma3's tanh GELU, residual

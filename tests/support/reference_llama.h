@@ -6,7 +6,9 @@
 // pairs, Q/K/V biases), qwen3 (NEOX pairs, an RMSNorm on every Q and K head before RoPE), phi3
 // (NEOX pairs, Q/K/V rows in one tensor, gate and up rows in one), gemma3 (NEOX pairs, embeddings
 // times sqrt(dim), per-head Q/K norms, norms after attention and FFN, a GELU-tanh gate, local layers
-// with their own RoPE base, an optional logit soft cap).
+// with their own RoPE base, an optional logit soft cap). With a sliding window w, a windowed layer's
+// query at position p attends to positions p - w + 1 .. p only: gemma3's local layers, every layer
+// of the other architectures (as Hugging Face's Phi-3 and Mistral do).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -29,6 +31,7 @@ enum class ReferenceMutation {
                         // the embedding scale, RoPE factors
   FusedGateUpSwapped,   // phi3: read ffn_up's halves the other way round (up rows first)
   LocalRopeIgnored,     // gemma3: every layer on the global RoPE base
+  WindowIgnored,        // every layer attends to the whole context
 };
 
 struct ReferenceOptions {
@@ -69,14 +72,18 @@ class ReferenceLlama {
   void rope(double* head, int32_t pos, int32_t layer) const;
   // YaRN: what pair `pair`'s frequency is multiplied by (1 where kept, 1/factor where interpolated).
   double yarn_frequency_factor(int32_t pair, double base, double factor) const;
-  // gemma3 with a sliding window: all but every swa_pattern-th layer are local (their own RoPE base).
+  // With a sliding window: gemma3's local layers (all but every swa_pattern-th), every layer of another
+  // architecture.
+  bool windowed_layer(int32_t layer) const;
+  // gemma3's windowed layers, which have their own RoPE base.
   bool local_layer(int32_t layer) const;
   std::vector<double> rmsnorm(const std::vector<double>& x, const std::vector<double>& weight) const;
   // rmsnorm() of each head_dim slice of x (qwen3's Q and K norms).
   void rmsnorm_heads(std::vector<double>& x, const std::vector<double>& weight) const;
   bool neox() const { return spec_.architecture != "llama"; }
   std::vector<double> matvec(const Matrix& w, const std::vector<double>& x) const;
-  std::vector<double> attention(const Layer& layer, const std::vector<double>& q) const;
+  // The newest position's attention over the history (the last sliding_window positions when `windowed`).
+  std::vector<double> attention(const Layer& layer, const std::vector<double>& q, bool windowed) const;
 
   SyntheticModelSpec spec_;
   ReferenceOptions options_;

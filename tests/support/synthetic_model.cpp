@@ -93,7 +93,8 @@ std::string SyntheticModelSpec::describe() const {
          "/" + std::to_string(n_kv_heads) + " heads, ffn " + std::to_string(ffn_dim) + ", vocab " +
          std::to_string(vocab) + ", head_dim " + std::to_string(head_dim()) + ", rope_dim " +
          std::to_string(effective_rope_dim()) + (rope_freq_factors ? " with factors" : "") + ", base " +
-         std::to_string(rope_base) + (tied_output ? ", tied" : ", untied") + ", " +
+         std::to_string(rope_base) + (tied_output ? ", tied" : ", untied") + ", context " + std::to_string(context_length) +
+         (sliding_window > 0 ? ", window " + std::to_string(sliding_window) : "") + ", " +
          std::string(dtype_name(weight_dtype)) + ", seed " + std::to_string(seed);
 }
 

@@ -32,7 +32,7 @@ struct SyntheticModelSpec {
   int32_t rope_yarn_orig_ctx = 0;   // > 0: rope.scaling.original_context_length
   float rms_eps = 1e-5f;
   int32_t key_length = 0;           // > 0: attention.key_length (and value_length), the head size
-  int32_t sliding_window = 0;       // > 0: attention.sliding_window
+  int32_t sliding_window = 0;       // > 0: attention.sliding_window (gemma3's local layers, else every layer)
   int32_t swa_pattern = 0;          // > 0: attention.sliding_window_pattern
   float rope_base_local = 0.0f;     // > 0: rope.freq_base_swa
   float logit_softcap = 0.0f;       // > 0: final_logit_softcapping

@@ -1,6 +1,6 @@
 // The optimized Llama forward pass (the engine -> LlamaForward -> CPU kernels) against the plain
 // double-precision reference, on synthetic models of many shapes, every writable weight type and
-// every KV cache type.
+// every KV cache type; and windowed models run past their sliding window.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -162,10 +162,12 @@ std::vector<Case> all_cases() {
 // Logits of the optimized pass through the engine at every position, the tokens fed in steps of
 // kPromptTokens (one prefill, then chunks deeper into the context).
 std::vector<std::vector<float>> optimized_logits(const LlamaModel& model, DType kv_dtype,
-                                                 const std::vector<TokenId>& tokens) {
+                                                 const std::vector<TokenId>& tokens,
+                                                 const std::string& attention = "flash") {
   EngineConfig config;
   config.threads = 2;
   config.kv_dtype = kv_dtype;
+  config.attention = attention;
   config.scheduler.max_batch_tokens = kPromptTokens;
   const std::vector<float> all = engine_logits(model, config, tokens);
   const auto vocab = static_cast<size_t>(model.config().vocab_size);
@@ -290,15 +292,92 @@ TEST(SyntheticModel, ArchitectureTraitsAndKeyLength) {
   EXPECT_EQ(static_cast<const uint8_t*>(l.wk.data), static_cast<const uint8_t*>(l.wq.data) + l.wq.rows * l.wq.row_stride);
   EXPECT_EQ(static_cast<const uint8_t*>(l.wv.data), static_cast<const uint8_t*>(l.wk.data) + l.wk.rows * l.wk.row_stride);
   EXPECT_EQ(static_cast<const uint8_t*>(l.w_up.data), static_cast<const uint8_t*>(l.w_gate.data) + l.w_gate.rows * l.w_gate.row_stride);
-  SyntheticModelSpec windowed = phi3_shape();
-  windowed.sliding_window = 48;
-  const auto limited = load_synthetic_model(windowed);
-  EXPECT_EQ(limited->config().context_length, 48);
-  EXPECT_EQ(limited->config().differences().back(),
-            "context limited to the sliding window of 48 tokens, within which windowed attention is full attention");
   const auto llama3 = load_synthetic_model(llama3_rope_factors_shape());
   EXPECT_TRUE(llama3->config().rope_freq_factors);
   ASSERT_NE(llama3->weights().rope_freq_factors, nullptr);
+}
+
+// A sliding window keeps the file's context and says which layers it holds for: gemma3's local
+// layers (all but every swa_pattern-th), every layer of an architecture without that pattern.
+TEST(SyntheticModel, SlidingWindowLayersAndWhatDiffers) {
+  SyntheticModelSpec phi3 = phi3_shape();
+  phi3.sliding_window = 48;
+  const auto windowed = load_synthetic_model(phi3);
+  EXPECT_EQ(windowed->config().context_length, phi3.context_length);
+  EXPECT_EQ(windowed->config().layer_window(0), 48);
+  EXPECT_EQ(windowed->config().layer_window(1), 48);
+  EXPECT_EQ(windowed->config().differences().back(), "2 of 2 layers local: sliding window of 48 tokens");
+  const auto gemma3 = load_synthetic_model(gemma3_shape());
+  const LlamaConfig& g = gemma3->config();
+  EXPECT_EQ((std::vector<int32_t>{g.layer_window(0), g.layer_window(1), g.layer_window(2), g.layer_window(3)}),
+            (std::vector<int32_t>{48, 48, 0, 48}));
+  EXPECT_EQ(g.windowed_layers(), 3);
+  EXPECT_NE(std::find(g.differences().begin(), g.differences().end(),
+                      "3 of 4 layers local: sliding window of 48 tokens, RoPE base 10000; the rest global (RoPE base 1e+06)"),
+            g.differences().end());
+  EXPECT_EQ(load_synthetic_model(gqa3_shape())->config().layer_window(0), 0);
+}
+
+// Windowed models whose context (128) is far longer than their window (16): gemma3 (local and global
+// layers), phi3 and a Mistral-like llama (every layer windowed).
+constexpr int32_t kWindow = 16;
+std::vector<std::pair<std::string, SyntheticModelSpec>> windowed_shapes() {
+  std::vector<std::pair<std::string, SyntheticModelSpec>> shapes = {
+      {"gemma3", gemma3_shape()}, {"phi3", phi3_shape()}, {"llama", gqa3_shape()}};
+  for (auto& [name, spec] : shapes) spec.sliding_window = kWindow, spec.context_length = 128;
+  return shapes;
+}
+
+// A prompt four windows long, fed in chunks of kPromptTokens (chunks that straddle where the window
+// starts to slide), by flash and naive attention, matches the reference at every position; a
+// reference without the window is far off, so the window is what is being checked.
+TEST(SlidingWindow, ChunkedPrefillMatchesReferencePastTheWindow) {
+  for (const auto& [name, spec] : windowed_shapes()) {
+    SCOPED_TRACE(name + ": " + spec.describe());
+    const auto model = load_synthetic_model(spec);
+    const std::vector<TokenId> tokens = random_tokens(4 * kWindow, spec.vocab, spec.seed);
+    for (const char* attention : {"flash", "naive"}) {
+      const auto got = optimized_logits(*model, DType::F32, tokens, attention);
+      ReferenceLlama ref(model->file(), spec);
+      for (size_t p = 0; p < tokens.size(); ++p) {
+        EXPECT_LE(relative_error(got[p], ref.step(tokens[p])), kFloatBound) << attention << " position " << p;
+      }
+      const ReferenceLlama unwindowed(model->file(), spec, {.mutation = ReferenceMutation::WindowIgnored});
+      EXPECT_GT(worst_error(got, unwindowed, tokens), 2 * kFloatBound) << attention << ": the window left out";
+    }
+  }
+}
+
+// Greedy generation from a prompt shorter than the window to three windows past it, one decode step
+// at a time, with an f16 cache: every sampled row matches the reference fed the same tokens.
+TEST(SlidingWindow, GreedyGenerationPastTheWindowMatchesReference) {
+  for (const auto& [name, spec] : windowed_shapes()) {
+    SCOPED_TRACE(name + ": " + spec.describe());
+    const auto model = load_synthetic_model(spec);
+    const std::vector<TokenId> prompt = random_tokens(kWindow / 2, spec.vocab, spec.seed);
+    EngineConfig config;
+    config.threads = 2;
+    SyncEngine engine(*model, config);
+    EngineRequest request;
+    request.prompt_tokens = prompt;
+    request.max_tokens = 3 * kWindow;
+    request.sampling.ignore_eos = true;
+    request.logits = LogitsOutput::Sampled;
+    std::vector<std::vector<float>> rows;
+    const RequestOutcome out = engine.run(request, {}, [&](RequestId, int32_t, std::span<const float> row) {
+      rows.emplace_back(row.begin(), row.end());
+    });
+    ASSERT_EQ(out.tokens.size(), static_cast<size_t>(3 * kWindow));
+    ASSERT_EQ(rows.size(), out.tokens.size());
+    // row i was sampled at position prompt + i - 1: after the prompt, then after each generated token
+    ReferenceLlama ref(model->file(), spec, {.kv_type = DType::F16});
+    std::vector<double> want;
+    for (TokenId t : prompt) want = ref.step(t);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_LE(relative_error(rows[i], want), kF16CacheBound) << "generated token " << i;
+      want = ref.step(out.tokens[i]);
+    }
+  }
 }
 
 }  // namespace
