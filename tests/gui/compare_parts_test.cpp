@@ -321,7 +321,7 @@ TEST(CompareParts, DemoCompareStepsAreCheckedBeforeRunning) {
     return "";
   };
   EXPECT_EQ(refused({{"compare", {{"a", {{"quant", "q3"}}}}}}),
-            "demo.json: steps[0]: compare.a: config: 'quant' must be one of native, f32, f16, q8, q4, q4_1, not \"q3\"");
+            "demo.json: steps[0]: compare.a: config: 'quant' must be one of native, f32, f16, q8, q4, q4_1, q4_k, q6_k, not \"q3\"");
   EXPECT_EQ(refused({{"compare", {{"speed", 1}}}}), "demo.json: steps[0]: compare: unknown field 'speed'");
   EXPECT_EQ(refused({{"compare", {{"workload", 3}}}}),
             "demo.json: steps[0]: compare: field 'workload' is missing or has the wrong type: 3");

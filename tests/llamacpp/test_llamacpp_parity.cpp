@@ -167,7 +167,9 @@ TEST(LlamaCppParityWindow, WithoutTheMaskOurLogitsWouldDiffer) {
   for (size_t p = 0; p < tokens.size(); ++p) {
     const double error = relative_error(std::span<const float>(ours[p]), theirs[p]);
     // within the window nothing is masked on either side
-    if (p < static_cast<size_t>(c.spec.sliding_window)) EXPECT_LE(error, c.bound) << "position " << p;
+    if (p < static_cast<size_t>(c.spec.sliding_window)) {
+      EXPECT_LE(error, c.bound) << "position " << p;
+    }
     worst = std::max(worst, error);
   }
   EXPECT_GT(worst, 10 * c.bound);
