@@ -55,10 +55,13 @@ void quant_affine_super_block(const float* x, int nmax, const ScaleGrid& grid, f
     const auto sc = static_cast<uint8_t>(round_clamped(inv_scale * fits[j].scale, 0, 63));
     const auto mn = static_cast<uint8_t>(round_clamped(inv_min * fits[j].min, 0, 63));
     set_k_scale_min(j, sc, mn, scales);
-    const float step = d * sc;
-    // A zero step leaves every element at -dmin * mn whatever its quant.
-    const float inv_step = step != 0.0f ? 1.0f / step : 0.0f;
-    round_affine(x + kAffineSubBlock * j, kAffineSubBlock, nmax, inv_step, -dmin * mn, q + kAffineSubBlock * j);
+    const float step = d * sc, shift = dmin * mn;
+    // Divided by the step, not multiplied by its inverse, as ggml (the two round differently at ties);
+    // a zero step leaves every element at -shift whatever its quant.
+    for (int l = 0; l < kAffineSubBlock; ++l) {
+      const float v = step != 0.0f ? (x[kAffineSubBlock * j + l] + shift) / step : 0.0f;
+      q[kAffineSubBlock * j + l] = static_cast<uint8_t>(round_clamped(v, 0, nmax));
+    }
   }
 }
 
