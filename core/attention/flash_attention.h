@@ -7,11 +7,12 @@
 // Every query row sees its context as fixed chunks of kSplitKeys keys (0..255, 256..511, ...): each
 // chunk runs its own online softmax over kTileKeys-key tiles, and the chunks' partial (m, l, O) are
 // folded in chunk order. With a sliding window, chunks and tiles before the window of a query tile's
-// first row are skipped, never read, and each row starts at its own window's first key. Decode (a sequence whose queries fit in one tile) runs its chunks in
-// parallel and merges them afterwards (Flash-Decoding); a prefill tile folds them as it goes. Both
-// do the same arithmetic, so a row's output depends only on its position and the K/V it sees: never
-// on how many queries share the step (prefill, chunked prefill, decode), the rest of the batch, or
-// the thread count. Outputs are bit-identical across all of them.
+// first row are skipped, never read, and each row starts at its own window's first key. Decode (a
+// sequence whose queries fit in one tile) runs its chunks in parallel and merges them afterwards
+// (Flash-Decoding); a prefill tile folds them as it goes. Both do the same arithmetic, so a row's
+// output depends only on its position and the K/V it sees: never on how many queries share the step
+// (prefill, chunked prefill, decode), the rest of the batch, or the thread count. Outputs are
+// bit-identical across all of them.
 #pragma once
 #include <vector>
 

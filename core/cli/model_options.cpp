@@ -15,7 +15,8 @@ std::vector<OptionSpec> model_option_specs() {
       {"--kv-dtype", "", true, "KV cache precision: f16 (default) | f32 | q8 (int8 blocks of 32 with a scale)"},
       {"--activations", "", true, "how activations meet quantized weights: f32 (default, exact) | q8 (int8, as llama.cpp)"},
       {"--quant", "", true,
-       "weight format: native (default, the file's own) | f32 | f16 | q8 | q4 | q4_1 (converted after loading)"},
+       "weight format: native (default, the file's own) | f32 | f16 | q8 | q4 | q4_1 | q4_k (Q4_K_M mix) | q6_k "
+       "(converted after loading)"},
       {"--ctx", "-c", true, "context length (default: the model's)"},
       {"--attention", "", true, "attention: flash (default, tiled with online softmax) | naive (full score matrix)"},
       {"--kv", "", true, "KV cache manager: paged (default, PagedAttention blocks) | contiguous (one reservation per sequence)"},

@@ -1,7 +1,8 @@
 // Writes a random-weight Llama model (tests/support/synthetic_model.h) as GGUF, for benchmarks that
 // need a model stored in full precision at a chosen size:
 //   write-synthetic-model OUT.gguf [--dim N] [--layers N] [--heads N] [--kv-heads N] [--ffn N]
-//                                  [--vocab N] [--ctx N] [--seed N]
+//                                  [--vocab N] [--ctx N] [--rope-base N] [--seed N] [--tied]
+// (--tied: no output.weight, the logits reuse token_embd, as Llama 3.2 1B/3B.)
 // Its vocabulary is <unk>, <s>, </s>, then the pieces "t3", "t4", ...: a text made of those pieces
 // tokenizes into them (for perplexity and KL measurements).
 #include <cstdio>
@@ -15,7 +16,7 @@
 int main(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') {
     std::fprintf(stderr, "usage: %s OUT.gguf [--dim N] [--layers N] [--heads N] [--kv-heads N] [--ffn N] [--vocab N] "
-                         "[--ctx N] [--seed N]\n", argv[0]);
+                         "[--ctx N] [--rope-base N] [--seed N] [--tied]\n", argv[0]);
     return 2;
   }
   inferscope::test::SyntheticModelSpec spec;
@@ -25,6 +26,11 @@ int main(int argc, char** argv) {
       {"--ctx", &spec.context_length}};
   for (int i = 2; i < argc; i += 2) {
     const std::string name = argv[i];
+    if (name == "--tied") {
+      spec.tied_output = true;
+      --i;  // a flag: no value follows
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "%s needs a value\n", name.c_str());
       return 2;
@@ -37,6 +43,8 @@ int main(int argc, char** argv) {
     }
     if (name == "--seed") {
       spec.seed = static_cast<uint32_t>(value);
+    } else if (name == "--rope-base") {
+      spec.rope_base = static_cast<float>(value);
     } else if (auto it = fields.find(name); it != fields.end()) {
       *it->second = static_cast<int32_t>(value);
     } else {
