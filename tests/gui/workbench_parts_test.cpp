@@ -1,6 +1,7 @@
 // The workbench's parts that need no model: session JSON (round trip, malformed files refused with
 // the field named), the chat's Markdown-ish rendering and its reply line (this reply's own decode
 // speed, with its help on hover), the status bar's figures with their help, and demo-script checking.
+#include <QDir>
 #include <QLabel>
 #include <QTemporaryDir>
 #include <QTextBrowser>
@@ -168,12 +169,18 @@ TEST(WorkbenchDemoScript, BadScriptsAreRefusedBeforeRunning) {
   EXPECT_EQ(refused({{"no_steps", true}}), "demo.json: expected an object with a 'steps' array");
 }
 
-TEST(WorkbenchDemoScript, ShippedReadmeDemoIsValid) {
+// Every script in resources/demo (the README's screenshots are made by them) passes the checks.
+TEST(WorkbenchDemoScript, ShippedDemosAreValid) {
   QTemporaryDir dir;
   auto w = open_window(dir.path());
-  const nlohmann::json script =
-      DemoScript::read_file(QString(INFERSCOPE_SOURCE_DIR) + "/resources/demo/readme-demo.json");
-  EXPECT_NO_THROW(DemoScript(*w, script, "readme-demo.json", dir.filePath("out.png")));
+  const QDir demos(QString(INFERSCOPE_SOURCE_DIR) + "/resources/demo");
+  const QStringList files = demos.entryList({"*.json"}, QDir::Files, QDir::Name);
+  ASSERT_GE(files.size(), 4) << demos.path().toStdString();
+  for (const QString& name : files) {
+    SCOPED_TRACE(name.toStdString());
+    const nlohmann::json script = DemoScript::read_file(demos.filePath(name));
+    EXPECT_NO_THROW(DemoScript(*w, script, name, dir.filePath("out.png")));
+  }
 }
 
 }  // namespace
