@@ -5,8 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
+#include <unistd.h>
 
 #include "core/cli/bench_roofline.h"
+#include "core/cli/llama_bench_runner.h"
 #include "core/cli/commands.h"
 #include "core/kv/kv_dtype.h"
 #include "core/cli/model_options.h"
@@ -23,22 +25,28 @@
 namespace inferscope::cli {
 namespace {
 
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+double stddev(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  const double m = mean(v);
+  double s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  return std::sqrt(s / static_cast<double>(v.size() - 1));
+}
+
 struct BenchRow {
   std::string test;  // "pp512", "tg128"
   int64_t n_prompt = 0, n_gen = 0;
-  std::vector<double> samples_ts;  // tokens per second of each repetition
-  double mean() const {
-    double s = 0;
-    for (double x : samples_ts) s += x;
-    return samples_ts.empty() ? 0 : s / static_cast<double>(samples_ts.size());
-  }
-  double stddev() const {
-    if (samples_ts.size() < 2) return 0;
-    const double m = mean();
-    double s = 0;
-    for (double x : samples_ts) s += (x - m) * (x - m);
-    return std::sqrt(s / static_cast<double>(samples_ts.size() - 1));
-  }
+  std::vector<double> samples_ts;        // tokens per second of each repetition
+  std::vector<double> llama_samples_ts;  // llama-bench's, run after each of ours (--compare-llama-bench)
+  double mean() const { return inferscope::cli::mean(samples_ts); }
+  double stddev() const { return inferscope::cli::stddev(samples_ts); }
+  double ratio() const { return mean() / inferscope::cli::mean(llama_samples_ts); }  // ours / llama.cpp's
 };
 
 // Random non-special token ids, as llama-bench feeds.
@@ -143,6 +151,9 @@ int cmd_bench(int argc, char** argv) {
        "speed-up on --sweep-chat (or --sweep-prompt) over -n tokens"},
       {"--sweep-chat", "", true, "spec sweep: the user message (default: a prose request)"},
       {"--sweep-prompt", "", true, "spec sweep: plain prompt text instead of a chat message"},
+      {"--compare-llama-bench", "", true,
+       "PATH of llama.cpp's llama-bench: run it on the same file and threads after each of our repetitions "
+       "(alternating, one repetition per call) and print both with the ratio"},
   });
   for (OptionSpec& s : sampling_option_specs()) specs.push_back(std::move(s));
   if (print_help_if_asked("bench --model PATH [-p 512] [-n 128] [-r 5] [--threads N] [-o md|csv|json]", specs, argc,
@@ -154,6 +165,13 @@ int cmd_bench(int argc, char** argv) {
   const int64_t n_gen = args.integer("--n-gen", 128, 0, 1 << 20);
   const int64_t reps = args.integer("--repetitions", 5, 1, 1000);
   const std::string output = args.choice("--output", "md", {"md", "csv", "json"});
+  const std::string llama_bench = args.str("--compare-llama-bench", "");
+  if (!llama_bench.empty() && (args.has("--attention-sweep") || args.has("--spec-sweep"))) {
+    throw UsageError("--compare-llama-bench compares the pp and tg tests, not a sweep");
+  }
+  if (!llama_bench.empty() && ::access(llama_bench.c_str(), X_OK) != 0) {
+    throw UsageError("--compare-llama-bench: " + llama_bench + " is not an executable file");
+  }
   EngineConfig config = engine_config(args);
   auto model = load_model(args);
   if (args.has("--attention-sweep")) return attention_sweep(*model, config, static_cast<int32_t>(reps), output);
@@ -173,19 +191,31 @@ int cmd_bench(int argc, char** argv) {
   SyncEngine engine(*model, config, core_options);
   const int32_t n_threads = ThreadPool::resolved_size(config.threads);
 
+  // llama-bench's repetition of a row's test, right after one of ours
+  const auto llama_bench_after = [&](BenchRow& row) {
+    if (llama_bench.empty()) return;
+    row.llama_samples_ts.push_back(
+        run_llama_bench({llama_bench, model->file().path(), row.n_prompt, row.n_gen, n_threads}));
+  };
   std::vector<BenchRow> rows;
   if (n_prompt > 0) {
-    BenchRow row{"pp" + std::to_string(n_prompt), n_prompt, 0, {}};
+    BenchRow row{"pp" + std::to_string(n_prompt), n_prompt, 0, {}, {}};
     const auto tokens = random_tokens(*model, n_prompt, 1);
     run_pp(engine, tokens);  // warm-up
-    for (int64_t i = 0; i < reps; ++i) row.samples_ts.push_back(run_pp(engine, tokens));
+    for (int64_t i = 0; i < reps; ++i) {
+      row.samples_ts.push_back(run_pp(engine, tokens));
+      llama_bench_after(row);
+    }
     rows.push_back(row);
   }
   if (n_gen > 0) {
-    BenchRow row{"tg" + std::to_string(n_gen), 0, n_gen, {}};
+    BenchRow row{"tg" + std::to_string(n_gen), 0, n_gen, {}, {}};
     const TokenId first = random_tokens(*model, 1, 2)[0];
     run_tg(engine, first, std::min<int64_t>(n_gen, 16));  // warm-up
-    for (int64_t i = 0; i < reps; ++i) row.samples_ts.push_back(run_tg(engine, first, n_gen));
+    for (int64_t i = 0; i < reps; ++i) {
+      row.samples_ts.push_back(run_tg(engine, first, n_gen));
+      llama_bench_after(row);
+    }
     rows.push_back(row);
   }
   // Decode reads every weight once per token: bandwidth / weight bytes bounds tg from above.
@@ -216,12 +246,19 @@ int cmd_bench(int argc, char** argv) {
   if (output == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (const BenchRow& r : rows) {
-      arr.push_back({{"model_filename", model->file().path()}, {"model_type", model_name},
-                     {"model_size", weight_bytes}, {"model_n_params", model->parameter_count()},
-                     {"backends", backend}, {"n_threads", n_threads}, {"kv_dtype", kv_dtype_name(config.kv_dtype)}, {"activations", activations},
-                     {"quant", quant}, {"weight_bytes", weight_bytes},
-                     {"test", r.test}, {"n_prompt", r.n_prompt}, {"n_gen", r.n_gen}, {"avg_ts", r.mean()},
-                     {"stddev_ts", r.stddev()}, {"samples_ts", r.samples_ts}});
+      nlohmann::json row = {{"model_filename", model->file().path()}, {"model_type", model_name},
+                            {"model_size", weight_bytes}, {"model_n_params", model->parameter_count()},
+                            {"backends", backend}, {"n_threads", n_threads}, {"kv_dtype", kv_dtype_name(config.kv_dtype)}, {"activations", activations},
+                            {"quant", quant}, {"weight_bytes", weight_bytes},
+                            {"test", r.test}, {"n_prompt", r.n_prompt}, {"n_gen", r.n_gen}, {"avg_ts", r.mean()},
+                            {"stddev_ts", r.stddev()}, {"samples_ts", r.samples_ts}};
+      if (!r.llama_samples_ts.empty()) {
+        row["llama_cpp_avg_ts"] = mean(r.llama_samples_ts);
+        row["llama_cpp_stddev_ts"] = stddev(r.llama_samples_ts);
+        row["llama_cpp_samples_ts"] = r.llama_samples_ts;
+        row["ratio"] = r.ratio();
+      }
+      arr.push_back(row);
     }
     for (const RooflineRow& r : roofline) arr.push_back(roofline_json(r, peak, bw));
     if (bw.repetitions > 0) {
@@ -231,19 +268,32 @@ int cmd_bench(int argc, char** argv) {
     }
     std::cout << arr.dump(2) << "\n";
   } else if (output == "csv") {
-    std::cout << "model,size_gib,params_m,backend,threads,test,n_prompt,n_gen,avg_ts,stddev_ts\n";
+    std::cout << "model,size_gib,params_m,backend,threads,test,n_prompt,n_gen,avg_ts,stddev_ts"
+              << (llama_bench.empty() ? "" : ",llama_cpp_avg_ts,llama_cpp_stddev_ts,ratio") << "\n";
     for (const BenchRow& r : rows) {
       std::cout << '"' << model_name << "\"," << fmt(size_gib, 4) << "," << fmt(params_m, 2) << "," << backend << ","
                 << n_threads << "," << r.test << "," << r.n_prompt << "," << r.n_gen << "," << fmt(r.mean(), 2)
-                << "," << fmt(r.stddev(), 2) << "\n";
+                << "," << fmt(r.stddev(), 2);
+      if (!llama_bench.empty()) {
+        std::cout << "," << fmt(mean(r.llama_samples_ts), 2) << "," << fmt(stddev(r.llama_samples_ts), 2) << ","
+                  << fmt(r.ratio(), 3);
+      }
+      std::cout << "\n";
     }
   } else {
-    std::cout << "| model | size | params | backend | threads | test | t/s |\n"
-              << "| --- | ---: | ---: | --- | ---: | ---: | ---: |\n";
+    std::cout << "| model | size | params | backend | threads | test | t/s |"
+              << (llama_bench.empty() ? "" : " llama.cpp t/s | ours / llama.cpp |") << "\n"
+              << "| --- | ---: | ---: | --- | ---: | ---: | ---: |" << (llama_bench.empty() ? "" : " ---: | ---: |")
+              << "\n";
     for (const BenchRow& r : rows) {
       std::cout << "| " << model_name << " | " << fmt(size_gib * 1024, 2) << " MiB | " << fmt(params_m, 2) << " M | "
                 << backend << " | " << n_threads << " | " << r.test << " | " << fmt(r.mean(), 2) << " ± "
-                << fmt(r.stddev(), 2) << " |\n";
+                << fmt(r.stddev(), 2) << " |";
+      if (!llama_bench.empty()) {
+        std::cout << " " << fmt(mean(r.llama_samples_ts), 2) << " ± " << fmt(stddev(r.llama_samples_ts), 2) << " | "
+                  << fmt(r.ratio(), 3) << "x |";
+      }
+      std::cout << "\n";
     }
     if (bw.repetitions > 0) {
       std::cout << "\nmemory read bandwidth: " << fmt(bw.read_bytes_per_second / 1e9, 2) << " GB/s (" << n_threads

@@ -1,8 +1,12 @@
 // inferscope-cli as a user runs it: output, JSON fields, and exit codes for bad input.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "core/gguf/gguf_file.h"
 #include "core/gguf/gguf_writer.h"
@@ -166,6 +170,68 @@ TEST(Cli, BenchJsonRows) {
   EXPECT_EQ(j[1]["n_threads"], 1);
   EXPECT_GT(j[0]["avg_ts"].get<double>(), 0.0);
   EXPECT_GE(j[0]["stddev_ts"].get<double>(), 0.0);
+}
+
+// --compare-llama-bench runs the given llama-bench once after each of our repetitions, on the same
+// file and threads, and reports its figures with the ratio. A stand-in script records its calls and
+// answers 200 tokens/s for pp and 50 for tg, as llama-bench's -o json does.
+TEST(Cli, BenchComparesWithLlamaBenchAlternating) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  const std::string dir = ::testing::TempDir();
+  const std::string fake = dir + "/fake-llama-bench.sh", calls = dir + "/fake-llama-bench.calls";
+  std::remove(calls.c_str());
+  {
+    std::ofstream script(fake);
+    script << "#!/bin/sh\necho \"$@\" >> '" << calls << "'\n"
+           << "case \"$*\" in *'-n 0'*) ts=200 ;; *) ts=50 ;; esac\n"
+           << "echo \"[{\\\"test_time\\\": \\\"x\\\", \\\"avg_ts\\\": $ts}]\"\n";
+  }
+  ASSERT_EQ(std::system(("chmod +x '" + fake + "'").c_str()), 0);
+  const auto j = nlohmann::json::parse(
+      stdout_only("bench --model " + path + " -p 32 -n 8 -r 3 -o json --threads 2 --compare-llama-bench " + fake));
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["llama_cpp_samples_ts"], nlohmann::json({200.0, 200.0, 200.0}));
+  EXPECT_EQ(j[1]["llama_cpp_avg_ts"], 50.0);
+  EXPECT_EQ(j[1]["llama_cpp_stddev_ts"], 0.0);
+  EXPECT_DOUBLE_EQ(j[0]["ratio"].get<double>(), j[0]["avg_ts"].get<double>() / 200.0);
+  EXPECT_DOUBLE_EQ(j[1]["ratio"].get<double>(), j[1]["avg_ts"].get<double>() / 50.0);
+  // one call per repetition, pp first, each with the same file and threads
+  std::ifstream in(calls);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  const std::string pp = "-m " + path + " -p 32 -n 0 -r 1 -t 2 -o json", tg = "-m " + path + " -p 0 -n 8 -r 1 -t 2 -o json";
+  EXPECT_EQ(lines, (std::vector<std::string>{pp, pp, pp, tg, tg, tg}));
+  // the table says both and the ratio
+  const std::string md = stdout_only("bench --model " + path + " -p 16 -n 0 -r 1 --threads 2 --compare-llama-bench " + fake);
+  EXPECT_NE(md.find("| llama.cpp t/s | ours / llama.cpp |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 200.00 ± 0.00 |"), std::string::npos) << md;
+}
+
+// Each bad --compare-llama-bench: the exit code it gives and the words its message must hold.
+TEST(Cli, BenchCompareRefusesWhatItCannotRun) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  struct Case {
+    std::string args;
+    int exit_code;  // -1: any failure
+    std::string message;
+  };
+  const std::string pp = "bench --model " + path + " -p 16 -n 0 -r 1 --compare-llama-bench ";
+  const Case cases[] = {
+      {pp + "/nonexistent/llama-bench", 2, "/nonexistent/llama-bench is not an executable file"},
+      {pp + "/bin/false", -1, "-o json failed (exit 1)"},
+      {pp + "/bin/true", -1, "printed no single result with avg_ts"},
+      {"bench --model " + path + " --attention-sweep --compare-llama-bench /bin/true", 2,
+       "compares the pp and tg tests, not a sweep"},
+  };
+  for (const Case& c : cases) {
+    const CliRun r = cli(c.args);
+    if (c.exit_code >= 0) {
+      EXPECT_EQ(r.exit_code, c.exit_code) << c.args;
+    } else {
+      EXPECT_NE(r.exit_code, 0) << c.args;
+    }
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << ": " << r.out;
+  }
 }
 
 // --flops adds the machine's roofs and places each test by its intensity: prefill shares every weight
