@@ -52,8 +52,13 @@ dpkg -x "$deb" "$root"
 bin=$root/usr/bin share=$root/usr/share
 
 # The CLI from the unpacked root.
-"$bin/inferscope-cli" --version | grep -qE "^inferscope-cli ${version//./\\.}( \(git [0-9a-f]+(-dirty)?\))?$" ||
-  fail "inferscope-cli --version: $("$bin/inferscope-cli" --version)"
+# expect_version PROGRAM: its --version is "NAME VERSION", with " (git REVISION)" when built from a checkout.
+expect_version() {
+  local printed
+  printed=$("$bin/$1" --version 2>/dev/null)
+  grep -qE "^$1 ${version//./\\.}( \(git [0-9A-Za-z.+-]+\))?$" <<<"$printed" || fail "$1 --version: $printed"
+}
+expect_version inferscope-cli
 story=$("$bin/inferscope-cli" generate --model "$model" --prompt "Once upon a time" -n 24 2>/dev/null)
 [[ $story == *"little girl named Lily"* ]] || fail "generate on $(basename "$model"): '$story'"
 "$bin/inferscope-cli" learn --model "$model" --experiment "$share/inferscope/resources/experiments/1-prefill-vs-decode.json" \
@@ -92,6 +97,7 @@ bash -c "source '$share/bash-completion/completions/inferscope-cli' && complete 
 # the build folder, so with that folder hidden the same script fails.
 export QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=$work/runtime HOME=$work/home
 mkdir -p "$XDG_RUNTIME_DIR" "$HOME" && chmod 700 "$XDG_RUNTIME_DIR"
+expect_version inferscope
 cat >"$work/demo.json" <<JSON
 {"window": [1280, 800],
  "steps": [{"open_model": "$model"}, {"tab": "Learn"}, {"experiment": "1-prefill-vs-decode", "timeout": 120}]}
