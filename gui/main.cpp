@@ -1,60 +1,47 @@
 // inferscope: the workbench window.
-//   inferscope [--model PATH] [--sessions-dir DIR]
+//   inferscope [--model PATH | PATH] [--sessions-dir DIR]
 //   inferscope --screenshot OUT.png [--demo-script FILE]   runs a scripted demo and saves the window
 #include <QApplication>
 #include <QCommandLineParser>
-#include <QFileInfo>
-#include <QSettings>
 #include <QTemporaryDir>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 
+#include "core/version/version.h"
+#include "gui/app/command_line.h"
 #include "gui/app/demo_script.h"
 #include "gui/app/main_window.h"
 #include "gui/chat/session_store.h"
 
 namespace {
 
-bool has_flag(int argc, char** argv, const char* flag) {
+bool has_any_flag(int argc, char** argv, std::initializer_list<const char*> flags) {
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], flag) == 0) return true;
+    for (const char* flag : flags) {
+      if (std::strcmp(argv[i], flag) == 0) return true;
+    }
   }
   return false;
-}
-
-// --model, else the demo model when present, else the most recently opened one.
-QString startup_model(const QCommandLineParser& args) {
-  if (args.isSet("model")) return args.value("model");
-  for (const QString& demo : {QString(INFERSCOPE_DEMO_MODEL), QString("models/SmolLM2-135M-Instruct.Q4_1.gguf")}) {
-    if (QFileInfo::exists(demo)) return demo;
-  }
-  const QStringList recent = QSettings().value("recent_models").toStringList();
-  return recent.isEmpty() ? QString() : recent.first();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // A scripted screenshot needs no screen: without a display, draw offscreen.
+  // A scripted screenshot, --help and --version need no screen: without a display, draw offscreen.
   const bool headless = qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY");
-  if (has_flag(argc, argv, "--screenshot") && headless && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
+  const bool needs_no_screen = has_any_flag(argc, argv, {"--screenshot", "--help", "-h", "--version", "-v"});
+  if (needs_no_screen && headless && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
     qputenv("QT_QPA_PLATFORM", "offscreen");
   }
   QApplication app(argc, argv);
   QApplication::setOrganizationName("Inferscope");
   QApplication::setApplicationName("inferscope");
-  QApplication::setApplicationVersion("0.1.0");
+  QApplication::setApplicationVersion(QString::fromStdString(inferscope::version_string()));
 
   QCommandLineParser args;
-  args.setApplicationDescription("Inferscope: chat with a local LLM and watch the inference engine work.");
-  args.addHelpOption();
-  args.addOptions({
-      {"model", "Open this GGUF model (default: the demo model when present).", "PATH"},
-      {"sessions-dir", "Keep chat sessions here (default: INFERSCOPE_SESSIONS_DIR, else the app data folder).", "DIR"},
-      {"screenshot", "Run a scripted demo and save the window to OUT.png, then quit.", "OUT.png"},
-      {"demo-script", "The demo script for --screenshot (JSON; see gui/app/demo_script.h).", "FILE"},
-  });
+  inferscope::gui::add_workbench_options(args);
   args.process(app);
 
   const bool screenshot = args.isSet("screenshot");
@@ -64,9 +51,15 @@ int main(int argc, char** argv) {
   options.sessions_dir = args.isSet("sessions-dir") ? args.value("sessions-dir")
                          : screenshot                ? scratch.path()
                                                      : inferscope::gui::SessionStore::default_dir();
-  const QString model = startup_model(args);
   nlohmann::json script = {{"steps", nlohmann::json::array()}};
   QString script_name = "built-in demo";
+  QString model;
+  try {
+    model = inferscope::gui::startup_model(args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "inferscope: %s\n", e.what());
+    return 2;
+  }
   if (screenshot) {
     try {
       if (args.isSet("demo-script")) {

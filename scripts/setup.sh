@@ -7,7 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake ninja-build g++ libgtest-dev nlohmann-json3-dev unicode-data qt6-base-dev libqcustomplot-dev
-          python3 python3-pip ca-certificates xvfb xauth imagemagick)
+          python3 python3-pip ca-certificates xvfb xauth imagemagick
+          # the Debian package: icon PNGs drawn at build time; its test's dpkg-shlibdeps, lintian and validators
+          librsvg2-bin dpkg-dev lintian desktop-file-utils appstream shared-mime-info)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

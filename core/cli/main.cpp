@@ -5,6 +5,7 @@
 
 #include "core/cli/args.h"
 #include "core/cli/commands.h"
+#include "core/version/version.h"
 
 namespace {
 
@@ -30,6 +31,7 @@ const Command kCommands[] = {
 void usage(std::ostream& out) {
   out << "usage: inferscope-cli COMMAND [options]   (COMMAND --help for its options)\n\ncommands:\n";
   for (const Command& c : kCommands) out << "  " << c.name << std::string(12 - std::strlen(c.name), ' ') << c.help << "\n";
+  out << "\noptions:\n  --help      this list\n  --version   the version (with the git revision when built from a checkout)\n";
 }
 
 }  // namespace
@@ -38,6 +40,10 @@ int main(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     usage(argc < 2 ? std::cerr : std::cout);
     return argc < 2 ? 2 : 0;
+  }
+  if (std::string(argv[1]) == "--version") {
+    std::cout << "inferscope-cli " << inferscope::version_string() << "\n";
+    return 0;
   }
   for (const Command& c : kCommands) {
     if (argv[1] != std::string(c.name)) continue;

@@ -29,7 +29,7 @@ constexpr qint64 kDefaultTimeoutMs = 300'000;
 
 qint64 now_ms() { return QDateTime::currentMSecsSinceEpoch(); }
 
-// A path written in a script, as a file to open (the working directory, then the source tree).
+// A path written in a script, as a file to open (the working directory, then resource_path.h's folders).
 std::string resource_path(const std::string& path) { return resolve_resource_path(QString::fromStdString(path)).toStdString(); }
 
 // A "compare" step: optional "a" and "b" config overrides (over the engine's config), a "workload"

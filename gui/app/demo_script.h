@@ -5,7 +5,7 @@
 //     "window": [1600, 1000],                   optional size in pixels
 //     "steps": [                                each step is an object with one action key
 //       {"open_model": "models/x.gguf"},         loads a model and waits for it (relative paths: the
-//                                                working directory, then the source tree)
+//                                                working directory, then resource_path.h's folders)
 //       {"new_session": "Name", "system": "...", "temperature": 0.7, "max_tokens": 128},
 //       {"select_session": "Name"},
 //       {"send": "text", "session": "Name"},     sends a turn (the current session when none named)

@@ -1,12 +1,13 @@
-// Finding the project's files (the demo model, resources/) from a relative path: the working
-// directory first, then the source tree the workbench was built from.
+// Finding the project's files (resources/, a model named by a relative path): the working directory
+// first, then the data folder installed next to the program (../share/inferscope from its bin
+// folder), then, for a program run from its build folder, the source tree it was built from.
 #pragma once
 #include <QString>
 
 namespace inferscope::gui {
 
-// `path` when absolute or present from the working directory, else the source tree's copy when
-// that exists, else `path` unchanged (its error names it).
+// `path` when absolute or present from the working directory, else the first of the folders above
+// that holds it, else `path` unchanged (its error names it). Needs the QApplication.
 QString resolve_resource_path(const QString& path);
 
 }  // namespace inferscope::gui

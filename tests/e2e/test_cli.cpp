@@ -302,6 +302,14 @@ TEST(Cli, KvDtypeQ8AtHeadDim8ExitsTwoNamingIt) {
   EXPECT_NE(bad.out.find("f32|f16|q8"), std::string::npos) << bad.out;
 }
 
+TEST(Cli, VersionIsTheProjectVersion) {
+  const CliRun version = cli("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  // The project version, then the git revision when the build was configured in a checkout.
+  EXPECT_EQ(version.out.rfind(std::string("inferscope-cli ") + INFERSCOPE_VERSION, 0), 0u) << version.out;
+  EXPECT_NE(cli("--help").out.find("--version"), std::string::npos);
+}
+
 TEST(Cli, BadInputExitsTwoWithAClearMessage) {
   const CliRun missing = cli("generate --model /nonexistent.gguf --prompt hi");
   EXPECT_EQ(missing.exit_code, 2);
