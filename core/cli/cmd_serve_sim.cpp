@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cli/commands.h"
+#include "core/sched/device_profile.h"
 #include "core/cli/model_options.h"
 #include "core/common/atomic_file.h"
 #include "core/common/text_format.h"
@@ -65,7 +66,9 @@ void print_text(const WorkloadResult& result, const nlohmann::json& config) {
     std::cout << " (max_seq_len " << config["max_seq_len"] << " per request)";
   }
   std::cout << ", budget " << format_number(config["kv_budget_bytes"].get<double>() / (1 << 20), "%.2f") << " MiB, "
-            << (config["dry_run"] ? "dry run on a virtual clock" : "real model on the wall clock") << "\n"
+            << (config["dry_run"] ? "dry run on a virtual clock, steps priced on " + config["device"].get<std::string>()
+                                  : "real model on the wall clock")
+            << "\n"
             << "  requests        finished " << s.requests_finished << ", refused " << s.requests_refused << " in "
             << s.steps << " steps, " << format_number(s.duration_s) << " s\n"
             << "  KV usage        peak " << perc(s.kv_cache_usage_perc_peak) << ", mean "
@@ -112,6 +115,9 @@ int cmd_serve_sim(int argc, char** argv) {
        "dry run: modelled cost of a step (default " + format_number(default_cost.fixed_s * 1e3, "%.2f") + ")"},
       {"--step-per-token-ms", "", true,
        "dry run: modelled cost per token in a step (default " + format_number(default_cost.per_token_s * 1e3, "%.3f") + ")"},
+      {"--device-profile", "", true,
+       "dry run: price each step on a device (resources/devices/NAME.json, or a .json path): a roofline "
+       "(h200, h100-sxm, a100-80gb, l40s, rtx-4090: max(bytes / bandwidth, FLOPs / peak) + overhead) or linear-cpu"},
       {"--stop-at-eos", "", false, "real run: end a request at an end-of-generation token (default: run to output_tokens)"},
       {"--metrics-json", "", true, "also write the whole run (summary, config, every request with its latencies, every engine step) to FILE"},
       {"--json", "", false, "print one JSON object instead of the summary"},
@@ -125,11 +131,25 @@ int cmd_serve_sim(int argc, char** argv) {
   }
   const Args args(specs, argc, argv, 2);
   const bool dry_run = args.has("--dry-run");
-  if (!dry_run && (args.has("--step-fixed-ms") || args.has("--step-per-token-ms"))) {
-    throw UsageError("--step-fixed-ms and --step-per-token-ms model a step of the --dry-run only");
+  const bool linear_flags = args.has("--step-fixed-ms") || args.has("--step-per-token-ms");
+  if (!dry_run && (linear_flags || args.has("--device-profile"))) {
+    throw UsageError("--step-fixed-ms, --step-per-token-ms and --device-profile model a step of the --dry-run only");
   }
-  const DryRunCost cost{args.real("--step-fixed-ms", default_cost.fixed_s * 1e3, 0, 1e6) / 1e3,
-                      args.real("--step-per-token-ms", default_cost.per_token_s * 1e3, 0, 1e6) / 1e3};
+  if (linear_flags && args.has("--device-profile")) {
+    throw UsageError("--device-profile prices steps itself; drop --step-fixed-ms and --step-per-token-ms");
+  }
+  DeviceProfile device;
+  device.name = "the linear CPU model";
+  device.linear = DryRunCost{args.real("--step-fixed-ms", default_cost.fixed_s * 1e3, 0, 1e6) / 1e3,
+                             args.real("--step-per-token-ms", default_cost.per_token_s * 1e3, 0, 1e6) / 1e3};
+  if (args.has("--device-profile")) {
+    try {
+      device = read_device_profile(device_profile_path(args.str("--device-profile", "")));
+    } catch (const std::runtime_error& e) {
+      throw UsageError(std::string("--device-profile: ") + e.what());
+    }
+  }
+  const DryRunPricing pricing = device.roofline ? DryRunPricing(*device.roofline) : DryRunPricing(*device.linear);
   const Workload workload = workload_from(args);
   EngineConfig config = engine_config(args);  // a default budget of one request at max_seq_len
   const SchedulerConfig sched = config.scheduler;  // --scheduler, --max-batch-tokens, --max-running
@@ -144,7 +164,7 @@ int cmd_serve_sim(int argc, char** argv) {
       model->config().vocab_size, static_cast<uint64_t>(args.integer("--seed", 1, 0, INT64_MAX)));
   WorkloadRunOptions run;
   run.sampling.ignore_eos = !args.has("--stop-at-eos");  // greedy; each request runs to its output_tokens
-  if (dry_run) run.dry_run = cost;
+  if (dry_run) run.dry_run = pricing;
   WorkloadResult result;
   try {
     result = run_workload(*model, config, requests, run);
@@ -160,8 +180,12 @@ int cmd_serve_sim(int argc, char** argv) {
                                       {"kv_dtype", dtype_name(result.config.kv_dtype)},
                                       {"attention", result.config.attention},
                                       {"dry_run", dry_run},
-                                      {"step_fixed_s", cost.fixed_s},
-                                      {"step_per_token_s", cost.per_token_s},
+                                      {"device", dry_run ? nlohmann::json(device.name) : nlohmann::json()},
+                                      {"step_fixed_s", device.linear ? nlohmann::json(device.linear->fixed_s) : nlohmann::json()},
+                                      {"step_per_token_s", device.linear ? nlohmann::json(device.linear->per_token_s) : nlohmann::json()},
+                                      {"device_bandwidth_bytes_per_s", device.roofline ? nlohmann::json(device.roofline->bandwidth_bytes_per_s) : nlohmann::json()},
+                                      {"device_peak_flops", device.roofline ? nlohmann::json(device.roofline->peak_flops) : nlohmann::json()},
+                                      {"device_step_overhead_s", device.roofline ? nlohmann::json(device.roofline->step_overhead_s) : nlohmann::json()},
                                       {"scheduler", scheduler_policy_name(sched.policy)},
                                       {"max_batch_tokens", sched.max_batch_tokens},
                                       {"max_running", sched.max_running},

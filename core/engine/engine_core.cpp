@@ -30,7 +30,15 @@ std::unique_ptr<ConvertedWeights> convert_now(const LlamaModel& model, const Eng
 std::unique_ptr<StepExecutor> build_executor(const LlamaModel& model, KvCache& kv, const EngineConfig& c,
                                              const EngineCoreOptions& options, const ConvertedWeights& weights,
                                              const LogitsFn& on_logits) {
-  if (options.dry_run) return std::make_unique<DryRunExecutor>(*options.dry_run, model.config().vocab_size);
+  if (options.dry_run) {
+    // a roofline device prices each step by what it reads and computes at the weights' level
+    const StepCostModel cost(model.config(), weights.weights(), kv.geometry().bytes_per_token());
+    const StepDemandFn demand = [cost](const StepPlan& plan) {
+      const StepCost step = cost.step(plan, {});
+      return StepDemand{step.flops(), step.bytes()};
+    };
+    return std::make_unique<DryRunExecutor>(*options.dry_run, model.config().vocab_size, demand);
+  }
   ModelExecutorOptions o;
   o.threads = c.threads;
   o.matmul = c.matmul;

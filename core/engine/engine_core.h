@@ -30,7 +30,7 @@ namespace inferscope {
 
 struct EngineCoreOptions {
   // Set: no forward pass; each step costs this modelled time on a virtual clock (serve-sim --dry-run).
-  std::optional<DryRunCost> dry_run;
+  std::optional<DryRunPricing> dry_run;
   size_t step_window = EngineMetrics::kStepWindow;          // steps kept for metrics (SIZE_MAX: all)
   size_t finished_window = EngineMetrics::kFinishedWindow;  // finished requests kept (SIZE_MAX: all)
   // Called from a worker thread when a background weight conversion has finished: the driver

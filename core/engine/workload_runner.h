@@ -26,7 +26,7 @@ class LlamaModel;
 
 struct WorkloadRunOptions {
   SamplingParams sampling;           // every request's (ignore_eos: run each to its output_tokens)
-  std::optional<DryRunCost> dry_run;   // set: no forward pass, modelled step costs on a virtual clock
+  std::optional<DryRunPricing> dry_run;   // set: no forward pass, modelled step costs on a virtual clock
   // Called after every step on the running thread: requests ended so far, and their total.
   std::function<void(int32_t done, int32_t total)> on_progress;
   const std::atomic<bool>* cancel = nullptr;  // set to true: the requests left are aborted and the run returns

@@ -1,6 +1,8 @@
 #include "core/sched/dry_run_executor.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace inferscope {
 namespace {
@@ -23,8 +25,21 @@ DryRunCost default_dry_run_cost() {
   return DryRunCost{0.005, 0.003};
 }
 
-DryRunExecutor::DryRunExecutor(DryRunCost cost, int32_t vocab_size) : cost_(cost), vocab_size_(vocab_size) {
+double RooflineDevice::seconds(double flops, double bytes) const {
+  return std::max(bytes / bandwidth_bytes_per_s, flops / peak_flops) + step_overhead_s;
+}
+
+DryRunExecutor::DryRunExecutor(DryRunPricing pricing, int32_t vocab_size, StepDemandFn demand)
+    : pricing_(pricing), vocab_size_(vocab_size), demand_(std::move(demand)) {
   if (vocab_size <= 0) throw std::invalid_argument("dry run: empty vocabulary");
+  if (const auto& r = pricing_.roofline) {
+    if (!(r->bandwidth_bytes_per_s > 0) || !(r->peak_flops > 0) || r->step_overhead_s < 0) {
+      throw std::invalid_argument("dry run: a roofline device needs a positive bandwidth and peak");
+    }
+    if (!demand_) throw std::invalid_argument("dry run: a roofline device needs each step's FLOPs and bytes");
+    return;
+  }
+  const DryRunCost& cost = pricing_.linear;
   if (cost.fixed_s < 0 || cost.per_token_s < 0 || cost.fixed_s + cost.per_token_s <= 0) {
     throw std::invalid_argument("dry run: step costs must be >= 0, and not both 0 (a step takes time)");
   }
@@ -38,7 +53,11 @@ double DryRunExecutor::execute(const StepPlan& plan, std::vector<SampledToken>& 
     const uint64_t h = mix((static_cast<uint64_t>(s.id) << 32) ^ s.history.size());
     sampled.push_back(SampledToken{{static_cast<TokenId>(h % static_cast<uint64_t>(vocab_size_))}, false, {}});
   }
-  return cost_.seconds(plan.new_tokens());
+  if (pricing_.roofline) {
+    const StepDemand d = demand_(plan);
+    return pricing_.roofline->seconds(d.flops, d.bytes);
+  }
+  return pricing_.linear.seconds(plan.new_tokens());
 }
 
 }  // namespace inferscope

@@ -2,6 +2,8 @@
 // "generates" deterministic token ids until its output_tokens are done.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <optional>
 
 #include "core/sched/step_executor.h"
 
@@ -17,14 +19,38 @@ struct DryRunCost {
 };
 DryRunCost default_dry_run_cost();
 
+// A device's roofline: a step takes max(bytes / bandwidth, FLOPs / peak) + the overhead.
+struct RooflineDevice {
+  double bandwidth_bytes_per_s = 0;
+  double peak_flops = 0;
+  double step_overhead_s = 0;
+  double seconds(double flops, double bytes) const;
+};
+
+// What a step asks of the device: its FLOPs and the bytes it reads (the engine's step-cost model).
+struct StepDemand {
+  double flops = 0, bytes = 0;
+};
+using StepDemandFn = std::function<StepDemand(const StepPlan& plan)>;
+
+// How a dry run prices a step: the linear cost, or a roofline device with the step's demand.
+struct DryRunPricing {
+  DryRunPricing(DryRunCost cost) : linear(cost) {}              // NOLINT: a linear cost is a pricing
+  DryRunPricing(RooflineDevice device) : roofline(device) {}    // NOLINT: so is a device
+  DryRunCost linear;
+  std::optional<RooflineDevice> roofline;  // set: priced on it (linear unused)
+};
+
 class DryRunExecutor final : public StepExecutor {
  public:
-  DryRunExecutor(DryRunCost cost, int32_t vocab_size);
+  // `demand` is needed (and only used) with a roofline device.
+  DryRunExecutor(DryRunPricing pricing, int32_t vocab_size, StepDemandFn demand = nullptr);
   double execute(const StepPlan& plan, std::vector<SampledToken>& sampled) override;
 
  private:
-  DryRunCost cost_;
+  DryRunPricing pricing_;
   int32_t vocab_size_;
+  StepDemandFn demand_;
 };
 
 }  // namespace inferscope

@@ -202,6 +202,40 @@ TEST(ServeSimCli, DemoModelShowsPagingAndPrefixCaching) {
   EXPECT_LT(on["time_to_first_token_seconds_p50"].get<double>(), off["time_to_first_token_seconds_p50"].get<double>());
 }
 
+// --device-profile prices the dry run on a device's roofline: the same workload, the same tokens,
+// and on an H200 it ends thousands of times sooner than on the linear CPU model; a name resolves to
+// resources/devices/NAME.json from the working directory.
+TEST(ServeSimCli, DeviceProfilePricesTheDryRun) {
+  INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
+  const std::string run = "--model " + path + " --generate-workload 8 --prompt-len 16:32 --output-len 8:16 --dry-run";
+  const auto cpu = serve_json(run);
+  const std::string h200_path = std::string(INFERSCOPE_SOURCE_DIR) + "/resources/devices/h200.json";
+  const auto h200 = serve_json(run + " --device-profile " + h200_path);
+  EXPECT_EQ(cpu["config"]["device"], "the linear CPU model");
+  EXPECT_EQ(h200["config"]["device"], "NVIDIA H200 SXM (141 GB)");
+  EXPECT_EQ(h200["config"]["device_bandwidth_bytes_per_s"], 4.8e12);
+  EXPECT_TRUE(h200["config"]["step_fixed_s"].is_null());
+  EXPECT_EQ(h200["output_tokens"], cpu["output_tokens"]);
+  EXPECT_EQ(h200["steps"], cpu["steps"]);
+  EXPECT_GT(cpu["duration_s"].get<double>(), 1000 * h200["duration_s"].get<double>());
+  // by name, from the source tree as working directory
+  const CliRun by_name = test::run_cli("cd " + std::string(INFERSCOPE_SOURCE_DIR) + " && " + INFERSCOPE_CLI,
+                                       "serve-sim " + run + " --device-profile rtx-4090 --json", test::Stderr::Dropped);
+  ASSERT_EQ(by_name.exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(by_name.out)["config"]["device"], "NVIDIA GeForce RTX 4090 (24 GB)");
+  // refused: without --dry-run, with the linear flags, an unknown name
+  const CliRun real = cli("serve-sim " + run.substr(0, run.size() - 10) + " --device-profile h200", true);
+  EXPECT_EQ(real.exit_code, 2);
+  EXPECT_NE(real.out.find("model a step of the --dry-run only"), std::string::npos) << real.out;
+  const CliRun both = cli("serve-sim " + run + " --device-profile h200 --step-fixed-ms 2", true);
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.out.find("drop --step-fixed-ms"), std::string::npos) << both.out;
+  const CliRun unknown = cli("serve-sim " + run + " --device-profile /nonexistent/tpu.json", true);
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.out.find("--device-profile: /nonexistent/tpu.json: cannot read the device profile"), std::string::npos)
+      << unknown.out;
+}
+
 TEST(ServeSimCli, BadInputExitsTwoWithAClearMessage) {
   INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
   const std::string model = "serve-sim --model " + path;
