@@ -1,5 +1,6 @@
 #include "core/sched/device_profile.h"
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -46,7 +47,17 @@ DeviceProfile read_device_profile(const std::string& path) {
 
 std::string device_profile_path(const std::string& name_or_path) {
   const bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
-  return is_path ? name_or_path : "resources/devices/" + name_or_path + ".json";
+  if (is_path) return name_or_path;
+  const std::filesystem::path relative = "resources/devices/" + name_or_path + ".json";
+  if (std::filesystem::exists(relative)) return relative.string();
+  // the data folder installed next to the program
+  std::error_code ec;
+  const std::filesystem::path program = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path installed = program.parent_path() / INFERSCOPE_DATA_FROM_BIN / relative;
+    if (std::filesystem::exists(installed)) return installed.lexically_normal().string();
+  }
+  return relative.string();  // reading it then names the path as given
 }
 
 }  // namespace inferscope

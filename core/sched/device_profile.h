@@ -26,7 +26,9 @@ struct DeviceProfile {
 // mistyped or non-positive value, or an unknown kind.
 DeviceProfile read_device_profile(const std::string& path);
 
-// `name_or_path` as a file: a path as given when it names a .json file, else resources/devices/NAME.json.
+// `name_or_path` as a file: a path as given when it names a .json file, else resources/devices/NAME.json
+// under the working directory or, failing that, under the data folder installed next to the program
+// (../share/inferscope).
 std::string device_profile_path(const std::string& name_or_path);
 
 }  // namespace inferscope

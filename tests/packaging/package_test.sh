@@ -63,6 +63,10 @@ story=$("$bin/inferscope-cli" generate --model "$model" --prompt "Once upon a ti
 [[ $story == *"little girl named Lily"* ]] || fail "generate on $(basename "$model"): '$story'"
 "$bin/inferscope-cli" learn --model "$model" --experiment "$share/inferscope/resources/experiments/1-prefill-vs-decode.json" \
   >"$work/learn.txt" 2>&1 || { cat "$work/learn.txt"; fail "learn with the installed experiment"; }
+# A device profile by name: found only in the installed data folder (the working directory has none).
+"$bin/inferscope-cli" serve-sim --model "$model" --generate-workload 2 --prompt-len 8:8 --output-len 4:4 --dry-run \
+  --device-profile h200 >"$work/serve-sim.txt" 2>&1 || { cat "$work/serve-sim.txt"; fail "serve-sim --device-profile h200"; }
+grep -q "steps priced on NVIDIA H200" "$work/serve-sim.txt" || { cat "$work/serve-sim.txt"; fail "the installed H200 profile"; }
 
 # Desktop entry, AppStream metainfo, MIME type, icons.
 desktop=$share/applications/io.github.inferscope.Inferscope.desktop
