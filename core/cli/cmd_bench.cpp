@@ -90,10 +90,7 @@ std::string fmt(double v, int precision) {
 
 // One attention call per context and phase, naive vs flash, with the model's attention shape.
 int attention_sweep(const LlamaModel& model, const EngineConfig& config, int32_t reps, const std::string& output) {
-  AttentionBenchOptions o;
-  o.shape = AttentionShape{model.config().n_heads, model.config().n_kv_heads, model.config().head_dim};
-  o.kv_dtype = config.kv_dtype;
-  o.block_size = config.kv.block_size;
+  AttentionBenchOptions o = attention_bench_options(model, config);
   o.repeats = reps;
   ThreadPool pool(config.threads);
   const std::vector<AttentionBenchRow> rows = run_attention_sweep(o, pool);

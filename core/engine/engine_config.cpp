@@ -53,4 +53,12 @@ std::string describe_change(const EngineConfig& a, const EngineConfig& b) {
   return s.empty() ? "no change" : s;
 }
 
+AttentionBenchOptions attention_bench_options(const LlamaModel& model, const EngineConfig& config) {
+  AttentionBenchOptions o;
+  o.shape = AttentionShape{model.config().n_heads, model.config().n_kv_heads, model.config().head_dim};
+  o.kv_dtype = config.kv_dtype;
+  o.block_size = config.kv.block_size;
+  return o;
+}
+
 }  // namespace inferscope

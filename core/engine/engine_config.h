@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/attention/attention_bench.h"
 #include "core/kv/kv_config.h"
 #include "core/quant/weight_quant.h"
 #include "core/sched/scheduler.h"
@@ -42,5 +43,9 @@ bool needs_new_cache(const EngineConfig& a, const EngineConfig& b);
 bool draft_kv_changes(const SpecConfig& a, const SpecConfig& b);
 // One line that says what changed, for the engine's config callback.
 std::string describe_change(const EngineConfig& a, const EngineConfig& b);
+
+// An attention sweep (bench --attention-sweep, the Learn tab's flash-vs-naive experiment) on the model's
+// attention shape, with this config's KV dtype and block size.
+AttentionBenchOptions attention_bench_options(const LlamaModel& model, const EngineConfig& config);
 
 }  // namespace inferscope

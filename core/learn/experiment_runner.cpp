@@ -37,10 +37,7 @@ bool uses_machine(const Experiment& e) {
 
 std::vector<AttentionBenchRow> attention_sweep(const ExperimentAttentionSweep& sweep, const LlamaModel& model,
                                                const EngineConfig& base) {
-  AttentionBenchOptions o;
-  o.shape = AttentionShape{model.config().n_heads, model.config().n_kv_heads, model.config().head_dim};
-  o.kv_dtype = base.kv_dtype;
-  o.block_size = base.kv.block_size;
+  AttentionBenchOptions o = attention_bench_options(model, base);
   o.contexts = sweep.contexts;
   o.repeats = sweep.repeats;
   ThreadPool pool(base.threads);
