@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unistd.h>
 
 #include "core/gguf/gguf_file.h"
 #include "tests/llamacpp/not_built.h"
@@ -26,7 +27,8 @@ struct LevelPair {
   std::string theirs;  // llama-quantize's type
 };
 
-const std::string kDemoF32 = ::testing::TempDir() + "/demo-f32.gguf";
+// One per process: ctest runs each level's test as its own process, possibly at the same time.
+const std::string kDemoF32 = ::testing::TempDir() + "/demo-f32-" + std::to_string(::getpid()) + ".gguf";
 
 // The f32 file (515 MB) goes when the tests end.
 class RemoveDemoF32 : public ::testing::Environment {
