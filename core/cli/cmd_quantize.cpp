@@ -2,7 +2,6 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
-#include <map>
 #include <sstream>
 
 #include "core/cli/commands.h"
@@ -20,12 +19,11 @@ std::string mib(uint64_t bytes) {
   return s.str();
 }
 
-// Each 2-D tensor's format, as llama-quantize lists them: "blk.0.attn_v.weight  f32 -> q8_0 (q6_k wanted:
+// Each 2-D tensor's format, as llama-quantize lists them: "blk.0.attn_v.weight  f32 -> q8_0 (q6_K wanted:
 // rows of 576 are not whole blocks)", then the bytes each stored format holds.
 void print_formats(const std::vector<TensorFormat>& formats) {
   size_t width = 0;
   for (const TensorFormat& f : formats) width = std::max(width, f.name.size());
-  std::map<std::string_view, std::pair<int, uint64_t>> by_type;
   for (const TensorFormat& f : formats) {
     std::cout << std::left << std::setw(static_cast<int>(width) + 2) << f.name << dtype_name(f.source) << " -> "
               << dtype_name(f.format.stored);
@@ -33,11 +31,8 @@ void print_formats(const std::vector<TensorFormat>& formats) {
       std::cout << " (" << dtype_name(f.format.wanted) << " wanted: rows of " << f.cols << " are not whole blocks)";
     }
     std::cout << "\n";
-    auto& [count, bytes] = by_type[dtype_name(f.format.stored)];
-    ++count;
-    bytes += f.bytes();
   }
-  for (const auto& [type, stats] : by_type) std::cout << type << ": " << stats.first << " tensors, " << mib(stats.second) << "\n";
+  for (const FormatTotal& t : format_totals(formats)) std::cout << t.type << ": " << t.tensors << " tensors, " << mib(t.bytes) << "\n";
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "core/quant/quant_plan.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "core/gguf/gguf_file.h"
@@ -23,6 +24,29 @@ std::vector<TensorFormat> plan_formats(const GgufFile& file, WeightQuant level) 
     plan.push_back(TensorFormat{t.name, t.type, format, t.dims[1], t.dims[0]});
   }
   return plan;
+}
+
+std::vector<MatrixFallback> fallbacks_of(std::span<const TensorFormat> plan) {
+  std::vector<MatrixFallback> out;
+  for (const TensorFormat& t : plan) {
+    if (t.format.fallback()) out.push_back(MatrixFallback{t.name, t.format});
+  }
+  return out;
+}
+
+std::vector<FormatTotal> format_totals(std::span<const TensorFormat> plan) {
+  std::map<std::string, FormatTotal> by_type;
+  for (const TensorFormat& t : plan) {
+    FormatTotal& total = by_type[std::string(dtype_name(t.format.stored))];
+    ++total.tensors;
+    total.bytes += t.bytes();
+  }
+  std::vector<FormatTotal> out;
+  for (auto& [type, total] : by_type) {
+    total.type = type;
+    out.push_back(total);
+  }
+  return out;
 }
 
 std::string fallback_summary(std::span<const MatrixFallback> fallbacks) {

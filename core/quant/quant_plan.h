@@ -36,7 +36,18 @@ struct MatrixFallback {
   MatrixFormat format;
 };
 
+// The plan's tensors stored in another format than the policy wanted, in plan order.
+std::vector<MatrixFallback> fallbacks_of(std::span<const TensorFormat> plan);
+
 // "62 q4_K -> q5_0, 3 q6_K -> q8_0" (counts in order of first appearance); "" for none.
 std::string fallback_summary(std::span<const MatrixFallback> fallbacks);
+
+// How many of the plan's tensors each stored format holds, and their bytes, by format name.
+struct FormatTotal {
+  std::string type;  // dtype_name of the stored format
+  int tensors = 0;
+  uint64_t bytes = 0;
+};
+std::vector<FormatTotal> format_totals(std::span<const TensorFormat> plan);
 
 }  // namespace inferscope

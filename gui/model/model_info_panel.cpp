@@ -171,18 +171,11 @@ void ModelInfoPanel::show_level(const LlamaModel& model, WeightQuant level) {
   level_section_ = section(tree_, QString("Weights at %1").arg(text(weight_quant_name(level))));
   level_section_->setToolTip(0, "The format each matrix has at the level the engine runs: llama.cpp's per-tensor "
                                 "policy, with its fallbacks for rows that are not whole blocks");
-  std::map<std::string, std::pair<int, uint64_t>> by_type;
-  std::vector<MatrixFallback> fallbacks;
-  for (const TensorFormat& t : plan) {
-    auto& [count, bytes] = by_type[std::string(dtype_name(t.format.stored))];
-    ++count;
-    bytes += t.bytes();
-    if (t.format.fallback()) fallbacks.push_back(MatrixFallback{t.name, t.format});
+  for (const FormatTotal& t : format_totals(plan)) {
+    row(level_section_, QString::fromStdString(t.type),
+        QString("%1 tensors, %2").arg(t.tensors).arg(format_bytes(static_cast<double>(t.bytes))));
   }
-  for (const auto& [type, stats] : by_type) {
-    row(level_section_, QString::fromStdString(type),
-        QString("%1 tensors, %2").arg(stats.first).arg(format_bytes(static_cast<double>(stats.second))));
-  }
+  const std::vector<MatrixFallback> fallbacks = fallbacks_of(plan);
   if (!fallbacks.empty()) {
     row(level_section_, "fallbacks", QString::fromStdString(fallback_summary(fallbacks)),
         "Rows that are not whole blocks of the wanted format get llama.cpp's fallback format");

@@ -296,11 +296,7 @@ TEST(QuantizedFile, ReloadsWithTheInMemoryLogits) {
         }
       }
       EXPECT_EQ(s.tensors, static_cast<int>(f.tensors().size()));
-      std::vector<MatrixFallback> file_fallbacks;
-      for (const TensorFormat& t : s.formats) {
-        if (t.format.fallback()) file_fallbacks.push_back(MatrixFallback{t.name, t.format});
-      }
-      EXPECT_EQ(fallback_summary(file_fallbacks), fallback_summary(ConvertedWeights::convert(*model, level, pool)->fallbacks()));
+      EXPECT_EQ(fallback_summary(fallbacks_of(s.formats)), fallback_summary(ConvertedWeights::convert(*model, level, pool)->fallbacks()));
       EXPECT_TRUE(same_bits(logits_at(*saved, WeightQuant::Native), logits_at(*model, level)));
     }
     std::filesystem::remove(path);
