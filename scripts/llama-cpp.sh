@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds llama.cpp's tools (llama-tokenize, llama-perplexity, llama-quantize, llama-bench) and its
-# library from the llama.cpp sources vendored in PyPI's llama-cpp-python sdist, into a cache folder
+# Builds llama.cpp's tools (llama-tokenize, llama-perplexity, llama-quantize, llama-bench,
+# llama-server) and its library from the llama.cpp sources vendored in PyPI's llama-cpp-python sdist, into a cache folder
 # outside the source tree, reused when present. Tests that compare with llama.cpp and the
 # PERFORMANCE.md measurements use it; nothing of it is committed.
 #   scripts/llama-cpp.sh          prints the folder holding bin/ and lib/ (builds it first if needed)
@@ -9,7 +9,7 @@ set -euo pipefail
 VERSION=0.3.36
 cache=${INFERSCOPE_CACHE:-$HOME/.cache/inferscope}
 prefix=$cache/llama.cpp-$VERSION-avx2
-tools=(llama-tokenize llama-perplexity llama-quantize llama-bench)
+tools=(llama-tokenize llama-perplexity llama-quantize llama-bench llama-server)
 
 built() {
   for t in "${tools[@]}"; do [[ -x $prefix/bin/$t ]] || return 1; done
@@ -28,11 +28,13 @@ if ! built; then
   # The CPU backend with the instruction set our kernels use (AVX2, FMA, F16C): comparisons are like
   # for like, and the binaries run on every machine of this kind (a -march=native build picked up
   # AMX on a Xeon whose kernel does not enable it: SIGILL). No network client; each binary and
-  # library finds the libraries beside it or in ../lib, where they are copied.
+  # library finds the libraries beside it or in ../lib, where they are copied. llama-server is built
+  # without its web UI (no npm, no download): the tests use its HTTP API only.
   cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DGGML_AVX=ON \
     -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF \
     -DGGML_AMX_BF16=OFF -DLLAMA_CURL=OFF \
-    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DBUILD_SHARED_LIBS=ON \
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF \
+    -DLLAMA_USE_PREBUILT_UI=OFF -DBUILD_SHARED_LIBS=ON \
     -DCMAKE_BUILD_RPATH='$ORIGIN:$ORIGIN/../lib' >&2
   cmake --build "$work/build" -j "$(nproc)" --target llama "${tools[@]}" >&2
   rm -rf "$prefix.tmp"
