@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cli/commands.h"
+#include "core/cli/endpoint_options.h"
 #include "core/cli/model_options.h"
+#include "core/cli/remote_generate.h"
 #include "core/cli/sampling_options.h"
 #include "core/engine/prompt.h"
 #include "core/engine/sync_engine.h"
@@ -56,14 +58,23 @@ int cmd_generate(int argc, char** argv) {
        "with --json: each generated token's log-probability and its K most likely alternatives (0-20), from the raw logits"},
   });
   for (OptionSpec& s : sampling_option_specs()) specs.push_back(s);
-  if (print_help_if_asked("generate --model PATH (--prompt TEXT | --chat TEXT [--system TEXT]) [options]", specs,
-                          argc, argv)) {
+  for (OptionSpec& s : endpoint_option_specs()) specs.push_back(s);
+  if (print_help_if_asked("generate (--model PATH | --endpoint URL) (--prompt TEXT | --chat TEXT [--system TEXT]) [options]",
+                          specs, argc, argv)) {
     return 0;
   }
   const Args args(specs, argc, argv, 2);
   if (args.has("--prompt") == args.has("--chat")) throw UsageError("give exactly one of --prompt and --chat");
   if (args.has("--system") && !args.has("--chat")) throw UsageError("--system needs --chat");
   if (args.has("--logprobs") && !args.has("--json")) throw UsageError("--logprobs needs --json");
+  if (args.has("--endpoint")) {
+    refuse_local_options(args, model_option_specs());
+    if (args.has("--logprobs")) throw UsageError("--logprobs runs on the local engine only");
+    return generate_on_endpoint(args);
+  }
+  for (const char* remote_only : {"--api-key", "--served-model"}) {
+    if (args.has(remote_only)) throw UsageError(std::string(remote_only) + " needs --endpoint");
+  }
   const int64_t n_predict = args.integer("--n-predict", 256, -1, 1 << 30);
   const int32_t top_k = static_cast<int32_t>(args.integer("--logprobs", 0, 0, 20));
   const bool json = args.has("--json");

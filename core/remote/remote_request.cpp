@@ -10,9 +10,9 @@ using nlohmann::json;
 json common_body(const RemoteEndpoint& endpoint, ServerKind kind, const SamplingParams& sampling, int32_t max_tokens) {
   json body = {{"stream", true},
                {"stream_options", {{"include_usage", true}}},
-               {"max_tokens", max_tokens},
                {"temperature", sampling.temperature},
                {"seed", sampling.seed}};
+  if (max_tokens >= 0) body["max_tokens"] = max_tokens;
   if (!endpoint.model.empty()) body["model"] = endpoint.model;
   if (sampling.top_p < 1.0f) body["top_p"] = sampling.top_p;
   if (sampling.top_k > 0) body["top_k"] = sampling.top_k;
@@ -35,10 +35,10 @@ json chat_request_body(const RemoteEndpoint& endpoint, ServerKind kind, const st
   return body;
 }
 
-json completion_request_body(const RemoteEndpoint& endpoint, ServerKind kind, const std::vector<int32_t>& prompt_tokens,
-                             const SamplingParams& sampling, int32_t max_tokens) {
+json completion_request_body(const RemoteEndpoint& endpoint, ServerKind kind, json prompt, const SamplingParams& sampling,
+                             int32_t max_tokens) {
   json body = common_body(endpoint, kind, sampling, max_tokens);
-  body["prompt"] = prompt_tokens;
+  body["prompt"] = std::move(prompt);
   return body;
 }
 

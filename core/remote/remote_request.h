@@ -13,13 +13,14 @@
 
 namespace inferscope {
 
-// POST /v1/chat/completions, streamed with the usage chunk asked for.
+// POST /v1/chat/completions, streamed with the usage chunk asked for; max_tokens < 0 leaves the length
+// to the server (until end of generation or its context).
 nlohmann::json chat_request_body(const RemoteEndpoint& endpoint, ServerKind kind, const std::vector<ChatMessage>& messages,
                                  const SamplingParams& sampling, int32_t max_tokens);
 
-// POST /v1/completions of a token-id prompt, streamed; ignore_eos (from sampling) keeps it going to
-// max_tokens, as benchmark clients ask.
-nlohmann::json completion_request_body(const RemoteEndpoint& endpoint, ServerKind kind, const std::vector<int32_t>& prompt_tokens,
+// POST /v1/completions, streamed; `prompt` is a string or an array of token ids. ignore_eos (from
+// sampling) keeps it going to max_tokens, as benchmark clients ask.
+nlohmann::json completion_request_body(const RemoteEndpoint& endpoint, ServerKind kind, nlohmann::json prompt,
                                        const SamplingParams& sampling, int32_t max_tokens);
 
 }  // namespace inferscope

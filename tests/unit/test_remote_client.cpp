@@ -254,9 +254,12 @@ TEST(RemoteRequest, MapsSamplingToEachServersFields) {
   for (const char* key : {"top_k", "top_p", "min_p", "repetition_penalty", "ignore_eos"}) EXPECT_FALSE(greedy.contains(key)) << key;
   SamplingParams bench;
   bench.ignore_eos = true;
-  const nlohmann::json tokens = completion_request_body(e, ServerKind::LlamaCpp, {1, 2, 3}, bench, 64);
+  const nlohmann::json tokens = completion_request_body(e, ServerKind::LlamaCpp, std::vector<int32_t>{1, 2, 3}, bench, 64);
   EXPECT_EQ(tokens["prompt"], nlohmann::json::array({1, 2, 3}));
   EXPECT_TRUE(tokens["ignore_eos"].get<bool>());
+  const nlohmann::json open_ended = completion_request_body(e, ServerKind::LlamaCpp, "Once upon", SamplingParams{}, -1);
+  EXPECT_EQ(open_ended["prompt"], "Once upon");
+  EXPECT_FALSE(open_ended.contains("max_tokens"));
 }
 
 TEST(RemoteEndpoint, NormalisesAndRejectsUrls) {

@@ -1,0 +1,169 @@
+// The remote client and `generate --endpoint` against a real llama.cpp llama-server (built by
+// scripts/llama-server.sh) serving the demo model with 4 slots and /metrics.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "core/remote/http_client.h"
+#include "core/remote/metric_snapshot.h"
+#include "core/remote/remote_completion.h"
+#include "core/remote/remote_request.h"
+#include "core/remote/server_probe.h"
+#include "tests/support/canned_http_server.h"
+#include "tests/support/cli_runner.h"
+#include "tests/support/llama_server_process.h"
+
+namespace inferscope {
+namespace {
+
+constexpr int kSlots = 4;
+constexpr int kContext = 2048;  // 512 tokens per slot
+
+class LlamaServer : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = std::make_unique<test::LlamaServerProcess>(
+        LLAMA_SERVER, INFERSCOPE_DEMO_MODEL,
+        std::vector<std::string>{"-np", std::to_string(kSlots), "-c", std::to_string(kContext), "-t", "1", "--metrics"});
+  }
+  static void TearDownTestSuite() { server_.reset(); }
+
+  void SetUp() override { ASSERT_NE(server_, nullptr) << "llama-server did not start (see above)"; }
+
+  static RemoteEndpoint endpoint() { return make_endpoint(server_->url()); }
+
+  // A greedy chat request that recomputes its whole prompt (no reuse of an earlier request's KV), so
+  // that every run and every counter sees the same work.
+  static nlohmann::json chat_body(const std::string& question, int32_t max_tokens, bool ignore_eos = false) {
+    SamplingParams greedy;
+    greedy.ignore_eos = ignore_eos;
+    nlohmann::json body = chat_request_body(endpoint(), ServerKind::LlamaCpp, {{"user", question}}, greedy, max_tokens);
+    body["cache_prompt"] = false;
+    return body;
+  }
+
+  static std::string get(const std::string& path) {
+    HttpRequest request;
+    request.url = server_->url() + path;
+    return http_perform(request).body;
+  }
+
+  // Waits until no slot is processing; false after `timeout_ms`.
+  static bool slots_idle(int timeout_ms) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (std::chrono::steady_clock::now() < deadline) {
+      bool busy = false;
+      for (const nlohmann::json& slot : nlohmann::json::parse(get("/slots"))) busy = busy || slot.at("is_processing").get<bool>();
+      if (!busy) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+  static inline std::unique_ptr<test::LlamaServerProcess> server_;
+};
+
+TEST_F(LlamaServer, IsDetectedWithItsSlotsAndContext) {
+  const ServerInfo info = probe_server(endpoint());
+  EXPECT_EQ(info.kind, ServerKind::LlamaCpp);
+  EXPECT_EQ(info.slots, kSlots);
+  EXPECT_EQ(info.context_length, kContext / kSlots);
+  ASSERT_EQ(info.models.size(), 1u);
+}
+
+TEST_F(LlamaServer, StreamedTextEqualsTheNonStreamedTextForGreedyRequests) {
+  for (const std::string question : {"What is the capital of France?", "Name three colours.", "Write a haiku about rain."}) {
+    const nlohmann::json body = chat_body(question, 48);
+    const RemoteReply streamed = stream_completion(endpoint(), "/v1/chat/completions", body);
+    ASSERT_EQ(streamed.outcome, RemoteOutcome::Finished) << streamed.error;
+
+    nlohmann::json whole = body;
+    whole["stream"] = false;
+    whole.erase("stream_options");
+    HttpRequest request;
+    request.url = server_->url() + "/v1/chat/completions";
+    request.post = true;
+    request.body = whole.dump();
+    std::string text;
+    for (const ChatEvent& e : decode_completion_payload(http_perform(request).body)) {
+      if (const auto* d = std::get_if<ContentDelta>(&e)) text += d->text;
+    }
+    EXPECT_FALSE(text.empty()) << question;
+    EXPECT_EQ(streamed.text, text) << question;
+    ASSERT_TRUE(streamed.usage.has_value());
+    ASSERT_TRUE(streamed.timings.has_value());
+    EXPECT_EQ(streamed.usage->completion_tokens, streamed.timings->predicted_n);
+    EXPECT_GT(streamed.timing.time_to_first_token_s, 0);
+  }
+}
+
+TEST_F(LlamaServer, CancelMidStreamStopsTheServersSlot) {
+  const MetricSnapshot before = MetricSnapshot::parse(get("/metrics"));
+  std::atomic<bool> cancel{false};
+  int chunks = 0;
+  RemoteStreamCallbacks callbacks;
+  callbacks.on_content = [&](std::string_view, double) { cancel = ++chunks >= 3; };
+  const RemoteReply reply = stream_completion(endpoint(), "/v1/chat/completions", chat_body("Tell me a long story.", 400, true),
+                                              callbacks, &cancel);
+  EXPECT_EQ(reply.outcome, RemoteOutcome::Cancelled);
+  EXPECT_FALSE(reply.text.empty());
+  // The server notices the closed connection and frees the slot long before 400 tokens.
+  EXPECT_TRUE(slots_idle(5000));
+  const MetricSnapshot after = MetricSnapshot::parse(get("/metrics"));
+  const double predicted = *after.sum("llamacpp:tokens_predicted_total") - before.sum("llamacpp:tokens_predicted_total").value_or(0);
+  EXPECT_LT(predicted, 400);
+}
+
+TEST_F(LlamaServer, MetricCountersMatchTheRequestsUsage) {
+  ASSERT_TRUE(slots_idle(5000));
+  const MetricSnapshot before = MetricSnapshot::parse(get("/metrics"));
+  const std::vector<std::string> questions = {"Hi!", "What is two plus two?", "Name a fruit.", "Say something kind."};
+  std::vector<RemoteReply> replies(questions.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < questions.size(); ++i) {
+    clients.emplace_back([&, i] { replies[i] = stream_completion(endpoint(), "/v1/chat/completions", chat_body(questions[i], 24)); });
+  }
+  for (std::thread& t : clients) t.join();
+  int64_t prompt = 0, generated = 0;
+  for (const RemoteReply& r : replies) {
+    ASSERT_EQ(r.outcome, RemoteOutcome::Finished) << r.error;
+    ASSERT_TRUE(r.usage.has_value());
+    prompt += r.usage->prompt_tokens;
+    generated += r.usage->completion_tokens;
+  }
+  ASSERT_TRUE(slots_idle(5000));
+  const MetricSnapshot after = MetricSnapshot::parse(get("/metrics"));
+  const auto increase = [&](const char* name) { return *after.sum(name) - before.sum(name).value_or(0); };
+  EXPECT_EQ(increase("llamacpp:prompt_tokens_total"), static_cast<double>(prompt));
+  EXPECT_EQ(increase("llamacpp:tokens_predicted_total"), static_cast<double>(generated));
+  EXPECT_GT(increase("llamacpp:n_decode_total"), 0);
+}
+
+TEST_F(LlamaServer, GenerateOnTheEndpointReportsTheServersCounts) {
+  const nlohmann::json out =
+      test::cli_json("generate --endpoint " + server_->url() + " --chat 'What is the capital of France?' -n 16 --json");
+  EXPECT_EQ(out["server"]["kind"], "llama.cpp");
+  EXPECT_EQ(out["completion_tokens"], 16);
+  EXPECT_EQ(out["finish_reason"], "length");
+  EXPECT_EQ(out["server"]["timings"]["predicted_n"], 16);
+  EXPECT_GT(out["prompt_tokens"].get<int>(), 10);
+  EXPECT_FALSE(out["text"].get<std::string>().empty());
+  EXPECT_TRUE(out["tokens"].is_null());
+  EXPECT_EQ(out["unavailable"], nlohmann::json::array({"tokens"}));
+}
+
+TEST(LlamaServerCli, ADeadEndpointIsAClearError) {
+  const std::string url = "http://127.0.0.1:" + std::to_string(test::unused_port());
+  const test::CliRun r = test::cli("generate --endpoint " + url + " --chat hi");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("GET " + url + "/v1/models: could not connect"), std::string::npos) << r.out;
+  const test::CliRun local = test::cli("generate --endpoint " + url + " --chat hi --kv paged");
+  EXPECT_EQ(local.exit_code, 2);
+  EXPECT_NE(local.out.find("--kv configures the local engine"), std::string::npos) << local.out;
+}
+
+}  // namespace
+}  // namespace inferscope
