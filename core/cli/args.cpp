@@ -77,6 +77,12 @@ std::string Args::choice(const std::string& name, const std::string& fallback,
   throw UsageError(name + ": '" + v + "' is not one of " + list);
 }
 
+std::vector<std::string> option_names(const std::vector<OptionSpec>& specs) {
+  std::vector<std::string> names;
+  for (const OptionSpec& s : specs) names.push_back(s.name);
+  return names;
+}
+
 std::string describe_options(const std::vector<OptionSpec>& specs) {
   std::string out;
   for (const OptionSpec& s : specs) {

@@ -41,6 +41,9 @@ class Args {
   std::set<std::string> flags_;  // options without a value that were given
 };
 
+// The names of `specs` ("--top-k", ...).
+std::vector<std::string> option_names(const std::vector<OptionSpec>& specs);
+
 // "  --name VALUE   help" lines for a usage message.
 std::string describe_options(const std::vector<OptionSpec>& specs);
 

@@ -68,7 +68,7 @@ int cmd_generate(int argc, char** argv) {
   if (args.has("--system") && !args.has("--chat")) throw UsageError("--system needs --chat");
   if (args.has("--logprobs") && !args.has("--json")) throw UsageError("--logprobs needs --json");
   if (args.has("--endpoint")) {
-    refuse_local_options(args, model_option_specs());
+    refuse_local_options(args, option_names(model_option_specs()));
     if (args.has("--logprobs")) throw UsageError("--logprobs runs on the local engine only");
     return generate_on_endpoint(args);
   }

@@ -13,7 +13,9 @@
 #include "core/cli/commands.h"
 #include "core/sched/device_profile.h"
 #include "core/cli/model_options.h"
-#include "core/common/atomic_file.h"
+#include "core/cli/endpoint_options.h"
+#include "core/cli/remote_serve_sim.h"
+#include "core/cli/serve_sim_report.h"
 #include "core/common/text_format.h"
 #include "core/engine/workload_runner.h"
 #include "core/model/llama_model.h"
@@ -122,7 +124,11 @@ int cmd_serve_sim(int argc, char** argv) {
       {"--metrics-json", "", true, "also write the whole run (summary, config, every request with its latencies, every engine step) to FILE"},
       {"--json", "", false, "print one JSON object instead of the summary"},
   });
-  if (print_help_if_asked("serve-sim --model PATH (--workload FILE | --generate-workload N --prompt-len A:B "
+  for (OptionSpec& s : endpoint_option_specs()) specs.push_back(s);
+  const std::vector<OptionSpec> remote_specs = remote_serve_sim_option_specs();
+  specs.insert(specs.end(), remote_specs.begin(), remote_specs.end());
+  if (print_help_if_asked("serve-sim (--model PATH | --endpoint URL (--tokenizer GGUF | --vocab-size N) [--max-concurrency C]) "
+                          "(--workload FILE | --generate-workload N --prompt-len A:B "
                           "--output-len C:D [--seed S]) [--kv paged|contiguous] [--block-size N] [--kv-budget-mib M] "
                           "[--max-seq-len L] [--prefix-cache on|off] [--scheduler continuous|static] [--max-batch-tokens N] "
                           "[--max-running N] [--dry-run] [--json] [--metrics-json FILE]",
@@ -130,6 +136,14 @@ int cmd_serve_sim(int argc, char** argv) {
     return 0;
   }
   const Args args(specs, argc, argv, 2);
+  if (args.has("--endpoint")) {
+    refuse_local_options(args, option_names(model_option_specs()));
+    refuse_local_options(args, {"--dry-run", "--step-fixed-ms", "--step-per-token-ms", "--device-profile", "--max-seq-len"});
+    return serve_sim_on_endpoint(args, workload_from(args));
+  }
+  for (const OptionSpec& remote_only : remote_specs) {
+    if (args.has(remote_only.name)) throw UsageError(remote_only.name + " needs --endpoint");
+  }
   const bool dry_run = args.has("--dry-run");
   const bool linear_flags = args.has("--step-fixed-ms") || args.has("--step-per-token-ms");
   if (!dry_run && (linear_flags || args.has("--device-profile"))) {
@@ -190,18 +204,9 @@ int cmd_serve_sim(int argc, char** argv) {
                                       {"max_batch_tokens", sched.max_batch_tokens},
                                       {"max_running", sched.max_running},
                                       {"spec", describe_spec(result.config.spec)}};
-  nlohmann::json out = workload_json(result, false);
-  out["config"] = config_json;
-  if (args.has("--metrics-json")) {
-    nlohmann::json timeline = workload_json(result, true);
-    timeline["config"] = config_json;
-    write_file_atomically(args.str("--metrics-json", ""), timeline.dump(2) + "\n");
-  }
-  if (args.has("--json")) {
-    std::cout << out.dump(2) << "\n";
-  } else {
-    print_text(result, config_json);
-  }
+  emit_serve_sim_report(
+      args, config_json, [&](bool detailed) { return workload_json(result, detailed); },
+      [&](const nlohmann::json&) { print_text(result, config_json); });
   return 0;
 }
 

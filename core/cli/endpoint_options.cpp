@@ -36,9 +36,9 @@ ConnectedServer connect_endpoint(const Args& args) {
   return server;
 }
 
-void refuse_local_options(const Args& args, const std::vector<OptionSpec>& local_specs) {
-  for (const OptionSpec& spec : local_specs) {
-    if (args.has(spec.name)) throw UsageError(spec.name + " configures the local engine; with --endpoint the server decides");
+void refuse_local_options(const Args& args, const std::vector<std::string>& local) {
+  for (const std::string& name : local) {
+    if (args.has(name)) throw UsageError(name + " configures the local engine; with --endpoint the server decides");
   }
 }
 

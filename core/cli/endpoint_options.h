@@ -23,8 +23,8 @@ struct ConnectedServer {
 // not answer.
 ConnectedServer connect_endpoint(const Args& args);
 
-// UsageError when any of `local_specs` (options of the local engine: --model, --kv, ...) was given
+// UsageError when any of the `local` options (of the local engine: --model, --kv, ...) was given
 // together with --endpoint, naming it: the server decides those.
-void refuse_local_options(const Args& args, const std::vector<OptionSpec>& local_specs);
+void refuse_local_options(const Args& args, const std::vector<std::string>& local);
 
 }  // namespace inferscope::cli

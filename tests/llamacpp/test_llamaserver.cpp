@@ -2,6 +2,7 @@
 // scripts/llama-server.sh) serving the demo model with 4 slots and /metrics.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -153,6 +154,40 @@ TEST_F(LlamaServer, GenerateOnTheEndpointReportsTheServersCounts) {
   EXPECT_FALSE(out["text"].get<std::string>().empty());
   EXPECT_TRUE(out["tokens"].is_null());
   EXPECT_EQ(out["unavailable"], nlohmann::json::array({"tokens"}));
+}
+
+TEST_F(LlamaServer, ServeSimReplaysAWorkloadWithTheLocalRunsPrompts) {
+  const std::string workload = "--generate-workload 16 --prompt-len 8:24 --output-len 4:8 --seed 5";
+  const nlohmann::json remote = test::cli_json("serve-sim --endpoint " + server_->url() + " --tokenizer " + INFERSCOPE_DEMO_MODEL + " " +
+                                               workload + " --max-concurrency 4 --json");
+  const nlohmann::json local = test::cli_json("serve-sim --model " + std::string(INFERSCOPE_DEMO_MODEL) + " " + workload + " --dry-run --json");
+  EXPECT_EQ(remote["requests_total"], 16);
+  EXPECT_EQ(remote["requests_finished"], 16);
+  ASSERT_EQ(remote["requests"].size(), 16u);
+  int64_t generated = 0;
+  for (size_t i = 0; i < 16; ++i) {
+    const nlohmann::json& r = remote["requests"][i];
+    // The same prompt ids as the local run, each request run to its output length (ignore_eos).
+    EXPECT_EQ(r["prompt_tokens"], local["requests"][i]["prompt_tokens"]) << i;
+    EXPECT_EQ(r["generation_tokens"], local["requests"][i]["generation_tokens"]) << i;
+    EXPECT_EQ(r["finish_reason"], "length");
+    EXPECT_GT(r["time_to_first_token_seconds"].get<double>(), 0);
+    generated += r["generation_tokens"].get<int64_t>();
+  }
+  EXPECT_EQ(remote["output_tokens"], generated);
+  EXPECT_EQ(remote["decode_tokens"], generated);  // the server's own counter over the run
+  EXPECT_LE(remote["max_concurrent_requests"].get<double>(), 4);
+  EXPECT_GT(remote["steps"].get<double>(), 0);
+  // llama-server does not report KV usage or preemptions: null, and said so.
+  EXPECT_TRUE(remote["kv_cache_usage_perc_peak"].is_null());
+  const nlohmann::json& unavailable = remote["unavailable"];
+  EXPECT_NE(std::find(unavailable.begin(), unavailable.end(), "kv_cache_usage_perc_peak"), unavailable.end());
+  EXPECT_NE(std::find(unavailable.begin(), unavailable.end(), "num_preemptions"), unavailable.end());
+  EXPECT_EQ(remote["config"]["server"], "llama.cpp");
+  // Every key of the local summary is there.
+  for (const auto& [key, value] : local.items()) {
+    if (key != "config") EXPECT_TRUE(remote.contains(key)) << key;
+  }
 }
 
 TEST(LlamaServerCli, ADeadEndpointIsAClearError) {

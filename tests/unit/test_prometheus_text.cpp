@@ -3,14 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "core/remote/histogram_math.h"
 #include "core/remote/metric_snapshot.h"
 #include "core/remote/prometheus_text.h"
+#include "tests/support/metric_fixtures.h"
 
 namespace inferscope {
 namespace {
@@ -24,14 +23,7 @@ std::string parse_error(const std::string& body) {
   return "no error";
 }
 
-MetricSnapshot fixture(const std::string& name) {
-  const std::string path = std::string(INFERSCOPE_SOURCE_DIR) + "/tests/fixtures/metrics/" + name;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open fixture " + path);
-  std::stringstream body;
-  body << in.rdbuf();
-  return MetricSnapshot::parse(body.str());
-}
+using test::metrics_fixture;
 
 TEST(PrometheusText, HelpTypeAndSamplesWithLabelsAndTimestamps) {
   const auto families = parse_prometheus_text(
@@ -213,7 +205,7 @@ TEST(HistogramMath, IncreaseNeedsTheSameBounds) {
 }
 
 TEST(MetricFixtures, VllmGaugesCountersAndLabels) {
-  const MetricSnapshot s = fixture("vllm_scrape2.txt");
+  const MetricSnapshot s = metrics_fixture("vllm_scrape2.txt");
   EXPECT_EQ(s.sum("vllm:num_requests_running"), 9.0);  // engine 0: 4, engine 1: 5
   EXPECT_EQ(s.sum("vllm:num_requests_running", {{"engine", "0"}}), 4.0);
   EXPECT_EQ(s.sum("vllm:num_requests_waiting"), 8.0);
@@ -229,8 +221,8 @@ TEST(MetricFixtures, VllmGaugesCountersAndLabels) {
 }
 
 TEST(MetricFixtures, VllmRatesBetweenScrapes) {
-  const MetricSnapshot a = fixture("vllm_scrape1.txt");
-  const MetricSnapshot b = fixture("vllm_scrape2.txt");
+  const MetricSnapshot a = metrics_fixture("vllm_scrape1.txt");
+  const MetricSnapshot b = metrics_fixture("vllm_scrape2.txt");
   // Generation tokens: engine 0 1500 -> 9500, engine 1 900 -> 7900: 15000 in 10 s.
   EXPECT_DOUBLE_EQ(*counter_rate(a, 50.0, b, 60.0, "vllm:generation_tokens_total"), 1500.0);
   // Prefix cache over the interval: hits (13312-1024)+(8192-0) = 20480 of queries (24576-4096)+(20480-2048) = 38912.
@@ -244,7 +236,7 @@ TEST(MetricFixtures, VllmRatesBetweenScrapes) {
 }
 
 TEST(MetricFixtures, VllmTtftPercentilesFromBucketIncreases) {
-  const auto ttft = histogram_increase(fixture("vllm_scrape1.txt"), fixture("vllm_scrape2.txt"), "vllm:time_to_first_token_seconds");
+  const auto ttft = histogram_increase(metrics_fixture("vllm_scrape1.txt"), metrics_fixture("vllm_scrape2.txt"), "vllm:time_to_first_token_seconds");
   ASSERT_TRUE(ttft.has_value());
   // Cumulative increases: le 0.02: 4, 0.04: 20, 0.06: 44, 0.08: 56, 0.1: 64, 0.25: 76, 0.5 and above: 80.
   EXPECT_DOUBLE_EQ(ttft->count, 80);
@@ -256,8 +248,8 @@ TEST(MetricFixtures, VllmTtftPercentilesFromBucketIncreases) {
 }
 
 TEST(MetricFixtures, SglangGaugesRatesAndTtft) {
-  const MetricSnapshot a = fixture("sglang_scrape1.txt");
-  const MetricSnapshot b = fixture("sglang_scrape2.txt");
+  const MetricSnapshot a = metrics_fixture("sglang_scrape1.txt");
+  const MetricSnapshot b = metrics_fixture("sglang_scrape2.txt");
   EXPECT_EQ(b.sum("sglang:token_usage"), 0.41);
   EXPECT_EQ(b.sum("sglang:num_running_reqs"), 16.0);
   EXPECT_EQ(b.sum("sglang:num_queue_reqs"), 3.0);
@@ -274,8 +266,8 @@ TEST(MetricFixtures, SglangGaugesRatesAndTtft) {
 }
 
 TEST(MetricFixtures, LlamaServerThroughputFromCounters) {
-  const MetricSnapshot a = fixture("llama_server_scrape1.txt");
-  const MetricSnapshot b = fixture("llama_server_scrape2.txt");
+  const MetricSnapshot a = metrics_fixture("llama_server_scrape1.txt");
+  const MetricSnapshot b = metrics_fixture("llama_server_scrape2.txt");
   EXPECT_EQ(b.sum("llamacpp:requests_processing"), 2.0);
   EXPECT_EQ(b.sum("llamacpp:requests_deferred"), 1.0);
   EXPECT_EQ(b.sum("llamacpp:n_decode_total"), 2590.0);

@@ -9,6 +9,7 @@
 #include "core/remote/metric_snapshot.h"
 #include "core/remote/remote_completion.h"
 #include "core/remote/remote_request.h"
+#include "core/remote/remote_workload.h"
 #include "core/remote/server_probe.h"
 #include "tests/support/canned_http_server.h"
 
@@ -311,6 +312,53 @@ TEST(ServerProbe, AsksTheServer) {
   EXPECT_EQ(info.slots, 2);
   EXPECT_EQ(info.context_length, 512);
   EXPECT_THROW(probe_server(make_endpoint("http://127.0.0.1:" + std::to_string(test::unused_port()))), HttpError);
+}
+
+TEST(RemoteWorkload, SendsEachRequestAtItsArrivalAndKeepsFailuresApart) {
+  std::atomic<int> metrics_scrapes{0};
+  CannedHttpServer server([&](const CannedRequest& r) {
+    if (r.path == "/metrics") {
+      const int n = ++metrics_scrapes;
+      return answer("# TYPE llamacpp:tokens_predicted_total counter\nllamacpp:tokens_predicted_total " + std::to_string(100 * n) +
+                        "\nllamacpp:requests_processing 1\n",
+                    200, "text/plain");
+    }
+    const nlohmann::json body = nlohmann::json::parse(r.body);
+    if (body["prompt"] == nlohmann::json::array({13})) return answer(R"({"error":{"message":"prompt too long"}})", 500);
+    return chat_stream({R"({"choices":[{"index":0,"text":"ok","finish_reason":"length"}]})",
+                        R"({"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":)" + body["max_tokens"].dump() + "}}", "[DONE]"});
+  });
+  const std::vector<RemoteWorkloadRequest> requests = {{0, 0.0, {7}, 3}, {1, 0.2, {13}, 2}, {2, 0.1, {9}, 5}};
+  RemoteWorkloadOptions options;
+  options.max_concurrency = 1;
+  options.metrics_interval_s = 0.05;
+  const RemoteWorkloadResult result = run_remote_workload(make_endpoint(server.url()), ServerKind::LlamaCpp, requests, options);
+  ASSERT_EQ(result.requests.size(), 3u);
+  EXPECT_EQ(result.requests[0].reply.outcome, RemoteOutcome::Finished);
+  EXPECT_EQ(result.requests[0].reply.usage->completion_tokens, 3);
+  EXPECT_EQ(result.requests[1].reply.outcome, RemoteOutcome::Failed);
+  EXPECT_NE(result.requests[1].reply.error.find("HTTP 500: prompt too long"), std::string::npos) << result.requests[1].reply.error;
+  EXPECT_EQ(result.requests[2].reply.usage->completion_tokens, 5);
+  // Sent in arrival order, none before its time.
+  for (const RemoteRequestResult& r : result.requests) EXPECT_GE(r.sent_s, r.arrival_s) << r.id;
+  EXPECT_LT(result.requests[2].sent_s, result.requests[1].sent_s);
+  // The counters' increase between the scrapes before and after the run; gauges sampled in between.
+  ASSERT_TRUE(result.counters.has_value());
+  EXPECT_EQ(result.counters->generation_tokens, 100.0 * (metrics_scrapes - 1));
+  EXPECT_FALSE(result.samples.empty());
+  EXPECT_EQ(result.samples.front().gauges.requests_running, 1);
+  EXPECT_TRUE(result.metrics_error.empty());
+}
+
+TEST(RemoteWorkload, AServerWithoutMetricsStillRunsTheWorkload) {
+  CannedHttpServer server([](const CannedRequest& r) {
+    if (r.path == "/metrics") return answer("not found", 404, "text/plain");
+    return chat_stream({R"({"choices":[{"index":0,"text":"x","finish_reason":"stop"}]})", "[DONE]"});
+  });
+  const RemoteWorkloadResult result = run_remote_workload(make_endpoint(server.url()), ServerKind::Unknown, {{0, 0.0, {1}, 1}});
+  EXPECT_EQ(result.requests.at(0).reply.outcome, RemoteOutcome::Finished);
+  EXPECT_FALSE(result.counters.has_value());
+  EXPECT_NE(result.metrics_error.find("HTTP 404"), std::string::npos) << result.metrics_error;
 }
 
 }  // namespace

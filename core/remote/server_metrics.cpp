@@ -1,0 +1,93 @@
+#include "core/remote/server_metrics.h"
+
+namespace inferscope {
+namespace {
+
+// The metric names one server uses for each quantity ("" when it has none).
+struct MetricNames {
+  const char* prompt_tokens;
+  const char* generation_tokens;
+  const char* steps;  // a counter, or a histogram whose _count is the number of iterations
+  const char* preemptions;
+  const char* prefix_cache_queries;
+  const char* prefix_cache_hits;
+  const char* spec_drafts;
+  const char* spec_draft_tokens;
+  const char* spec_accepted_tokens;
+  const char* requests_running;
+  const char* requests_waiting;
+  const char* kv_cache_usage;
+};
+
+constexpr MetricNames kLlamaCpp = {"llamacpp:prompt_tokens_total", "llamacpp:tokens_predicted_total", "llamacpp:n_decode_total", "",
+                                   "", "", "llamacpp:spec_decode_num_drafts_total", "llamacpp:spec_decode_num_draft_tokens_total",
+                                   "llamacpp:spec_decode_num_accepted_tokens_total", "llamacpp:requests_processing",
+                                   "llamacpp:requests_deferred", ""};
+constexpr MetricNames kVllm = {"vllm:prompt_tokens_total", "vllm:generation_tokens_total", "vllm:iteration_tokens_total",
+                               "vllm:num_preemptions_total", "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total",
+                               "vllm:spec_decode_num_drafts_total", "vllm:spec_decode_num_draft_tokens_total",
+                               "vllm:spec_decode_num_accepted_tokens_total", "vllm:num_requests_running",
+                               "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"};
+constexpr MetricNames kSglang = {"sglang:prompt_tokens_total", "sglang:generation_tokens_total", "", "", "", "", "", "", "",
+                                 "sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage"};
+constexpr MetricNames kNone = {"", "", "", "", "", "", "", "", "", "", "", ""};
+
+const MetricNames& names_of(ServerKind kind) {
+  switch (kind) {
+    case ServerKind::LlamaCpp: return kLlamaCpp;
+    case ServerKind::Vllm: return kVllm;
+    case ServerKind::Sglang: return kSglang;
+    default: return kNone;
+  }
+}
+
+std::optional<double> total(const MetricSnapshot& m, const char* name) {
+  if (*name == '\0') return std::nullopt;
+  const MetricFamily* family = m.find(name);
+  if (family == nullptr) return std::nullopt;
+  // A histogram counts observations: one per iteration for vLLM's iteration_tokens_total.
+  if (family->type == MetricType::Histogram) {
+    const std::optional<HistogramSeries> h = m.histogram(name);
+    return h ? std::optional(h->count) : std::nullopt;
+  }
+  return m.sum(name);
+}
+
+std::optional<double> mean(const MetricSnapshot& m, const char* name) {
+  const std::optional<double> sum = total(m, name);
+  if (!sum) return std::nullopt;
+  return *sum / static_cast<double>(m.find(name)->samples.size());
+}
+
+std::optional<double> increase(const std::optional<double>& earlier, const std::optional<double>& later) {
+  if (!earlier || !later) return std::nullopt;
+  return *later >= *earlier ? *later - *earlier : *later;
+}
+
+}  // namespace
+
+ServerCounters read_counters(const MetricSnapshot& metrics, ServerKind kind) {
+  const MetricNames& n = names_of(kind);
+  return {total(metrics, n.prompt_tokens),        total(metrics, n.generation_tokens),    total(metrics, n.steps),
+          total(metrics, n.preemptions),          total(metrics, n.prefix_cache_queries), total(metrics, n.prefix_cache_hits),
+          total(metrics, n.spec_drafts),          total(metrics, n.spec_draft_tokens),    total(metrics, n.spec_accepted_tokens)};
+}
+
+ServerGauges read_gauges(const MetricSnapshot& metrics, ServerKind kind) {
+  const MetricNames& n = names_of(kind);
+  return {total(metrics, n.requests_running), total(metrics, n.requests_waiting), mean(metrics, n.kv_cache_usage)};
+}
+
+ServerCounters counters_increase(const ServerCounters& a, const ServerCounters& b) {
+  return {increase(a.prompt_tokens, b.prompt_tokens),
+          increase(a.generation_tokens, b.generation_tokens),
+          increase(a.steps, b.steps),
+          increase(a.preemptions, b.preemptions),
+          increase(a.prefix_cache_queries, b.prefix_cache_queries),
+          increase(a.prefix_cache_hits, b.prefix_cache_hits),
+          increase(a.spec_drafts, b.spec_drafts),
+          increase(a.spec_draft_tokens, b.spec_draft_tokens),
+          increase(a.spec_accepted_tokens, b.spec_accepted_tokens)};
+}
+
+}  // namespace inferscope

@@ -1,0 +1,39 @@
+// What a server's /metrics says about serving, in the workbench's terms whichever server it is
+// (llama-server, vLLM, SGLang): cumulative counters and current gauges, each absent when that server
+// does not report it, so a panel can say so instead of drawing zeros.
+#pragma once
+#include <optional>
+
+#include "core/remote/metric_snapshot.h"
+#include "core/remote/server_probe.h"
+
+namespace inferscope {
+
+// Totals since the server started, summed over its engines and models.
+struct ServerCounters {
+  std::optional<double> prompt_tokens;         // prompt tokens computed (prefix-cache hits excluded where the server says so)
+  std::optional<double> generation_tokens;
+  std::optional<double> steps;                 // engine iterations (llama_decode calls, vLLM iterations)
+  std::optional<double> preemptions;
+  std::optional<double> prefix_cache_queries;  // prompt tokens looked up, and found
+  std::optional<double> prefix_cache_hits;
+  std::optional<double> spec_drafts;           // speculative verification steps
+  std::optional<double> spec_draft_tokens;
+  std::optional<double> spec_accepted_tokens;
+};
+
+// The server's state at the scrape.
+struct ServerGauges {
+  std::optional<double> requests_running;  // summed over engines
+  std::optional<double> requests_waiting;
+  std::optional<double> kv_cache_usage;    // 0..1, the mean over engines (each has its own pool)
+};
+
+ServerCounters read_counters(const MetricSnapshot& metrics, ServerKind kind);
+ServerGauges read_gauges(const MetricSnapshot& metrics, ServerKind kind);
+
+// later - earlier, field by field (absent when either lacks it); a counter that went down (the server
+// restarted) counts from zero.
+ServerCounters counters_increase(const ServerCounters& earlier, const ServerCounters& later);
+
+}  // namespace inferscope

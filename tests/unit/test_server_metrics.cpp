@@ -1,0 +1,76 @@
+// Each server's /metrics names mapped to the workbench's counters and gauges, on the hand-written
+// scrapes of tests/fixtures/metrics; what a server does not report stays absent.
+#include <gtest/gtest.h>
+
+#include "core/remote/server_metrics.h"
+#include "tests/support/metric_fixtures.h"
+
+namespace inferscope {
+namespace {
+
+using test::metrics_fixture;
+
+TEST(ServerMetrics, VllmSumsCountersOverEnginesAndAveragesKvUsage) {
+  const MetricSnapshot first = metrics_fixture("vllm_scrape1.txt");
+  const ServerCounters c = read_counters(first, ServerKind::Vllm);
+  EXPECT_EQ(c.prompt_tokens, 6144);
+  EXPECT_EQ(c.generation_tokens, 2400);
+  EXPECT_EQ(c.steps, 344);  // the iteration histogram's count
+  EXPECT_EQ(c.preemptions, 0);
+  EXPECT_EQ(c.prefix_cache_queries, 6144);
+  EXPECT_EQ(c.prefix_cache_hits, 1024);
+  EXPECT_EQ(c.spec_drafts, 400);
+  EXPECT_EQ(c.spec_draft_tokens, 1200);
+  EXPECT_EQ(c.spec_accepted_tokens, 750);
+  const ServerGauges g = read_gauges(first, ServerKind::Vllm);
+  EXPECT_EQ(g.requests_running, 5);
+  EXPECT_EQ(g.requests_waiting, 1);
+  EXPECT_DOUBLE_EQ(*g.kv_cache_usage, (0.125 + 0.0625) / 2);
+
+  const ServerCounters d = counters_increase(c, read_counters(metrics_fixture("vllm_scrape2.txt"), ServerKind::Vllm));
+  EXPECT_EQ(d.prompt_tokens, 24576 + 20480 - 6144);
+  EXPECT_EQ(d.generation_tokens, 9500 + 7900 - 2400);
+  EXPECT_EQ(d.steps, 1800 - 344);
+}
+
+TEST(ServerMetrics, LlamaServerHasNoKvUsageOrPrefixCacheCounters) {
+  const ServerCounters c = read_counters(metrics_fixture("llama_server_scrape1.txt"), ServerKind::LlamaCpp);
+  EXPECT_EQ(c.prompt_tokens, 1234);
+  EXPECT_EQ(c.generation_tokens, 512);
+  EXPECT_EQ(c.steps, 520);
+  EXPECT_FALSE(c.preemptions.has_value());
+  EXPECT_FALSE(c.prefix_cache_queries.has_value());
+  EXPECT_FALSE(c.spec_drafts.has_value());  // this scrape predates the spec-decode counters
+  const ServerGauges g = read_gauges(metrics_fixture("llama_server_scrape1.txt"), ServerKind::LlamaCpp);
+  EXPECT_EQ(g.requests_running, 1);
+  EXPECT_EQ(g.requests_waiting, 0);
+  EXPECT_FALSE(g.kv_cache_usage.has_value());
+  const ServerCounters d = counters_increase(c, read_counters(metrics_fixture("llama_server_scrape2.txt"), ServerKind::LlamaCpp));
+  EXPECT_EQ(d.prompt_tokens, 5330 - 1234);
+  EXPECT_EQ(d.steps, 2590 - 520);
+}
+
+TEST(ServerMetrics, SglangReportsTokenUsageAndQueues) {
+  const MetricSnapshot m = metrics_fixture("sglang_scrape1.txt");
+  const ServerGauges g = read_gauges(m, ServerKind::Sglang);
+  EXPECT_DOUBLE_EQ(*g.kv_cache_usage, 0.28);
+  EXPECT_EQ(g.requests_running, 12);
+  EXPECT_EQ(g.requests_waiting, 0);
+  const ServerCounters c = read_counters(m, ServerKind::Sglang);
+  EXPECT_EQ(c.prompt_tokens, 8.128902e+06);
+  EXPECT_FALSE(c.steps.has_value());
+  // Another server's names find nothing here.
+  EXPECT_FALSE(read_counters(m, ServerKind::Vllm).prompt_tokens.has_value());
+}
+
+TEST(ServerMetrics, ARestartedServerCountsFromZero) {
+  ServerCounters before, after;
+  before.prompt_tokens = 1000;
+  after.prompt_tokens = 40;
+  before.steps = 5;
+  EXPECT_EQ(counters_increase(before, after).prompt_tokens, 40);
+  EXPECT_FALSE(counters_increase(before, after).steps.has_value());
+}
+
+}  // namespace
+}  // namespace inferscope
