@@ -78,6 +78,17 @@ void EngineMetrics::on_finished(RequestId id, double t, const char* reason, int3
   ++totals_.requests_finished;
 }
 
+void EngineMetrics::on_usage(RequestId id, int32_t prompt_tokens, int32_t generation_tokens) {
+  std::lock_guard lock(mu_);
+  auto it = live_.find(id);
+  if (it == live_.end()) return;
+  RequestMetrics& m = it->second;
+  totals_.prompt_tokens_total += prompt_tokens - m.prompt_tokens;
+  totals_.generation_tokens_total += generation_tokens - m.generation_tokens;
+  m.prompt_tokens = prompt_tokens;
+  m.generation_tokens = generation_tokens;
+}
+
 void EngineMetrics::on_preempted(int64_t count) {
   std::lock_guard lock(mu_);
   totals_.num_preemptions += count;

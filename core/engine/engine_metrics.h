@@ -110,6 +110,9 @@ class EngineMetrics {
   void on_scheduled(RequestId id, double t);  // no-op after the first time
   void on_token(RequestId id, double t);
   void on_finished(RequestId id, double t, const char* reason, int32_t num_preemptions);
+  // A live request's token counts as its server reported them (usage), replacing those counted from
+  // on_arrival and on_token (a remote stream's chunk may hold several tokens); totals follow.
+  void on_usage(RequestId id, int32_t prompt_tokens, int32_t generation_tokens);
   void on_preempted(int64_t count);
   // One speculative step of request `id`: `drafted` tokens scored, `accepted` of them kept.
   void on_spec(RequestId id, int32_t drafted, int32_t accepted);

@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <memory>
 #include <thread>
 
 #include "core/remote/http_client.h"
 #include "core/remote/metric_snapshot.h"
 #include "core/remote/remote_completion.h"
+#include "core/remote/remote_engine.h"
 #include "core/remote/remote_request.h"
 #include "core/remote/server_probe.h"
 #include "tests/support/canned_http_server.h"
@@ -186,8 +189,52 @@ TEST_F(LlamaServer, ServeSimReplaysAWorkloadWithTheLocalRunsPrompts) {
   EXPECT_EQ(remote["config"]["server"], "llama.cpp");
   // Every key of the local summary is there.
   for (const auto& [key, value] : local.items()) {
-    if (key != "config") EXPECT_TRUE(remote.contains(key)) << key;
+    if (key != "config") {
+      EXPECT_TRUE(remote.contains(key)) << key;
+    }
   }
+}
+
+TEST_F(LlamaServer, TheRemoteEngineChatsAndFillsTheDashboardFromMetrics) {
+  ASSERT_TRUE(slots_idle(5000));
+  std::mutex mu;
+  std::condition_variable cv;
+  std::string text;
+  std::optional<StopReason> reason;
+  EngineCallbacks cb;
+  cb.on_token = [&](RequestId, std::string_view piece, TokenId, const TokenTiming&) {
+    std::lock_guard lock(mu);
+    text += piece;
+  };
+  cb.on_finished = [&](RequestId, StopReason r) {
+    std::lock_guard lock(mu);
+    reason = r;
+    cv.notify_all();
+  };
+  RemoteEngineOptions options;
+  options.metrics_interval_s = 0.1;
+  RemoteEngine engine(endpoint(), probe_server(endpoint()), cb, options);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the baseline scrape
+  EngineRequest request;
+  request.messages = {{"user", "Name three colours."}};
+  request.max_tokens = 24;
+  engine.submit(request);
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return reason.has_value(); }));
+  }
+  EXPECT_EQ(text, stream_completion(endpoint(), "/v1/chat/completions", chat_body("Name three colours.", 24)).text);
+  ASSERT_TRUE(slots_idle(5000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // a scrape after both requests
+  const EngineMetricsSnapshot s = engine.metrics_snapshot();
+  ASSERT_EQ(s.requests.size(), 1u);
+  const int generated = s.requests[0].generation_tokens;
+  EXPECT_GT(generated, 0);
+  EXPECT_GT(s.requests[0].time_to_first_token_seconds, 0);
+  // The server's counter since connecting: this request and the comparison stream's.
+  EXPECT_GE(s.generation_tokens_total, generated);
+  EXPECT_GT(s.num_steps, 0);
+  EXPECT_EQ(s.source.rfind("llama.cpp at " + server_->url(), 0), 0u) << s.source;
 }
 
 TEST(LlamaServerCli, ADeadEndpointIsAClearError) {

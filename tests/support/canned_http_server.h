@@ -30,6 +30,15 @@ struct CannedResponse {
   bool hold_until_client_closes = false;    // after the chunks, wait until the client hangs up
 };
 
+// One answer in a single chunk.
+inline CannedResponse canned(std::string body, int status = 200, std::string content_type = "application/json") {
+  CannedResponse r;
+  r.status = status;
+  r.content_type = std::move(content_type);
+  r.chunks = {std::move(body)};
+  return r;
+}
+
 class CannedHttpServer {
  public:
   using Handler = std::function<CannedResponse(const CannedRequest&)>;

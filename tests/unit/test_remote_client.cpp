@@ -20,14 +20,6 @@ using test::CannedHttpServer;
 using test::CannedRequest;
 using test::CannedResponse;
 
-CannedResponse answer(std::string body, int status = 200, std::string type = "application/json") {
-  CannedResponse r;
-  r.status = status;
-  r.content_type = std::move(type);
-  r.chunks = {std::move(body)};
-  return r;
-}
-
 // An SSE stream of chat chunks, split at awkward places: inside "data:", between "\r" and "\n".
 CannedResponse chat_stream(std::vector<std::string> events) {
   std::string all;
@@ -61,7 +53,7 @@ HttpError error_of(const HttpRequest& request) {
 }
 
 TEST(HttpClient, GetsABodyAndSendsTheApiKey) {
-  CannedHttpServer server([](const CannedRequest&) { return answer(R"({"ok":true})"); });
+  CannedHttpServer server([](const CannedRequest&) { return test::canned(R"({"ok":true})"); });
   HttpRequest request;
   request.url = server.url() + "/v1/models";
   request.headers = endpoint_headers(make_endpoint(server.url(), "sk-secret"));
@@ -76,7 +68,7 @@ TEST(HttpClient, GetsABodyAndSendsTheApiKey) {
 
 TEST(HttpClient, AnErrorStatusQuotesTheServersMessage) {
   CannedHttpServer server([](const CannedRequest&) {
-    return answer(R"({"error":{"message":"model 'x' not found","type":"invalid_request_error","code":404}})", 500);
+    return test::canned(R"({"error":{"message":"model 'x' not found","type":"invalid_request_error","code":404}})", 500);
   });
   HttpRequest request;
   request.url = server.url() + "/v1/chat/completions";
@@ -98,7 +90,7 @@ TEST(HttpClient, ADeadPortIsAConnectionErrorNamingTheUrl) {
 
 TEST(HttpClient, ASilentServerTimesOut) {
   CannedHttpServer server([](const CannedRequest&) {
-    CannedResponse r = answer("late");
+    CannedResponse r = test::canned("late");
     r.silence_before_ms = 2500;
     return r;
   });
@@ -110,7 +102,7 @@ TEST(HttpClient, ASilentServerTimesOut) {
 
 TEST(HttpClient, ACutBodyIsATransferError) {
   CannedHttpServer server([](const CannedRequest&) {
-    CannedResponse r = answer("# TYPE vllm:num_requests_running gauge\nvllm:num_req", 200, "text/plain");
+    CannedResponse r = test::canned("# TYPE vllm:num_requests_running gauge\nvllm:num_req", 200, "text/plain");
     r.content_length = 4000;
     return r;
   });
@@ -121,7 +113,7 @@ TEST(HttpClient, ACutBodyIsATransferError) {
 
 TEST(HttpClient, ATruncatedMetricsBodyIsAParseErrorNamingTheLine) {
   CannedHttpServer server([](const CannedRequest&) {
-    return answer("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m", 200, "text/plain");
+    return test::canned("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m", 200, "text/plain");
   });
   HttpRequest request;
   request.url = server.url() + "/metrics";
@@ -187,7 +179,7 @@ TEST(RemoteCompletion, AStreamCutBeforeDoneFails) {
 }
 
 TEST(RemoteCompletion, AnHttpErrorBeforeTheStreamFails) {
-  CannedHttpServer server([](const CannedRequest&) { return answer("upstream down", 502, "text/plain"); });
+  CannedHttpServer server([](const CannedRequest&) { return test::canned("upstream down", 502, "text/plain"); });
   const RemoteReply reply = stream_from(server);
   EXPECT_EQ(reply.outcome, RemoteOutcome::Failed);
   EXPECT_NE(reply.error.find("HTTP 502: upstream down"), std::string::npos) << reply.error;
@@ -302,9 +294,9 @@ TEST(ServerProbe, TellsTheKindFromModelsPropsOrMetrics) {
 
 TEST(ServerProbe, AsksTheServer) {
   CannedHttpServer server([](const CannedRequest& r) {
-    if (r.path == "/v1/models") return answer(R"({"data":[{"id":"smollm2","owned_by":"llamacpp"}]})");
-    if (r.path == "/props") return answer(R"({"total_slots":2,"default_generation_settings":{"n_ctx":512}})");
-    return answer("not found", 404, "text/plain");
+    if (r.path == "/v1/models") return test::canned(R"({"data":[{"id":"smollm2","owned_by":"llamacpp"}]})");
+    if (r.path == "/props") return test::canned(R"({"total_slots":2,"default_generation_settings":{"n_ctx":512}})");
+    return test::canned("not found", 404, "text/plain");
   });
   const ServerInfo info = probe_server(make_endpoint(server.url()));
   EXPECT_EQ(info.kind, ServerKind::LlamaCpp);
@@ -319,12 +311,12 @@ TEST(RemoteWorkload, SendsEachRequestAtItsArrivalAndKeepsFailuresApart) {
   CannedHttpServer server([&](const CannedRequest& r) {
     if (r.path == "/metrics") {
       const int n = ++metrics_scrapes;
-      return answer("# TYPE llamacpp:tokens_predicted_total counter\nllamacpp:tokens_predicted_total " + std::to_string(100 * n) +
+      return test::canned("# TYPE llamacpp:tokens_predicted_total counter\nllamacpp:tokens_predicted_total " + std::to_string(100 * n) +
                         "\nllamacpp:requests_processing 1\n",
                     200, "text/plain");
     }
     const nlohmann::json body = nlohmann::json::parse(r.body);
-    if (body["prompt"] == nlohmann::json::array({13})) return answer(R"({"error":{"message":"prompt too long"}})", 500);
+    if (body["prompt"] == nlohmann::json::array({13})) return test::canned(R"({"error":{"message":"prompt too long"}})", 500);
     return chat_stream({R"({"choices":[{"index":0,"text":"ok","finish_reason":"length"}]})",
                         R"({"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":)" + body["max_tokens"].dump() + "}}", "[DONE]"});
   });
@@ -352,7 +344,7 @@ TEST(RemoteWorkload, SendsEachRequestAtItsArrivalAndKeepsFailuresApart) {
 
 TEST(RemoteWorkload, AServerWithoutMetricsStillRunsTheWorkload) {
   CannedHttpServer server([](const CannedRequest& r) {
-    if (r.path == "/metrics") return answer("not found", 404, "text/plain");
+    if (r.path == "/metrics") return test::canned("not found", 404, "text/plain");
     return chat_stream({R"({"choices":[{"index":0,"text":"x","finish_reason":"stop"}]})", "[DONE]"});
   });
   const RemoteWorkloadResult result = run_remote_workload(make_endpoint(server.url()), ServerKind::Unknown, {{0, 0.0, {1}, 1}});

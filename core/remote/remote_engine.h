@@ -1,0 +1,86 @@
+// The engine front end for a remote server: the workbench's chat and dashboards drive it as they drive
+// the local Engine (submit, cancel, the same callbacks, metrics snapshots). Each request streams on its
+// own thread; the client's clock gives TTFT and inter-chunk latency, the server's usage the token
+// counts; a poller scrapes /metrics into per-interval steps (throughput, queue, KV usage) and the
+// totals, and names the dashboard panels the server cannot fill (EngineMetricsSnapshot::not_reported).
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/engine/engine_metrics.h"
+#include "core/engine/engine_request.h"
+#include "core/remote/remote_completion.h"
+#include "core/remote/server_metrics.h"
+#include "core/remote/server_probe.h"
+
+namespace inferscope {
+
+struct RemoteEngineOptions {
+  double metrics_interval_s = 0.5;  // how often /metrics is scraped
+  RemoteTimeouts timeouts;
+};
+
+class RemoteEngine {
+ public:
+  RemoteEngine(RemoteEndpoint endpoint, ServerInfo server, EngineCallbacks callbacks, RemoteEngineOptions options = {});
+  // Cancels what is in flight (each ends Aborted through the callbacks) and joins every thread.
+  ~RemoteEngine();
+  RemoteEngine(const RemoteEngine&) = delete;
+  RemoteEngine& operator=(const RemoteEngine&) = delete;
+
+  // Streams `request.messages` through /v1/chat/completions (or `prompt_tokens` / `prompt` through
+  // /v1/completions) with its sampling and max_tokens (0: the server's limit); its stop strings are
+  // the model's, which the server applies itself. Callbacks come from the request's thread: on_token
+  // per chunk (token -1: servers stream text), on_error then on_finished(Failed) when the server or the
+  // network fails, on_finished(Aborted) after cancel().
+  RequestId submit(EngineRequest request);
+  // Closes the request's connection (the server aborts it); unknown or ended ids are ignored.
+  void cancel(RequestId id);
+
+  EngineMetricsSnapshot metrics_snapshot() const;
+  const RemoteEndpoint& endpoint() const { return endpoint_; }
+  const ServerInfo& server() const { return server_; }
+  // "llama.cpp at http://127.0.0.1:8080 (model)".
+  std::string source() const;
+
+ private:
+  struct Stream {
+    std::atomic<bool> cancel{false};
+    std::thread thread;
+  };
+  void run_request(RequestId id, EngineRequest request, Stream& stream);
+  void poll_metrics();
+  // Folds one scrape into the metrics (mu_ held).
+  void take_scrape(const MetricSnapshot& scrape, double t);
+  double now() const;
+  void join_finished();
+
+  RemoteEndpoint endpoint_;
+  ServerInfo server_;
+  EngineCallbacks callbacks_;
+  RemoteEngineOptions options_;
+  std::chrono::steady_clock::time_point start_;
+  EngineMetrics metrics_;
+
+  mutable std::mutex mu_;
+  std::condition_variable stop_poll_;
+  bool stopping_ = false;
+  RequestId next_id_ = 0;
+  std::map<RequestId, std::unique_ptr<Stream>> streams_;
+  std::vector<RequestId> finished_;               // streams whose thread has ended, to join
+  std::optional<ServerCounters> baseline_, latest_counters_;
+  std::optional<ServerGauges> latest_gauges_;
+  double last_scrape_s_ = 0;
+  std::string metrics_error_;
+  std::thread poller_;  // last: starts once everything it uses exists
+};
+
+}  // namespace inferscope

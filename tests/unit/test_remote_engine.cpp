@@ -1,0 +1,173 @@
+// The remote server as an engine front end, against a scripted local server: callbacks as the local
+// Engine gives them, token counts from usage, /metrics folded into steps and totals, the panels a
+// server cannot fill named, cancel and failures.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include "core/remote/remote_engine.h"
+#include "tests/support/canned_http_server.h"
+
+namespace inferscope {
+namespace {
+
+using test::CannedHttpServer;
+using test::CannedRequest;
+using test::CannedResponse;
+
+CannedResponse sse(const std::vector<std::string>& events, bool hold = false) {
+  CannedResponse r;
+  r.content_type = "text/event-stream";
+  for (const std::string& e : events) r.chunks.push_back("data: " + e + "\n\n");
+  r.hold_until_client_closes = hold;
+  return r;
+}
+
+// A llama-server whose counters grow by 10 prompt and 5 generated tokens per scrape.
+CannedResponse llama_metrics(int scrape) {
+  return test::canned("# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total " + std::to_string(10 * scrape) +
+                    "\n# TYPE llamacpp:tokens_predicted_total counter\nllamacpp:tokens_predicted_total " + std::to_string(5 * scrape) +
+                    "\n# TYPE llamacpp:n_decode_total counter\nllamacpp:n_decode_total " + std::to_string(3 * scrape) +
+                    "\n# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing 2\n",
+                200, "text/plain");
+}
+
+// Collects the callbacks; wait() until a request finished.
+struct Recorder {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::string text;
+  std::vector<TokenId> tokens;
+  std::string error;
+  std::optional<StopReason> reason;
+
+  EngineCallbacks callbacks() {
+    EngineCallbacks cb;
+    cb.on_token = [this](RequestId, std::string_view piece, TokenId token, const TokenTiming& t) {
+      std::lock_guard lock(mu);
+      EXPECT_GE(t.since_arrival_s, 0);
+      text += piece;
+      tokens.push_back(token);
+    };
+    cb.on_error = [this](RequestId, const std::string& message) {
+      std::lock_guard lock(mu);
+      error = message;
+    };
+    cb.on_finished = [this](RequestId, StopReason r) {
+      std::lock_guard lock(mu);
+      reason = r;
+      cv.notify_all();
+    };
+    return cb;
+  }
+  bool has_text() {
+    std::lock_guard lock(mu);
+    return !text.empty();
+  }
+  StopReason wait() {
+    std::unique_lock lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [this] { return reason.has_value(); }));
+    return reason.value_or(StopReason::Failed);
+  }
+};
+
+EngineRequest chat(const std::string& text) {
+  EngineRequest r;
+  r.messages = {{"user", text}};
+  r.max_tokens = 8;
+  return r;
+}
+
+ServerInfo llama_info() {
+  ServerInfo info;
+  info.kind = ServerKind::LlamaCpp;
+  return info;
+}
+
+TEST(RemoteEngine, StreamsAChatAndCountsTokensFromUsage) {
+  std::atomic<int> scrapes{0};
+  CannedHttpServer server([&](const CannedRequest& r) {
+    if (r.path == "/metrics") return llama_metrics(++scrapes);
+    return sse({R"({"choices":[{"index":0,"delta":{"content":"Par"}}]})", R"({"choices":[{"index":0,"delta":{"content":"is."}}]})",
+                R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})",
+                R"({"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3}})", "[DONE]"});
+  });
+  Recorder rec;
+  RemoteEngineOptions options;
+  options.metrics_interval_s = 0.05;
+  RemoteEngine engine(make_endpoint(server.url(), "", "smollm"), llama_info(), rec.callbacks(), options);
+  engine.submit(chat("capital of France?"));
+  EXPECT_EQ(rec.wait(), StopReason::EndOfGeneration);
+  EXPECT_EQ(rec.text, "Paris.");
+  EXPECT_EQ(rec.tokens, (std::vector<TokenId>{-1, -1}));  // servers stream text, not ids
+  while (scrapes < 3) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+
+  const EngineMetricsSnapshot s = engine.metrics_snapshot();
+  EXPECT_EQ(s.source, "llama.cpp at " + server.url() + " (smollm)");
+  ASSERT_FALSE(s.requests.empty());
+  const RequestMetrics& m = s.requests.front();
+  EXPECT_EQ(m.generation_tokens, 3);  // usage, not the two chunks
+  EXPECT_EQ(m.prompt_tokens, 12);
+  EXPECT_EQ(m.finish_reason, "stop");
+  EXPECT_GT(m.time_to_first_token_seconds, 0);
+  // Every scrape after the first is an interval of the server's counters.
+  ASSERT_FALSE(s.steps.empty());
+  EXPECT_EQ(s.steps.back().decode_tokens, 5);
+  EXPECT_EQ(s.steps.back().prefill_tokens, 10);
+  EXPECT_EQ(s.num_requests_running, 2);
+  EXPECT_GT(s.generation_tokens_total, 0);
+  EXPECT_EQ(s.generation_tokens_total % 5, 0);  // the server's counter since connecting
+  // llama-server reports no KV usage, prefix cache or speculation counters here.
+  for (const char* panel : {"kv_usage", "prefix_cache_hit_rate", "spec_acceptance", "attention", "roofline"}) {
+    EXPECT_NE(std::find(s.not_reported.begin(), s.not_reported.end(), panel), s.not_reported.end()) << panel;
+  }
+  EXPECT_EQ(std::find(s.not_reported.begin(), s.not_reported.end(), "decode_tokens_per_second"), s.not_reported.end());
+}
+
+TEST(RemoteEngine, CancelEndsTheRequestAborted) {
+  CannedHttpServer server([](const CannedRequest& r) {
+    if (r.path == "/metrics") return test::canned("", 404, "text/plain");
+    return sse({R"({"choices":[{"index":0,"delta":{"content":"Once"}}]})"}, true);
+  });
+  Recorder rec;
+  RemoteEngine engine(make_endpoint(server.url()), llama_info(), rec.callbacks());
+  const RequestId id = engine.submit(chat("tell a story"));
+  while (!rec.has_text()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  engine.cancel(id);
+  EXPECT_EQ(rec.wait(), StopReason::Aborted);
+  EXPECT_TRUE(server.wait_for_hang_up(2000));
+  // Without /metrics every server-fed panel says so.
+  const EngineMetricsSnapshot s = engine.metrics_snapshot();
+  EXPECT_NE(std::find(s.not_reported.begin(), s.not_reported.end(), "decode_tokens_per_second"), s.not_reported.end());
+}
+
+TEST(RemoteEngine, AFailingServerEndsTheRequestWithItsMessage) {
+  CannedHttpServer server([](const CannedRequest&) { return test::canned(R"({"error":{"message":"context full"}})", 500); });
+  Recorder rec;
+  RemoteEngine engine(make_endpoint(server.url()), llama_info(), rec.callbacks());
+  engine.submit(chat("hi"));
+  EXPECT_EQ(rec.wait(), StopReason::Failed);
+  EXPECT_NE(rec.error.find("HTTP 500: context full"), std::string::npos) << rec.error;
+}
+
+TEST(RemoteEngine, ClosingWithARequestInFlightAbortsIt) {
+  CannedHttpServer server([](const CannedRequest& r) {
+    if (r.path == "/metrics") return test::canned("", 404, "text/plain");
+    return sse({}, true);
+  });
+  Recorder rec;
+  const auto start = std::chrono::steady_clock::now();
+  {
+    RemoteEngine engine(make_endpoint(server.url()), llama_info(), rec.callbacks());
+    engine.submit(chat("hi"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(rec.reason, StopReason::Aborted);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+}
+
+}  // namespace
+}  // namespace inferscope
