@@ -28,7 +28,8 @@ EngineBridge::EngineBridge(EngineConfig config, QObject* parent) : QObject(paren
 EngineBridge::~EngineBridge() {
   closing_ = true;
   poll_.stop();
-  retire(std::move(engine_));  // the worker's destructor runs this job and joins
+  retire(std::move(engine_));  // the worker's destructor runs these jobs and joins
+  retire(std::move(remote_));
 }
 
 EngineConfig EngineBridge::config() const {
@@ -121,19 +122,24 @@ void EngineBridge::build_engine(std::shared_ptr<const LlamaModel> model, const Q
   });
 }
 
-void EngineBridge::install(std::shared_ptr<const LlamaModel> model, std::shared_ptr<Engine> engine,
-                           uint64_t generation, const QString& path, bool new_model) {
+void EngineBridge::start_generation(uint64_t generation) {
   retire(std::move(engine_));
-  model_ = std::move(model);
-  engine_ = std::move(engine);
+  retire(std::move(remote_));
   generation_ = generation;
   accepted_ = config_;
   sent_.clear();
-  model_path_ = path;
-  loading_ = rebuilding_ = false;
   last_steps_ = last_finished_ = -1;
   last_weights_.clear();
   kv_dirty_ = true;
+}
+
+void EngineBridge::install(std::shared_ptr<const LlamaModel> model, std::shared_ptr<Engine> engine,
+                           uint64_t generation, const QString& path, bool new_model) {
+  start_generation(generation);
+  model_ = std::move(model);
+  engine_ = std::move(engine);
+  model_path_ = path;
+  loading_ = rebuilding_ = false;
   emit engine_replaced();
   if (new_model) {
     emit model_loaded(path);
@@ -146,12 +152,26 @@ void EngineBridge::install(std::shared_ptr<const LlamaModel> model, std::shared_
   }
 }
 
-void EngineBridge::retire(std::shared_ptr<Engine> engine) {
-  // Destroying an engine joins its thread after the current step: never on the GUI thread.
-  if (engine) worker_.post([engine = std::move(engine)]() mutable { engine.reset(); });
+void EngineBridge::connect_remote(const RemoteEndpoint& endpoint, const ServerInfo& server) {
+  const uint64_t generation = next_generation_++;
+  auto remote = std::make_shared<RemoteEngine>(endpoint, server, callbacks_for(generation, nullptr));
+  start_generation(generation);
+  model_.reset();
+  model_path_.clear();
+  remote_ = std::move(remote);
+  emit engine_replaced();
+  emit remote_connected(remote_source());
 }
 
+QString EngineBridge::remote_source() const { return remote_ ? QString::fromStdString(remote_->source()) : QString(); }
+
 void EngineBridge::set_config(const EngineConfig& config) {
+  if (remote_) {
+    QMetaObject::invokeMethod(this, [this] {
+      emit config_result(false, remote_source() + " runs its own configuration: the toggles apply to a local model");
+    }, Qt::QueuedConnection);
+    return;
+  }
   // The thread count and operator fusion are fixed when an engine is built: they need a new one.
   const bool rebuild = config.threads != config_.threads || config.matmul.fuse != config_.matmul.fuse;
   config_ = config;
@@ -170,14 +190,14 @@ void EngineBridge::set_config(const EngineConfig& config) {
 
 int EngineBridge::submit(EngineRequest request) {
   const int id = next_request_++;
-  if (!engine_) {
+  if (!has_engine()) {
     QMetaObject::invokeMethod(this, [this, id] {
       emit request_failed(id, "no model is loaded");
       emit finished(id, "error");
     }, Qt::QueuedConnection);
     return id;
   }
-  const Key key{generation_, engine_->submit(std::move(request))};
+  const Key key{generation_, remote_ ? remote_->submit(std::move(request)) : engine_->submit(std::move(request))};
   requests_[key] = id;
   keys_[id] = key;
   kv_dirty_ = true;
@@ -186,7 +206,9 @@ int EngineBridge::submit(EngineRequest request) {
 
 void EngineBridge::cancel(int request) {
   auto it = keys_.find(request);
-  if (it != keys_.end() && it->second.generation == generation_ && engine_) engine_->cancel(it->second.id);
+  if (it == keys_.end() || it->second.generation != generation_) return;
+  if (remote_) remote_->cancel(it->second.id);
+  if (engine_) engine_->cancel(it->second.id);
 }
 
 int EngineBridge::request_of_sequence(int32_t sequence) const {
@@ -237,6 +259,11 @@ void EngineBridge::settle_config(bool applied) {
 }
 
 void EngineBridge::poll() {
+  if (remote_) {
+    // A server's metrics change without our requests (other clients): every poll is news.
+    emit metrics_updated(remote_->metrics_snapshot());
+    return;
+  }
   if (!engine_) return;
   EngineMetricsSnapshot m = engine_->metrics_snapshot();
   // The weights change without a step too: a background conversion progresses or swaps in while idle.

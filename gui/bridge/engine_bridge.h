@@ -19,6 +19,7 @@
 
 #include "core/engine/engine.h"
 #include "core/model/llama_model.h"
+#include "core/remote/remote_engine.h"
 #include "core/spec/verifier.h"
 #include "gui/bridge/background_worker.h"
 #include "gui/bridge/machine_measure.h"
@@ -35,7 +36,14 @@ class EngineBridge : public QObject {
   // serving until the new one is ready (then its requests end as aborted).
   void load_model(const QString& path);
   bool loading() const { return loading_; }
-  bool has_engine() const { return engine_ != nullptr; }
+  bool has_engine() const { return engine_ != nullptr || remote_ != nullptr; }
+  // Chat and dashboards go to a remote server (RemoteEngine) instead of a local engine: the local
+  // engine and model are let go (their requests end as aborted) and engine_replaced, then
+  // remote_connected follow. Loading a model later goes back to a local engine.
+  void connect_remote(const RemoteEndpoint& endpoint, const ServerInfo& server);
+  bool remote() const { return remote_ != nullptr; }
+  // "llama.cpp at http://host:8080 (model)", or "" for the local engine.
+  QString remote_source() const;
   // True while loading or rebuilding: a request sent now would be aborted by the switch.
   bool busy() const { return loading_ || rebuilding_; }
   const LlamaModel* model() const { return model_.get(); }
@@ -67,6 +75,8 @@ class EngineBridge : public QObject {
   void model_loading(const QString& path);
   void model_loaded(const QString& path);
   void model_failed(const QString& path, const QString& message);
+  // The chat and dashboards now run on the remote server `source` ("vLLM at http://…").
+  void remote_connected(const QString& source);
   // A new engine replaced the old one (new model or thread count): metrics start again.
   void engine_replaced();
   // A speculative step of `request` was verified: how its next tokens came about (before their
@@ -100,7 +110,13 @@ class EngineBridge : public QObject {
   void build_engine(std::shared_ptr<const LlamaModel> model, const QString& path, bool new_model);
   void install(std::shared_ptr<const LlamaModel> model, std::shared_ptr<Engine> engine, uint64_t generation,
                const QString& path, bool new_model);
-  void retire(std::shared_ptr<Engine> engine);
+  // Destroying an engine joins its threads: done on the worker, never on the GUI thread.
+  template <typename E>
+  void retire(std::shared_ptr<E> engine) {
+    if (engine) worker_.post([engine = std::move(engine)]() mutable { engine.reset(); });
+  }
+  // A new engine (local or remote) takes over as `generation`: bookkeeping of the old one is reset.
+  void start_generation(uint64_t generation);
   void on_finished(Key key, StopReason reason);
   // Pairs an engine answer with the oldest config sent (answers come in order) and, when the last
   // one sent was refused, goes back to the config the engine runs.
@@ -112,6 +128,7 @@ class EngineBridge : public QObject {
   std::deque<EngineConfig> sent_;      // configs sent to it and not answered yet, oldest first
   std::shared_ptr<const LlamaModel> model_;
   std::shared_ptr<Engine> engine_;
+  std::shared_ptr<RemoteEngine> remote_;  // set instead of engine_ while connected to a server
   QString model_path_;
   uint64_t generation_ = 0, next_generation_ = 1;
   bool loading_ = false, rebuilding_ = false, rebuild_pending_ = false;
