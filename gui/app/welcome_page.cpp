@@ -126,7 +126,7 @@ WelcomePage::WelcomePage(QString demo_dest, QWidget* parent)
   connect(cancel_, &QPushButton::clicked, fetch_job_, &ModelFetch::cancel);
   connect(fetch_job_, &ModelFetch::stage, this, [this](const QString& name) {
     stage_ = name;
-    show_progress(progress_->value(), progress_->maximum());
+    show_progress(bytes_, total_);
   });
   connect(fetch_job_, &ModelFetch::progress, this, &WelcomePage::show_progress);
   connect(fetch_job_, &ModelFetch::fetched, this, [this](const QString& path) {
@@ -188,6 +188,8 @@ void WelcomePage::show_fetching(bool on) {
 }
 
 void WelcomePage::show_progress(qint64 bytes, qint64 total) {
+  bytes_ = bytes;
+  total_ = total;
   // The bar counts kilobytes: a QProgressBar holds ints.
   progress_->setRange(0, static_cast<int>(std::max<qint64>(total, bytes) / 1000));
   progress_->setValue(static_cast<int>(bytes / 1000));

