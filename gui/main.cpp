@@ -3,6 +3,7 @@
 //   inferscope --screenshot OUT.png [--demo-script FILE]   runs a scripted demo and saves the window
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QSettings>
 #include <QTemporaryDir>
 #include <cstdio>
 #include <cstring>
@@ -45,8 +46,13 @@ int main(int argc, char** argv) {
   args.process(app);
 
   const bool screenshot = args.isSet("screenshot");
-  // Demos never touch the user's own sessions.
+  // Demos never touch the user's own sessions or settings (recent models, engine configuration, layout).
   QTemporaryDir scratch;
+  if (screenshot) {
+    for (QSettings::Format format : {QSettings::NativeFormat, QSettings::IniFormat}) {
+      QSettings::setPath(format, QSettings::UserScope, scratch.path() + "/settings");
+    }
+  }
   inferscope::gui::MainWindowOptions options;
   options.sessions_dir = args.isSet("sessions-dir") ? args.value("sessions-dir")
                          : screenshot                ? scratch.path()

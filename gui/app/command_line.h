@@ -11,8 +11,8 @@ namespace inferscope::gui {
 // (what a file manager passes when a .gguf file is opened with Inferscope).
 void add_workbench_options(QCommandLineParser& parser);
 
-// The model named by --model or by the PATH argument; else the demo model when present; else the most
-// recently opened one; else "". Throws std::runtime_error when more than one model is named.
+// The model named by --model or by the PATH argument; else the demo model when present (the build's
+// models/ folder, or the one the welcome page fetched); else the most recently opened one; else "". Throws std::runtime_error when more than one model is named.
 QString startup_model(const QCommandLineParser& args);
 
 }  // namespace inferscope::gui

@@ -1,6 +1,7 @@
 #include "gui/app/main_window.h"
 
 #include <QApplication>
+#include <QCloseEvent>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
@@ -14,14 +15,20 @@
 #include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
 #include <QToolBar>
 #include <qcustomplot.h>
 #include <thread>
+#include <utility>
 
+#include "gui/app/engine_settings.h"
+#include "gui/app/model_fetch.h"
 #include "gui/app/status_fields.h"
+#include "gui/app/welcome_page.h"
+#include "gui/app/window_layout.h"
 #include "gui/blocks/block_table_view.h"
 #include "gui/bridge/engine_bridge.h"
 #include "gui/chat/chat_panel.h"
@@ -78,6 +85,8 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
       blocks_(new BlockTableView),
       model_info_(new ModelInfoPanel),
       tabs_(new QTabWidget),
+      welcome_(new WelcomePage(fetched_demo_model_path())),
+      pages_(new QStackedWidget),
       model_label_(new QLabel),
       device_label_(new QLabel),
       status_(new StatusFields),
@@ -93,7 +102,12 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   tabs_->addTab(learn_, "Learn");
   learn_->load_experiments(resolve_resource_path("resources/experiments"));
   tabs_->addTab(model_info_, "Model");
-  setCentralWidget(tabs_);
+  pages_->addWidget(welcome_);
+  pages_->addWidget(tabs_);
+  setCentralWidget(pages_);
+  connect(welcome_, &WelcomePage::open_file_requested, this, &MainWindow::choose_model_file);
+  connect(welcome_, &WelcomePage::model_chosen, this, &MainWindow::open_model);
+  refresh_recent_menu();
 
   progress_->setRange(0, 0);  // busy indicator: loading reports no fraction
   progress_->setMaximumWidth(160);
@@ -131,6 +145,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     if (index >= 0 && index != chat_->current_index()) chat_->select_session(index);
   });
 
+  restore_window_layout(QSettings(), *this);
   if (!options.model_path.isEmpty()) open_model(options.model_path);
 }
 
@@ -140,7 +155,9 @@ MainWindow::~MainWindow() {
 }
 
 QWidget* MainWindow::build_chat_tab() {
+  // Named splitters keep their sizes between runs (window_layout.h).
   auto* top = new QSplitter(Qt::Horizontal);
+  top->setObjectName("chat_top_splitter");
   top->addWidget(chat_);
   top->addWidget(config_);
   top->setStretchFactor(0, 3);
@@ -148,12 +165,14 @@ QWidget* MainWindow::build_chat_tab() {
   top->setSizes({1150, 420});
   // The plots keep a readable minimum size: below it the dashboard scrolls instead of squeezing the chat.
   auto* bottom = new QSplitter(Qt::Horizontal);
+  bottom->setObjectName("chat_bottom_splitter");
   bottom->addWidget(dashboard_scroll_);
   bottom->addWidget(blocks_);
   bottom->setStretchFactor(0, 2);
   bottom->setStretchFactor(1, 1);
   bottom->setSizes({1100, 570});
   auto* tab = new QSplitter(Qt::Vertical);
+  tab->setObjectName("chat_splitter");
   tab->addWidget(top);
   tab->addWidget(bottom);
   tab->setStretchFactor(0, 1);
@@ -164,18 +183,15 @@ QWidget* MainWindow::build_chat_tab() {
 
 void MainWindow::build_menus() {
   QMenu* file = menuBar()->addMenu("&File");
-  QAction* open = file->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), "&Open model…", this, [this] {
-    const QString start = bridge_->model_path().isEmpty() ? QString() : QFileInfo(bridge_->model_path()).path();
-    const QString path = QFileDialog::getOpenFileName(this, "Open a GGUF model", start, "GGUF models (*.gguf);;All files (*)");
-    if (!path.isEmpty()) open_model(path);
-  });
+  QAction* open = file->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), "&Open model…", this,
+                                  &MainWindow::choose_model_file);
   open->setShortcut(QKeySequence::Open);
   recent_menu_ = file->addMenu("Open &recent");
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
-  refresh_recent_menu();
 
   QToolBar* bar = addToolBar("Model");
+  bar->setObjectName("model_toolbar");  // saveState() names toolbars by objectName
   bar->setMovable(false);
   bar->addAction(open);
   model_label_->setStyleSheet("font-weight:bold; padding-left:6px;");
@@ -189,7 +205,15 @@ void MainWindow::build_menus() {
   bar->addWidget(device_label_);
 }
 
+void MainWindow::choose_model_file() {
+  const QString start = bridge_->model_path().isEmpty() ? QString() : QFileInfo(bridge_->model_path()).path();
+  const QString path = QFileDialog::getOpenFileName(this, "Open a GGUF model", start, "GGUF models (*.gguf);;All files (*)");
+  if (!path.isEmpty()) open_model(path);
+}
+
 void MainWindow::open_model(const QString& path) { bridge_->load_model(path); }
+
+bool MainWindow::showing_welcome() const { return pages_->currentWidget() == welcome_; }
 
 QStringList MainWindow::recent_models() const { return QSettings().value(kRecentKey).toStringList(); }
 
@@ -209,6 +233,7 @@ void MainWindow::refresh_recent_menu() {
     recent_menu_->addAction(QFileInfo(path).fileName(), this, [this, path] { open_model(path); })->setToolTip(path);
   }
   recent_menu_->setEnabled(!recent.isEmpty());
+  welcome_->set_recent(recent);
 }
 
 void MainWindow::on_model_loaded(const QString& path) {
@@ -226,6 +251,18 @@ void MainWindow::on_model_loaded(const QString& path) {
   compare_->reset_configs(config);
   statusBar()->showMessage("Loaded " + path, 5000);
   remember_model(path);
+  if (!showing_welcome()) return;
+  pages_->setCurrentWidget(tabs_);
+  restore_saved_config();
+}
+
+void MainWindow::restore_saved_config() {
+  const StoredEngineConfig stored = load_engine_config(QSettings(), bridge_->config());
+  if (!stored.found) return;
+  // Skipped values are told with the engine's answer, which would otherwise cover them in the status bar.
+  restore_notes_ = stored.problems.isEmpty() ? QString() : " (skipped: " + stored.problems.join("; ") + ")";
+  restoring_config_ = true;
+  bridge_->set_config(stored.config);
 }
 
 void MainWindow::on_model_failed(const QString& path, const QString& message) {
@@ -237,7 +274,26 @@ void MainWindow::on_model_failed(const QString& path, const QString& message) {
 void MainWindow::on_config_result(bool applied, const QString& message) {
   config_->show_result(applied, message);
   statusBar()->showMessage(message, 8000);
-  if (applied) return;
+  const bool restoring = std::exchange(restoring_config_, false);
+  if (applied) {
+    const EngineConfig config = bridge_->config();
+    if (restoring) {
+      // The panels show what the saved configuration set.
+      config_->set_config(config);
+      compare_->reset_configs(config);
+      statusBar()->showMessage("Restored the saved engine configuration: " + message + restore_notes_, 15000);
+    }
+    QSettings settings;
+    save_engine_config(settings, config);
+    return;
+  }
+  if (restoring) {
+    // A saved configuration this model cannot run never stands in the way: the model runs the defaults.
+    config_->set_config(bridge_->config());
+    statusBar()->showMessage("The saved engine configuration was not applied (" + message + "); the engine runs the defaults" +
+                             restore_notes_ + ".", 15000);
+    return;
+  }
   // The engine changed nothing: the panel shows again what it runs, and the user is told why.
   config_->set_config(bridge_->config());
   show_error("Configuration not applied", message + "\n\nThe engine goes on with its previous configuration.");
@@ -289,6 +345,12 @@ bool MainWindow::show_plot(const QString& name) {
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
   if (!dropped_model(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  QSettings settings;
+  save_window_layout(settings, *this);
+  QMainWindow::closeEvent(event);
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {

@@ -2,8 +2,12 @@
 // the Chat tab holds the sessions and conversation beside the engine toggles, and the live
 // dashboard beside the block-table view below; the status bar reads
 // "running N · waiting M · KV x% · engine: y tok/s decode (all requests) · weights q8 (35.2 MiB)",
-// each figure with its help as tooltip (status_fields.h). Models open from the file dialog, the recent list,
-// the command line or by dropping a .gguf file on the window.
+// each figure with its help as tooltip (status_fields.h). Until the first model is loaded, a welcome
+// page (welcome_page.h) stands in place of the tabs; the engine is built only once a model loads. Models
+// open from the file dialog, the recent list, the welcome page, the command line or by dropping a .gguf
+// file on the window. The recent models, the last engine configuration (engine_settings.h) and the
+// window layout (window_layout.h) persist in QSettings; the configuration is restored when the first
+// model loads.
 #pragma once
 #include <QMainWindow>
 #include <QString>
@@ -18,6 +22,7 @@ class QLabel;
 class QMenu;
 class QProgressBar;
 class QScrollArea;
+class QStackedWidget;
 class QTabWidget;
 
 namespace inferscope::gui {
@@ -29,6 +34,7 @@ class EngineBridge;
 class LearnView;
 class StatusFields;
 class ModelInfoPanel;
+class WelcomePage;
 
 struct MainWindowOptions {
   QString sessions_dir;  // where sessions autosave
@@ -55,6 +61,9 @@ class MainWindow : public QMainWindow {
   BlockTableView* block_table() const { return blocks_; }
   ModelInfoPanel* model_info() const { return model_info_; }
   QTabWidget* tabs() const { return tabs_; }
+  WelcomePage* welcome() const { return welcome_; }
+  // True until the first model has loaded (the welcome page is shown instead of the tabs).
+  bool showing_welcome() const;
   QString status_text() const;
   StatusFields* status_fields() const { return status_; }
   // Scrolls the Chat tab's dashboard to the plot named `name` (false: there is none).
@@ -69,10 +78,15 @@ class MainWindow : public QMainWindow {
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
+  void closeEvent(QCloseEvent* event) override;
 
  private:
   QWidget* build_chat_tab();
   void build_menus();
+  // File > Open's dialog, also behind the welcome page's "Open a GGUF file…".
+  void choose_model_file();
+  // The engine configuration saved by an earlier run, sent to the engine once the first model is loaded.
+  void restore_saved_config();
   void remember_model(const QString& path);
   void refresh_recent_menu();
   void on_model_loaded(const QString& path);
@@ -94,6 +108,10 @@ class MainWindow : public QMainWindow {
   BlockTableView* blocks_;
   ModelInfoPanel* model_info_;
   QTabWidget* tabs_;
+  WelcomePage* welcome_;
+  QStackedWidget* pages_;  // the welcome page, then the tabs
+  bool restoring_config_ = false;  // the engine's next config answer is about the saved configuration
+  QString restore_notes_;          // the saved values that were skipped, for that answer's message
   QLabel *model_label_, *device_label_;
   StatusFields* status_;
   QString model_text_;  // the top bar's model summary, before the weights in use

@@ -468,7 +468,8 @@ QString ChatPanel::token_legend_text() const { return token_legend_->isHidden() 
 
 QString ChatPanel::input_text() const { return input_->toPlainText(); }
 void ChatPanel::set_input_text(const QString& text) { input_->setPlainText(text); }
-QString ChatPanel::error_text() const { return error_->isVisible() ? error_->text() : QString(); }
+// Shown by the panel, whether or not the panel itself is on screen (the welcome page may cover it).
+QString ChatPanel::error_text() const { return error_->isVisibleTo(this) ? error_->text() : QString(); }
 QString ChatPanel::transcript() const { return view_->toPlainText(); }
 QString ChatPanel::context_text() const { return context_->text(); }
 

