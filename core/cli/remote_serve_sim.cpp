@@ -208,7 +208,7 @@ int serve_sim_on_endpoint(const Args& args, const Workload& workload) {
                        {"server", server_kind_name(server.info.kind)},
                        {"model", server.endpoint.model},
                        {"max_concurrency", options.max_concurrency},
-                       {"server_slots", server.info.slots ? json(*server.info.slots) : json()},
+                       {"server_slots", server.info.total_slots ? json(*server.info.total_slots) : json()},
                        {"server_context_length", server.info.context_length ? json(*server.info.context_length) : json()}};
   emit_serve_sim_report(
       args, config, [&](bool detailed) { return remote_workload_json(result, detailed); },

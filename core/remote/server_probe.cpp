@@ -67,7 +67,7 @@ bool read_llama_props(std::string_view body, ServerInfo& info) {
     info.kind = ServerKind::LlamaCpp;
     info.detected_by = "/props";
   }
-  info.slots = j["total_slots"].get<int64_t>();
+  info.total_slots = j["total_slots"].get<int64_t>();
   const auto settings = j.find("default_generation_settings");
   if (settings != j.end() && settings->is_object() && settings->contains("n_ctx") && (*settings)["n_ctx"].is_number_integer()) {
     info.context_length = (*settings)["n_ctx"].get<int64_t>();

@@ -23,7 +23,7 @@ struct ServerInfo {
   std::string detected_by;                 // what told the kind: "/v1/models", "/props", "/metrics"
   std::vector<std::string> models;         // the ids /v1/models lists
   std::optional<int64_t> context_length;   // llama-server's n_ctx per slot, vLLM's max_model_len
-  std::optional<int64_t> slots;            // llama-server's total_slots
+  std::optional<int64_t> total_slots;      // llama-server's total_slots (not "slots": Qt defines that word)
   std::string build;                       // llama-server's build_info, when it says
 };
 

@@ -70,7 +70,7 @@ class LlamaServer : public ::testing::Test {
 TEST_F(LlamaServer, IsDetectedWithItsSlotsAndContext) {
   const ServerInfo info = probe_server(endpoint());
   EXPECT_EQ(info.kind, ServerKind::LlamaCpp);
-  EXPECT_EQ(info.slots, kSlots);
+  EXPECT_EQ(info.total_slots, kSlots);
   EXPECT_EQ(info.context_length, kContext / kSlots);
   ASSERT_EQ(info.models.size(), 1u);
 }

@@ -292,7 +292,7 @@ TEST(ServerProbe, TellsTheKindFromModelsPropsOrMetrics) {
   EXPECT_TRUE(read_llama_props(R"({"total_slots":4,"default_generation_settings":{"n_ctx":2048},"build_info":"b1-abc"})", info));
   EXPECT_EQ(info.kind, ServerKind::LlamaCpp);
   EXPECT_EQ(info.detected_by, "/props");
-  EXPECT_EQ(info.slots, 4);
+  EXPECT_EQ(info.total_slots, 4);
   EXPECT_EQ(info.context_length, 2048);
   EXPECT_FALSE(read_llama_props(R"({"detail":"Not Found"})", info));
 
@@ -309,7 +309,7 @@ TEST(ServerProbe, AsksTheServer) {
   const ServerInfo info = probe_server(make_endpoint(server.url()));
   EXPECT_EQ(info.kind, ServerKind::LlamaCpp);
   EXPECT_EQ(info.detected_by, "/v1/models");
-  EXPECT_EQ(info.slots, 2);
+  EXPECT_EQ(info.total_slots, 2);
   EXPECT_EQ(info.context_length, 512);
   EXPECT_THROW(probe_server(make_endpoint("http://127.0.0.1:" + std::to_string(test::unused_port()))), HttpError);
 }
