@@ -93,9 +93,10 @@ struct EngineMetricsSnapshot {
   std::vector<RequestMetrics> requests;  // recently finished (oldest first), then in flight by id
   // Where the numbers come from: "" for the local engine, else the remote server ("llama.cpp at
   // http://127.0.0.1:8080"), whose /metrics may lack some quantities: those are named here by the
-  // dashboard panel that shows them ("kv_usage", "kv_waste", "tokens_per_step", "prefix_cache_hit_rate",
-  // "attention", "roofline", "spec_acceptance", "spec_decode"), so that the panel says so instead of
-  // drawing zeros. Empty for the local engine, which reports everything.
+  // objectName of the dashboard panel that shows them ("ttft", "decode_tokens_per_second",
+  // "tokens_per_step", "request_timeline", "roofline", "kv_usage", "kv_waste", "prefix_cache_hit_rate",
+  // "attention", "spec_acceptance", "spec_decode"; gui/dashboard/not_reported.h), so that the panel
+  // says so instead of drawing zeros. Empty for the local engine, which reports everything.
   std::string source;
   std::vector<std::string> not_reported;
 };

@@ -7,6 +7,7 @@
 #include <QPainter>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "gui/blocks/block_grid.h"
 #include "gui/blocks/block_legend.h"
 #include "gui/blocks/block_tooltip.h"
+#include "gui/blocks/remote_kv_text.h"
 #include "gui/blocks/sequence_palette.h"
 
 using inferscope::KvSnapshot;
@@ -85,6 +87,33 @@ QString summary_of(const KvSnapshot& s) {
       .arg(s.sequences.size());
 }
 
+// The page shown for a remote server: its KV usage line over why no block is drawn, centred.
+QWidget* make_remote_page(QWidget* parent, QLabel** usage, QLabel** hidden) {
+  auto* page = new QWidget(parent);
+  auto* layout = new QVBoxLayout(page);
+  layout->setContentsMargins(24, 24, 24, 24);
+  *usage = new QLabel(page);
+  *hidden = new QLabel(remote_blocks_hidden_text(), page);
+  QFont big = page->font();
+  big.setPointSizeF(big.pointSizeF() * 1.4);
+  big.setBold(true);
+  (*usage)->setFont(big);
+  for (QLabel* label : {*usage, *hidden}) {
+    label->setAlignment(Qt::AlignCenter);
+    label->setWordWrap(true);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  }
+  QFont reason = page->font();
+  reason.setPointSizeF(reason.pointSizeF() * 1.1);
+  (*hidden)->setFont(reason);
+  layout->addStretch(1);
+  layout->addWidget(*usage);
+  layout->addSpacing(12);
+  layout->addWidget(*hidden);
+  layout->addStretch(1);
+  return page;
+}
+
 }  // namespace
 
 struct BlockTableView::Impl {
@@ -94,6 +123,10 @@ struct BlockTableView::Impl {
   QListWidget* sequences = nullptr;
   QLabel* table_title = nullptr;
   QTableWidget* table = nullptr;
+  QStackedWidget* pages = nullptr;  // the grid and tables, or the remote server's page
+  QWidget* remote_page = nullptr;
+  QLabel* remote_usage = nullptr;
+  QLabel* remote_hidden = nullptr;
 
   KvSnapshot snapshot;
   std::map<int32_t, SequenceOwner> owners;
@@ -192,10 +225,14 @@ void BlockTableView::Impl::fill_table() {
 
 BlockTableView::BlockTableView(QWidget* parent) : QWidget(parent), d_(std::make_unique<Impl>()) {
   Impl& d = *d_;
-  auto* splitter = new QSplitter(Qt::Horizontal, this);
+  d.pages = new QStackedWidget(this);
+  auto* splitter = new QSplitter(Qt::Horizontal, d.pages);
+  d.pages->addWidget(splitter);
+  d.remote_page = make_remote_page(d.pages, &d.remote_usage, &d.remote_hidden);
+  d.pages->addWidget(d.remote_page);
   auto* outer = new QHBoxLayout(this);
   outer->setContentsMargins(0, 0, 0, 0);
-  outer->addWidget(splitter);
+  outer->addWidget(d.pages);
 
   auto* left = new QWidget(splitter);
   auto* left_layout = new QVBoxLayout(left);
@@ -257,6 +294,16 @@ BlockTableView::~BlockTableView() = default;
 void BlockTableView::update_from(const KvSnapshot& snapshot) {
   d_->snapshot = snapshot;
   d_->redraw();
+  d_->pages->setCurrentIndex(0);
+}
+
+void BlockTableView::show_remote(const QString& source, std::optional<double> usage_fraction, std::optional<int> blocks_total,
+                                 std::optional<int> block_size) {
+  d_->remote_usage->setText(remote_kv_usage_text(source, usage_fraction, blocks_total, block_size));
+  select_sequence(-1);
+  d_->snapshot = KvSnapshot{};  // no local blocks behind the page
+  d_->redraw();
+  d_->pages->setCurrentWidget(d_->remote_page);
 }
 
 void BlockTableView::set_sequence_owners(const std::map<int32_t, SequenceOwner>& owners) {
@@ -286,6 +333,11 @@ void BlockTableView::select_sequence(int32_t seq) {
 BlockGrid* BlockTableView::grid() const { return d_->grid; }
 int32_t BlockTableView::selected_sequence() const { return d_->selected; }
 QString BlockTableView::summary_text() const { return d_->summary->text(); }
+
+QString BlockTableView::remote_text() const {
+  if (d_->pages->currentWidget() != d_->remote_page) return {};
+  return d_->remote_usage->text() + QLatin1Char('\n') + d_->remote_hidden->text();
+}
 
 std::vector<std::pair<int32_t, int32_t>> BlockTableView::selected_table() const {
   std::vector<std::pair<int32_t, int32_t>> table;

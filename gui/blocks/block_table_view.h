@@ -1,7 +1,8 @@
 // The block-table view, the teaching centrepiece: every physical KV block (paged) as a cell coloured
 // by its owning sequence, shaded by fill, outlined when shared and hatched when cached-free; or, for a
 // contiguous cache, every reserved region as a bar whose unused part is hatched as waste. Selecting a
-// sequence highlights its blocks and lists its logical -> physical table beside the grid.
+// sequence highlights its blocks and lists its logical -> physical table beside the grid. For a remote
+// server, whose block tables are not exposed, it says what KV usage the server reports instead.
 #pragma once
 #include <QString>
 #include <QWidget>
@@ -9,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -29,7 +31,14 @@ class BlockTableView : public QWidget {
  public:
   explicit BlockTableView(QWidget* parent = nullptr);
   ~BlockTableView() override;
+  // The local engine's cache (also leaves a remote server's page).
   void update_from(const inferscope::KvSnapshot& snapshot);
+  // A remote server named `source` ("llama.cpp at http://127.0.0.1:8080"): no blocks, and centred
+  // "SOURCE reports KV usage 42% (of N blocks of B tokens)" or "SOURCE does not report KV usage", with
+  // why no block can be shown. Unknown values are nullopt; bad ones throw std::invalid_argument
+  // naming them (gui/blocks/remote_kv_text.h). update_from() returns to the grid.
+  void show_remote(const QString& source, std::optional<double> usage_fraction, std::optional<int> blocks_total,
+                   std::optional<int> block_size);
   // Who owns each sequence (by sequence id); colours follow the owner's key, never its name, so two
   // sessions with the same name keep apart and a renamed one keeps its colour.
   void set_sequence_owners(const std::map<int32_t, SequenceOwner>& owners);
@@ -45,6 +54,7 @@ class BlockTableView : public QWidget {
   BlockGrid* grid() const;
   int32_t selected_sequence() const;
   QString summary_text() const;  // the header over the grid: "paged · 182 blocks × 16 tokens · ..."
+  QString remote_text() const;   // show_remote()'s two lines while it is shown, else ""
   std::vector<std::pair<int32_t, int32_t>> selected_table() const;
 
  signals:

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "gui/dashboard/metrics_series.h"
+#include "gui/dashboard/not_reported.h"
 #include "gui/dashboard/request_timeline.h"
 #include "gui/dashboard/roofline_view.h"
 #include "gui/dashboard/series_colors.h"
@@ -31,10 +32,18 @@ constexpr int kPlotMinWidth = 360;  // a column per this many pixels of width, 1
 constexpr int kMaxConfigMarks = 64;  // configuration changes marked on the time plots, newest kept
 
 // What to skip: an update whose snapshot changed none of the drawn quantities (an idle engine).
-using Signature = std::tuple<int64_t, size_t, size_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, std::string>;
+using Signature = std::tuple<int64_t, size_t, size_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, std::string,
+                             std::string, std::vector<std::string>>;
 Signature signature_of(const EngineMetricsSnapshot& s) {
   return {s.num_steps, s.steps.size(), s.requests.size(), s.requests_finished, s.generation_tokens_total,
-          s.prompt_tokens_total, s.num_preemptions, s.kv.prefix_cache_queries, s.spec.num_draft_tokens, s.spec_mode};
+          s.prompt_tokens_total, s.num_preemptions, s.kv.prefix_cache_queries, s.spec.num_draft_tokens, s.spec_mode,
+          s.source, s.not_reported};
+}
+
+// Empties a graph's or bars' points.
+void clear_points(QCPAbstractPlottable* p) {
+  if (auto* graph = qobject_cast<QCPGraph*>(p)) graph->data()->clear();
+  if (auto* bars = qobject_cast<QCPBars*>(p)) bars->data()->clear();
 }
 
 void set_series(QCPGraph* g, const Series& s) {
@@ -55,6 +64,7 @@ struct MetricsDashboard::Impl {
     std::optional<EventMarks> config_marks;  // configuration changes (time plots only)
     double fraction_cap = 0;      // > 0: the value axis shows a fraction, at most this
     std::function<QString()> idle;  // the note while it has nothing to show
+    QString not_reported;         // the note while the snapshot's source does not report its quantity
   };
   // A graph's legend/CSV name without the comparison label; `overlay` graphs take label B.
   struct Named {
@@ -106,6 +116,8 @@ struct MetricsDashboard::Impl {
   void follow_data();
   void fit_value_axes();
   void refresh();
+  // Plots with a note whose quantity `s` does not report take that note and lose their points.
+  void blank_not_reported(const EngineMetricsSnapshot& s);
   void lay_out(int n_columns);
 };
 
@@ -234,9 +246,18 @@ void MetricsDashboard::Impl::refresh() {
     bool any = false;
     for (int i = 0; i < panel.plot->plottableCount(); ++i)
       any = any || (panel.plot->plottable(i) != panel.marks && panel.plot->plottable(i)->interface1D()->dataCount() > 0);
-    panel.note->setText(any ? QString() : panel.idle());
+    panel.note->setText(!panel.not_reported.isEmpty() ? panel.not_reported : any ? QString() : panel.idle());
     panel.plot->replot(QCustomPlot::rpQueuedReplot);
   }
+}
+
+void MetricsDashboard::Impl::blank_not_reported(const EngineMetricsSnapshot& s) {
+  for (Panel& panel : panels)
+    if (panel.note) panel.not_reported = not_reported_note(s, panel.plot->objectName().toStdString());
+  // This run's points only: the comparison's second run reports for itself.
+  for (const Named& n : names)
+    for (const Panel& panel : panels)
+      if (!n.overlay && n.plottable->parentPlot() == panel.plot && !panel.not_reported.isEmpty()) clear_points(n.plottable);
 }
 
 MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::make_unique<Impl>()) {
@@ -361,6 +382,7 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
 MetricsDashboard::~MetricsDashboard() = default;
 
 void MetricsDashboard::update_from(const EngineMetricsSnapshot& s) {
+  check_not_reported(s);
   Impl& d = *d_;
   d.uptime = s.uptime_s;
   const double now = s.steps.empty() ? s.uptime_s : s.steps.back().time_s;
@@ -397,6 +419,7 @@ void MetricsDashboard::update_from(const EngineMetricsSnapshot& s) {
   // The KV usage plot names the red dashed lines once there are any.
   if (counts.isEmpty()) d.usage_marks->removeFromLegend();
   else d.usage_marks->addToLegend();
+  d.blank_not_reported(s);
   d.refresh();
 }
 
@@ -416,8 +439,10 @@ void MetricsDashboard::clear() {
   d.spec->clear();
   d.timeline->clear();
   d.roofline->clear();
-  for (Impl::Panel& panel : d.panels)
+  for (Impl::Panel& panel : d.panels) {
     if (panel.marks) panel.marks->data()->clear();
+    panel.not_reported.clear();
+  }
   d.config_changes.clear();
   d.show_config_changes();
   d.refresh();

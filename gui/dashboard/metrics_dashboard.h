@@ -30,6 +30,9 @@ class MetricsDashboard : public QWidget {
   ~MetricsDashboard() override;
   // Redraws from one engine snapshot (called by a QTimer at 4-10 Hz, never per token). Series are
   // rebuilt from the snapshot's rings (steps: the last 1024 steps; requests: recently finished + live).
+  // A panel the snapshot lists in not_reported (a remote server's /metrics lacks its quantity) draws
+  // none of its points and its note says so, naming snapshot.source; an unknown name there throws
+  // std::invalid_argument naming it. An empty list (the local engine) draws every panel again.
   void update_from(const inferscope::EngineMetricsSnapshot& snapshot);
   // Forgets the steps and marks (a new engine); the machine's roofs stay.
   void clear();

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "gui/dashboard/not_reported.h"
 #include "gui/dashboard/series_colors.h"
 #include "gui/plot/plot_hover.h"
 #include "gui/plot/plot_setup.h"
@@ -67,12 +68,14 @@ RequestTimeline::RequestTimeline(QWidget* parent) : QCustomPlot(parent) {
 }
 
 void RequestTimeline::update_from(const EngineMetricsSnapshot& s) {
-  lanes_ = request_lanes(s);
+  not_reported_ = not_reported_note(s, "request_timeline");
+  lanes_ = not_reported_.isEmpty() ? request_lanes(s) : std::vector<RequestLane>{};
   if (lanes_.size() > kMaxLanes) lanes_.erase(lanes_.begin(), lanes_.end() - kMaxLanes);
   show_lanes();
 }
 
 void RequestTimeline::clear() {
+  not_reported_.clear();
   lanes_.clear();
   show_lanes();
 }
@@ -135,7 +138,10 @@ void RequestTimeline::show_lanes() {
   replot(rpQueuedReplot);
 }
 
-QString RequestTimeline::note() const { return lanes_.empty() ? QStringLiteral("waiting for the first request") : QString(); }
+QString RequestTimeline::note() const {
+  if (!not_reported_.isEmpty()) return not_reported_;
+  return lanes_.empty() ? QStringLiteral("waiting for the first request") : QString();
+}
 
 QString RequestTimeline::hover_at(QPointF pos) const {
   const double row = yAxis->pixelToCoord(pos.y());

@@ -18,7 +18,7 @@ class RequestTimeline : public QCustomPlot {
   static constexpr int kMaxLanes = 48;
 
   explicit RequestTimeline(QWidget* parent = nullptr);
-  // Redraws every lane from one snapshot.
+  // Redraws every lane from one snapshot (none when its not_reported lists "request_timeline").
   void update_from(const EngineMetricsSnapshot& s);
   void clear();
   // Whether update_from() moves the time axis to the data (default true). A host that drives the
@@ -26,7 +26,8 @@ class RequestTimeline : public QCustomPlot {
   void set_follow_time(bool follow) { follow_time_ = follow; }
   // The lanes drawn, top to bottom (lane i is at y = i).
   const std::vector<RequestLane>& lanes() const { return lanes_; }
-  // The centred note: "waiting for the first request" or "".
+  // The centred note: the snapshot's source saying it does not report per-request timings, "waiting
+  // for the first request" or "".
   QString note() const;
   // What the mouse at `pos` points at: a lane's bar or mark, or "".
   QString hover_at(QPointF pos) const;
@@ -42,6 +43,7 @@ class RequestTimeline : public QCustomPlot {
 
   std::vector<RequestLane> lanes_;
   bool follow_time_ = true;
+  QString not_reported_;  // the last snapshot's "does not report" note, "" when it reports requests
   QCPItemText* note_;
 };
 

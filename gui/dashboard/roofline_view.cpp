@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "gui/dashboard/not_reported.h"
 #include "gui/dashboard/series_colors.h"
 #include "gui/plot/plot_hover.h"
 #include "gui/plot/plot_setup.h"
@@ -88,7 +89,8 @@ void RooflineView::set_roofs(const MachineRoofs& roofs) {
 }
 
 void RooflineView::update_from(const EngineMetricsSnapshot& s) {
-  show_steps(&s, prefill, decode);
+  not_reported_ = not_reported_note(s, "roofline");
+  show_steps(not_reported_.isEmpty() ? &s : nullptr, prefill, decode);
   fit_axes();
   show_note();
   replot(rpQueuedReplot);
@@ -106,6 +108,7 @@ void RooflineView::set_overlay(const EngineMetricsSnapshot* other) {
 }
 
 void RooflineView::clear() {
+  not_reported_.clear();
   show_steps(nullptr, prefill, decode);
   show_steps(nullptr, prefill_b, decode_b);
   fit_axes();
@@ -150,6 +153,7 @@ void RooflineView::fit_axes() {
 void RooflineView::show_note() { note_->setText(note()); }
 
 QString RooflineView::note() const {
+  if (!not_reported_.isEmpty()) return not_reported_;
   if (!roofs_.known()) return QStringLiteral("measuring the machine…");
   return prefill->dataCount() + decode->dataCount() == 0 ? QStringLiteral("waiting for the first engine step") : QString();
 }

@@ -25,7 +25,9 @@ class RooflineView : public QCustomPlot {
   void set_overlay(const EngineMetricsSnapshot* other);
   // Forgets the steps; the roofs stay (they are the machine's).
   void clear();
-  // The centred note: "measuring the machine…", "waiting for the first engine step" or "".
+  // The centred note: the snapshot's source saying it does not report FLOPs or bytes (when its
+  // not_reported lists "roofline": no dots then), "measuring the machine…", "waiting for the first
+  // engine step" or "".
   QString note() const;
   // What the mouse at `pos` points at: a step's numbers, or "" away from every dot.
   QString hover_at(QPointF pos);
@@ -46,6 +48,7 @@ class RooflineView : public QCustomPlot {
   const Dots* dots_of(const QCPAbstractPlottable* graph) const;
 
   MachineRoofs roofs_;
+  QString not_reported_;  // the last snapshot's "does not report" note, "" when it reports the steps' cost
   std::vector<Dots> dots_;  // prefill, decode, prefill_b, decode_b
   QCPItemText* note_;
 };

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <QSignalSpy>
+#include <cmath>
 #include <QTest>
 
 #include "gui/blocks/block_grid.h"
@@ -310,6 +311,41 @@ TEST_F(View, ThousandsOfBlocksShrinkThenScroll) {
   const QRect last = grid->block_rect(199);
   EXPECT_LE(last.bottom(), grid->parentWidget()->height()) << "200 blocks fit without scrolling";
   render(view, "block_table_200");
+}
+
+TEST_F(View, ARemoteServerShowsItsReportedKvUsageInsteadOfBlocks) {
+  view.update_from(paged_snapshot());
+  view.select_sequence(7);
+  view.show_remote("vLLM at http://10.0.0.2:8000", 0.42, 1000, 16);
+  const QString hidden = "The server does not expose its block tables: individual blocks cannot be shown.";
+  EXPECT_EQ(view.remote_text(), "vLLM at http://10.0.0.2:8000 reports KV usage 42% (of 1000 blocks of 16 tokens)\n" + hidden);
+  EXPECT_TRUE(view.grid()->block_rect(0).isEmpty()) << "no blocks drawn";
+  EXPECT_EQ(view.selected_sequence(), -1);
+  EXPECT_FALSE(view.grid()->isVisible());
+  render(view, "blocks_remote_usage");
+
+  view.show_remote("llama.cpp at http://127.0.0.1:8080", std::nullopt, std::nullopt, std::nullopt);
+  EXPECT_EQ(view.remote_text(), "llama.cpp at http://127.0.0.1:8080 does not report KV usage\n" + hidden);
+  render(view, "blocks_remote_unreported");
+  view.show_remote("s", 0.5, 64, std::nullopt);
+  EXPECT_TRUE(view.remote_text().startsWith("s reports KV usage 50% (of 64 blocks)\n"));
+
+  // Bad values are refused, named.
+  EXPECT_THROW(view.show_remote("s", 1.5, std::nullopt, std::nullopt), std::invalid_argument);
+  EXPECT_THROW(view.show_remote("s", std::nan(""), std::nullopt, std::nullopt), std::invalid_argument);
+  try {
+    view.show_remote("s", 0.1, 0, 16);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "KV blocks total must be positive, got 0");
+  }
+
+  // The local engine again: its blocks, no remote text.
+  view.update_from(paged_snapshot());
+  EXPECT_EQ(view.remote_text(), "");
+  EXPECT_TRUE(view.grid()->isVisible());
+  EXPECT_FALSE(view.grid()->block_rect(11).isEmpty());
+  EXPECT_TRUE(view.summary_text().startsWith("paged · 12 blocks")) << view.summary_text().toStdString();
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <qcustomplot.h>
 
 #include "gui/dashboard/metrics_dashboard.h"
+#include "gui/dashboard/not_reported.h"
 #include "gui/dashboard/request_timeline.h"
 #include "gui/dashboard/roofline_view.h"
 #include "gui/help/help_button.h"
@@ -99,6 +100,54 @@ TEST_F(Dashboard, HasEveryPlotTitledAndExplained) {
   EXPECT_EQ(dash.plot("request_timeline"), dash.timeline());
   EXPECT_EQ(dash.roofline()->note(), "measuring the machine…");
   for (const char* name : {"spec_acceptance", "spec_decode"}) EXPECT_EQ(note(plot(name)), "speculative decoding: off") << name;
+}
+
+TEST_F(Dashboard, PanelsTheServerDoesNotReportSaySoAndDrawNothing) {
+  for (QCustomPlot* p : dash.plots()) EXPECT_NO_THROW(reported_quantity(p->objectName().toStdString()));
+  EngineMetricsSnapshot snap = synthetic_snapshot();
+  snap.source = "llama.cpp at http://127.0.0.1:8080";
+  snap.not_reported = {"kv_usage", "attention"};
+  dash.update_from(snap);
+  EXPECT_EQ(points(plot("kv_usage"), "KV usage"), 0);
+  EXPECT_EQ(points(plot("attention"), "scratch bytes"), 0);
+  EXPECT_EQ(points(plot("attention"), "attention time"), 0);
+  EXPECT_EQ(note(plot("kv_usage")), "llama.cpp at http://127.0.0.1:8080:\nthis server does not report\nKV usage");
+  EXPECT_EQ(note(plot("attention")), "llama.cpp at http://127.0.0.1:8080:\nthis server does not report\nattention scratch or time");
+  // The others draw as before.
+  EXPECT_EQ(points(plot("ttft"), "TTFT"), 2);
+  EXPECT_EQ(points(plot("kv_waste"), "internal fragmentation"), kFirstStretch + kSecondStretch + 1);
+  for (const char* name : {"ttft", "decode_tokens_per_second", "tokens_per_step", "kv_waste", "prefix_cache_hit_rate"})
+    EXPECT_EQ(note(plot(name)), "") << name;
+  EXPECT_FALSE(dash.timeline()->lanes().empty());
+  render(dash, "dashboard_not_reported");
+
+  // The request timeline and the roofline say it too, with no lanes and no dots.
+  snap.not_reported = {"request_timeline", "roofline"};
+  dash.update_from(snap);
+  EXPECT_TRUE(dash.timeline()->lanes().empty());
+  EXPECT_EQ(dash.timeline()->note(), "llama.cpp at http://127.0.0.1:8080:\nthis server does not report\nper-request timings");
+  EXPECT_EQ(dash.roofline()->prefill->dataCount() + dash.roofline()->decode->dataCount(), 0);
+  EXPECT_EQ(dash.roofline()->note(), "llama.cpp at http://127.0.0.1:8080:\nthis server does not report\nFLOPs or bytes");
+  EXPECT_EQ(points(plot("kv_usage"), "KV usage"), kFirstStretch + kSecondStretch + 1);
+  EXPECT_EQ(note(plot("kv_usage")), "");
+  render(dash, "dashboard_not_reported_views");
+
+  // Back to the local engine: everything draws again.
+  snap.source.clear();
+  snap.not_reported.clear();
+  dash.update_from(snap);
+  EXPECT_FALSE(dash.timeline()->lanes().empty());
+  EXPECT_EQ(dash.timeline()->note(), "");
+  EXPECT_GT(dash.roofline()->prefill->dataCount() + dash.roofline()->decode->dataCount(), 0);
+
+  // A name that is no panel is refused, named.
+  snap.not_reported = {"kv_cache_usage"};
+  try {
+    dash.update_from(snap);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'kv_cache_usage'"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(Dashboard, SpeculationPanelsPlotAcceptanceOverTimeAndPerPosition) {

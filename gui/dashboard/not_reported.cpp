@@ -1,0 +1,48 @@
+#include "gui/dashboard/not_reported.h"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace inferscope::gui {
+namespace {
+
+// Every dashboard panel by objectName, with what it shows.
+const std::array<std::pair<std::string_view, const char*>, 11> kQuantities = {{
+    {"ttft", "time to first token"},
+    {"decode_tokens_per_second", "decode throughput"},
+    {"tokens_per_step", "tokens per step"},
+    {"request_timeline", "per-request timings"},
+    {"roofline", "FLOPs or bytes"},
+    {"kv_usage", "KV usage"},
+    {"kv_waste", "KV fragmentation or waste"},
+    {"prefix_cache_hit_rate", "prefix-cache hits"},
+    {"attention", "attention scratch or time"},
+    {"spec_acceptance", "speculative acceptance"},
+    {"spec_decode", "acceptance per draft position"},
+}};
+
+}  // namespace
+
+QString reported_quantity(std::string_view panel) {
+  const auto it = std::find_if(kQuantities.begin(), kQuantities.end(), [&](const auto& q) { return q.first == panel; });
+  if (it == kQuantities.end())
+    throw std::invalid_argument("not_reported: '" + std::string(panel) + "' is no dashboard panel (its plots' objectNames)");
+  return QString::fromUtf8(it->second);
+}
+
+void check_not_reported(const EngineMetricsSnapshot& s) {
+  for (const std::string& panel : s.not_reported) reported_quantity(panel);
+}
+
+QString not_reported_note(const EngineMetricsSnapshot& s, std::string_view panel) {
+  const QString quantity = reported_quantity(panel);
+  if (std::find(s.not_reported.begin(), s.not_reported.end(), panel) == s.not_reported.end()) return {};
+  // Three short lines: a panel is as narrow as 240 pixels.
+  const QString missing = QStringLiteral("this server does not report\n%1").arg(quantity);
+  return s.source.empty() ? missing : QString::fromStdString(s.source) + QStringLiteral(":\n") + missing;
+}
+
+}  // namespace inferscope::gui
