@@ -1,5 +1,6 @@
 #include "core/engine/engine_metrics.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace inferscope {
@@ -212,6 +213,13 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
           {"spec_decode", spec_json(s.spec)},
           {"steps", std::move(steps)},
           {"requests", std::move(requests)}};
+}
+
+std::optional<double> reported_kv_usage(const EngineMetricsSnapshot& s) {
+  if (s.source.empty()) return s.kv.kv_cache_usage_perc();
+  const bool reported = std::find(s.not_reported.begin(), s.not_reported.end(), "kv_usage") == s.not_reported.end();
+  if (!reported || s.steps.empty()) return std::nullopt;
+  return s.steps.back().kv_cache_usage_perc;
 }
 
 nlohmann::json spec_json(const SpecDecodeCounters& c) {

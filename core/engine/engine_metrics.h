@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,9 @@ class EngineMetrics {
 };
 
 nlohmann::json metrics_json(const EngineMetricsSnapshot& s);
+// The KV usage (0..1) the snapshot's source reports: the local cache's, or a remote server's newest
+// interval; nullopt when the server does not report it.
+std::optional<double> reported_kv_usage(const EngineMetricsSnapshot& s);
 // spec_decode_num_drafts, _num_draft_tokens, _num_accepted_tokens, _num_accepted_tokens_per_pos,
 // acceptance_rate and mean_acceptance_length.
 nlohmann::json spec_json(const SpecDecodeCounters& c);

@@ -32,13 +32,20 @@ struct TokenTiming {
   double inter_token_s = 0;   // since this request's previous token (its first: since submit())
 };
 
+// The token of an on_token call that carries a remote server's streamed chunk: text of one or more
+// tokens whose ids the server does not send.
+inline constexpr TokenId kRemoteChunk = -2;
+
 // Called on the engine thread; they may call submit() or cancel() but must not block for long.
 struct EngineCallbacks {
   // One output token and the text it completes (whole UTF-8 characters only; may be empty while a
-  // character or a possible stop string is incomplete). token -1: text held back until the end.
+  // character or a possible stop string is incomplete). token -1: text held back until the end;
+  // kRemoteChunk: a remote server's chunk.
   std::function<void(RequestId, std::string_view piece, TokenId token, const TokenTiming&)> on_token;
   // Exactly once per submitted request, last.
   std::function<void(RequestId, StopReason reason)> on_finished;
+  // A remote server's token counts for the request (its usage report), before on_finished.
+  std::function<void(RequestId, int32_t prompt_tokens, int32_t generation_tokens)> on_usage;
   // Before on_finished(Failed): what went wrong.
   std::function<void(RequestId, const std::string& message)> on_error;
   // The raw logits a request asked for (EngineRequest::logits), row `position` of its sequence.

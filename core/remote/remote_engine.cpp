@@ -43,9 +43,7 @@ RemoteEngine::~RemoteEngine() {
 
 double RemoteEngine::now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
 
-std::string RemoteEngine::source() const {
-  return std::string(server_kind_name(server_.kind)) + " at " + endpoint_.base_url + (endpoint_.model.empty() ? "" : " (" + endpoint_.model + ")");
-}
+std::string RemoteEngine::source() const { return std::string(server_kind_name(server_.kind)) + " at " + endpoint_.base_url; }
 
 RequestId RemoteEngine::submit(EngineRequest request) {
   std::lock_guard lock(mu_);
@@ -92,12 +90,15 @@ void RemoteEngine::run_request(RequestId id, EngineRequest request, Stream& stre
   chunks.on_content = [&](std::string_view text, double since_sent) {
     const double t = sent + since_sent;
     metrics_.on_token(id, t);
-    if (callbacks_.on_token) callbacks_.on_token(id, text, -1, TokenTiming{t, since_sent, t - last});
+    if (callbacks_.on_token) callbacks_.on_token(id, text, kRemoteChunk, TokenTiming{t, since_sent, t - last});
     last = t;
   };
   const RemoteReply reply = stream_completion(endpoint_, path, body, chunks, &stream.cancel, options_.timeouts);
   if (reply.usage) {
-    metrics_.on_usage(id, static_cast<int32_t>(reply.usage->prompt_tokens), static_cast<int32_t>(reply.usage->completion_tokens));
+    const auto prompt = static_cast<int32_t>(reply.usage->prompt_tokens);
+    const auto generated = static_cast<int32_t>(reply.usage->completion_tokens);
+    metrics_.on_usage(id, prompt, generated);
+    if (callbacks_.on_usage) callbacks_.on_usage(id, prompt, generated);
   }
   const StopReason reason = stop_reason_of(reply);
   metrics_.on_finished(id, now(), stop_reason_name(reason), 0);

@@ -39,8 +39,8 @@ class RemoteEngine {
   // Streams `request.messages` through /v1/chat/completions (or `prompt_tokens` / `prompt` through
   // /v1/completions) with its sampling and max_tokens (0: the server's limit); its stop strings are
   // the model's, which the server applies itself. Callbacks come from the request's thread: on_token
-  // per chunk (token -1: servers stream text), on_error then on_finished(Failed) when the server or the
-  // network fails, on_finished(Aborted) after cancel().
+  // per chunk (token kRemoteChunk: servers stream text), on_usage with the server's counts, on_error
+  // then on_finished(Failed) when the server or the network fails, on_finished(Aborted) after cancel().
   RequestId submit(EngineRequest request);
   // Closes the request's connection (the server aborts it); unknown or ended ids are ignored.
   void cancel(RequestId id);
@@ -48,7 +48,7 @@ class RemoteEngine {
   EngineMetricsSnapshot metrics_snapshot() const;
   const RemoteEndpoint& endpoint() const { return endpoint_; }
   const ServerInfo& server() const { return server_; }
-  // "llama.cpp at http://127.0.0.1:8080 (model)".
+  // "llama.cpp at http://127.0.0.1:8080" (the model is endpoint().model).
   std::string source() const;
 
  private:

@@ -11,6 +11,7 @@
 
 #include "core/common/json_field.h"
 #include "core/engine/config_overrides.h"
+#include "core/remote/server_probe.h"
 #include "gui/app/main_window.h"
 #include "gui/bridge/engine_bridge.h"
 #include "gui/bridge/resource_path.h"
@@ -24,7 +25,7 @@ namespace {
 
 const char* const kActions[] = {"open_model", "new_session", "select_session", "send", "config", "compare", "wait",
                                 "wait_idle", "wait_tokens", "tab", "token_view", "show_plot", "show_toggle", "screenshot",
-                                "experiment", "show_learn_plot"};
+                                "experiment", "show_learn_plot", "connect"};
 constexpr qint64 kDefaultTimeoutMs = 300'000;
 
 qint64 now_ms() { return QDateTime::currentMSecsSinceEpoch(); }
@@ -82,9 +83,10 @@ DemoScript::DemoScript(MainWindow& window, const nlohmann::json& script, const Q
     if (step.action == "token_view") json_field<bool>(s, "token_view", w);
     if (step.action == "show_learn_plot") json_field<int>(s, "show_learn_plot", w);
     if (step.action == "experiment" && s.contains("timeout")) json_field<double>(s, "timeout", w);
+    if (step.action == "connect" && s.contains("model")) json_field<std::string>(s, "model", w);
     if (step.action == "new_session" || step.action == "select_session" || step.action == "send" ||
         step.action == "tab" || step.action == "screenshot" || step.action == "open_model" || step.action == "show_plot" ||
-        step.action == "show_toggle" || step.action == "experiment") {
+        step.action == "show_toggle" || step.action == "experiment" || step.action == "connect") {
       json_field<std::string>(s, step.action.c_str(), w);
     }
     steps_.push_back(std::move(step));
@@ -176,6 +178,11 @@ void DemoScript::run_step(const Step& step) {
       const QString path = resolve_resource_path(QString::fromStdString(json_field<std::string>(a, "open_model", w)));
       window_.open_model(path);
       wait_until([&bridge, path] { return !bridge.loading() && bridge.model_path() == path; }, kDefaultTimeoutMs);
+    } else if (step.action == "connect") {
+      RemoteEndpoint endpoint = make_endpoint(json_field<std::string>(a, "connect", w), "", a.value("model", ""));
+      const ServerInfo info = probe_server(endpoint);  // a demo may wait for the server's answer
+      if (endpoint.model.empty() && !info.models.empty()) endpoint.model = info.models.front();
+      bridge.connect_remote(endpoint, info);
     } else if (step.action == "new_session") {
       chat.new_session(QString::fromStdString(json_field<std::string>(a, "new_session", w)));
       if (a.contains("system")) chat.set_system_prompt(QString::fromStdString(json_field<std::string>(a, "system", w)));

@@ -6,6 +6,8 @@
 //     "steps": [                                each step is an object with one action key
 //       {"open_model": "models/x.gguf"},         loads a model and waits for it (relative paths: the
 //                                                working directory, then resource_path.h's folders)
+//       {"connect": "http://127.0.0.1:8080", "model": "m"},   runs on that server (model: its first
+//                                                when none is named), once it has answered the probe
 //       {"new_session": "Name", "system": "...", "temperature": 0.7, "max_tokens": 128},
 //       {"select_session": "Name"},
 //       {"send": "text", "session": "Name"},     sends a turn (the current session when none named)

@@ -21,6 +21,8 @@
 #include <QTabWidget>
 #include <QToolBar>
 #include <qcustomplot.h>
+#include <algorithm>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -28,6 +30,7 @@
 #include "gui/app/model_fetch.h"
 #include "gui/app/status_fields.h"
 #include "gui/app/welcome_page.h"
+#include "gui/remote/connect_dialog.h"
 #include "gui/app/window_layout.h"
 #include "gui/blocks/block_table_view.h"
 #include "gui/bridge/engine_bridge.h"
@@ -54,6 +57,8 @@ QString mark_label(const QString& message) {
   if (label.size() > kMarkLabelChars) label = label.left(kMarkLabelChars - 1) + QStringLiteral("…");
   return label;
 }
+
+QString local_device_text() { return QString("device: CPU · %1 threads  ").arg(std::thread::hardware_concurrency()); }
 
 // The first local .gguf file among dropped URLs ("" when none).
 QString dropped_model(const QMimeData* mime) {
@@ -106,6 +111,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   pages_->addWidget(tabs_);
   setCentralWidget(pages_);
   connect(welcome_, &WelcomePage::open_file_requested, this, &MainWindow::choose_model_file);
+  connect(welcome_, &WelcomePage::connect_requested, this, &MainWindow::connect_to_server);
   connect(welcome_, &WelcomePage::model_chosen, this, &MainWindow::open_model);
   refresh_recent_menu();
 
@@ -128,6 +134,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   });
   connect(bridge_, &EngineBridge::model_loaded, this, &MainWindow::on_model_loaded);
   connect(bridge_, &EngineBridge::model_failed, this, &MainWindow::on_model_failed);
+  connect(bridge_, &EngineBridge::remote_connected, this, &MainWindow::on_remote_connected);
   connect(bridge_, &EngineBridge::engine_replaced, dashboard_, &MetricsDashboard::clear);
   connect(bridge_, &EngineBridge::metrics_updated, this, &MainWindow::on_metrics);
   connect(bridge_, &EngineBridge::kv_updated, this, &MainWindow::on_kv);
@@ -187,6 +194,7 @@ void MainWindow::build_menus() {
                                   &MainWindow::choose_model_file);
   open->setShortcut(QKeySequence::Open);
   recent_menu_ = file->addMenu("Open &recent");
+  file->addAction(style()->standardIcon(QStyle::SP_DriveNetIcon), "&Connect to server…", this, &MainWindow::connect_to_server);
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
 
@@ -200,7 +208,7 @@ void MainWindow::build_menus() {
   auto* spacer = new QWidget;
   spacer->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
   bar->addWidget(spacer);
-  device_label_->setText(QString("device: CPU · %1 threads  ").arg(std::thread::hardware_concurrency()));
+  device_label_->setText(local_device_text());
   device_label_->setToolTip("Where the engine runs; the Config panel lists CUDA when a GPU is usable");
   bar->addWidget(device_label_);
 }
@@ -212,6 +220,25 @@ void MainWindow::choose_model_file() {
 }
 
 void MainWindow::open_model(const QString& path) { bridge_->load_model(path); }
+
+void MainWindow::connect_to_server() {
+  ConnectDialog dialog(this);
+  if (dialog.exec() == QDialog::Accepted) bridge_->connect_remote(dialog.endpoint(), dialog.server_info());
+}
+
+void MainWindow::on_remote_connected(const QString& source) {
+  model_text_ = "server: " + source + (bridge_->remote_model().isEmpty() ? QString() : " · " + bridge_->remote_model());
+  model_label_->setText(model_text_);
+  setWindowTitle("Inferscope — " + source);
+  device_label_->setText("device: the server's  ");
+  model_info_->clear();
+  blocks_->show_remote(source, std::nullopt, std::nullopt, std::nullopt);
+  // The toggles configure the local engine; the server keeps its own configuration.
+  config_->setEnabled(false);
+  config_->setToolTip("Connected to " + source + ": the server runs its own configuration. Open a model to use the toggles.");
+  statusBar()->showMessage("Connected to " + source, 8000);
+  pages_->setCurrentWidget(tabs_);
+}
 
 bool MainWindow::showing_welcome() const { return pages_->currentWidget() == welcome_; }
 
@@ -238,6 +265,9 @@ void MainWindow::refresh_recent_menu() {
 
 void MainWindow::on_model_loaded(const QString& path) {
   progress_->setVisible(false);
+  config_->setEnabled(true);
+  config_->setToolTip({});
+  device_label_->setText(local_device_text());
   const LlamaModel& model = *bridge_->model();
   const EngineConfig config = bridge_->config();
   model_text_ = model_summary(model, config.kv_dtype);
@@ -309,9 +339,10 @@ void MainWindow::show_error(const QString& title, const QString& text) {
 
 void MainWindow::on_metrics(const EngineMetricsSnapshot& m) {
   dashboard_->update_from(m);
+  if (!m.source.empty()) blocks_->show_remote(QString::fromStdString(m.source), reported_kv_usage(m), std::nullopt, std::nullopt);
   config_->show_weights(m);
   status_->show_metrics(m);
-  if (!model_text_.isEmpty()) model_label_->setText(model_text_ + " · " + StatusFields::weights_text(m));
+  if (!model_text_.isEmpty() && m.source.empty()) model_label_->setText(model_text_ + " · " + StatusFields::weights_text(m));
   const std::optional<WeightQuant> level = weight_quant_from_name(m.weights_quant);
   if (bridge_->model() != nullptr && level) model_info_->show_level(*bridge_->model(), *level);
 }

@@ -85,6 +85,10 @@ class MainWindow : public QMainWindow {
   void build_menus();
   // File > Open's dialog, also behind the welcome page's "Open a GGUF file…".
   void choose_model_file();
+  // File > Connect to server…, also behind the welcome page's button: a remote engine once checked.
+  void connect_to_server();
+  // The chat and dashboards now run on a server: the top bar, the block view and the panels say so.
+  void on_remote_connected(const QString& source);
   // The engine configuration saved by an earlier run, sent to the engine once the first model is loaded.
   void restore_saved_config();
   void remember_model(const QString& path);

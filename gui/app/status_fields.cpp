@@ -40,9 +40,12 @@ void StatusFields::show_metrics(const EngineMetricsSnapshot& m) {
   for (QWidget* w : findChildren<QLabel*>()) w->setVisible(true);
   running_->setText(QStringLiteral("running %1").arg(m.num_requests_running));
   waiting_->setText(QStringLiteral("waiting %1").arg(m.num_requests_waiting));
-  kv_->setText(QStringLiteral("KV %1%").arg(m.kv.kv_cache_usage_perc() * 100, 0, 'f', 0));
-  decode_->setText(QStringLiteral("engine: %1 tok/s decode (all requests)").arg(m.decode_tokens_per_second, 0, 'f', 1));
-  weights_->setText(weights_text(m));
+  const std::optional<double> kv = reported_kv_usage(m);
+  kv_->setText(kv ? QStringLiteral("KV %1%").arg(*kv * 100, 0, 'f', 0) : QStringLiteral("KV not reported"));
+  decode_->setText(QStringLiteral("%1: %2 tok/s decode (all requests)")
+                       .arg(m.source.empty() ? QStringLiteral("engine") : QStringLiteral("server"))
+                       .arg(m.decode_tokens_per_second, 0, 'f', 1));
+  weights_->setText(m.source.empty() ? weights_text(m) : QStringLiteral("weights: the server's"));
   const bool converting = !m.converting_to.empty();
   conversion_->setText(converting ? QStringLiteral("converting to %1 %2%")
                                         .arg(QString::fromStdString(m.converting_to))

@@ -69,6 +69,7 @@ WelcomePage::WelcomePage(QString demo_dest, QWidget* parent)
       open_(new QPushButton(style()->standardIcon(QStyle::SP_DialogOpenButton), "Open a GGUF file…")),
       fetch_(new QPushButton(style()->standardIcon(QStyle::SP_ArrowDown), "Fetch the demo model")),
       cancel_(new QPushButton("Cancel")),
+      connect_(new QPushButton(style()->standardIcon(QStyle::SP_DriveNetIcon), "Connect to a server…")),
       progress_(new QProgressBar),
       message_(paragraph({})),
       recent_layout_(new QVBoxLayout),
@@ -102,6 +103,11 @@ WelcomePage::WelcomePage(QString demo_dest, QWidget* parent)
   recent_layout_->setSpacing(0);
   layout->addLayout(recent_layout_);
   layout->addWidget(no_recent_);
+
+  add_heading(layout, "A model served elsewhere");
+  layout->addWidget(paragraph("Chat with an OpenAI-compatible server (llama.cpp's llama-server, vLLM, SGLang) and watch "
+                              "what its <tt>/metrics</tt> reports on the same dashboards."));
+  layout->addWidget(connect_, 0, Qt::AlignLeft);
   layout->addStretch(1);
 
   // The column centred, scrolling when the window is small.
@@ -123,6 +129,7 @@ WelcomePage::WelcomePage(QString demo_dest, QWidget* parent)
   show_fetching(false);
   show_message({});
   connect(open_, &QPushButton::clicked, this, &WelcomePage::open_file_requested);
+  connect(connect_, &QPushButton::clicked, this, &WelcomePage::connect_requested);
   connect(fetch_, &QPushButton::clicked, this, &WelcomePage::start_fetch);
   connect(cancel_, &QPushButton::clicked, fetch_job_, &ModelFetch::cancel);
   connect(fetch_job_, &ModelFetch::stage, this, [this](const QString& name) {

@@ -1,8 +1,9 @@
 // What the window shows in place of its tabs until the first model is loaded: a few sentences on what
-// a GGUF model is and which architectures run here, and three ways to a model: "Open a GGUF file…",
+// a GGUF model is and which architectures run here, three ways to a model: "Open a GGUF file…",
 // "Fetch the demo model" (scripts/fetch-model.sh through ModelFetch, only on that click, with a
 // progress bar, Cancel, and the reason when it fails), and the recent models (a missing file is shown
-// as missing and cannot be clicked). The page takes no drops itself: a .gguf file dropped on it
+// as missing and cannot be clicked); and "Connect to a server…" (a remote engine: llama-server, vLLM,
+// SGLang). The page takes no drops itself: a .gguf file dropped on it
 // reaches the window, which opens it.
 #pragma once
 #include <QStringList>
@@ -27,6 +28,7 @@ class WelcomePage : public QWidget {
   // The recent entries' buttons, in order (disabled for a missing file).
   QList<QPushButton*> recent_buttons() const;
   QPushButton* open_button() const { return open_; }
+  QPushButton* connect_button() const { return connect_; }
   QPushButton* fetch_button() const { return fetch_; }
   QPushButton* cancel_button() const { return cancel_; }
   QProgressBar* fetch_progress() const { return progress_; }
@@ -36,6 +38,7 @@ class WelcomePage : public QWidget {
 
  signals:
   void open_file_requested();
+  void connect_requested();
   void model_chosen(const QString& path);
 
  private:
@@ -47,7 +50,7 @@ class WelcomePage : public QWidget {
 
   QString demo_dest_;
   ModelFetch* fetch_job_;
-  QPushButton *open_, *fetch_, *cancel_;
+  QPushButton *open_, *fetch_, *cancel_, *connect_;
   QProgressBar* progress_;
   QLabel* message_;
   QString stage_;

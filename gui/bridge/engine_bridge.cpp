@@ -62,6 +62,12 @@ EngineCallbacks EngineBridge::callbacks_for(uint64_t generation, std::shared_ptr
       emit this->token(it->second, text, token, t.since_arrival_s, t.time_s);
     });
   };
+  cb.on_usage = [this, generation](RequestId id, int32_t prompt, int32_t generated) {
+    post_to_gui([this, key = Key{generation, id}, prompt, generated] {
+      auto it = requests_.find(key);
+      if (it != requests_.end()) emit usage_reported(it->second, prompt, generated);
+    });
+  };
   cb.on_error = [this, generation](RequestId id, const std::string& message) {
     post_to_gui([this, key = Key{generation, id}, text = QString::fromStdString(message)] {
       auto it = requests_.find(key);
@@ -164,6 +170,8 @@ void EngineBridge::connect_remote(const RemoteEndpoint& endpoint, const ServerIn
 }
 
 QString EngineBridge::remote_source() const { return remote_ ? QString::fromStdString(remote_->source()) : QString(); }
+
+QString EngineBridge::remote_model() const { return remote_ ? QString::fromStdString(remote_->endpoint().model) : QString(); }
 
 void EngineBridge::set_config(const EngineConfig& config) {
   if (remote_) {

@@ -42,8 +42,9 @@ class EngineBridge : public QObject {
   // remote_connected follow. Loading a model later goes back to a local engine.
   void connect_remote(const RemoteEndpoint& endpoint, const ServerInfo& server);
   bool remote() const { return remote_ != nullptr; }
-  // "llama.cpp at http://host:8080 (model)", or "" for the local engine.
+  // "llama.cpp at http://host:8080", or "" for the local engine; remote_model() the model it serves.
   QString remote_source() const;
+  QString remote_model() const;
   // True while loading or rebuilding: a request sent now would be aborted by the switch.
   bool busy() const { return loading_ || rebuilding_; }
   const LlamaModel* model() const { return model_.get(); }
@@ -84,6 +85,8 @@ class EngineBridge : public QObject {
   void verified(int request, const inferscope::Verification& verification, const QString& refused_piece);
   void token(int request, const QString& piece, int token_id, double since_arrival_s, double time_s);
   void request_failed(int request, const QString& message);
+  // A remote server's token counts for `request` (its usage report), before finished.
+  void usage_reported(int request, int prompt_tokens, int generation_tokens);
   // Exactly once per submitted request, last; reason is vLLM's "stop" | "length" | "abort" | "error".
   void finished(int request, const QString& reason);
   void config_result(bool applied, const QString& message);

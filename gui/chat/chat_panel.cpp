@@ -191,6 +191,7 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
   connect(&bridge_, &EngineBridge::verified, this, &ChatPanel::on_verified);
   connect(&bridge_, &EngineBridge::token, this, &ChatPanel::on_token);
   connect(&bridge_, &EngineBridge::request_failed, this, &ChatPanel::on_request_failed);
+  connect(&bridge_, &EngineBridge::usage_reported, this, &ChatPanel::on_usage);
   connect(&bridge_, &EngineBridge::finished, this, &ChatPanel::on_finished);
   connect(&bridge_, &EngineBridge::model_loaded, this, &ChatPanel::refresh_context);
   connect(&bridge_, &EngineBridge::config_result, this, &ChatPanel::refresh_context);
@@ -337,7 +338,7 @@ void ChatPanel::on_token(int request, const QString& piece, int token_id, double
   ChatSession* s = session_by_id(it->second);
   Live& live = live_[it->second];
   if (!s) return;
-  if (token_id >= 0) {
+  if (token_id >= 0 || token_id == kRemoteChunk) {
     if (live.tokens == 0) {
       live.ttft_s = since_arrival_s;
       live.first_token_s = time_s;
@@ -351,6 +352,15 @@ void ChatPanel::on_token(int request, const QString& piece, int token_id, double
   if (current_ >= 0 && sessions_[static_cast<size_t>(current_)].id == s->id && !render_timer_.isActive()) {
     render_timer_.start();
   }
+}
+
+void ChatPanel::on_usage(int request, int prompt_tokens, int generation_tokens) {
+  auto it = request_session_.find(request);
+  if (it == request_session_.end()) return;
+  // The server's counts replace the chunks counted as they streamed.
+  Live& live = live_[it->second];
+  live.prompt_tokens = prompt_tokens;
+  live.tokens = generation_tokens;
 }
 
 void ChatPanel::on_request_failed(int request, const QString& message) {

@@ -1,5 +1,7 @@
 #include "gui/chat/token_trace.h"
 
+#include "core/engine/engine_request.h"
+
 namespace inferscope::gui {
 
 std::optional<TokenOrigin> token_origin_from_name(const std::string& name) {
@@ -18,6 +20,10 @@ void TraceBuilder::verified(const Verification& v, const std::string& refused_pi
 }
 
 void TraceBuilder::token(std::vector<TracedToken>& trace, const std::string& piece, TokenId id) {
+  if (id == kRemoteChunk) {  // a server's chunk: one cell, no ids to match with a verification
+    trace.push_back({piece});
+    return;
+  }
   if (id < 0) {
     if (trace.empty() || trace.back().refused) trace.push_back({});
     trace.back().text += piece;

@@ -43,6 +43,7 @@ struct Recorder {
   std::vector<TokenId> tokens;
   std::string error;
   std::optional<StopReason> reason;
+  std::pair<int32_t, int32_t> usage{-1, -1};
 
   EngineCallbacks callbacks() {
     EngineCallbacks cb;
@@ -51,6 +52,10 @@ struct Recorder {
       EXPECT_GE(t.since_arrival_s, 0);
       text += piece;
       tokens.push_back(token);
+    };
+    cb.on_usage = [this](RequestId, int32_t prompt, int32_t generated) {
+      std::lock_guard lock(mu);
+      usage = {prompt, generated};
     };
     cb.on_error = [this](RequestId, const std::string& message) {
       std::lock_guard lock(mu);
@@ -102,11 +107,12 @@ TEST(RemoteEngine, StreamsAChatAndCountsTokensFromUsage) {
   engine.submit(chat("capital of France?"));
   EXPECT_EQ(rec.wait(), StopReason::EndOfGeneration);
   EXPECT_EQ(rec.text, "Paris.");
-  EXPECT_EQ(rec.tokens, (std::vector<TokenId>{-1, -1}));  // servers stream text, not ids
+  EXPECT_EQ(rec.tokens, (std::vector<TokenId>{kRemoteChunk, kRemoteChunk}));  // servers stream text, not ids
+  EXPECT_EQ(rec.usage, (std::pair<int32_t, int32_t>{12, 3}));
   while (scrapes < 3) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 
   const EngineMetricsSnapshot s = engine.metrics_snapshot();
-  EXPECT_EQ(s.source, "llama.cpp at " + server.url() + " (smollm)");
+  EXPECT_EQ(s.source, "llama.cpp at " + server.url());
   ASSERT_FALSE(s.requests.empty());
   const RequestMetrics& m = s.requests.front();
   EXPECT_EQ(m.generation_tokens, 3);  // usage, not the two chunks

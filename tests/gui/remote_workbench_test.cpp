@@ -1,0 +1,105 @@
+// The workbench on a remote server, offscreen, against a scripted llama-server-like server: connecting
+// replaces the welcome page, the top bar names the server, the chat streams its reply, the dashboard
+// draws what /metrics reports and says what it does not, the block view shows the reported state
+// instead of blocks, the toggles are off; opening a model goes back to the local engine.
+#include <qcustomplot.h>
+
+#include <atomic>
+
+#include "core/remote/remote_endpoint.h"
+#include "gui/blocks/block_table_view.h"
+#include "gui/config/config_panel.h"
+#include "gui/dashboard/metrics_dashboard.h"
+#include "tests/gui/workbench_fixture.h"
+#include "tests/support/canned_http_server.h"
+
+namespace inferscope::gui::test {
+namespace {
+
+using inferscope::test::CannedHttpServer;
+using inferscope::test::CannedRequest;
+using inferscope::test::CannedResponse;
+
+// A llama-server: its counters grow with every scrape; chat replies "Paris." in two chunks.
+CannedResponse llama_server(const CannedRequest& r, std::atomic<int>& scrapes) {
+  if (r.path == "/metrics") {
+    ++scrapes;
+    return inferscope::test::canned("llamacpp:prompt_tokens_total " + std::to_string(12 * scrapes) + "\nllamacpp:tokens_predicted_total " +
+                                        std::to_string(3 * scrapes) + "\nllamacpp:n_decode_total " + std::to_string(3 * scrapes) +
+                                        "\nllamacpp:requests_processing 1\n",
+                                    200, "text/plain");
+  }
+  CannedResponse sse;
+  sse.content_type = "text/event-stream";
+  for (const char* e : {R"({"choices":[{"index":0,"delta":{"content":"Par"}}]})", R"({"choices":[{"index":0,"delta":{"content":"is."}}]})",
+                        R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})",
+                        R"({"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3}})", "[DONE]"}) {
+    sse.chunks.push_back(std::string("data: ") + e + "\n\n");
+  }
+  return sse;
+}
+
+QString plot_note(QCustomPlot* plot) {
+  for (int i = 0; i < plot->itemCount(); ++i)
+    if (auto* text = qobject_cast<QCPItemText*>(plot->item(i)); text && text->objectName().isEmpty()) return text->text();
+  return {};
+}
+
+TEST(RemoteWorkbench, ChatsWithAServerAndShowsWhatItsMetricsReport) {
+  std::atomic<int> scrapes{0};
+  CannedHttpServer server([&](const CannedRequest& r) { return llama_server(r, scrapes); });
+  QTemporaryDir sessions;
+  auto w = open_window(sessions.path());
+  ASSERT_TRUE(w->showing_welcome());
+  ServerInfo info;
+  info.kind = ServerKind::LlamaCpp;
+  info.models = {"smollm"};
+  w->bridge().connect_remote(make_endpoint(server.url(), "", "smollm"), info);
+  const QString source = "llama.cpp at " + QString::fromStdString(server.url());
+  ASSERT_TRUE(wait_for([&] { return !w->showing_welcome(); }, 5000));
+  EXPECT_TRUE(w->windowTitle().contains(source)) << w->windowTitle().toStdString();
+  EXPECT_FALSE(w->config_panel()->isEnabled());
+
+  ASSERT_TRUE(chat_turn(*w, "What is the capital of France?", 10000));
+  const ChatSession& session = w->chat()->session(w->chat()->current_index());
+  ASSERT_EQ(session.messages.size(), 2u);
+  EXPECT_EQ(session.messages[1].content, "Paris.");
+  // The reply's counts are the server's usage (three tokens in two chunks).
+  ASSERT_FALSE(session.timeline.empty());
+  EXPECT_EQ(session.timeline.back().tokens, 3);
+  EXPECT_EQ(session.timeline.back().prompt_tokens, 12);
+  EXPECT_GT(session.timeline.back().ttft_s, 0);
+  EXPECT_TRUE(w->status_text().contains("KV not reported")) << w->status_text().toStdString();
+
+  // The dashboard draws the server's throughput and says what it does not report.
+  ASSERT_TRUE(wait_for([&] { return scrapes >= 3 && plot_note(w->dashboard()->plot("kv_usage")).contains("does not report"); }, 10000));
+  EXPECT_TRUE(plot_note(w->dashboard()->plot("kv_usage")).startsWith(source));
+  EXPECT_TRUE(plot_note(w->dashboard()->plot("attention")).contains("does not report"));
+  EXPECT_TRUE(plot_note(w->dashboard()->plot("ttft")).isEmpty());  // measured on the client
+  EXPECT_TRUE(w->block_table()->remote_text().contains(source + " does not report KV usage")) << w->block_table()->remote_text().toStdString();
+
+  // Opening a model goes back to the local engine.
+  w->open_model(QString::fromStdString(::inferscope::test::shared_model_path("stories260K.gguf")));
+  ASSERT_TRUE(wait_for([&] { return w->bridge().model() != nullptr; }, 30000));
+  EXPECT_FALSE(w->bridge().remote());
+  EXPECT_TRUE(w->config_panel()->isEnabled());
+  ASSERT_TRUE(wait_for([&] { return w->block_table()->remote_text().isEmpty(); }, 10000));
+}
+
+TEST(RemoteWorkbench, AServerErrorEndsTheTurnWithItsMessageAndKeepsTheText) {
+  CannedHttpServer server([](const CannedRequest& r) {
+    if (r.path == "/metrics") return inferscope::test::canned("not found", 404, "text/plain");
+    return inferscope::test::canned(R"({"error":{"message":"the model is loading"}})", 503);
+  });
+  QTemporaryDir sessions;
+  auto w = open_window(sessions.path());
+  ServerInfo info;
+  info.kind = ServerKind::Vllm;
+  w->bridge().connect_remote(make_endpoint(server.url()), info);
+  ASSERT_TRUE(chat_turn(*w, "hello?", 10000));
+  EXPECT_TRUE(w->chat()->error_text().contains("HTTP 503: the model is loading")) << w->chat()->error_text().toStdString();
+  EXPECT_EQ(w->chat()->input_text(), "hello?");  // the user's text is kept for another try
+}
+
+}  // namespace
+}  // namespace inferscope::gui::test
