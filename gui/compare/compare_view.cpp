@@ -219,7 +219,7 @@ QWidget* CompareView::build_side(int side) {
   runs_on->setStyleSheet("font-weight:normal;");
   stack->addWidget(editor(a ? a_ : b_));
   stack->addWidget(a ? server_a_ : server_b_);
-  stack->setStyleSheet("font-weight:normal; color:#111827;");
+  stack->setStyleSheet("font-weight:normal;");  // no colour: a disabled field must still draw greyed
   auto* column = new QVBoxLayout(box);
   column->setSpacing(4);
   auto* choice = new QHBoxLayout;
