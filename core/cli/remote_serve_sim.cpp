@@ -9,6 +9,7 @@
 #include "core/common/text_format.h"
 #include "core/engine/engine_metrics.h"
 #include "core/engine/serve_summary.h"
+#include "core/remote/server_report.h"
 #include "core/gguf/gguf_file.h"
 #include "core/tokenizer/tokenizer.h"
 
@@ -59,12 +60,6 @@ std::optional<double> average(const std::vector<ServerSample>& samples, std::opt
     if (const auto& v = s.gauges.*field) sum += *v, ++n;
   }
   return n > 0 ? std::optional(sum / n) : std::nullopt;
-}
-
-const char* finish_reason(const RemoteReply& r) {
-  if (r.outcome == RemoteOutcome::Cancelled) return "abort";
-  if (r.outcome == RemoteOutcome::Failed) return "error";
-  return r.finish_reason == "stop" ? "stop" : "length";
 }
 
 void print_text(const json& j, const json& config) {
@@ -127,7 +122,7 @@ json remote_workload_json(const RemoteWorkloadResult& result, bool with_samples)
                   {"prompt_tokens", reply.usage ? json(reply.usage->prompt_tokens) : json()},
                   {"generation_tokens", reply.usage ? json(reply.usage->completion_tokens) : json()},
                   {"num_preemptions", nullptr},
-                  {"finish_reason", finish_reason(reply)},
+                  {"finish_reason", stop_reason_name(stop_reason_of(reply))},
                   {"spec_decode", nullptr},
                   {"text", reply.text}};
     if (!reply.error.empty()) entry["error"] = reply.error;

@@ -97,7 +97,8 @@ struct EngineMetricsSnapshot {
   // objectName of the dashboard panel that shows them ("ttft", "decode_tokens_per_second",
   // "tokens_per_step", "request_timeline", "roofline", "kv_usage", "kv_waste", "prefix_cache_hit_rate",
   // "attention", "spec_acceptance", "spec_decode"; gui/dashboard/not_reported.h), so that the panel
-  // says so instead of drawing zeros. Empty for the local engine, which reports everything.
+  // says so instead of drawing zeros, and "preemptions" (the time charts' marks, the comparison's
+  // row) when the server counts none. Empty for the local engine, which reports everything.
   std::string source;
   std::vector<std::string> not_reported;
 };

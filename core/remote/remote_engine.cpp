@@ -2,24 +2,9 @@
 
 #include "core/remote/http_client.h"
 #include "core/remote/remote_request.h"
+#include "core/remote/server_report.h"
 
 namespace inferscope {
-namespace {
-
-StopReason stop_reason_of(const RemoteReply& reply) {
-  if (reply.outcome == RemoteOutcome::Cancelled) return StopReason::Aborted;
-  if (reply.outcome == RemoteOutcome::Failed) return StopReason::Failed;
-  return reply.finish_reason == "length" ? StopReason::Length : StopReason::EndOfGeneration;
-}
-
-std::optional<double> difference(const std::optional<double>& later, const std::optional<double>& earlier) {
-  if (!later || !earlier) return std::nullopt;
-  return *later - *earlier;
-}
-
-int32_t count(const std::optional<double>& v) { return v ? static_cast<int32_t>(*v) : 0; }
-
-}  // namespace
 
 RemoteEngine::RemoteEngine(RemoteEndpoint endpoint, ServerInfo server, EngineCallbacks callbacks, RemoteEngineOptions options)
     : endpoint_(std::move(endpoint)),
@@ -43,7 +28,7 @@ RemoteEngine::~RemoteEngine() {
 
 double RemoteEngine::now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
 
-std::string RemoteEngine::source() const { return std::string(server_kind_name(server_.kind)) + " at " + endpoint_.base_url; }
+std::string RemoteEngine::source() const { return server_address(endpoint_, server_); }
 
 RequestId RemoteEngine::submit(EngineRequest request) {
   std::lock_guard lock(mu_);
@@ -136,24 +121,11 @@ void RemoteEngine::take_scrape(const MetricSnapshot& scrape, double t) {
   const ServerGauges gauges = read_gauges(scrape, server_.kind);
   if (latest_counters_) {
     // The interval since the last scrape, as one dashboard step.
-    const ServerCounters d = counters_increase(*latest_counters_, counters);
-    StepMetrics step;
-    step.time_s = t;
-    step.duration_s = t - last_scrape_s_;
-    step.num_requests_running = count(gauges.requests_running);
-    step.num_requests_waiting = count(gauges.requests_waiting);
-    step.prefill_tokens = count(d.prompt_tokens);
-    step.decode_tokens = count(d.generation_tokens);
-    step.kv_cache_usage_perc = gauges.kv_cache_usage.value_or(0);
-    step.prefix_cache_queries = count(d.prefix_cache_queries);
-    step.prefix_cache_hits = count(d.prefix_cache_hits);
-    step.spec_draft_tokens = count(d.spec_draft_tokens);
-    step.spec_accepted_tokens = count(d.spec_accepted_tokens);
-    metrics_.on_step(step, KvStats{});
+    metrics_.on_step(server_step(gauges, counters_increase(*latest_counters_, counters), t, t - last_scrape_s_), KvStats{});
   } else {
     baseline_ = counters;
   }
-  metrics_.set_queue(count(gauges.requests_running), count(gauges.requests_waiting));
+  metrics_.set_queue(static_cast<int32_t>(gauges.requests_running.value_or(0)), static_cast<int32_t>(gauges.requests_waiting.value_or(0)));
   latest_counters_ = counters;
   latest_gauges_ = gauges;
   last_scrape_s_ = t;
@@ -163,31 +135,9 @@ EngineMetricsSnapshot RemoteEngine::metrics_snapshot() const {
   EngineMetricsSnapshot s = metrics_.snapshot(now());
   s.source = source();
   std::lock_guard lock(mu_);
-  // Panels no server fills: per-step tokens and time, attention, the roofline, KV waste.
-  s.not_reported = {"tokens_per_step", "attention", "roofline", "kv_waste"};
-  const ServerCounters none;
-  const ServerCounters& c = latest_counters_ ? *latest_counters_ : none;
-  const ServerCounters& b = baseline_ ? *baseline_ : none;
-  if (!latest_gauges_ || !latest_gauges_->kv_cache_usage) s.not_reported.push_back("kv_usage");
-  if (!c.generation_tokens) s.not_reported.push_back("decode_tokens_per_second");
-  if (!c.prefix_cache_queries) s.not_reported.push_back("prefix_cache_hit_rate");
-  if (!c.spec_drafts) {
-    s.not_reported.push_back("spec_acceptance");
-    s.not_reported.push_back("spec_decode");
-  }
+  s.not_reported = server_not_reported(latest_gauges_ && latest_gauges_->kv_cache_usage, latest_counters_.value_or(ServerCounters{}));
   // Totals since connecting, as the server counts them where it does.
-  if (const auto v = difference(c.prompt_tokens, b.prompt_tokens)) s.prompt_tokens_total = static_cast<int64_t>(*v);
-  if (const auto v = difference(c.generation_tokens, b.generation_tokens)) s.generation_tokens_total = static_cast<int64_t>(*v);
-  if (const auto v = difference(c.steps, b.steps)) s.num_steps = static_cast<int64_t>(*v);
-  if (const auto v = difference(c.preemptions, b.preemptions)) s.num_preemptions = static_cast<int64_t>(*v);
-  if (const auto v = difference(c.prefix_cache_queries, b.prefix_cache_queries)) s.kv.prefix_cache_queries = s.prefix_cache_queries = static_cast<int64_t>(*v);
-  if (const auto v = difference(c.prefix_cache_hits, b.prefix_cache_hits)) s.kv.prefix_cache_hits = s.prefix_cache_hits = static_cast<int64_t>(*v);
-  if (const auto drafts = difference(c.spec_drafts, b.spec_drafts)) {
-    s.spec.num_drafts = static_cast<int64_t>(*drafts);
-    s.spec.num_draft_tokens = static_cast<int64_t>(difference(c.spec_draft_tokens, b.spec_draft_tokens).value_or(0));
-    s.spec.num_accepted_tokens = static_cast<int64_t>(difference(c.spec_accepted_tokens, b.spec_accepted_tokens).value_or(0));
-    if (s.spec.num_drafts > 0) s.spec_mode = "server";
-  }
+  if (baseline_ && latest_counters_) add_server_totals(s, counters_increase(*baseline_, *latest_counters_));
   s.weights_quant = "server";
   return s;
 }

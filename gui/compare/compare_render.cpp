@@ -55,14 +55,18 @@ void fill_delta_table(QTableWidget& table, const std::vector<Delta>& deltas) {
   table.setHorizontalHeaderLabels({"metric", "A", "B", "B − A", "change"});
   table.setRowCount(0);
   for (const Delta& d : deltas) {
-    if (!d.available) continue;
+    const bool not_reported = !d.not_reported_a.empty() || !d.not_reported_b.empty();
+    if (!d.available && !not_reported) continue;
     const int row = table.rowCount();
     table.insertRow(row);
     const double diff = d.b - d.a;
     QString diff_text = format_delta_value(d, std::abs(diff));
     if (diff != 0) diff_text.prepend(diff > 0 ? "+" : "−");
-    const QString cells[] = {QString::fromStdString(d.metric), format_delta_value(d, d.a), format_delta_value(d, d.b),
-                             diff_text, format_change(d)};
+    const auto value = [&](double v, const std::string& server) {
+      return server.empty() ? format_delta_value(d, v) : "not reported by " + QString::fromStdString(server);
+    };
+    const QString cells[] = {QString::fromStdString(d.metric), value(d.a, d.not_reported_a), value(d.b, d.not_reported_b),
+                             not_reported ? QString("—") : diff_text, not_reported ? QString("—") : format_change(d)};
     for (int col = 0; col < 5; ++col) {
       auto* item = new QTableWidgetItem(cells[col]);
       item->setFlags(Qt::ItemIsSelectable | Qt::ItemIsEnabled);
@@ -71,13 +75,18 @@ void fill_delta_table(QTableWidget& table, const std::vector<Delta>& deltas) {
     }
     // Better or worse for B: green or red; unchanged and metrics without a direction stay plain, the
     // latter saying why in their tooltip.
-    const DeltaVerdict verdict = delta_verdict(d);
+    const DeltaVerdict verdict = not_reported ? DeltaVerdict::Neutral : delta_verdict(d);
+    if (not_reported) {
+      for (int col = 0; col < 5; ++col) {
+        table.item(row, col)->setForeground(QBrush(QColor("#6b7280")));
+        table.item(row, col)->setToolTip("The server's /metrics does not report this figure: no number is shown rather than 0.");
+      }
+    } else if (!d.neutral_reason.empty()) {
+      for (int col = 0; col < 5; ++col) table.item(row, col)->setToolTip(QString::fromStdString(d.neutral_reason));
+    }
     if (verdict == DeltaVerdict::Better || verdict == DeltaVerdict::Worse) {
       const QColor colour = verdict == DeltaVerdict::Better ? QColor("#047857") : QColor("#b91c1c");
       for (int col = 3; col < 5; ++col) table.item(row, col)->setForeground(QBrush(colour));
-    }
-    if (!d.neutral_reason.empty()) {
-      for (int col = 0; col < 5; ++col) table.item(row, col)->setToolTip(QString::fromStdString(d.neutral_reason));
     }
   }
   table.horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
@@ -87,7 +96,7 @@ void fill_delta_table(QTableWidget& table, const std::vector<Delta>& deltas) {
 QString verdict_html(const Comparison& c) {
   int diverging = 0;
   for (const OutputPair& p : c.outputs) diverging += p.divergence >= 0;
-  const bool must_match = outputs_must_match(c.a.config, c.b.config, c.sampling);
+  const bool must_match = outputs_must_match(c.a, c.b, c.sampling);
   if (diverging == 0) {
     return QString("<span style='color:#047857;'>outputs identical%1</span>")
         .arg(must_match ? QString(", as the exact features promise") : QString());
@@ -122,7 +131,7 @@ QString outputs_html(const std::vector<OutputPair>& outputs) {
                    "<b>request %1</b> &nbsp; <span style='color:%2; font-weight:bold;'>%3</span></td></tr>")
                .arg(p.id)
                .arg(same ? "#047857" : "#b45309")
-               .arg(QString::fromStdString(divergence_text(p.divergence)));
+               .arg(QString::fromStdString(divergence_text(p.divergence, p.by_characters)));
     out += "<tr><td valign='top' style='font-family:monospace;'>" + side_html(p.a) + "<br>" + side_footer(p.a) +
            "</td><td valign='top' style='font-family:monospace;'>" + side_html(p.b) + "<br>" + side_footer(p.b) +
            "</td></tr>";

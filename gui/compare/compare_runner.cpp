@@ -26,24 +26,29 @@ bool CompareRunner::start(CompareJob job) {
     auto comparison = std::make_shared<Comparison>();
     comparison->workload = job.workload;
     comparison->sampling = job.sampling;
+    const auto run_side = [&](const CompareSide& side) {
+      if (const auto* config = std::get_if<EngineConfig>(&side)) return run_workload(*job.model, *config, job.requests, options);
+      return run_remote_side(std::get<RemoteSide>(side), job.requests, job.sampling, &cancel_, options.on_progress);
+    };
     QString error;
     try {
-      comparison->a = run_workload(*job.model, job.a, job.requests, options);
+      comparison->a = run_side(job.a);
       if (!cancel_) {
         run_ = 1;
         done_ = 0;
-        comparison->b = run_workload(*job.model, job.b, job.requests, options);
+        comparison->b = run_side(job.b);
       }
-      comparison->outputs = pair_outputs(*job.model, comparison->a, comparison->b);
+      comparison->outputs = pair_outputs(job.model.get(), comparison->a, comparison->b);
     } catch (const std::exception& e) {
-      error = QString::fromStdString(e.what());
+      const bool server = std::holds_alternative<RemoteSide>(run_ == 0 ? job.a : job.b);
+      error = QString("%1 %2: %3").arg(server ? "server" : "configuration", run_ == 0 ? "A" : "B", e.what());
     }
     comparison->cancelled = cancel_;
     // Back on the GUI thread (dropped when the runner is gone).
     QMetaObject::invokeMethod(this, [this, comparison, error] {
       running_ = false;
       if (!error.isEmpty()) {
-        emit failed(QString(run_ == 0 ? "configuration A: " : "configuration B: ") + error);
+        emit failed(error);
       } else if (comparison->cancelled) {
         emit cancelled();
       } else {

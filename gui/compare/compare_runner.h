@@ -1,13 +1,15 @@
-// Runs an A/B comparison off the GUI thread: configuration A, then B, over the same requests with
-// the same greedy sampling, each through run_workload on a fresh engine core over the loaded model
-// (held by a shared pointer, so it outlives a model switch mid-run). Progress is polled (cheap
-// atomics, no per-step signals); cancel aborts the requests left and ends the comparison.
+// Runs an A/B comparison off the GUI thread: side A, then B, over the same requests with the same
+// greedy sampling. A local side runs through run_workload on a fresh engine core over the loaded
+// model (held by a shared pointer, so it outlives a model switch mid-run); a server side replays the
+// requests against the server (run_remote_side). Progress is polled (cheap atomics, no per-step
+// signals); cancel aborts the requests left and ends the comparison.
 #pragma once
 #include <QObject>
 #include <QString>
 #include <atomic>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/engine/engine_config.h"
@@ -16,12 +18,16 @@
 #include "core/sched/request.h"
 #include "gui/bridge/background_worker.h"
 #include "gui/compare/comparison.h"
+#include "gui/compare/remote_side.h"
 
 namespace inferscope::gui {
 
+// One side of a comparison: a configuration of the local engine, or a server.
+using CompareSide = std::variant<EngineConfig, RemoteSide>;
+
 struct CompareJob {
-  std::shared_ptr<const LlamaModel> model;
-  EngineConfig a, b;
+  std::shared_ptr<const LlamaModel> model;  // needed by local sides and to pair two local runs' tokens
+  CompareSide a, b;
   std::vector<Request> requests;
   SamplingParams sampling;
   std::string workload;  // its name, for the results and the export

@@ -13,16 +13,19 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTableWidget>
 #include <QTextBrowser>
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
 
+#include "core/remote/server_report.h"
 #include "gui/bridge/engine_bridge.h"
 #include "gui/chat/chat_panel.h"
 #include "gui/compare/compare_render.h"
 #include "gui/compare/compare_runner.h"
 #include "gui/compare/compare_workload.h"
+#include "gui/compare/server_side_editor.h"
 #include "gui/config/engine_config_text.h"
 #include "gui/dashboard/metrics_dashboard.h"
 #include "gui/plot/plot_export.h"
@@ -42,10 +45,10 @@ const char* const kDivergenceNote =
     "Speculation is exact for greedy runs like these; with sampling it keeps the target's distribution, not its text.";
 
 // A compact editor: the toggles in two label/field column pairs, explanations as tooltips.
-QGroupBox* editor(ConfigFields& fields, const QString& title, const char* colour) {
-  auto* box = new QGroupBox(title);
-  box->setStyleSheet(QString("QGroupBox { font-weight:bold; color:%1; }").arg(colour));
-  auto* grid = new QGridLayout(box);
+QWidget* editor(ConfigFields& fields) {
+  auto* widget = new QWidget;
+  auto* grid = new QGridLayout(widget);
+  grid->setContentsMargins(0, 0, 0, 0);
   grid->setHorizontalSpacing(8);
   grid->setVerticalSpacing(3);
   const std::vector<ConfigFields::Row> rows = fields.rows();
@@ -64,7 +67,7 @@ QGroupBox* editor(ConfigFields& fields, const QString& title, const char* colour
   }
   grid->setColumnStretch(1, 1);
   grid->setColumnStretch(3, 1);
-  return box;
+  return widget;
 }
 
 }  // namespace
@@ -74,6 +77,12 @@ CompareView::CompareView(EngineBridge& bridge, ChatPanel& chat, QWidget* parent)
       bridge_(bridge),
       chat_(chat),
       runner_(new CompareRunner(this)),
+      runs_on_a_(new QComboBox),
+      runs_on_b_(new QComboBox),
+      stack_a_(new QStackedWidget),
+      stack_b_(new QStackedWidget),
+      server_a_(new ServerSideEditor),
+      server_b_(new ServerSideEditor),
       workload_(new QComboBox),
       run_to_length_(new QCheckBox("run every request to its output_tokens (ignore end of text)")),
       run_(new QPushButton("Run A, then B")),
@@ -90,6 +99,10 @@ CompareView::CompareView(EngineBridge& bridge, ChatPanel& chat, QWidget* parent)
       results_(nullptr) {
   a_.name_widgets("a_");
   b_.name_widgets("b_");
+  server_a_->name_widgets("a_");
+  server_b_->name_widgets("b_");
+  runs_on_a_->setObjectName("a_runs_on");
+  runs_on_b_->setObjectName("b_runs_on");
   workload_->setObjectName("workload");
   deltas_->setObjectName("deltas");
   outputs_->setObjectName("outputs");
@@ -186,12 +199,69 @@ QWidget* CompareView::build_setup() {
   auto* setup = new QWidget;
   auto* grid = new QGridLayout(setup);
   grid->setContentsMargins(0, 0, 0, 0);
-  grid->addWidget(editor(a_, "Configuration A", kColourA), 0, 0);
-  grid->addWidget(editor(b_, "Configuration B", kColourB), 0, 1);
+  grid->addWidget(build_side(0), 0, 0);
+  grid->addWidget(build_side(1), 0, 1);
   grid->addWidget(run_box, 0, 2, 2, 1);
   grid->addWidget(attribution_, 1, 0, 1, 2);
   for (int i = 0; i < 3; ++i) grid->setColumnStretch(i, 1);
   return setup;
+}
+
+QWidget* CompareView::build_side(int side) {
+  const bool a = side == 0;
+  auto* box = new QGroupBox(a ? "Side A" : "Side B");
+  box->setStyleSheet(QString("QGroupBox { font-weight:bold; color:%1; }").arg(a ? kColourA : kColourB));
+  QComboBox* runs_on = a ? runs_on_a_ : runs_on_b_;
+  QStackedWidget* stack = a ? stack_a_ : stack_b_;
+  runs_on->addItems({"Local engine", "Server"});
+  runs_on->setToolTip("Run this side on the workbench's engine with the configuration below, or replay the same "
+                      "requests against an OpenAI-compatible server (llama-server, vLLM, SGLang)");
+  runs_on->setStyleSheet("font-weight:normal;");
+  stack->addWidget(editor(a ? a_ : b_));
+  stack->addWidget(a ? server_a_ : server_b_);
+  stack->setStyleSheet("font-weight:normal;");  // no colour: a disabled field must still draw greyed
+  auto* column = new QVBoxLayout(box);
+  column->setSpacing(4);
+  auto* choice = new QHBoxLayout;
+  auto* label = new QLabel("runs on");
+  label->setStyleSheet("font-weight:normal; color:#374151;");
+  choice->addWidget(label);
+  choice->addWidget(runs_on, 1);
+  column->addLayout(choice);
+  column->addWidget(stack, 1);
+  connect(runs_on, &QComboBox::currentIndexChanged, this, [this, stack](int index) {
+    stack->setCurrentIndex(index);
+    refresh_attribution();
+  });
+  return box;
+}
+
+void CompareView::set_on_server(int side, bool on) { (side == 0 ? runs_on_a_ : runs_on_b_)->setCurrentIndex(on ? 1 : 0); }
+
+bool CompareView::on_server(int side) const { return (side == 0 ? runs_on_a_ : runs_on_b_)->currentIndex() == 1; }
+
+bool CompareView::side_of(int side, CompareSide& out, QString* error) const {
+  if (!on_server(side)) {
+    out = side == 0 ? config_a() : config_b();
+    return true;
+  }
+  const std::optional<RemoteSide> remote = server_editor(side)->side(error);
+  if (!remote) {
+    *error = QString("Server %1: %2.").arg(side == 0 ? "A" : "B", *error);
+    return false;
+  }
+  out = *remote;
+  return true;
+}
+
+QString CompareView::side_label(int side) const {
+  if (on_server(side)) {
+    QString ignored;
+    const std::optional<RemoteSide> remote = server_editor(side)->side(&ignored);
+    return remote ? QString::fromStdString(remote_source(remote->endpoint, remote->server)) : QString("a server");
+  }
+  const std::shared_ptr<const LlamaModel> model = bridge_.shared_model();
+  return "the local engine" + (model ? " (" + QString::fromStdString(model->config().name) + ")" : QString());
 }
 
 QWidget* CompareView::build_results() {
@@ -245,7 +315,8 @@ void CompareView::set_configs(const EngineConfig& a, const EngineConfig& b) {
 }
 
 void CompareView::refresh_attribution() {
-  const QString html = attribution_html(config_a(), config_b());
+  // Settings tell a difference apart only between two local configurations.
+  const QString html = on_server(0) || on_server(1) ? QString() : attribution_html(config_a(), config_b());
   attribution_->setText(html);
   attribution_->setVisible(!html.isEmpty());
 }
@@ -270,26 +341,30 @@ bool CompareView::running() const { return runner_->running(); }
 
 bool CompareView::start() {
   if (running()) return false;
-  const std::shared_ptr<const LlamaModel> model = bridge_.shared_model();
-  if (!model) {
-    show_status("Open a model first: the comparison runs on the loaded model.", true);
+  CompareJob job;
+  QString error;
+  if (!side_of(0, job.a, &error) || !side_of(1, job.b, &error)) {
+    show_status(error, true);
     return false;
   }
-  CompareJob job;
-  job.model = model;
-  job.a = config_a();
-  job.b = config_b();
-  // Greedy with the same seed for both: any difference in the outputs comes from the configurations.
+  job.model = bridge_.shared_model();
+  const bool local_side = !on_server(0) || !on_server(1);
+  if (!job.model && local_side) {
+    show_status("Open a model first: a local side runs on the loaded model.", true);
+    return false;
+  }
+  // Greedy with the same seed for both: any difference in the outputs comes from the sides.
   job.sampling = SamplingParams{};
   const QString path = workload_->currentData().toString();
   try {
     if (path.isEmpty()) {
+      if (!job.model) throw std::runtime_error("the chat is rendered with the loaded model's template: open a model, or pick a workload file");
       if (chat_.current_index() < 0) throw std::runtime_error("there is no chat session");
       const ChatSession& s = chat_.session(chat_.current_index());
-      job.requests = chat_requests(*model, s.chat_messages(), s.max_tokens);
+      job.requests = chat_requests(*job.model, s.chat_messages(), s.max_tokens);
       job.workload = "chat: " + s.name;
     } else {
-      job.requests = file_requests(*model, path.toStdString());
+      job.requests = job.model ? file_requests(*job.model, path.toStdString()) : server_file_requests(path.toStdString());
       job.workload = QFileInfo(path).fileName().toStdString();
       job.sampling.ignore_eos = run_to_length_->isChecked();
     }
@@ -320,8 +395,7 @@ void CompareView::poll_progress() {
   progress_->setValue(p.run * p.total + p.done);
   progress_->setFormat(QString("running %1 · %2 / %3 requests").arg(p.run == 0 ? "A" : "B").arg(p.done).arg(p.total));
   if (chat_.requests_in_flight() > 0) ++chat_busy_polls_;
-  QString text = QString("Running configuration %1 on %2 (greedy, same seed)…").arg(p.run == 0 ? "A" : "B")
-                     .arg(QString::fromStdString(bridge_.model()->config().name));
+  QString text = QString("Running side %1 on %2 (greedy, same seed)…").arg(p.run == 0 ? "A" : "B", side_label(p.run));
   if (chat_busy_polls_ > 0) {
     text += " Chat replies are streaming too: they share the CPU cores with this run, so its timings are not a clean A/B.";
   }
@@ -331,13 +405,18 @@ void CompareView::poll_progress() {
 void CompareView::show_result(std::shared_ptr<const Comparison> c) {
   result_ = std::move(c);
   poll_.stop();
-  const QString attribution = attribution_html(result_->a.config, result_->b.config);
+  const bool local = !ran_on_server(result_->a) && !ran_on_server(result_->b);
+  const QString attribution = local ? attribution_html(result_->a.config, result_->b.config) : QString();
+  // A local side by its configuration, a server side by its source.
+  const auto side = [](const WorkloadResult& r) {
+    return (ran_on_server(r) ? QString::fromStdString(r.metrics.source) : engine_config_summary(r.config)).toHtmlEscaped();
+  };
   headline_->setText(QString("<b style='color:%1;'>A</b> %2 &nbsp;·&nbsp; %3 s &nbsp;&nbsp; vs &nbsp;&nbsp; "
                              "<b style='color:%4;'>B</b> %5 &nbsp;·&nbsp; %6 s<br>workload <b>%7</b> (%8 requests, "
                              "greedy, seed %9) &nbsp;·&nbsp; <b>%10</b>%11")
-                         .arg(kColourA, engine_config_summary(result_->a.config).toHtmlEscaped())
+                         .arg(kColourA, side(result_->a))
                          .arg(result_->a.duration_s, 0, 'f', 2)
-                         .arg(kColourB, engine_config_summary(result_->b.config).toHtmlEscaped())
+                         .arg(kColourB, side(result_->b))
                          .arg(result_->b.duration_s, 0, 'f', 2)
                          .arg(QString::fromStdString(result_->workload).toHtmlEscaped())
                          .arg(result_->outputs.size())
@@ -374,6 +453,8 @@ void CompareView::refresh_controls() {
   const bool busy = running();
   run_->setEnabled(!busy);
   cancel_->setEnabled(busy);
+  runs_on_a_->setEnabled(!busy);
+  runs_on_b_->setEnabled(!busy);
   export_->setEnabled(!busy && result_ != nullptr);
   workload_->setEnabled(!busy);
   browse_->setEnabled(!busy);

@@ -1,6 +1,7 @@
-// The Compare A/B tab: two compact config editors (A and B), a workload (the current chat, a
-// shipped workload or a JSON file), and a run of A then B on the loaded model with the same greedy
-// sampling (CompareRunner, off the GUI thread, with progress and cancel). Under the editors, a warning
+// The Compare A/B tab: two sides (A and B), each a compact config editor for the local engine or a
+// server (URL, API key, model, checked before a run), a workload (the current chat, a shipped
+// workload or a JSON file), and a run of A then B with the same greedy sampling (CompareRunner, off
+// the GUI thread, with progress and cancel). Under the editors, a warning
 // when A and B differ in several settings (no difference can then be pinned on one), a note when
 // they are identical; the results' headline and export repeat it. The results: the delta
 // table (B against A), both outputs per request with the first divergent token marked, and the
@@ -16,6 +17,7 @@
 #include <memory>
 
 #include "core/engine/engine_config.h"
+#include "gui/compare/compare_runner.h"
 #include "gui/compare/comparison.h"
 #include "gui/config/config_fields.h"
 
@@ -25,14 +27,15 @@ class QComboBox;
 class QLabel;
 class QProgressBar;
 class QPushButton;
+class QStackedWidget;
 class QTableWidget;
 class QTextBrowser;
 
 namespace inferscope::gui {
 
 class ChatPanel;
-class CompareRunner;
 class EngineBridge;
+class ServerSideEditor;
 
 class CompareView : public QWidget {
   Q_OBJECT
@@ -49,9 +52,13 @@ class CompareView : public QWidget {
   void use_chat_workload();
   void use_workload_file(const QString& path);
   void set_run_to_output_tokens(bool on);
+  // Side 0 (A) or 1 (B) on a server (its editor: server_editor) or on the local engine.
+  void set_on_server(int side, bool on);
+  bool on_server(int side) const;
+  ServerSideEditor* server_editor(int side) const { return side == 0 ? server_a_ : server_b_; }
 
-  // Starts A then B; false (with the reason shown) when no model is loaded, a run is going on, or
-  // the workload cannot be built.
+  // Starts A then B; false (with the reason shown) when a local side has no model loaded, a server
+  // side has not been checked successfully, a run is going on, or the workload cannot be built.
   bool start();
   void cancel();
   bool running() const;
@@ -71,6 +78,12 @@ class CompareView : public QWidget {
 
  private:
   QWidget* build_setup();
+  // Side `side`'s group: the runs-on choice over its config editor and its server editor.
+  QWidget* build_side(int side);
+  // The side to run, or false with `error` set (a server side not checked).
+  bool side_of(int side, CompareSide& out, QString* error) const;
+  // What runs side `side`: "the local engine (model)" or the server.
+  QString side_label(int side) const;
   QWidget* build_results();
   void show_result(std::shared_ptr<const Comparison> comparison);
   void show_status(const QString& text, bool error = false);
@@ -84,6 +97,9 @@ class CompareView : public QWidget {
   ChatPanel& chat_;
   CompareRunner* runner_;
   ConfigFields a_, b_;
+  QComboBox *runs_on_a_, *runs_on_b_;
+  QStackedWidget *stack_a_, *stack_b_;
+  ServerSideEditor *server_a_, *server_b_;
   std::shared_ptr<const Comparison> result_;
   QComboBox* workload_;
   QCheckBox* run_to_length_;

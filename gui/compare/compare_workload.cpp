@@ -36,3 +36,17 @@ std::vector<Request> file_requests(const LlamaModel& model, const std::string& p
 }
 
 }  // namespace inferscope::gui
+
+namespace inferscope::gui {
+
+std::vector<Request> server_file_requests(const std::string& path) {
+  return materialize_workload(
+      load_workload(path),
+      [&](std::string_view, bool) -> std::vector<TokenId> {
+        throw std::runtime_error(path + " has text prompts, which need the served model's tokenizer: open that model "
+                                 "locally (its tokenizer makes the prompt ids), or use a workload of prompt_tokens");
+      },
+      kServerOnlyVocab, 1);
+}
+
+}  // namespace inferscope::gui

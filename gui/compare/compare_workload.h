@@ -20,5 +20,10 @@ std::vector<Request> chat_requests(const LlamaModel& model, const std::vector<Ch
 // A workload file's requests (pseudo-random prompt ids from seed 1, as serve-sim); throws
 // WorkloadError naming the file and field when it cannot be read or is malformed.
 std::vector<Request> file_requests(const LlamaModel& model, const std::string& path);
+// The same without a local model, for two servers: pseudo-random prompt ids below kServerOnlyVocab
+// (byte tokens in the vocabularies servers run); a text prompt throws, naming the file, as it needs
+// the served model's tokenizer.
+inline constexpr int32_t kServerOnlyVocab = 256;
+std::vector<Request> server_file_requests(const std::string& path);
 
 }  // namespace inferscope::gui

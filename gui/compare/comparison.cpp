@@ -20,7 +20,7 @@ std::string pieces(const Tokenizer& tokenizer, std::span<const TokenId> tokens, 
   return text;
 }
 
-OutputSide cut(const Tokenizer& tokenizer, const WorkloadOutput& out, int divergence) {
+OutputSide cut_tokens(const Tokenizer& tokenizer, const WorkloadOutput& out, int divergence) {
   const std::span<const TokenId> t(out.tokens);
   OutputSide side;
   side.finish_reason = out.finish_reason;
@@ -32,14 +32,83 @@ OutputSide cut(const Tokenizer& tokenizer, const WorkloadOutput& out, int diverg
   return side;
 }
 
+// The bytes of the UTF-8 character starting at `at` (continuation bytes follow its lead byte).
+size_t character_bytes(std::string_view text, size_t at) {
+  size_t n = 1;
+  while (at + n < text.size() && (static_cast<unsigned char>(text[at + n]) & 0xC0) == 0x80) ++n;
+  return n;
+}
+
+// Where two texts part, as {byte offset of the first differing character, its index in characters};
+// {npos, -1} when they are identical.
+std::pair<size_t, int> text_divergence(std::string_view a, std::string_view b) {
+  if (a == b) return {std::string_view::npos, -1};
+  size_t at = 0;
+  int characters = 0;
+  while (at < a.size() && at < b.size()) {
+    const size_t n = character_bytes(a, at);
+    if (a.substr(at, n) != b.substr(at, n)) break;
+    at += n;
+    ++characters;
+  }
+  return {at, characters};
+}
+
+// A side's generated tokens: its ids, or for a server's text the count its usage gave.
+int32_t generated_tokens(const WorkloadResult& run, const WorkloadOutput& out) {
+  if (!ran_on_server(run)) return static_cast<int32_t>(out.tokens.size());
+  for (const RequestMetrics& r : run.metrics.requests) {
+    if (r.id == out.id) return r.generation_tokens;
+  }
+  return 0;
+}
+
+OutputSide cut_text(const WorkloadResult& run, const WorkloadOutput& out, size_t at) {
+  const std::string_view text(out.text);
+  OutputSide side;
+  side.finish_reason = out.finish_reason;
+  side.tokens = generated_tokens(run, out);
+  const size_t end = std::min(at, text.size());
+  side.common = text.substr(0, end);
+  if (end < text.size()) {
+    side.marked = text.substr(end, character_bytes(text, end));
+    side.after = text.substr(end + side.marked.size());
+  }
+  return side;
+}
+
+// The name of a server side's server ("vLLM" of "vLLM at http://…").
+std::string server_name(const WorkloadResult& run) {
+  const std::string& source = run.metrics.source;
+  return source.substr(0, source.find(" at "));
+}
+
+// The server that does not fill `panel` (EngineMetricsSnapshot::not_reported) on this side, "" when it does.
+std::string lacking(const WorkloadResult& run, std::string_view panel) {
+  const std::vector<std::string>& names = run.metrics.not_reported;
+  return std::find(names.begin(), names.end(), panel) == names.end() ? std::string() : server_name(run);
+}
+
+// `delta`, unavailable where a side's server does not report it (named per side).
+Delta reported(Delta delta, std::string lacking_a, std::string lacking_b) {
+  if (!lacking_a.empty() || !lacking_b.empty()) delta.available = false;
+  delta.not_reported_a = std::move(lacking_a);
+  delta.not_reported_b = std::move(lacking_b);
+  return delta;
+}
+
+nlohmann::json delta_value(double value, const std::string& lacking) {
+  return lacking.empty() ? nlohmann::json(value) : nlohmann::json();
+}
+
 // A delta table row whose change is better one way.
 Delta directed(std::string metric, std::string unit, double a, double b, Better better, bool available = true) {
-  return {std::move(metric), std::move(unit), a, b, better, {}, available};
+  return {std::move(metric), std::move(unit), a, b, better, {}, available, {}, {}};
 }
 
 // A row with no better direction on its own, and why.
 Delta undirected(std::string metric, std::string unit, double a, double b, std::string reason, bool available = true) {
-  return {std::move(metric), std::move(unit), a, b, Better::Neither, std::move(reason), available};
+  return {std::move(metric), std::move(unit), a, b, Better::Neither, std::move(reason), available, {}, {}};
 }
 
 const char* verdict_name(DeltaVerdict v) {
@@ -59,7 +128,11 @@ nlohmann::json side_json(const OutputSide& s) {
 
 }  // namespace
 
-std::vector<OutputPair> pair_outputs(const LlamaModel& model, const WorkloadResult& a, const WorkloadResult& b) {
+bool ran_on_server(const WorkloadResult& run) { return !run.metrics.source.empty(); }
+
+std::string side_source(const WorkloadResult& run) { return ran_on_server(run) ? run.metrics.source : "local engine"; }
+
+std::vector<OutputPair> pair_outputs(const LlamaModel* model, const WorkloadResult& a, const WorkloadResult& b) {
   std::map<RequestId, const WorkloadOutput*> by_id;
   for (const WorkloadOutput& out : b.outputs) by_id[out.id] = &out;
   const WorkloadOutput none;
@@ -69,9 +142,17 @@ std::vector<OutputPair> pair_outputs(const LlamaModel& model, const WorkloadResu
     const WorkloadOutput& out_b = it == by_id.end() ? none : *it->second;
     OutputPair p;
     p.id = out_a.id;
-    p.divergence = first_divergence(out_a.tokens, out_b.tokens);
-    p.a = cut(model.tokenizer(), out_a, p.divergence);
-    p.b = cut(model.tokenizer(), out_b, p.divergence);
+    p.by_characters = ran_on_server(a) || ran_on_server(b);
+    if (p.by_characters) {
+      const auto [at, characters] = text_divergence(out_a.text, out_b.text);
+      p.divergence = characters;
+      p.a = cut_text(a, out_a, at);
+      p.b = cut_text(b, out_b, at);
+    } else {
+      p.divergence = first_divergence(out_a.tokens, out_b.tokens);
+      p.a = cut_tokens(model->tokenizer(), out_a, p.divergence);
+      p.b = cut_tokens(model->tokenizer(), out_b, p.divergence);
+    }
     pairs.push_back(std::move(p));
   }
   return pairs;
@@ -89,34 +170,47 @@ std::vector<Delta> comparison_deltas(const WorkloadResult& ra, const WorkloadRes
   const char* const usage =
       "Not coloured: more KV in use can mean more requests served at once, or reservations never written "
       "(a contiguous cache counts whole reserved contexts as used); neither is better on its own.";
+  // A server reports no weight bytes; the acceptance rows matter only where some side speculated.
+  const auto weights = [](const WorkloadResult& r) { return ran_on_server(r) ? server_name(r) : std::string(); };
+  const auto acceptance = [&](const WorkloadResult& r) { return speculated ? lacking(r, "spec_acceptance") : std::string(); };
   return {
       directed("throughput", "tok/s", a.tokens_per_second, b.tokens_per_second, Better::Higher),
       directed("TTFT p50", "s", a.time_to_first_token_seconds_p50, b.time_to_first_token_seconds_p50, Better::Lower),
       directed("TTFT p99", "s", a.time_to_first_token_seconds_p99, b.time_to_first_token_seconds_p99, Better::Lower),
       directed("e2e latency p50", "s", a.e2e_request_latency_seconds_p50, b.e2e_request_latency_seconds_p50, Better::Lower),
-      undirected("KV usage mean", "%", a.kv_cache_usage_perc_mean, b.kv_cache_usage_perc_mean, usage),
-      undirected("KV usage peak", "%", a.kv_cache_usage_perc_peak, b.kv_cache_usage_perc_peak, usage),
-      undirected("fragmentation mean", "%", a.kv_internal_fragmentation_perc_mean, b.kv_internal_fragmentation_perc_mean,
-                 "Not coloured: a contiguous cache reports 0 % fragmentation while most of its reservation goes "
-                 "unused; read it with reserved-unused."),
-      undirected("reserved-unused mean", "%", a.kv_reserved_unused_perc_mean, b.kv_reserved_unused_perc_mean,
-                 "Not coloured: a paged cache reports 0 % reserved-unused while its last blocks are partly empty; "
-                 "read it with fragmentation."),
-      directed("preemptions", "count", static_cast<double>(a.num_preemptions), static_cast<double>(b.num_preemptions),
-               Better::Lower),
-      directed("prefix hit rate", "%", a.prefix_cache_hit_rate, b.prefix_cache_hit_rate, Better::Higher),
-      undirected("weight bytes", "bytes", bytes(ra), bytes(rb),
-                 "Not coloured: fewer weight bytes per step trade precision for speed; judge them by throughput and "
-                 "the outputs.",
-                 ra.metrics.weight_bytes > 0 && rb.metrics.weight_bytes > 0),
-      directed("attention scratch peak", "bytes", scratch(ra), scratch(rb), Better::Lower,
-               scratch(ra) > 0 || scratch(rb) > 0),
-      undirected("acceptance rate", "%", ra.metrics.spec.acceptance_rate(), rb.metrics.spec.acceptance_rate(),
-                 "Not coloured: a smaller k or a stricter p-min accepts a larger share of fewer drafts; the mean "
-                 "acceptance length and throughput say what speculation gains.",
-                 speculated),
-      directed("mean acceptance length", "tokens", ra.metrics.spec.mean_acceptance_length(),
-               rb.metrics.spec.mean_acceptance_length(), Better::Higher, speculated),
+      reported(undirected("KV usage mean", "%", a.kv_cache_usage_perc_mean, b.kv_cache_usage_perc_mean, usage),
+               lacking(ra, "kv_usage"), lacking(rb, "kv_usage")),
+      reported(undirected("KV usage peak", "%", a.kv_cache_usage_perc_peak, b.kv_cache_usage_perc_peak, usage),
+               lacking(ra, "kv_usage"), lacking(rb, "kv_usage")),
+      reported(undirected("fragmentation mean", "%", a.kv_internal_fragmentation_perc_mean, b.kv_internal_fragmentation_perc_mean,
+                          "Not coloured: a contiguous cache reports 0 % fragmentation while most of its reservation goes "
+                          "unused; read it with reserved-unused."),
+               lacking(ra, "kv_waste"), lacking(rb, "kv_waste")),
+      reported(undirected("reserved-unused mean", "%", a.kv_reserved_unused_perc_mean, b.kv_reserved_unused_perc_mean,
+                          "Not coloured: a paged cache reports 0 % reserved-unused while its last blocks are partly empty; "
+                          "read it with fragmentation."),
+               lacking(ra, "kv_waste"), lacking(rb, "kv_waste")),
+      reported(directed("preemptions", "count", static_cast<double>(a.num_preemptions), static_cast<double>(b.num_preemptions),
+                        Better::Lower),
+               lacking(ra, "preemptions"), lacking(rb, "preemptions")),
+      reported(directed("prefix hit rate", "%", a.prefix_cache_hit_rate, b.prefix_cache_hit_rate, Better::Higher),
+               lacking(ra, "prefix_cache_hit_rate"), lacking(rb, "prefix_cache_hit_rate")),
+      reported(undirected("weight bytes", "bytes", bytes(ra), bytes(rb),
+                          "Not coloured: fewer weight bytes per step trade precision for speed; judge them by throughput and "
+                          "the outputs.",
+                          ra.metrics.weight_bytes > 0 && rb.metrics.weight_bytes > 0),
+               weights(ra), weights(rb)),
+      reported(directed("attention scratch peak", "bytes", scratch(ra), scratch(rb), Better::Lower,
+                        scratch(ra) > 0 || scratch(rb) > 0),
+               lacking(ra, "attention"), lacking(rb, "attention")),
+      reported(undirected("acceptance rate", "%", ra.metrics.spec.acceptance_rate(), rb.metrics.spec.acceptance_rate(),
+                          "Not coloured: a smaller k or a stricter p-min accepts a larger share of fewer drafts; the mean "
+                          "acceptance length and throughput say what speculation gains.",
+                          speculated),
+               acceptance(ra), acceptance(rb)),
+      reported(directed("mean acceptance length", "tokens", ra.metrics.spec.mean_acceptance_length(),
+                        rb.metrics.spec.mean_acceptance_length(), Better::Higher, speculated),
+               acceptance(ra), acceptance(rb)),
   };
 }
 
@@ -130,8 +224,9 @@ double relative_change(double a, double b) {
   return a == 0 ? std::numeric_limits<double>::quiet_NaN() : (b - a) / a;
 }
 
-std::string divergence_text(int divergence) {
-  return divergence < 0 ? "identical" : "diverges at token " + std::to_string(divergence);
+std::string divergence_text(int divergence, bool by_characters) {
+  if (divergence < 0) return "identical";
+  return std::string(by_characters ? "diverges at character " : "diverges at token ") + std::to_string(divergence);
 }
 
 bool outputs_must_match(const EngineConfig& a, const EngineConfig& b, const SamplingParams& sampling) {
@@ -140,41 +235,54 @@ bool outputs_must_match(const EngineConfig& a, const EngineConfig& b, const Samp
          a.quant == b.quant && a.matmul.activations == b.matmul.activations && (greedy || a.spec == b.spec);
 }
 
+bool outputs_must_match(const WorkloadResult& a, const WorkloadResult& b, const SamplingParams& sampling) {
+  return !ran_on_server(a) && !ran_on_server(b) && outputs_must_match(a.config, b.config, sampling);
+}
+
 nlohmann::json comparison_json(const Comparison& c) {
   nlohmann::json deltas = nlohmann::json::array();
   for (const Delta& d : comparison_deltas(c.a, c.b)) {
-    if (!d.available) continue;
+    const bool not_reported = !d.not_reported_a.empty() || !d.not_reported_b.empty();
+    if (!d.available && !not_reported) continue;
     const double change = relative_change(d.a, d.b);
-    deltas.push_back({{"metric", d.metric}, {"unit", d.unit}, {"a", d.a}, {"b", d.b}, {"b_minus_a", d.b - d.a},
-                      {"relative_change", std::isnan(change) ? nlohmann::json() : nlohmann::json(change)},
+    const auto when_reported = [&](double v) { return not_reported ? nlohmann::json() : nlohmann::json(v); };
+    deltas.push_back({{"metric", d.metric}, {"unit", d.unit}, {"a", delta_value(d.a, d.not_reported_a)},
+                      {"b", delta_value(d.b, d.not_reported_b)}, {"b_minus_a", when_reported(d.b - d.a)},
+                      {"relative_change", std::isnan(change) || not_reported ? nlohmann::json() : nlohmann::json(change)},
                       {"better", d.better == Better::Neither ? nlohmann::json()
                                                               : nlohmann::json(d.better == Better::Higher ? "higher" : "lower")},
                       {"verdict", verdict_name(delta_verdict(d))}});
     if (!d.neutral_reason.empty()) deltas.back()["not_coloured_because"] = d.neutral_reason;
+    if (!d.not_reported_a.empty()) deltas.back()["a_not_reported_by"] = d.not_reported_a;
+    if (!d.not_reported_b.empty()) deltas.back()["b_not_reported_by"] = d.not_reported_b;
   }
   nlohmann::json outputs = nlohmann::json::array();
   for (const OutputPair& p : c.outputs) {
     outputs.push_back({{"id", p.id},
                        {"first_divergence", p.divergence < 0 ? nlohmann::json() : nlohmann::json(p.divergence)},
-                       {"verdict", divergence_text(p.divergence)},
+                       {"divergence_unit", p.by_characters ? "character" : "token"},
+                       {"verdict", divergence_text(p.divergence, p.by_characters)},
                        {"a", side_json(p.a)},
                        {"b", side_json(p.b)}});
   }
   const auto run = [](const WorkloadResult& r) {
     nlohmann::json j = workload_json(r, true);
-    j["config"] = engine_config_json(r.config);
+    j["source"] = side_source(r);
+    j["config"] = ran_on_server(r) ? nlohmann::json() : engine_config_json(r.config);
     j["weights_quant"] = r.metrics.weights_quant;
     j["weight_bytes"] = r.metrics.weight_bytes;
     return j;
   };
-  const std::vector<std::string> differing = differing_settings(c.a.config, c.b.config);
-  const std::string note = attribution_note(differing);
+  // Settings say what differs only between two local configurations.
+  const bool local = !ran_on_server(c.a) && !ran_on_server(c.b);
+  const std::vector<std::string> differing = local ? differing_settings(c.a.config, c.b.config) : std::vector<std::string>();
+  const std::string note = local ? attribution_note(differing) : std::string();
   return {{"format", "inferscope-comparison-1"},
           {"workload", c.workload},
           {"cancelled", c.cancelled},
           {"sampling", {{"temperature", c.sampling.temperature}, {"seed", c.sampling.seed}, {"ignore_eos", c.sampling.ignore_eos}}},
-          {"outputs_must_match", outputs_must_match(c.a.config, c.b.config, c.sampling)},
-          {"differing_settings", differing},
+          {"outputs_must_match", outputs_must_match(c.a, c.b, c.sampling)},
+          {"differing_settings", local ? nlohmann::json(differing) : nlohmann::json()},
           {"attribution_note", note.empty() ? nlohmann::json() : nlohmann::json(note)},
           {"a", run(c.a)},
           {"b", run(c.b)},

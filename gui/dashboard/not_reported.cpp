@@ -9,8 +9,10 @@
 namespace inferscope::gui {
 namespace {
 
-// Every dashboard panel by objectName, with what it shows.
-const std::array<std::pair<std::string_view, const char*>, 11> kQuantities = {{
+// Every dashboard panel by objectName, with what it shows; and the preemption marks the time charts
+// draw (a server without a preemption counter draws none).
+const std::array<std::pair<std::string_view, const char*>, 12> kQuantities = {{
+    {"preemptions", "preemptions"},
     {"ttft", "time to first token"},
     {"decode_tokens_per_second", "decode throughput"},
     {"tokens_per_step", "tokens per step"},

@@ -2,7 +2,8 @@
 // the marked token in the outputs view, which settings A and B differ in and the warning when several
 // do, the delta table's values and signs, which metrics are coloured better or worse (only those with
 // a direction), the config panel's weights line while a conversion runs, and demo-script "compare"
-// steps refused by field.
+// steps refused by field. With a server side: figures it does not report marked so (not 0), texts
+// compared by character, outputs never promised to match, each side's source exported.
 #include <QTableWidget>
 #include <cmath>
 #include <map>
@@ -64,7 +65,7 @@ TEST(CompareParts, PairedOutputsMarkTheFirstDivergentToken) {
   WorkloadResult a, b;
   a.outputs = {output(0, ids), output(1, ids)};
   b.outputs = {output(0, ids), output(1, changed)};
-  const std::vector<OutputPair> pairs = pair_outputs(*model, a, b);
+  const std::vector<OutputPair> pairs = pair_outputs(model.get(), a, b);
   ASSERT_EQ(pairs.size(), 2u);
 
   EXPECT_EQ(pairs[0].divergence, -1);
@@ -96,7 +97,7 @@ TEST(CompareParts, PairedOutputsMarkTheFirstDivergentToken) {
   // A request that B never ran pairs with an empty side, diverging at 0.
   WorkloadResult b_short;
   b_short.outputs = {output(0, ids)};
-  EXPECT_EQ(pair_outputs(*model, a, b_short)[1].divergence, 0);
+  EXPECT_EQ(pair_outputs(model.get(), a, b_short)[1].divergence, 0);
 }
 
 TEST(CompareParts, DifferingSettingsNameEveryChangeASideReads) {
@@ -326,6 +327,121 @@ TEST(CompareParts, DemoCompareStepsAreCheckedBeforeRunning) {
   EXPECT_EQ(refused({{"compare", {{"workload", 3}}}}),
             "demo.json: steps[0]: compare: field 'workload' is missing or has the wrong type: 3");
   EXPECT_EQ(refused({{"compare", {{"a", {{"kv_dtype", "q8"}}}, {"b", {{"quant", "q4"}}}, {"workload", "chat"}}}}), "");
+}
+
+// A run as workload_result_of makes it for a llama-server: texts without token ids, 3 tokens each,
+// and no KV, preemption, prefix-cache, attention or speculative figures.
+WorkloadResult server_run(std::vector<std::string> texts) {
+  WorkloadResult r;
+  r.metrics.source = "llama.cpp at http://127.0.0.1:8080 (tiny)";
+  r.metrics.not_reported = {"tokens_per_step", "attention", "roofline", "kv_waste", "kv_usage", "prefix_cache_hit_rate",
+                            "preemptions", "spec_acceptance", "spec_decode"};
+  for (size_t i = 0; i < texts.size(); ++i) {
+    WorkloadOutput out;
+    out.id = static_cast<RequestId>(i);
+    out.text = texts[i];
+    out.finish_reason = "length";
+    r.outputs.push_back(out);
+    RequestMetrics m;
+    m.id = out.id;
+    m.generation_tokens = 3;
+    r.metrics.requests.push_back(m);
+  }
+  r.summary.tokens_per_second = 50;
+  return r;
+}
+
+TEST(CompareParts, FiguresAServerDoesNotReportAreMarkedNotZero) {
+  WorkloadResult local, unused;
+  fill_runs(local, unused, 0.5);
+  local.summary.kv_cache_usage_perc_mean = 0.3;
+  const WorkloadResult server = server_run({"x"});
+  const std::vector<Delta> deltas = comparison_deltas(local, server);
+  std::map<std::string, const Delta*> by_metric;
+  for (const Delta& d : deltas) by_metric[d.metric] = &d;
+  for (const char* metric : {"KV usage mean", "KV usage peak", "fragmentation mean", "reserved-unused mean", "preemptions",
+                             "prefix hit rate", "weight bytes", "attention scratch peak"}) {
+    SCOPED_TRACE(metric);
+    EXPECT_FALSE(by_metric.at(metric)->available);
+    EXPECT_EQ(by_metric.at(metric)->not_reported_a, "");
+    EXPECT_EQ(by_metric.at(metric)->not_reported_b, "llama.cpp");
+  }
+  EXPECT_TRUE(by_metric.at("throughput")->available) << "the client measures it";
+  EXPECT_TRUE(by_metric.at("TTFT p50")->not_reported_b.empty());
+  EXPECT_TRUE(by_metric.at("acceptance rate")->not_reported_b.empty()) << "nobody speculated: the row stays hidden";
+
+  test_app();
+  QTableWidget table;
+  fill_delta_table(table, deltas);
+  ASSERT_EQ(table.rowCount(), 12);
+  EXPECT_EQ(table.item(4, 0)->text(), "KV usage mean");
+  EXPECT_EQ(table.item(4, 1)->text(), "30.0 %");
+  EXPECT_EQ(table.item(4, 2)->text(), "not reported by llama.cpp");
+  EXPECT_EQ(table.item(4, 3)->text(), "—");
+  EXPECT_EQ(table.item(4, 4)->text(), "—");
+  EXPECT_EQ(table.item(0, 2)->text(), "50.0 tok/s");
+
+  // Once A speculated, the acceptance rows say the server does not report them either.
+  local.metrics.spec.num_drafts = 4;
+  local.metrics.spec.num_draft_tokens = 8;
+  for (const Delta& d : comparison_deltas(local, server)) {
+    if (d.metric == "acceptance rate") {
+      EXPECT_EQ(d.not_reported_b, "llama.cpp");
+    }
+  }
+}
+
+TEST(CompareParts, AServerSideIsComparedByItsText) {
+  INFERSCOPE_REQUIRE_FILE(path, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  WorkloadResult local;
+  const std::vector<TokenId> ids = model->tokenizer().encode("Once upon", false);
+  local.outputs = {output(0, ids), output(1, ids)};
+  local.outputs[0].text = local.outputs[1].text = "Once upon";
+  const WorkloadResult server = server_run({"Once upon", "Once üpon a"});
+
+  const std::vector<OutputPair> pairs = pair_outputs(model.get(), local, server);
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_TRUE(pairs[0].by_characters);
+  EXPECT_EQ(pairs[0].divergence, -1);
+  EXPECT_EQ(pairs[0].a.common, "Once upon");
+  EXPECT_EQ(pairs[0].b.tokens, 3) << "a server side counts its usage's tokens";
+  EXPECT_EQ(pairs[0].a.tokens, static_cast<int32_t>(ids.size()));
+  // They part at character 5 (a two-byte "ü" on B's side, marked whole).
+  EXPECT_EQ(pairs[1].divergence, 5);
+  EXPECT_EQ(pairs[1].a.common, "Once ");
+  EXPECT_EQ(pairs[1].a.marked, "u");
+  EXPECT_EQ(pairs[1].b.marked, "ü");
+  EXPECT_EQ(pairs[1].b.after, "pon a");
+  EXPECT_EQ(divergence_text(5, true), "diverges at character 5");
+
+  // Two servers need no model; one ending early parts where it stopped.
+  const std::vector<OutputPair> servers = pair_outputs(nullptr, server_run({"abc"}), server_run({"ab"}));
+  EXPECT_EQ(servers[0].divergence, 2);
+  EXPECT_EQ(servers[0].a.marked, "c");
+  EXPECT_EQ(servers[0].b.marked, "");
+}
+
+TEST(CompareParts, AServerSideIsNeverPromisedIdenticalOutputsAndItsSourceIsExported) {
+  Comparison c;
+  c.a.outputs = {output(0, {1, 2})};
+  c.b = server_run({"x"});
+  EXPECT_TRUE(outputs_must_match(c.a.config, c.a.config, c.sampling));
+  EXPECT_FALSE(outputs_must_match(c.a, c.b, c.sampling));
+  c.outputs = pair_outputs(nullptr, c.a, c.b);
+  const nlohmann::json j = comparison_json(c);
+  EXPECT_FALSE(j["outputs_must_match"].get<bool>());
+  EXPECT_EQ(j["a"]["source"], "local engine");
+  EXPECT_EQ(j["b"]["source"], "llama.cpp at http://127.0.0.1:8080 (tiny)");
+  EXPECT_TRUE(j["b"]["config"].is_null());
+  EXPECT_TRUE(j["differing_settings"].is_null());
+  EXPECT_EQ(j["outputs"][0]["divergence_unit"], "character");
+  for (const nlohmann::json& d : j["deltas"]) {
+    if (d["metric"] == "KV usage mean") {
+      EXPECT_TRUE(d["b"].is_null());
+      EXPECT_EQ(d["b_not_reported_by"], "llama.cpp");
+    }
+  }
 }
 
 }  // namespace

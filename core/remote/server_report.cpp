@@ -1,0 +1,70 @@
+#include "core/remote/server_report.h"
+
+namespace inferscope {
+namespace {
+
+int32_t count(const std::optional<double>& v) { return v ? static_cast<int32_t>(*v) : 0; }
+
+}  // namespace
+
+std::string server_address(const RemoteEndpoint& endpoint, const ServerInfo& server) {
+  return std::string(server_kind_name(server.kind)) + " at " + endpoint.base_url;
+}
+
+std::string remote_source(const RemoteEndpoint& endpoint, const ServerInfo& server) {
+  return server_address(endpoint, server) + (endpoint.model.empty() ? "" : " (" + endpoint.model + ")");
+}
+
+StepMetrics server_step(const ServerGauges& gauges, const ServerCounters& increase, double time_s, double duration_s) {
+  StepMetrics step;
+  step.time_s = time_s;
+  step.duration_s = duration_s;
+  step.num_requests_running = count(gauges.requests_running);
+  step.num_requests_waiting = count(gauges.requests_waiting);
+  step.prefill_tokens = count(increase.prompt_tokens);
+  step.decode_tokens = count(increase.generation_tokens);
+  step.kv_cache_usage_perc = gauges.kv_cache_usage.value_or(0);
+  step.prefix_cache_queries = count(increase.prefix_cache_queries);
+  step.prefix_cache_hits = count(increase.prefix_cache_hits);
+  step.spec_draft_tokens = count(increase.spec_draft_tokens);
+  step.spec_accepted_tokens = count(increase.spec_accepted_tokens);
+  return step;
+}
+
+void add_server_totals(EngineMetricsSnapshot& s, const ServerCounters& c) {
+  const auto whole = [](double v) { return static_cast<int64_t>(v); };
+  if (c.prompt_tokens) s.prompt_tokens_total = whole(*c.prompt_tokens);
+  if (c.generation_tokens) s.generation_tokens_total = whole(*c.generation_tokens);
+  if (c.steps) s.num_steps = whole(*c.steps);
+  if (c.preemptions) s.num_preemptions = whole(*c.preemptions);
+  if (c.prefix_cache_queries) s.kv.prefix_cache_queries = s.prefix_cache_queries = whole(*c.prefix_cache_queries);
+  if (c.prefix_cache_hits) s.kv.prefix_cache_hits = s.prefix_cache_hits = whole(*c.prefix_cache_hits);
+  if (c.spec_drafts) {
+    s.spec.num_drafts = whole(*c.spec_drafts);
+    s.spec.num_draft_tokens = whole(c.spec_draft_tokens.value_or(0));
+    s.spec.num_accepted_tokens = whole(c.spec_accepted_tokens.value_or(0));
+    if (s.spec.num_drafts > 0) s.spec_mode = "server";
+  }
+}
+
+std::vector<std::string> server_not_reported(bool kv_usage_reported, const ServerCounters& c) {
+  // Panels no server fills: per-step tokens and time, attention, the roofline, KV waste.
+  std::vector<std::string> out = {"tokens_per_step", "attention", "roofline", "kv_waste"};
+  if (!kv_usage_reported) out.push_back("kv_usage");
+  if (!c.generation_tokens) out.push_back("decode_tokens_per_second");
+  if (!c.prefix_cache_queries) out.push_back("prefix_cache_hit_rate");
+  if (!c.preemptions) out.push_back("preemptions");
+  if (!c.spec_drafts) {
+    out.push_back("spec_acceptance");
+    out.push_back("spec_decode");
+  }
+  return out;
+}
+
+StopReason stop_reason_of(const RemoteReply& reply) {
+  if (reply.outcome == RemoteOutcome::Cancelled) return StopReason::Aborted;
+  if (reply.outcome == RemoteOutcome::Failed) return StopReason::Failed;
+  return reply.finish_reason == "length" ? StopReason::Length : StopReason::EndOfGeneration;
+}
+
+}  // namespace inferscope
