@@ -124,6 +124,8 @@ json remote_workload_json(const RemoteWorkloadResult& result, bool with_samples)
                   {"num_preemptions", nullptr},
                   {"finish_reason", stop_reason_name(stop_reason_of(reply))},
                   {"spec_decode", nullptr},
+                  {"server_timings", reply.timings ? json{{"prompt_ms", reply.timings->prompt_ms}, {"predicted_ms", reply.timings->predicted_ms}}
+                                                   : json()},
                   {"text", reply.text}};
     if (!reply.error.empty()) entry["error"] = reply.error;
     requests.push_back(std::move(entry));

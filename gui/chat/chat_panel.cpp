@@ -194,6 +194,7 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
   connect(&bridge_, &EngineBridge::usage_reported, this, &ChatPanel::on_usage);
   connect(&bridge_, &EngineBridge::finished, this, &ChatPanel::on_finished);
   connect(&bridge_, &EngineBridge::model_loaded, this, &ChatPanel::refresh_context);
+  connect(&bridge_, &EngineBridge::remote_connected, this, &ChatPanel::refresh_context);
   connect(&bridge_, &EngineBridge::config_result, this, &ChatPanel::refresh_context);
 
   QStringList load_errors;
@@ -463,6 +464,12 @@ void ChatPanel::refresh_controls() {
 
 void ChatPanel::refresh_context() {
   if (current_ < 0) return;
+  if (bridge_.remote()) {
+    // The server renders the template and owns the context: its usage is in each reply's stats.
+    context_->setText("context: the server's");
+    context_->setToolTip("A remote server applies its chat template and context length; each reply shows the tokens it counted");
+    return;
+  }
   const ChatSession& s = sessions_[static_cast<size_t>(current_)];
   auto it = live_.find(s.id);
   const int used = it != live_.end() ? it->second.prompt_tokens + it->second.tokens

@@ -59,6 +59,7 @@ TEST(RemoteWorkbench, ChatsWithAServerAndShowsWhatItsMetricsReport) {
   ASSERT_TRUE(wait_for([&] { return !w->showing_welcome(); }, 5000));
   EXPECT_TRUE(w->windowTitle().contains(source)) << w->windowTitle().toStdString();
   EXPECT_FALSE(w->config_panel()->isEnabled());
+  EXPECT_EQ(w->chat()->context_text(), "context: the server's");
 
   ASSERT_TRUE(chat_turn(*w, "What is the capital of France?", 10000));
   const ChatSession& session = w->chat()->session(w->chat()->current_index());
