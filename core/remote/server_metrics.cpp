@@ -14,6 +14,7 @@ struct MetricNames {
   const char* spec_drafts;
   const char* spec_draft_tokens;
   const char* spec_accepted_tokens;
+  const char* spec_accepted_per_position;  // a counter with a `position` label
   const char* requests_running;
   const char* requests_waiting;
   const char* kv_cache_usage;
@@ -21,16 +22,18 @@ struct MetricNames {
 
 constexpr MetricNames kLlamaCpp = {"llamacpp:prompt_tokens_total", "llamacpp:tokens_predicted_total", "llamacpp:n_decode_total", "",
                                    "", "", "llamacpp:spec_decode_num_drafts_total", "llamacpp:spec_decode_num_draft_tokens_total",
-                                   "llamacpp:spec_decode_num_accepted_tokens_total", "llamacpp:requests_processing",
+                                   "llamacpp:spec_decode_num_accepted_tokens_total",
+                                   "llamacpp:spec_decode_num_accepted_tokens_per_pos_total", "llamacpp:requests_processing",
                                    "llamacpp:requests_deferred", ""};
 constexpr MetricNames kVllm = {"vllm:prompt_tokens_total", "vllm:generation_tokens_total", "vllm:iteration_tokens_total",
                                "vllm:num_preemptions_total", "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total",
                                "vllm:spec_decode_num_drafts_total", "vllm:spec_decode_num_draft_tokens_total",
-                               "vllm:spec_decode_num_accepted_tokens_total", "vllm:num_requests_running",
+                               "vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_accepted_tokens_per_pos_total",
+                               "vllm:num_requests_running",
                                "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"};
-constexpr MetricNames kSglang = {"sglang:prompt_tokens_total", "sglang:generation_tokens_total", "", "", "", "", "", "", "",
+constexpr MetricNames kSglang = {"sglang:prompt_tokens_total", "sglang:generation_tokens_total", "", "", "", "", "", "", "", "",
                                  "sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage"};
-constexpr MetricNames kNone = {"", "", "", "", "", "", "", "", "", "", "", ""};
+constexpr MetricNames kNone = {"", "", "", "", "", "", "", "", "", "", "", "", ""};
 
 const MetricNames& names_of(ServerKind kind) {
   switch (kind) {
@@ -59,9 +62,31 @@ std::optional<double> mean(const MetricSnapshot& m, const char* name) {
   return *sum / static_cast<double>(m.find(name)->samples.size());
 }
 
+// A counter's samples by their `position` label (0, 1, ...), summed over the other labels.
+std::vector<double> by_position(const MetricSnapshot& m, const char* name) {
+  std::vector<double> out;
+  const MetricFamily* family = *name == '\0' ? nullptr : m.find(name);
+  if (family == nullptr) return out;
+  for (const MetricSample& s : family->samples) {
+    const auto label = s.labels.find("position");
+    if (label == s.labels.end()) continue;
+    const size_t position = std::stoul(label->second);
+    if (out.size() <= position) out.resize(position + 1, 0.0);
+    out[position] += s.value;
+  }
+  return out;
+}
+
 std::optional<double> increase(const std::optional<double>& earlier, const std::optional<double>& later) {
   if (!earlier || !later) return std::nullopt;
   return *later >= *earlier ? *later - *earlier : *later;
+}
+
+// Position by position; a position new in `later` counts from zero.
+std::vector<double> positions_increase(const std::vector<double>& earlier, const std::vector<double>& later) {
+  std::vector<double> out(later.size());
+  for (size_t i = 0; i < later.size(); ++i) out[i] = *increase(i < earlier.size() ? earlier[i] : 0.0, later[i]);
+  return out;
 }
 
 }  // namespace
@@ -70,7 +95,8 @@ ServerCounters read_counters(const MetricSnapshot& metrics, ServerKind kind) {
   const MetricNames& n = names_of(kind);
   return {total(metrics, n.prompt_tokens),        total(metrics, n.generation_tokens),    total(metrics, n.steps),
           total(metrics, n.preemptions),          total(metrics, n.prefix_cache_queries), total(metrics, n.prefix_cache_hits),
-          total(metrics, n.spec_drafts),          total(metrics, n.spec_draft_tokens),    total(metrics, n.spec_accepted_tokens)};
+          total(metrics, n.spec_drafts),          total(metrics, n.spec_draft_tokens),    total(metrics, n.spec_accepted_tokens),
+          by_position(metrics, n.spec_accepted_per_position)};
 }
 
 ServerGauges read_gauges(const MetricSnapshot& metrics, ServerKind kind) {
@@ -87,7 +113,8 @@ ServerCounters counters_increase(const ServerCounters& a, const ServerCounters& 
           increase(a.prefix_cache_hits, b.prefix_cache_hits),
           increase(a.spec_drafts, b.spec_drafts),
           increase(a.spec_draft_tokens, b.spec_draft_tokens),
-          increase(a.spec_accepted_tokens, b.spec_accepted_tokens)};
+          increase(a.spec_accepted_tokens, b.spec_accepted_tokens),
+          positions_increase(a.spec_accepted_per_position, b.spec_accepted_per_position)};
 }
 
 }  // namespace inferscope

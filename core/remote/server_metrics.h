@@ -3,6 +3,7 @@
 // does not report it, so a panel can say so instead of drawing zeros.
 #pragma once
 #include <optional>
+#include <vector>
 
 #include "core/remote/metric_snapshot.h"
 #include "core/remote/server_probe.h"
@@ -20,6 +21,8 @@ struct ServerCounters {
   std::optional<double> spec_drafts;           // speculative verification steps
   std::optional<double> spec_draft_tokens;
   std::optional<double> spec_accepted_tokens;
+  // [i]: drafts whose token i was accepted (the `position` label); empty when not reported.
+  std::vector<double> spec_accepted_per_position;
 };
 
 // The server's state at the scrape.

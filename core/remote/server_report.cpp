@@ -43,6 +43,8 @@ void add_server_totals(EngineMetricsSnapshot& s, const ServerCounters& c) {
     s.spec.num_drafts = whole(*c.spec_drafts);
     s.spec.num_draft_tokens = whole(c.spec_draft_tokens.value_or(0));
     s.spec.num_accepted_tokens = whole(c.spec_accepted_tokens.value_or(0));
+    s.spec.num_accepted_tokens_per_pos.clear();
+    for (double v : c.spec_accepted_per_position) s.spec.num_accepted_tokens_per_pos.push_back(whole(v));
     if (s.spec.num_drafts > 0) s.spec_mode = "server";
   }
 }
@@ -54,10 +56,8 @@ std::vector<std::string> server_not_reported(bool kv_usage_reported, const Serve
   if (!c.generation_tokens) out.push_back("decode_tokens_per_second");
   if (!c.prefix_cache_queries) out.push_back("prefix_cache_hit_rate");
   if (!c.preemptions) out.push_back("preemptions");
-  if (!c.spec_drafts) {
-    out.push_back("spec_acceptance");
-    out.push_back("spec_decode");
-  }
+  if (!c.spec_drafts) out.push_back("spec_acceptance");
+  if (!c.spec_drafts || c.spec_accepted_per_position.empty()) out.push_back("spec_decode");
   return out;
 }
 

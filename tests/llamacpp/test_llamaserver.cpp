@@ -237,6 +237,37 @@ TEST_F(LlamaServer, TheRemoteEngineChatsAndFillsTheDashboardFromMetrics) {
   EXPECT_EQ(s.source.rfind("llama.cpp at " + server_->url(), 0), 0u) << s.source;
 }
 
+// llama-server with the demo model as its own draft: every draft is accepted, and the speculative
+// counters reach the timings, /metrics and the remote engine's snapshot.
+TEST(LlamaServerSpeculative, DraftCountersReachTimingsMetricsAndTheSnapshot) {
+  test::LlamaServerProcess server(LLAMA_SERVER, INFERSCOPE_DEMO_MODEL,
+                                  {"-md", INFERSCOPE_DEMO_MODEL, "--spec-type", "draft-simple", "--spec-draft-n-max", "4", "-np",
+                                   "1", "-c", "1024", "-t", "1", "--metrics"});
+  const RemoteEndpoint endpoint = make_endpoint(server.url());
+  RemoteEngineOptions options;
+  options.metrics_interval_s = 0.1;
+  RemoteEngine engine(endpoint, probe_server(endpoint), {}, options);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the baseline scrape
+  SamplingParams greedy;
+  const RemoteReply reply = stream_completion(
+      endpoint, "/v1/chat/completions", chat_request_body(endpoint, ServerKind::LlamaCpp, {{"user", "Count from 1 to 20."}}, greedy, 40));
+  ASSERT_EQ(reply.outcome, RemoteOutcome::Finished) << reply.error;
+  ASSERT_TRUE(reply.timings.has_value());
+  ASSERT_TRUE(reply.timings->draft_n.has_value());
+  EXPECT_GT(*reply.timings->draft_n, 0);
+  EXPECT_EQ(reply.timings->draft_n_accepted, reply.timings->draft_n);  // the target drafts for itself
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // a scrape after the request
+  const EngineMetricsSnapshot s = engine.metrics_snapshot();
+  EXPECT_EQ(s.spec.num_draft_tokens, *reply.timings->draft_n);
+  EXPECT_EQ(s.spec.num_accepted_tokens, *reply.timings->draft_n_accepted);
+  EXPECT_GT(s.spec.num_drafts, 0);
+  EXPECT_FALSE(s.spec.num_accepted_tokens_per_pos.empty());
+  EXPECT_EQ(s.spec_mode, "server");
+  for (const char* panel : {"spec_acceptance", "spec_decode"}) {
+    EXPECT_EQ(std::find(s.not_reported.begin(), s.not_reported.end(), panel), s.not_reported.end()) << panel;
+  }
+}
+
 TEST(LlamaServerCli, ADeadEndpointIsAClearError) {
   const std::string url = "http://127.0.0.1:" + std::to_string(test::unused_port());
   const test::CliRun r = test::cli("generate --endpoint " + url + " --chat hi");

@@ -22,6 +22,7 @@ TEST(ServerMetrics, VllmSumsCountersOverEnginesAndAveragesKvUsage) {
   EXPECT_EQ(c.spec_drafts, 400);
   EXPECT_EQ(c.spec_draft_tokens, 1200);
   EXPECT_EQ(c.spec_accepted_tokens, 750);
+  EXPECT_EQ(c.spec_accepted_per_position, (std::vector<double>{350, 300, 100}));
   const ServerGauges g = read_gauges(first, ServerKind::Vllm);
   EXPECT_EQ(g.requests_running, 5);
   EXPECT_EQ(g.requests_waiting, 1);
@@ -31,6 +32,7 @@ TEST(ServerMetrics, VllmSumsCountersOverEnginesAndAveragesKvUsage) {
   EXPECT_EQ(d.prompt_tokens, 24576 + 20480 - 6144);
   EXPECT_EQ(d.generation_tokens, 9500 + 7900 - 2400);
   EXPECT_EQ(d.steps, 1800 - 344);
+  EXPECT_EQ(d.spec_accepted_per_position, (std::vector<double>{2050 - 350, 1700 - 300, 600 - 100}));
 }
 
 TEST(ServerMetrics, LlamaServerHasNoKvUsageOrPrefixCacheCounters) {
