@@ -44,6 +44,8 @@ struct EngineCallbacks {
   std::function<void(RequestId, std::string_view piece, TokenId token, const TokenTiming&)> on_token;
   // Exactly once per submitted request, last.
   std::function<void(RequestId, StopReason reason)> on_finished;
+  // A remote server's reasoning text (reasoning_content / reasoning deltas), apart from the reply.
+  std::function<void(RequestId, std::string_view piece)> on_reasoning;
   // A remote server's token counts for the request (its usage report), before on_finished.
   std::function<void(RequestId, int32_t prompt_tokens, int32_t generation_tokens)> on_usage;
   // Before on_finished(Failed): what went wrong.

@@ -78,6 +78,9 @@ void RemoteEngine::run_request(RequestId id, EngineRequest request, Stream& stre
     if (callbacks_.on_token) callbacks_.on_token(id, text, kRemoteChunk, TokenTiming{t, since_sent, t - last});
     last = t;
   };
+  chunks.on_reasoning = [&](std::string_view text, double) {
+    if (callbacks_.on_reasoning) callbacks_.on_reasoning(id, text);
+  };
   const RemoteReply reply = stream_completion(endpoint_, path, body, chunks, &stream.cancel, options_.timeouts);
   if (reply.usage) {
     const auto prompt = static_cast<int32_t>(reply.usage->prompt_tokens);

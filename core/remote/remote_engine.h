@@ -39,7 +39,8 @@ class RemoteEngine {
   // Streams `request.messages` through /v1/chat/completions (or `prompt_tokens` / `prompt` through
   // /v1/completions) with its sampling and max_tokens (0: the server's limit); its stop strings are
   // the model's, which the server applies itself. Callbacks come from the request's thread: on_token
-  // per chunk (token kRemoteChunk: servers stream text), on_usage with the server's counts, on_error
+  // per chunk (token kRemoteChunk: servers stream text), on_reasoning for reasoning deltas, on_usage
+  // with the server's counts, on_error
   // then on_finished(Failed) when the server or the network fails, on_finished(Aborted) after cancel().
   RequestId submit(EngineRequest request);
   // Closes the request's connection (the server aborts it); unknown or ended ids are ignored.

@@ -62,6 +62,12 @@ EngineCallbacks EngineBridge::callbacks_for(uint64_t generation, std::shared_ptr
       emit this->token(it->second, text, token, t.since_arrival_s, t.time_s);
     });
   };
+  cb.on_reasoning = [this, generation](RequestId id, std::string_view piece) {
+    post_to_gui([this, key = Key{generation, id}, text = QString::fromUtf8(piece.data(), static_cast<qsizetype>(piece.size()))] {
+      auto it = requests_.find(key);
+      if (it != requests_.end()) emit reasoning(it->second, text);
+    });
+  };
   cb.on_usage = [this, generation](RequestId id, int32_t prompt, int32_t generated) {
     post_to_gui([this, key = Key{generation, id}, prompt, generated] {
       auto it = requests_.find(key);

@@ -85,6 +85,8 @@ class EngineBridge : public QObject {
   void verified(int request, const inferscope::Verification& verification, const QString& refused_piece);
   void token(int request, const QString& piece, int token_id, double since_arrival_s, double time_s);
   void request_failed(int request, const QString& message);
+  // A remote server's reasoning text for `request`, shown apart from the reply.
+  void reasoning(int request, const QString& piece);
   // A remote server's token counts for `request` (its usage report), before finished.
   void usage_reported(int request, int prompt_tokens, int generation_tokens);
   // Exactly once per submitted request, last; reason is vLLM's "stop" | "length" | "abort" | "error".

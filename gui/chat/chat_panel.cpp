@@ -192,6 +192,7 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
   connect(&bridge_, &EngineBridge::token, this, &ChatPanel::on_token);
   connect(&bridge_, &EngineBridge::request_failed, this, &ChatPanel::on_request_failed);
   connect(&bridge_, &EngineBridge::usage_reported, this, &ChatPanel::on_usage);
+  connect(&bridge_, &EngineBridge::reasoning, this, &ChatPanel::on_reasoning);
   connect(&bridge_, &EngineBridge::finished, this, &ChatPanel::on_finished);
   connect(&bridge_, &EngineBridge::model_loaded, this, &ChatPanel::refresh_context);
   connect(&bridge_, &EngineBridge::remote_connected, this, &ChatPanel::refresh_context);
@@ -291,7 +292,7 @@ void ChatPanel::send() {
   const QString text = input_->toPlainText();
   if (current_ < 0 || streaming(current_) || text.trimmed().isEmpty()) return;
   ChatSession& s = sessions_[static_cast<size_t>(current_)];
-  s.messages.push_back({"user", text.toStdString(), {}, {}});
+  s.messages.push_back({"user", text.toStdString(), {}, {}, {}});
   input_->clear();
   submit_turn(s, text);
 }
@@ -320,7 +321,7 @@ void ChatPanel::submit_turn(ChatSession& s, const QString& restore) {
   live.prompt_tokens = bridge_.count_chat_tokens(r.messages);
   live.restore = restore;
   live.clock.start();
-  s.messages.push_back({"assistant", "", {}, {}});
+  s.messages.push_back({"assistant", "", {}, {}, {}});
   live.request = bridge_.submit(std::move(r));
   request_session_[live.request] = s.id;
   live_[s.id] = live;
@@ -353,6 +354,15 @@ void ChatPanel::on_token(int request, const QString& piece, int token_id, double
   if (current_ >= 0 && sessions_[static_cast<size_t>(current_)].id == s->id && !render_timer_.isActive()) {
     render_timer_.start();
   }
+}
+
+void ChatPanel::on_reasoning(int request, const QString& piece) {
+  auto it = request_session_.find(request);
+  if (it == request_session_.end()) return;
+  ChatSession* s = session_by_id(it->second);
+  if (!s) return;
+  s->messages.back().reasoning += piece.toStdString();
+  if (current_ >= 0 && sessions_[static_cast<size_t>(current_)].id == s->id && !render_timer_.isActive()) render_timer_.start();
 }
 
 void ChatPanel::on_usage(int request, int prompt_tokens, int generation_tokens) {

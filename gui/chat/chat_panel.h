@@ -92,6 +92,7 @@ class ChatPanel : public QWidget {
   void on_token(int request, const QString& piece, int token_id, double since_arrival_s, double time_s);
   void on_request_failed(int request, const QString& message);
   void on_usage(int request, int prompt_tokens, int generation_tokens);
+  void on_reasoning(int request, const QString& piece);
   void on_finished(int request, const QString& reason);
   void save(const ChatSession& s);
   void refresh_list();

@@ -84,6 +84,12 @@ QString conversation_html(const ChatSession& session, bool streaming, bool token
                 .arg(user ? "#eef4ff" : "#f7f7f8", user ? "#3b82f6" : "#10b981");
     html += QString("<span style=\"color:%1; font-weight:bold; font-size:small;\">%2</span><br>")
                 .arg(user ? "#1d4ed8" : "#047857", user ? "You" : "Assistant");
+    if (!m.reasoning.empty()) {
+      // The server's reasoning, apart from and above the answer, muted.
+      html += "<div style=\"color:#6b7280; font-style:italic; border-left:2px solid #d1d5db; padding-left:6px; margin-bottom:4px;\">"
+              "<span style=\"font-size:small; font-weight:bold;\">Reasoning</span><br>" +
+              QString::fromStdString(m.reasoning).toHtmlEscaped().replace("\n", "<br>") + "</div>";
+    }
     html += token_view && !m.tokens.empty() ? token_view_html(m.tokens) : markdown_to_html(QString::fromStdString(m.content));
     if (live) html += "<span style=\"color:#10b981;\"> ▍</span>";
     if (!user && !live) {

@@ -86,6 +86,7 @@ nlohmann::json session_to_json(const ChatSession& s) {
   for (const SessionMessage& m : s.messages) {
     nlohmann::json jm = {{"role", m.role}, {"content", m.content}};
     if (m.role == "assistant") jm["stats"] = stats_json(m.stats);
+    if (!m.reasoning.empty()) jm["reasoning"] = m.reasoning;
     if (!m.tokens.empty()) jm["tokens"] = tokens_json(m.tokens);
     messages.push_back(jm);
   }
@@ -140,6 +141,7 @@ ChatSession session_from_json(const nlohmann::json& j, const std::string& where)
     if (m.role != "user" && m.role != "assistant") throw std::runtime_error(mw + ": unknown role \"" + m.role + "\"");
     m.content = field<std::string>(messages[i], "content", mw);
     if (m.role == "assistant") m.stats = stats_from(field<nlohmann::json>(messages[i], "stats", mw), mw + ".stats");
+    if (messages[i].contains("reasoning")) m.reasoning = field<std::string>(messages[i], "reasoning", mw);
     // Optional: replies saved before the per-token view, or with nothing streamed, have none.
     if (messages[i].contains("tokens")) m.tokens = tokens_from(messages[i]["tokens"], mw + ": tokens");
     s.messages.push_back(std::move(m));

@@ -30,6 +30,7 @@ struct SessionMessage {
   std::string content;
   ReplyStats stats;     // assistant replies only
   std::vector<TracedToken> tokens;  // assistant replies: how each token came about (the per-token view)
+  std::string reasoning;  // assistant replies from a server that streams its reasoning apart ("" else)
 };
 
 struct ChatSession {

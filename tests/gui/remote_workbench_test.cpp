@@ -8,6 +8,8 @@
 
 #include "core/remote/remote_endpoint.h"
 #include "gui/blocks/block_table_view.h"
+#include "gui/chat/chat_render.h"
+#include "gui/chat/chat_session.h"
 #include "gui/config/config_panel.h"
 #include "gui/dashboard/metrics_dashboard.h"
 #include "tests/gui/workbench_fixture.h"
@@ -100,6 +102,35 @@ TEST(RemoteWorkbench, AServerErrorEndsTheTurnWithItsMessageAndKeepsTheText) {
   ASSERT_TRUE(chat_turn(*w, "hello?", 10000));
   EXPECT_TRUE(w->chat()->error_text().contains("HTTP 503: the model is loading")) << w->chat()->error_text().toStdString();
   EXPECT_EQ(w->chat()->input_text(), "hello?");  // the user's text is kept for another try
+}
+
+TEST(RemoteWorkbench, ReasoningIsShownApartFromTheAnswerAndSaved) {
+  CannedHttpServer server([](const CannedRequest& r) {
+    if (r.path == "/metrics") return inferscope::test::canned("not found", 404, "text/plain");
+    CannedResponse sse;
+    sse.content_type = "text/event-stream";
+    for (const char* e : {R"({"choices":[{"index":0,"delta":{"reasoning_content":"The user asks 2+2."}}]})",
+                          R"({"choices":[{"index":0,"delta":{"reasoning_content":" That is 4."}}]})",
+                          R"({"choices":[{"index":0,"delta":{"content":"4"},"finish_reason":"stop"}]})", "[DONE]"}) {
+      sse.chunks.push_back(std::string("data: ") + e + "\n\n");
+    }
+    return sse;
+  });
+  QTemporaryDir sessions;
+  auto w = open_window(sessions.path());
+  ServerInfo info;
+  info.kind = ServerKind::Vllm;
+  w->bridge().connect_remote(make_endpoint(server.url()), info);
+  ASSERT_TRUE(chat_turn(*w, "What is 2+2?", 10000));
+  const int index = w->chat()->current_index();
+  const SessionMessage& reply = w->chat()->session(index).messages.at(1);
+  EXPECT_EQ(reply.content, "4");
+  EXPECT_EQ(reply.reasoning, "The user asks 2+2. That is 4.");
+  // Saved with the session, and only the answer goes back to the server as history.
+  const ChatSession reloaded = session_from_json(session_to_json(w->chat()->session(index)), "session");
+  EXPECT_EQ(reloaded.messages.at(1).reasoning, reply.reasoning);
+  EXPECT_EQ(reloaded.chat_messages().back().content, "4");
+  EXPECT_TRUE(conversation_html(w->chat()->session(index), false, false).contains("Reasoning"));
 }
 
 }  // namespace
