@@ -31,14 +31,10 @@ CannedResponse llama_server(const CannedRequest& r, std::atomic<int>& scrapes) {
                                         "\nllamacpp:requests_processing 1\n",
                                     200, "text/plain");
   }
-  CannedResponse sse;
-  sse.content_type = "text/event-stream";
-  for (const char* e : {R"({"choices":[{"index":0,"delta":{"content":"Par"}}]})", R"({"choices":[{"index":0,"delta":{"content":"is."}}]})",
-                        R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})",
-                        R"({"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3}})", "[DONE]"}) {
-    sse.chunks.push_back(std::string("data: ") + e + "\n\n");
-  }
-  return sse;
+  return inferscope::test::canned_sse({R"({"choices":[{"index":0,"delta":{"content":"Par"}}]})",
+                                      R"({"choices":[{"index":0,"delta":{"content":"is."}}]})",
+                                      R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})",
+                                      R"({"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3}})", "[DONE]"});
 }
 
 QString plot_note(QCustomPlot* plot) {
@@ -107,14 +103,9 @@ TEST(RemoteWorkbench, AServerErrorEndsTheTurnWithItsMessageAndKeepsTheText) {
 TEST(RemoteWorkbench, ReasoningIsShownApartFromTheAnswerAndSaved) {
   CannedHttpServer server([](const CannedRequest& r) {
     if (r.path == "/metrics") return inferscope::test::canned("not found", 404, "text/plain");
-    CannedResponse sse;
-    sse.content_type = "text/event-stream";
-    for (const char* e : {R"({"choices":[{"index":0,"delta":{"reasoning_content":"The user asks 2+2."}}]})",
-                          R"({"choices":[{"index":0,"delta":{"reasoning_content":" That is 4."}}]})",
-                          R"({"choices":[{"index":0,"delta":{"content":"4"},"finish_reason":"stop"}]})", "[DONE]"}) {
-      sse.chunks.push_back(std::string("data: ") + e + "\n\n");
-    }
-    return sse;
+    return inferscope::test::canned_sse({R"({"choices":[{"index":0,"delta":{"reasoning_content":"The user asks 2+2."}}]})",
+                                        R"({"choices":[{"index":0,"delta":{"reasoning_content":" That is 4."}}]})",
+                                        R"({"choices":[{"index":0,"delta":{"content":"4"},"finish_reason":"stop"}]})", "[DONE]"});
   });
   QTemporaryDir sessions;
   auto w = open_window(sessions.path());

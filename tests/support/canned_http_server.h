@@ -39,6 +39,14 @@ inline CannedResponse canned(std::string body, int status = 200, std::string con
   return r;
 }
 
+// A server-sent event stream: each of `events` as one "data:" event, written as its own chunk.
+inline CannedResponse canned_sse(const std::vector<std::string>& events) {
+  CannedResponse r;
+  r.content_type = "text/event-stream";
+  for (const std::string& e : events) r.chunks.push_back("data: " + e + "\n\n");
+  return r;
+}
+
 class CannedHttpServer {
  public:
   using Handler = std::function<CannedResponse(const CannedRequest&)>;

@@ -19,9 +19,7 @@ using test::CannedRequest;
 using test::CannedResponse;
 
 CannedResponse sse(const std::vector<std::string>& events, bool hold = false) {
-  CannedResponse r;
-  r.content_type = "text/event-stream";
-  for (const std::string& e : events) r.chunks.push_back("data: " + e + "\n\n");
+  CannedResponse r = test::canned_sse(events);
   r.hold_until_client_closes = hold;
   return r;
 }
