@@ -2,6 +2,7 @@
 # Sets up, configures, builds and runs every test.
 #   scripts/test.sh            Release build in build/, every test, with llama.cpp built (once, into a
 #                              cache folder: scripts/llama-cpp.sh) for the tests that compare with it
+#                              and its llama-server for the remote-engine tests (scripts/llama-server.sh)
 #   scripts/test.sh --asan     ASan + UBSan build in build-asan/, all but the tests labelled slow
 #   scripts/test.sh --tsan     TSan build in build-tsan/, all but the tests labelled slow or
 #                              compute-bound (their kernels run 20-50x slower under TSan and use the
@@ -28,6 +29,7 @@ scripts/setup.sh --tests
 # The Release pass runs the slow tests, among them the comparisons with llama.cpp.
 if [[ -z ${1:-} ]]; then
   llama_cpp=$(scripts/llama-cpp.sh)
+  scripts/llama-server.sh >/dev/null  # the remote-engine tests' server: its absence fails the run here
   flags+=("-DINFERSCOPE_LLAMA_CPP=$llama_cpp")
 fi
 jobs=$(nproc)

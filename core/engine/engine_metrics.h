@@ -73,6 +73,9 @@ struct StepMetrics {
   double kv_bytes_read = 0;            // K/V of each sequence's context, every layer
   std::vector<StepSequence> sequences; // who ran in the step, in plan order
   std::vector<RequestId> preempted;    // sent back to wait by the step (recomputed later)
+  // A remote server's step (a scrape interval): the median and 99th percentile of its TTFT histogram
+  // over the last window, every client's requests; -1 when it has none or counted nothing then.
+  double server_ttft_p50_s = -1, server_ttft_p99_s = -1;
 };
 
 struct EngineMetricsSnapshot {

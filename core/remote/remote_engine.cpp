@@ -1,5 +1,6 @@
 #include "core/remote/remote_engine.h"
 
+#include "core/remote/histogram_math.h"
 #include "core/remote/http_client.h"
 #include "core/remote/remote_request.h"
 #include "core/remote/server_report.h"
@@ -29,6 +30,28 @@ RemoteEngine::~RemoteEngine() {
 double RemoteEngine::now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
 
 std::string RemoteEngine::source() const { return server_address(endpoint_, server_); }
+
+void RemoteEngine::add_ttft_percentiles(const MetricSnapshot& scrape, double t, StepMetrics& step) {
+  const std::optional<HistogramSeries> now = read_ttft_histogram(scrape, server_.kind);
+  if (!now) return;
+  ttft_history_.emplace_back(t, *now);
+  // The oldest scrape kept is the last one at least a window old: the increase spans the window.
+  while (ttft_history_.size() > 2 && ttft_history_[1].first <= t - options_.latency_window_s) ttft_history_.pop_front();
+  if (ttft_history_.size() < 2) return;
+  try {
+    const HistogramSeries window = histogram_increase(ttft_history_.front().second, *now);
+    if (window.count <= 0) return;
+    step.server_ttft_p50_s = histogram_quantile(0.5, window);
+    step.server_ttft_p99_s = histogram_quantile(0.99, window);
+  } catch (const std::invalid_argument&) {  // the server changed its bucket bounds (a restart): start again
+    ttft_history_.erase(ttft_history_.begin(), ttft_history_.end() - 1);
+  }
+}
+
+std::optional<ServerKvPool> RemoteEngine::kv_pool() const {
+  std::lock_guard lock(mu_);
+  return kv_pool_;
+}
 
 RequestId RemoteEngine::submit(EngineRequest request) {
   std::lock_guard lock(mu_);
@@ -124,13 +147,16 @@ void RemoteEngine::take_scrape(const MetricSnapshot& scrape, double t) {
   const ServerGauges gauges = read_gauges(scrape, server_.kind);
   if (latest_counters_) {
     // The interval since the last scrape, as one dashboard step.
-    metrics_.on_step(server_step(gauges, counters_increase(*latest_counters_, counters), t, t - last_scrape_s_), KvStats{});
+    StepMetrics step = server_step(gauges, counters_increase(*latest_counters_, counters), t, t - last_scrape_s_);
+    add_ttft_percentiles(scrape, t, step);
+    metrics_.on_step(step, KvStats{});
   } else {
     baseline_ = counters;
   }
   metrics_.set_queue(static_cast<int32_t>(gauges.requests_running.value_or(0)), static_cast<int32_t>(gauges.requests_waiting.value_or(0)));
   latest_counters_ = counters;
   latest_gauges_ = gauges;
+  kv_pool_ = read_kv_pool(scrape, server_.kind);
   last_scrape_s_ = t;
 }
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,7 @@ namespace inferscope {
 
 struct RemoteEngineOptions {
   double metrics_interval_s = 0.5;  // how often /metrics is scraped
+  double latency_window_s = 10;     // the server's TTFT percentiles are over this much of the past
   RemoteTimeouts timeouts;
 };
 
@@ -51,6 +53,8 @@ class RemoteEngine {
   const ServerInfo& server() const { return server_; }
   // "llama.cpp at http://127.0.0.1:8080" (the model is endpoint().model).
   std::string source() const;
+  // The KV pool the server states (vLLM), as of the last scrape.
+  std::optional<ServerKvPool> kv_pool() const;
 
  private:
   struct Stream {
@@ -61,6 +65,8 @@ class RemoteEngine {
   void poll_metrics();
   // Folds one scrape into the metrics (mu_ held).
   void take_scrape(const MetricSnapshot& scrape, double t);
+  // The server's TTFT percentiles over the window ending with this scrape, onto its step (mu_ held).
+  void add_ttft_percentiles(const MetricSnapshot& scrape, double t, StepMetrics& step);
   double now() const;
   void join_finished();
 
@@ -79,6 +85,8 @@ class RemoteEngine {
   std::vector<RequestId> finished_;               // streams whose thread has ended, to join
   std::optional<ServerCounters> baseline_, latest_counters_;
   std::optional<ServerGauges> latest_gauges_;
+  std::optional<ServerKvPool> kv_pool_;
+  std::deque<std::pair<double, HistogramSeries>> ttft_history_;  // (scrape time, TTFT histogram) over the window
   double last_scrape_s_ = 0;
   std::string metrics_error_;
   std::thread poller_;  // last: starts once everything it uses exists

@@ -1,5 +1,7 @@
 #include "core/remote/server_metrics.h"
 
+#include <stdexcept>
+
 namespace inferscope {
 namespace {
 
@@ -97,6 +99,31 @@ ServerCounters read_counters(const MetricSnapshot& metrics, ServerKind kind) {
           total(metrics, n.preemptions),          total(metrics, n.prefix_cache_queries), total(metrics, n.prefix_cache_hits),
           total(metrics, n.spec_drafts),          total(metrics, n.spec_draft_tokens),    total(metrics, n.spec_accepted_tokens),
           by_position(metrics, n.spec_accepted_per_position)};
+}
+
+std::optional<HistogramSeries> read_ttft_histogram(const MetricSnapshot& metrics, ServerKind kind) {
+  const char* name = kind == ServerKind::Vllm ? "vllm:time_to_first_token_seconds"
+                     : kind == ServerKind::Sglang ? "sglang:time_to_first_token_seconds"
+                                                  : nullptr;
+  return name != nullptr && metrics.find(name) != nullptr ? metrics.histogram(name) : std::nullopt;
+}
+
+std::optional<ServerKvPool> read_kv_pool(const MetricSnapshot& metrics, ServerKind kind) {
+  const MetricFamily* info = kind == ServerKind::Vllm ? metrics.find("vllm:cache_config_info") : nullptr;
+  if (info == nullptr || info->samples.empty()) return std::nullopt;
+  ServerKvPool pool;
+  for (const MetricSample& s : info->samples) {
+    const auto size = s.labels.find("block_size");
+    const auto blocks = s.labels.find("num_gpu_blocks");
+    if (size == s.labels.end() || blocks == s.labels.end()) return std::nullopt;
+    try {
+      pool.block_size = std::stoll(size->second);
+      pool.blocks += std::stoll(blocks->second);
+    } catch (const std::logic_error&) {  // "None" before the engine has sized its pool
+      return std::nullopt;
+    }
+  }
+  return pool;
 }
 
 ServerGauges read_gauges(const MetricSnapshot& metrics, ServerKind kind) {

@@ -32,7 +32,19 @@ struct ServerGauges {
   std::optional<double> kv_cache_usage;    // 0..1, the mean over engines (each has its own pool)
 };
 
+// A server's KV pool as it states it: vLLM's cache_config_info gauge (labels block_size and
+// num_gpu_blocks, the blocks summed over its engines).
+struct ServerKvPool {
+  int64_t block_size = 0;  // tokens per block
+  int64_t blocks = 0;
+};
+
 ServerCounters read_counters(const MetricSnapshot& metrics, ServerKind kind);
+// The server's TTFT histogram (vLLM's and SGLang's time_to_first_token_seconds, summed over engines);
+// nullopt when it keeps none (llama-server).
+std::optional<HistogramSeries> read_ttft_histogram(const MetricSnapshot& metrics, ServerKind kind);
+// nullopt when the server states no pool (llama-server, SGLang) or the labels are not whole numbers.
+std::optional<ServerKvPool> read_kv_pool(const MetricSnapshot& metrics, ServerKind kind);
 ServerGauges read_gauges(const MetricSnapshot& metrics, ServerKind kind);
 
 // later - earlier, field by field (absent when either lacks it); a counter that went down (the server

@@ -339,7 +339,12 @@ void MainWindow::show_error(const QString& title, const QString& text) {
 
 void MainWindow::on_metrics(const EngineMetricsSnapshot& m) {
   dashboard_->update_from(m);
-  if (!m.source.empty()) blocks_->show_remote(QString::fromStdString(m.source), reported_kv_usage(m), std::nullopt, std::nullopt);
+  if (!m.source.empty()) {
+    const std::optional<ServerKvPool> pool = bridge_->remote_kv_pool();
+    blocks_->show_remote(QString::fromStdString(m.source), reported_kv_usage(m),
+                         pool ? std::optional<int>(static_cast<int>(pool->blocks)) : std::nullopt,
+                         pool ? std::optional<int>(static_cast<int>(pool->block_size)) : std::nullopt);
+  }
   config_->show_weights(m);
   status_->show_metrics(m);
   if (!model_text_.isEmpty() && m.source.empty()) model_label_->setText(model_text_ + " · " + StatusFields::weights_text(m));

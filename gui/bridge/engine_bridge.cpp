@@ -177,6 +177,8 @@ void EngineBridge::connect_remote(const RemoteEndpoint& endpoint, const ServerIn
 
 QString EngineBridge::remote_source() const { return remote_ ? QString::fromStdString(remote_->source()) : QString(); }
 
+std::optional<ServerKvPool> EngineBridge::remote_kv_pool() const { return remote_ ? remote_->kv_pool() : std::nullopt; }
+
 QString EngineBridge::remote_model() const { return remote_ ? QString::fromStdString(remote_->endpoint().model) : QString(); }
 
 void EngineBridge::set_config(const EngineConfig& config) {

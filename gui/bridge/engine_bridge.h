@@ -45,6 +45,8 @@ class EngineBridge : public QObject {
   // "llama.cpp at http://host:8080", or "" for the local engine; remote_model() the model it serves.
   QString remote_source() const;
   QString remote_model() const;
+  // The KV pool the server states (vLLM's block size and block count), when connected to one that does.
+  std::optional<ServerKvPool> remote_kv_pool() const;
   // True while loading or rebuilding: a request sent now would be aborted by the switch.
   bool busy() const { return loading_ || rebuilding_; }
   const LlamaModel* model() const { return model_.get(); }

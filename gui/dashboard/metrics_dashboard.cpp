@@ -78,6 +78,7 @@ struct MetricsDashboard::Impl {
   std::vector<Panel> panels;
   std::vector<Named> names;
 
+  QCPGraph *server_ttft_p50 = nullptr, *server_ttft_p99 = nullptr;  // a remote server's, over its window
   QCPGraph *ttft = nullptr, *rate = nullptr, *duration = nullptr, *usage = nullptr, *fragmentation = nullptr,
            *reserved_unused = nullptr, *hits = nullptr, *hits_recent = nullptr, *scratch = nullptr, *attention_time = nullptr;
   QCPBars *prefill = nullptr, *decode = nullptr;
@@ -270,6 +271,13 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   d.ttft = add_graph(p, tr("TTFT"), kTtftColor, Look::Scatter);
   d.name(d.ttft, d.ttft->name(), false);
   d.ttft_b = d.overlay_of(d.ttft);
+  // A server's own TTFT percentiles over all its clients (vLLM, SGLang), shown only when there are any.
+  d.server_ttft_p50 = add_graph(p, tr("server TTFT p50 (10 s, all clients)"), kTtftColor.darker(140), Look::Line);
+  d.server_ttft_p99 = add_graph(p, tr("server TTFT p99 (10 s, all clients)"), kTtftColor.lighter(140), Look::Line);
+  for (QCPGraph* g : {d.server_ttft_p50, d.server_ttft_p99}) {
+    d.name(g, g->name(), false);
+    g->removeFromLegend();
+  }
 
   p = d.add_panel(this, {"decode_tokens_per_second", tr("tok/s, all requests"), Unit::PerSecond}, true, 0).plot;
   d.rate = add_graph(p, tr("engine decode tok/s"), kDecodeColor, Look::Line);
@@ -394,6 +402,12 @@ void MetricsDashboard::update_from(const EngineMetricsSnapshot& s) {
 
   d.span = time_span(s);
   set_series(d.ttft, ttft_series(s));
+  for (const auto& [graph, p99] : {std::pair{d.server_ttft_p50, false}, std::pair{d.server_ttft_p99, true}}) {
+    const Series server = server_ttft_series(s, p99);
+    set_series(graph, server);
+    if (server.x.isEmpty()) graph->removeFromLegend();
+    else graph->addToLegend();
+  }
   set_series(d.rate, decode_rate_series(s));
   const Series prefill = step_bars(s, [](const StepMetrics& m) { return double(m.prefill_tokens); });
   d.prefill->setData(prefill.x, prefill.y, true);
@@ -431,8 +445,8 @@ void MetricsDashboard::clear() {
   d.span = {0, 0};
   d.uptime = 0;
   d.following = true;
-  for (QCPGraph* g : {d.ttft, d.rate, d.duration, d.usage, d.fragmentation, d.reserved_unused, d.hits, d.hits_recent,
-                      d.scratch, d.attention_time})
+  for (QCPGraph* g : {d.ttft, d.server_ttft_p50, d.server_ttft_p99, d.rate, d.duration, d.usage, d.fragmentation,
+                      d.reserved_unused, d.hits, d.hits_recent, d.scratch, d.attention_time})
     g->data()->clear();
   d.prefill->data()->clear();
   d.decode->data()->clear();

@@ -97,6 +97,17 @@ Series decode_rate_series(const EngineMetricsSnapshot& s) {
   return out;
 }
 
+Series server_ttft_series(const EngineMetricsSnapshot& s, bool p99) {
+  Series out;
+  for (const StepMetrics& step : s.steps) {
+    const double v = p99 ? step.server_ttft_p99_s : step.server_ttft_p50_s;
+    if (v < 0) continue;
+    out.x.push_back(step.time_s);
+    out.y.push_back(v);
+  }
+  return out;
+}
+
 Series step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value) {
   return steps_where(s, value, false, true);
 }

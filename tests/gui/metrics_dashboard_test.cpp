@@ -102,6 +102,21 @@ TEST_F(Dashboard, HasEveryPlotTitledAndExplained) {
   for (const char* name : {"spec_acceptance", "spec_decode"}) EXPECT_EQ(note(plot(name)), "speculative decoding: off") << name;
 }
 
+TEST_F(Dashboard, AServersOwnTtftPercentilesAreDrawnOnlyWhenItHasThem) {
+  EngineMetricsSnapshot snap = synthetic_snapshot();
+  dash.update_from(snap);
+  EXPECT_EQ(points(plot("ttft"), "server TTFT p50 (10 s, all clients)"), 0);
+  // A vLLM's histogram percentiles on its last two steps.
+  snap.source = "vLLM at http://gpu:8000";
+  snap.steps[snap.steps.size() - 2].server_ttft_p50_s = 0.1;
+  snap.steps.back().server_ttft_p50_s = 0.12;
+  snap.steps.back().server_ttft_p99_s = 0.4;
+  dash.update_from(snap);
+  EXPECT_EQ(points(plot("ttft"), "server TTFT p50 (10 s, all clients)"), 2);
+  EXPECT_EQ(points(plot("ttft"), "server TTFT p99 (10 s, all clients)"), 1);
+  EXPECT_EQ(points(plot("ttft"), "TTFT"), 2);  // this client's requests, as before
+}
+
 TEST_F(Dashboard, PanelsTheServerDoesNotReportSaySoAndDrawNothing) {
   for (QCustomPlot* p : dash.plots()) EXPECT_NO_THROW(reported_quantity(p->objectName().toStdString()));
   EngineMetricsSnapshot snap = synthetic_snapshot();

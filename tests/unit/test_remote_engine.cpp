@@ -131,6 +131,43 @@ TEST(RemoteEngine, StreamsAChatAndCountsTokensFromUsage) {
   EXPECT_EQ(std::find(s.not_reported.begin(), s.not_reported.end(), "decode_tokens_per_second"), s.not_reported.end());
 }
 
+// A vLLM whose TTFT histogram gains one observation under 0.1 s and one in (0.1, 0.5] per scrape.
+CannedResponse vllm_metrics(int scrape) {
+  const std::string n = std::to_string(scrape), twice = std::to_string(2 * scrape);
+  return test::canned("# TYPE vllm:time_to_first_token_seconds histogram\n"
+                      "vllm:time_to_first_token_seconds_bucket{le=\"0.1\"} " + n + "\n"
+                      "vllm:time_to_first_token_seconds_bucket{le=\"0.5\"} " + twice + "\n"
+                      "vllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} " + twice + "\n"
+                      "vllm:time_to_first_token_seconds_count " + twice + "\n"
+                      "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total " + std::to_string(5 * scrape) + "\n"
+                      "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc 0.25\n"
+                      "# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{block_size=\"16\",num_gpu_blocks=\"1000\"} 1\n",
+                      200, "text/plain");
+}
+
+TEST(RemoteEngine, AVllmServersTtftPercentilesKvUsageAndPoolReachTheSnapshot) {
+  std::atomic<int> scrapes{0};
+  CannedHttpServer server([&](const CannedRequest&) { return vllm_metrics(++scrapes); });
+  ServerInfo info;
+  info.kind = ServerKind::Vllm;
+  RemoteEngineOptions options;
+  options.metrics_interval_s = 0.05;
+  RemoteEngine engine(make_endpoint(server.url()), info, {}, options);
+  while (scrapes < 4) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const EngineMetricsSnapshot s = engine.metrics_snapshot();
+  ASSERT_FALSE(s.steps.empty());
+  // Over the window: half the observations at most 0.1 s, the rest in (0.1, 0.5].
+  EXPECT_NEAR(s.steps.back().server_ttft_p50_s, 0.1, 1e-9);
+  EXPECT_NEAR(s.steps.back().server_ttft_p99_s, 0.1 + 0.4 * 0.98, 1e-9);
+  EXPECT_EQ(reported_kv_usage(s), 0.25);
+  EXPECT_EQ(std::find(s.not_reported.begin(), s.not_reported.end(), "kv_usage"), s.not_reported.end());
+  const std::optional<ServerKvPool> pool = engine.kv_pool();
+  ASSERT_TRUE(pool.has_value());
+  EXPECT_EQ(pool->block_size, 16);
+  EXPECT_EQ(pool->blocks, 1000);
+}
+
 TEST(RemoteEngine, CancelEndsTheRequestAborted) {
   CannedHttpServer server([](const CannedRequest& r) {
     if (r.path == "/metrics") return test::canned("", 404, "text/plain");

@@ -27,6 +27,13 @@ TEST(ServerMetrics, VllmSumsCountersOverEnginesAndAveragesKvUsage) {
   EXPECT_EQ(g.requests_running, 5);
   EXPECT_EQ(g.requests_waiting, 1);
   EXPECT_DOUBLE_EQ(*g.kv_cache_usage, (0.125 + 0.0625) / 2);
+  const std::optional<ServerKvPool> pool = read_kv_pool(first, ServerKind::Vllm);
+  ASSERT_TRUE(pool.has_value());
+  EXPECT_EQ(pool->block_size, 16);
+  EXPECT_EQ(pool->blocks, 27834);
+  EXPECT_FALSE(read_kv_pool(first, ServerKind::Sglang).has_value());
+  EXPECT_FALSE(read_kv_pool(MetricSnapshot::parse("vllm:cache_config_info{block_size=\"16\",num_gpu_blocks=\"None\"} 1\n"),
+                            ServerKind::Vllm).has_value());
 
   const ServerCounters d = counters_increase(c, read_counters(metrics_fixture("vllm_scrape2.txt"), ServerKind::Vllm));
   EXPECT_EQ(d.prompt_tokens, 24576 + 20480 - 6144);
