@@ -1,17 +1,21 @@
-// inferscope-cli chat: an interactive conversation in the terminal, served by the Engine. The reply
+// inferscope-cli chat: an interactive conversation in the terminal, served by the Engine (or, with
+// --endpoint, by a server through RemoteEngine). The reply
 // streams from the engine thread while this thread keeps reading stdin: a line typed during a reply
 // is queued as the next turn, and /stop cancels the reply. The prefix cache reuses the history's K/V.
 #include <condition_variable>
 #include <deque>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "core/cli/commands.h"
+#include "core/cli/endpoint_options.h"
 #include "core/cli/model_options.h"
 #include "core/cli/sampling_options.h"
 #include "core/engine/engine.h"
 #include "core/model/llama_model.h"
+#include "core/remote/remote_engine.h"
 
 namespace inferscope::cli {
 namespace {
@@ -36,20 +40,30 @@ int cmd_chat(int argc, char** argv) {
       {"--n-predict", "-n", true, "tokens per reply at most (default 512)"},
   });
   for (OptionSpec& s : sampling_option_specs()) specs.push_back(s);
-  if (print_help_if_asked("chat --model PATH [options]   (/stop ends a reply, /reset starts over, /quit leaves)",
+  for (OptionSpec& s : endpoint_option_specs()) specs.push_back(s);
+  if (print_help_if_asked("chat (--model PATH | --endpoint URL) [options]   (/stop ends a reply, /reset starts over, /quit leaves)",
                           specs, argc, argv)) {
     return 0;
   }
   const Args args(specs, argc, argv, 2);
   const int32_t max_tokens = static_cast<int32_t>(args.integer("--n-predict", 512, 1, 1 << 30));
   const SamplingParams sampling = sampling_params(args);
-  auto model = load_model(args);
-  const EngineConfig config = engine_config(args);
+  // The replies come from the local engine on a model, or from a server (--endpoint).
+  std::unique_ptr<LlamaModel> model;
+  std::optional<ConnectedServer> server;
+  if (args.has("--endpoint")) {
+    refuse_local_options(args, option_names(model_option_specs()));
+    server = connect_endpoint(args);
+  } else {
+    model = load_model(args);
+  }
 
   Conversation conv;
   if (args.has("--system")) conv.messages.push_back({"system", args.str("--system", "")});
   const size_t first_turn = conv.messages.size();
   std::unique_ptr<Engine> engine;
+  std::unique_ptr<RemoteEngine> remote;
+  const auto cancel = [&](RequestId id) { remote ? remote->cancel(id) : engine->cancel(id); };
   // Starts the next queued turn (conv.mu held, nothing streaming).
   auto send_next = [&] {
     if (conv.queued.empty()) return;
@@ -59,19 +73,24 @@ int cmd_chat(int argc, char** argv) {
     r.messages = conv.messages;
     r.sampling = sampling;
     r.max_tokens = max_tokens;
-    r.stop = model->chat_template().stop_strings();
+    if (model) r.stop = model->chat_template().stop_strings();  // a server applies its own
     conv.reply.clear();
     conv.reply_tokens = 0;
-    conv.current = engine->submit(std::move(r));
+    conv.current = remote ? remote->submit(std::move(r)) : engine->submit(std::move(r));
   };
   EngineCallbacks cb;
   cb.on_token = [&](RequestId, std::string_view piece, TokenId token, const TokenTiming&) {
     std::lock_guard lock(conv.mu);
     conv.reply += piece;
-    conv.reply_tokens += token >= 0 ? 1 : 0;
+    conv.reply_tokens += token >= 0 || token == kRemoteChunk ? 1 : 0;
     std::cout << piece << std::flush;
   };
   cb.on_error = [&](RequestId, const std::string& message) { std::cerr << "\n[error: " << message << "]\n"; };
+  cb.on_reasoning = [&](RequestId, std::string_view text) { std::cerr << text << std::flush; };
+  cb.on_usage = [&](RequestId, int32_t, int32_t generated) {
+    std::lock_guard lock(conv.mu);
+    conv.reply_tokens = generated;  // the server's count, not its chunks
+  };
   cb.on_finished = [&](RequestId, StopReason reason) {
     std::lock_guard lock(conv.mu);
     if (conv.forget_reply) {
@@ -87,19 +106,22 @@ int cmd_chat(int argc, char** argv) {
     send_next();
     if (conv.current < 0) conv.idle.notify_all();
   };
-  engine = std::make_unique<Engine>(*model, config, cb);
-
-  std::cerr << model->config().name << " (" << chat_family_name(model->chat_template().family)
-            << " template). Type while a reply streams to queue the next turn; /stop ends a reply, /reset starts "
-               "over, /quit leaves.\n";
+  if (server) {
+    remote = std::make_unique<RemoteEngine>(server->endpoint, server->info, cb);
+    std::cerr << server->endpoint.model << " on " << remote->source();
+  } else {
+    engine = std::make_unique<Engine>(*model, engine_config(args), cb);
+    std::cerr << model->config().name << " (" << chat_family_name(model->chat_template().family) << " template)";
+  }
+  std::cerr << ". Type while a reply streams to queue the next turn; /stop ends a reply, /reset starts over, /quit leaves.\n";
   std::string line;
   while (std::getline(std::cin, line) && line != "/quit") {
     std::lock_guard lock(conv.mu);
     if (line == "/stop") {
-      if (conv.current >= 0) engine->cancel(conv.current);
+      if (conv.current >= 0) cancel(conv.current);
     } else if (line == "/reset") {
       if (conv.current >= 0) {
-        engine->cancel(conv.current);
+        cancel(conv.current);
         conv.forget_reply = true;
       }
       conv.queued.clear();
@@ -115,7 +137,8 @@ int cmd_chat(int argc, char** argv) {
     std::unique_lock lock(conv.mu);
     if (line != "/quit") conv.idle.wait(lock, [&] { return conv.current < 0; });
   }
-  engine.reset();  // joins the engine thread before the conversation goes away
+  engine.reset();  // joins the engine's threads before the conversation goes away
+  remote.reset();
   return 0;
 }
 

@@ -1,11 +1,15 @@
-// The remote client and `generate --endpoint` against a real llama.cpp llama-server (built by
-// scripts/llama-server.sh) serving the demo model with 4 slots and /metrics.
+// The remote client, RemoteEngine and the CLI's --endpoint commands (generate, chat, serve-sim)
+// against a real llama.cpp llama-server (built by scripts/llama-server.sh) serving the demo model
+// with 4 slots and /metrics, and once with the demo model as its own draft.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <memory>
 #include <thread>
@@ -157,6 +161,19 @@ TEST_F(LlamaServer, GenerateOnTheEndpointReportsTheServersCounts) {
   EXPECT_FALSE(out["text"].get<std::string>().empty());
   EXPECT_TRUE(out["tokens"].is_null());
   EXPECT_EQ(out["unavailable"], nlohmann::json::array({"tokens"}));
+}
+
+TEST_F(LlamaServer, TheTerminalChatRunsOnTheEndpoint) {
+  const std::string turns_file = (std::filesystem::temp_directory_path() / ("chat-turns-" + std::to_string(::getpid()))).string();
+  std::ofstream(turns_file) << "Name three colours.\nAnd three fruits.\n";
+  const test::CliRun r = test::cli("chat --endpoint " + server_->url() + " -n 16 < " + turns_file);
+  std::filesystem::remove(turns_file);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(" on llama.cpp at " + server_->url()), std::string::npos) << r.out;
+  // Two turns, each counted by the server's usage: 16 tokens each (the length limit).
+  size_t turns = 0;
+  for (size_t at = r.out.find("[16 tokens, length]"); at != std::string::npos; at = r.out.find("[16 tokens, length]", at + 1)) ++turns;
+  EXPECT_EQ(turns, 2u) << r.out;
 }
 
 TEST_F(LlamaServer, ServeSimReplaysAWorkloadWithTheLocalRunsPrompts) {
