@@ -76,6 +76,9 @@ struct StepMetrics {
   // A remote server's step (a scrape interval): the median and 99th percentile of its TTFT histogram
   // over the last window, every client's requests; -1 when it has none or counted nothing then.
   double server_ttft_p50_s = -1, server_ttft_p99_s = -1;
+  // Rates a remote server publishes as gauges (SGLang): prefix-cache hit rate and speculative
+  // acceptance rate, 0..1; -1 when it does not.
+  double server_prefix_hit_rate = -1, server_spec_accept_rate = -1;
 };
 
 struct EngineMetricsSnapshot {

@@ -48,6 +48,11 @@ void RemoteEngine::add_ttft_percentiles(const MetricSnapshot& scrape, double t, 
   }
 }
 
+std::vector<ServerSlot> RemoteEngine::slot_states() const {
+  std::lock_guard lock(mu_);
+  return slots_;
+}
+
 std::optional<ServerKvPool> RemoteEngine::kv_pool() const {
   std::lock_guard lock(mu_);
   return kv_pool_;
@@ -123,20 +128,32 @@ void RemoteEngine::poll_metrics() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
     lock.unlock();
-    HttpRequest request;
-    request.url = endpoint_url(endpoint_, "/metrics");
-    request.headers = endpoint_headers(endpoint_);
-    request.total_timeout_s = std::max(1.0, 4 * options_.metrics_interval_s);
+    const auto get = [this](const char* path) {
+      HttpRequest request;
+      request.url = endpoint_url(endpoint_, path);
+      request.headers = endpoint_headers(endpoint_);
+      request.total_timeout_s = std::max(1.0, 4 * options_.metrics_interval_s);
+      return http_perform(request).body;
+    };
     std::optional<MetricSnapshot> scrape;
     std::string error;
     try {
-      scrape = MetricSnapshot::parse(http_perform(request).body);
+      scrape = MetricSnapshot::parse(get("/metrics"));
     } catch (const std::exception& e) {
       error = e.what();
+    }
+    // llama-server's slots: how much of each slot's context its request fills (none when disabled).
+    std::vector<ServerSlot> slots;
+    if (server_.kind == ServerKind::LlamaCpp) {
+      try {
+        slots = read_slots(get("/slots"));
+      } catch (const std::exception&) {  // --no-slots, or an older server: the panel shows usage only
+      }
     }
     const double t = now();
     lock.lock();
     metrics_error_ = error;
+    slots_ = std::move(slots);
     if (scrape) take_scrape(*scrape, t);
     stop_poll_.wait_for(lock, std::chrono::duration<double>(options_.metrics_interval_s), [this] { return stopping_; });
   }
@@ -164,7 +181,8 @@ EngineMetricsSnapshot RemoteEngine::metrics_snapshot() const {
   EngineMetricsSnapshot s = metrics_.snapshot(now());
   s.source = source();
   std::lock_guard lock(mu_);
-  s.not_reported = server_not_reported(latest_gauges_ && latest_gauges_->kv_cache_usage, latest_counters_.value_or(ServerCounters{}));
+  s.not_reported = server_not_reported(latest_gauges_.value_or(ServerGauges{}), latest_counters_.value_or(ServerCounters{}));
+  if (latest_gauges_ && latest_gauges_->spec_accept_rate) s.spec_mode = "server";
   // Totals since connecting, as the server counts them where it does.
   if (baseline_ && latest_counters_) add_server_totals(s, counters_increase(*baseline_, *latest_counters_));
   s.weights_quant = "server";

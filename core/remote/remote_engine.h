@@ -21,6 +21,7 @@
 #include "core/remote/remote_completion.h"
 #include "core/remote/server_metrics.h"
 #include "core/remote/server_probe.h"
+#include "core/remote/server_slots.h"
 
 namespace inferscope {
 
@@ -55,6 +56,8 @@ class RemoteEngine {
   std::string source() const;
   // The KV pool the server states (vLLM), as of the last scrape.
   std::optional<ServerKvPool> kv_pool() const;
+  // llama-server's slots as of the last poll (empty for other servers, or with /slots disabled).
+  std::vector<ServerSlot> slot_states() const;
 
  private:
   struct Stream {
@@ -86,6 +89,7 @@ class RemoteEngine {
   std::optional<ServerCounters> baseline_, latest_counters_;
   std::optional<ServerGauges> latest_gauges_;
   std::optional<ServerKvPool> kv_pool_;
+  std::vector<ServerSlot> slots_;
   std::deque<std::pair<double, HistogramSeries>> ttft_history_;  // (scrape time, TTFT histogram) over the window
   double last_scrape_s_ = 0;
   std::string metrics_error_;

@@ -29,10 +29,12 @@ WorkloadResult workload_result_of(const RemoteWorkloadResult& result, const Remo
   m.uptime_s = result.duration_s;
   m.source = remote_source(endpoint, server);
   m.weights_quant = "server";
-  bool kv_usage_reported = false;
+  ServerGauges seen;  // each gauge any sample had (its value unused)
   double previous_s = 0;
   for (const ServerSample& sample : result.samples) {
-    kv_usage_reported = kv_usage_reported || sample.gauges.kv_cache_usage.has_value();
+    for (auto field : {&ServerGauges::kv_cache_usage, &ServerGauges::prefix_cache_hit_rate, &ServerGauges::spec_accept_rate}) {
+      if (sample.gauges.*field) seen.*field = sample.gauges.*field;
+    }
     // A sample with nothing running is an idle gap between arrivals: the local engine has no step there.
     if (sample.gauges.requests_running.value_or(1) > 0) {
       m.steps.push_back(server_step(sample.gauges, ServerCounters{}, sample.time_s, sample.time_s - previous_s));
@@ -53,7 +55,7 @@ WorkloadResult workload_result_of(const RemoteWorkloadResult& result, const Remo
   }
   const ServerCounters counters = result.counters.value_or(ServerCounters{});
   add_server_totals(m, counters);
-  m.not_reported = server_not_reported(kv_usage_reported, counters);
+  m.not_reported = server_not_reported(seen, counters);
   out.summary = summarize(m, result.duration_s);
   // The steps are gauge samples without token counts: the server's counters give the run's tokens.
   out.summary.prefill_tokens = static_cast<int64_t>(counters.prompt_tokens.value_or(0));

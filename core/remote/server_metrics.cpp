@@ -20,22 +20,25 @@ struct MetricNames {
   const char* requests_running;
   const char* requests_waiting;
   const char* kv_cache_usage;
+  const char* prefix_cache_hit_rate;  // a gauge
+  const char* spec_accept_rate;       // a gauge
 };
 
 constexpr MetricNames kLlamaCpp = {"llamacpp:prompt_tokens_total", "llamacpp:tokens_predicted_total", "llamacpp:n_decode_total", "",
                                    "", "", "llamacpp:spec_decode_num_drafts_total", "llamacpp:spec_decode_num_draft_tokens_total",
                                    "llamacpp:spec_decode_num_accepted_tokens_total",
                                    "llamacpp:spec_decode_num_accepted_tokens_per_pos_total", "llamacpp:requests_processing",
-                                   "llamacpp:requests_deferred", ""};
+                                   "llamacpp:requests_deferred", "", "", ""};
 constexpr MetricNames kVllm = {"vllm:prompt_tokens_total", "vllm:generation_tokens_total", "vllm:iteration_tokens_total",
                                "vllm:num_preemptions_total", "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total",
                                "vllm:spec_decode_num_drafts_total", "vllm:spec_decode_num_draft_tokens_total",
                                "vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_accepted_tokens_per_pos_total",
                                "vllm:num_requests_running",
-                               "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"};
+                               "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc", "", ""};
 constexpr MetricNames kSglang = {"sglang:prompt_tokens_total", "sglang:generation_tokens_total", "", "", "", "", "", "", "", "",
-                                 "sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage"};
-constexpr MetricNames kNone = {"", "", "", "", "", "", "", "", "", "", "", "", ""};
+                                 "sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage", "sglang:cache_hit_rate",
+                                 "sglang:spec_accept_rate"};
+constexpr MetricNames kNone = {"", "", "", "", "", "", "", "", "", "", "", "", "", "", ""};
 
 const MetricNames& names_of(ServerKind kind) {
   switch (kind) {
@@ -128,7 +131,8 @@ std::optional<ServerKvPool> read_kv_pool(const MetricSnapshot& metrics, ServerKi
 
 ServerGauges read_gauges(const MetricSnapshot& metrics, ServerKind kind) {
   const MetricNames& n = names_of(kind);
-  return {total(metrics, n.requests_running), total(metrics, n.requests_waiting), mean(metrics, n.kv_cache_usage)};
+  return {total(metrics, n.requests_running), total(metrics, n.requests_waiting), mean(metrics, n.kv_cache_usage),
+          mean(metrics, n.prefix_cache_hit_rate), mean(metrics, n.spec_accept_rate)};
 }
 
 ServerCounters counters_increase(const ServerCounters& a, const ServerCounters& b) {

@@ -30,6 +30,9 @@ struct ServerGauges {
   std::optional<double> requests_running;  // summed over engines
   std::optional<double> requests_waiting;
   std::optional<double> kv_cache_usage;    // 0..1, the mean over engines (each has its own pool)
+  // Rates some servers publish as gauges instead of counters (SGLang), means over engines:
+  std::optional<double> prefix_cache_hit_rate;  // 0..1
+  std::optional<double> spec_accept_rate;       // 0..1, accepted draft tokens / draft tokens
 };
 
 // A server's KV pool as it states it: vLLM's cache_config_info gauge (labels block_size and

@@ -28,6 +28,8 @@ StepMetrics server_step(const ServerGauges& gauges, const ServerCounters& increa
   step.prefix_cache_hits = count(increase.prefix_cache_hits);
   step.spec_draft_tokens = count(increase.spec_draft_tokens);
   step.spec_accepted_tokens = count(increase.spec_accepted_tokens);
+  step.server_prefix_hit_rate = gauges.prefix_cache_hit_rate.value_or(-1);
+  step.server_spec_accept_rate = gauges.spec_accept_rate.value_or(-1);
   return step;
 }
 
@@ -49,14 +51,14 @@ void add_server_totals(EngineMetricsSnapshot& s, const ServerCounters& c) {
   }
 }
 
-std::vector<std::string> server_not_reported(bool kv_usage_reported, const ServerCounters& c) {
+std::vector<std::string> server_not_reported(const ServerGauges& g, const ServerCounters& c) {
   // Panels no server fills: per-step tokens and time, attention, the roofline, KV waste.
   std::vector<std::string> out = {"tokens_per_step", "attention", "roofline", "kv_waste"};
-  if (!kv_usage_reported) out.push_back("kv_usage");
+  if (!g.kv_cache_usage) out.push_back("kv_usage");
   if (!c.generation_tokens) out.push_back("decode_tokens_per_second");
-  if (!c.prefix_cache_queries) out.push_back("prefix_cache_hit_rate");
+  if (!c.prefix_cache_queries && !g.prefix_cache_hit_rate) out.push_back("prefix_cache_hit_rate");
   if (!c.preemptions) out.push_back("preemptions");
-  if (!c.spec_drafts) out.push_back("spec_acceptance");
+  if (!c.spec_drafts && !g.spec_accept_rate) out.push_back("spec_acceptance");
   if (!c.spec_drafts || c.spec_accepted_per_position.empty()) out.push_back("spec_decode");
   return out;
 }

@@ -27,8 +27,8 @@ StepMetrics server_step(const ServerGauges& gauges, const ServerCounters& increa
 void add_server_totals(EngineMetricsSnapshot& snapshot, const ServerCounters& increase);
 
 // The dashboard panels (EngineMetricsSnapshot::not_reported) a server cannot fill: those no server
-// fills, and those whose figures its counters (or its KV gauge, `kv_usage_reported`) lack.
-std::vector<std::string> server_not_reported(bool kv_usage_reported, const ServerCounters& counters);
+// fills, and those whose figures both its counters and its gauges (the fields set in `gauges`) lack.
+std::vector<std::string> server_not_reported(const ServerGauges& gauges, const ServerCounters& counters);
 
 // Cancelled: Aborted; Failed: Failed; else Length when the server says "length", EndOfGeneration otherwise.
 StopReason stop_reason_of(const RemoteReply& reply);

@@ -344,6 +344,7 @@ void MainWindow::on_metrics(const EngineMetricsSnapshot& m) {
     blocks_->show_remote(QString::fromStdString(m.source), reported_kv_usage(m),
                          pool ? std::optional<int>(static_cast<int>(pool->blocks)) : std::nullopt,
                          pool ? std::optional<int>(static_cast<int>(pool->block_size)) : std::nullopt);
+    blocks_->set_remote_detail(QString::fromStdString(slots_summary(bridge_->remote_slots())));
   }
   config_->show_weights(m);
   status_->show_metrics(m);

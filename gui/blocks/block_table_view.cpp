@@ -88,17 +88,18 @@ QString summary_of(const KvSnapshot& s) {
 }
 
 // The page shown for a remote server: its KV usage line over why no block is drawn, centred.
-QWidget* make_remote_page(QWidget* parent, QLabel** usage, QLabel** hidden) {
+QWidget* make_remote_page(QWidget* parent, QLabel** usage, QLabel** detail, QLabel** hidden) {
   auto* page = new QWidget(parent);
   auto* layout = new QVBoxLayout(page);
   layout->setContentsMargins(24, 24, 24, 24);
   *usage = new QLabel(page);
+  *detail = new QLabel(page);
   *hidden = new QLabel(remote_blocks_hidden_text(), page);
   QFont big = page->font();
   big.setPointSizeF(big.pointSizeF() * 1.4);
   big.setBold(true);
   (*usage)->setFont(big);
-  for (QLabel* label : {*usage, *hidden}) {
+  for (QLabel* label : {*usage, *detail, *hidden}) {
     label->setAlignment(Qt::AlignCenter);
     label->setWordWrap(true);
     label->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -108,6 +109,8 @@ QWidget* make_remote_page(QWidget* parent, QLabel** usage, QLabel** hidden) {
   (*hidden)->setFont(reason);
   layout->addStretch(1);
   layout->addWidget(*usage);
+  layout->addWidget(*detail);
+  (*detail)->setVisible(false);
   layout->addSpacing(12);
   layout->addWidget(*hidden);
   layout->addStretch(1);
@@ -126,6 +129,7 @@ struct BlockTableView::Impl {
   QStackedWidget* pages = nullptr;  // the grid and tables, or the remote server's page
   QWidget* remote_page = nullptr;
   QLabel* remote_usage = nullptr;
+  QLabel* remote_detail = nullptr;
   QLabel* remote_hidden = nullptr;
 
   KvSnapshot snapshot;
@@ -228,7 +232,7 @@ BlockTableView::BlockTableView(QWidget* parent) : QWidget(parent), d_(std::make_
   d.pages = new QStackedWidget(this);
   auto* splitter = new QSplitter(Qt::Horizontal, d.pages);
   d.pages->addWidget(splitter);
-  d.remote_page = make_remote_page(d.pages, &d.remote_usage, &d.remote_hidden);
+  d.remote_page = make_remote_page(d.pages, &d.remote_usage, &d.remote_detail, &d.remote_hidden);
   d.pages->addWidget(d.remote_page);
   auto* outer = new QHBoxLayout(this);
   outer->setContentsMargins(0, 0, 0, 0);
@@ -336,7 +340,13 @@ QString BlockTableView::summary_text() const { return d_->summary->text(); }
 
 QString BlockTableView::remote_text() const {
   if (d_->pages->currentWidget() != d_->remote_page) return {};
-  return d_->remote_usage->text() + QLatin1Char('\n') + d_->remote_hidden->text();
+  const QString detail = d_->remote_detail->text().isEmpty() ? QString() : d_->remote_detail->text() + QLatin1Char('\n');
+  return d_->remote_usage->text() + QLatin1Char('\n') + detail + d_->remote_hidden->text();
+}
+
+void BlockTableView::set_remote_detail(const QString& text) {
+  d_->remote_detail->setText(text);
+  d_->remote_detail->setVisible(!text.isEmpty());
 }
 
 std::vector<std::pair<int32_t, int32_t>> BlockTableView::selected_table() const {

@@ -39,6 +39,9 @@ class BlockTableView : public QWidget {
   // naming them (gui/blocks/remote_kv_text.h). update_from() returns to the grid.
   void show_remote(const QString& source, std::optional<double> usage_fraction, std::optional<int> blocks_total,
                    std::optional<int> block_size);
+  // A line under show_remote()'s usage about the server's own units ("slot 0: 58 of 512 tokens · …");
+  // empty hides it.
+  void set_remote_detail(const QString& text);
   // Who owns each sequence (by sequence id); colours follow the owner's key, never its name, so two
   // sessions with the same name keep apart and a renamed one keeps its colour.
   void set_sequence_owners(const std::map<int32_t, SequenceOwner>& owners);
@@ -54,7 +57,7 @@ class BlockTableView : public QWidget {
   BlockGrid* grid() const;
   int32_t selected_sequence() const;
   QString summary_text() const;  // the header over the grid: "paged · 182 blocks × 16 tokens · ..."
-  QString remote_text() const;   // show_remote()'s two lines while it is shown, else ""
+  QString remote_text() const;   // show_remote()'s lines (and the detail, if any) while it is shown, else ""
   std::vector<std::pair<int32_t, int32_t>> selected_table() const;
 
  signals:

@@ -179,6 +179,8 @@ QString EngineBridge::remote_source() const { return remote_ ? QString::fromStdS
 
 std::optional<ServerKvPool> EngineBridge::remote_kv_pool() const { return remote_ ? remote_->kv_pool() : std::nullopt; }
 
+std::vector<ServerSlot> EngineBridge::remote_slots() const { return remote_ ? remote_->slot_states() : std::vector<ServerSlot>{}; }
+
 QString EngineBridge::remote_model() const { return remote_ ? QString::fromStdString(remote_->endpoint().model) : QString(); }
 
 void EngineBridge::set_config(const EngineConfig& config) {

@@ -47,6 +47,8 @@ class EngineBridge : public QObject {
   QString remote_model() const;
   // The KV pool the server states (vLLM's block size and block count), when connected to one that does.
   std::optional<ServerKvPool> remote_kv_pool() const;
+  // llama-server's slots (empty for other servers and the local engine).
+  std::vector<ServerSlot> remote_slots() const;
   // True while loading or rebuilding: a request sent now would be aborted by the switch.
   bool busy() const { return loading_ || rebuilding_; }
   const LlamaModel* model() const { return model_.get(); }

@@ -78,7 +78,8 @@ struct MetricsDashboard::Impl {
   std::vector<Panel> panels;
   std::vector<Named> names;
 
-  QCPGraph *server_ttft_p50 = nullptr, *server_ttft_p99 = nullptr;  // a remote server's, over its window
+  // A remote server's own figures, on the panels of the same quantity, in the legend only when present.
+  QCPGraph *server_ttft_p50 = nullptr, *server_ttft_p99 = nullptr, *server_hit_rate = nullptr, *server_acceptance = nullptr;
   QCPGraph *ttft = nullptr, *rate = nullptr, *duration = nullptr, *usage = nullptr, *fragmentation = nullptr,
            *reserved_unused = nullptr, *hits = nullptr, *hits_recent = nullptr, *scratch = nullptr, *attention_time = nullptr;
   QCPBars *prefill = nullptr, *decode = nullptr;
@@ -274,10 +275,7 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   // A server's own TTFT percentiles over all its clients (vLLM, SGLang), shown only when there are any.
   d.server_ttft_p50 = add_graph(p, tr("server TTFT p50 (10 s, all clients)"), kTtftColor.darker(140), Look::Line);
   d.server_ttft_p99 = add_graph(p, tr("server TTFT p99 (10 s, all clients)"), kTtftColor.lighter(140), Look::Line);
-  for (QCPGraph* g : {d.server_ttft_p50, d.server_ttft_p99}) {
-    d.name(g, g->name(), false);
-    g->removeFromLegend();
-  }
+
 
   p = d.add_panel(this, {"decode_tokens_per_second", tr("tok/s, all requests"), Unit::PerSecond}, true, 0).plot;
   d.rate = add_graph(p, tr("engine decode tok/s"), kDecodeColor, Look::Line);
@@ -335,6 +333,7 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   d.name(d.hits, d.hits->name(), false);
   d.name(d.hits_recent, d.hits_recent->name(), false);
   d.hits_b = d.overlay_of(d.hits);
+  d.server_hit_rate = add_graph(p, tr("server hit rate (its gauge)"), kHits.darker(140), Look::Line);
 
   p = d.add_panel(this, {"attention", tr("scratch"), Unit::Bytes}, true, 0).plot;
   p->yAxis2->setVisible(true);
@@ -357,6 +356,11 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
     d.name(a, a->name(), false);
   d.name(d.spec->positions_b, d.spec->positions_b->name(), true);
   d.spec_window_b = d.overlay_of(d.spec->window);
+  d.server_acceptance = add_graph(over_time, tr("server acceptance rate (its gauge)"), QColor(44, 160, 44), Look::Line);
+  for (QCPGraph* g : {d.server_ttft_p50, d.server_ttft_p99, d.server_hit_rate, d.server_acceptance}) {
+    d.name(g, g->name(), false);
+    g->removeFromLegend();
+  }
 
   for (Impl::Panel& panel : d.panels) {
     if (panel.plot->legend->itemCount() == 0 && !panel.marks) {  // nothing to name: no legend row
@@ -402,8 +406,11 @@ void MetricsDashboard::update_from(const EngineMetricsSnapshot& s) {
 
   d.span = time_span(s);
   set_series(d.ttft, ttft_series(s));
-  for (const auto& [graph, p99] : {std::pair{d.server_ttft_p50, false}, std::pair{d.server_ttft_p99, true}}) {
-    const Series server = server_ttft_series(s, p99);
+  for (const auto& [graph, value] : {std::pair{d.server_ttft_p50, &StepMetrics::server_ttft_p50_s},
+                                      std::pair{d.server_ttft_p99, &StepMetrics::server_ttft_p99_s},
+                                      std::pair{d.server_hit_rate, &StepMetrics::server_prefix_hit_rate},
+                                      std::pair{d.server_acceptance, &StepMetrics::server_spec_accept_rate}}) {
+    const Series server = reported_step_series(s, value);
     set_series(graph, server);
     if (server.x.isEmpty()) graph->removeFromLegend();
     else graph->addToLegend();
@@ -445,8 +452,8 @@ void MetricsDashboard::clear() {
   d.span = {0, 0};
   d.uptime = 0;
   d.following = true;
-  for (QCPGraph* g : {d.ttft, d.server_ttft_p50, d.server_ttft_p99, d.rate, d.duration, d.usage, d.fragmentation,
-                      d.reserved_unused, d.hits, d.hits_recent, d.scratch, d.attention_time})
+  for (QCPGraph* g : {d.ttft, d.server_ttft_p50, d.server_ttft_p99, d.server_hit_rate, d.server_acceptance, d.rate, d.duration,
+                      d.usage, d.fragmentation, d.reserved_unused, d.hits, d.hits_recent, d.scratch, d.attention_time})
     g->data()->clear();
   d.prefill->data()->clear();
   d.decode->data()->clear();

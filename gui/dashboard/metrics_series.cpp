@@ -97,10 +97,10 @@ Series decode_rate_series(const EngineMetricsSnapshot& s) {
   return out;
 }
 
-Series server_ttft_series(const EngineMetricsSnapshot& s, bool p99) {
+Series reported_step_series(const EngineMetricsSnapshot& s, double StepMetrics::*value) {
   Series out;
   for (const StepMetrics& step : s.steps) {
-    const double v = p99 ? step.server_ttft_p99_s : step.server_ttft_p50_s;
+    const double v = step.*value;
     if (v < 0) continue;
     out.x.push_back(step.time_s);
     out.y.push_back(v);

@@ -27,8 +27,9 @@ inline constexpr int kRateWindowSteps = 4;
 
 // TTFT of every request that has produced a token, at the time of that token, sorted by time.
 Series ttft_series(const EngineMetricsSnapshot& s);
-// A remote server's TTFT percentile (p50 or p99) over its recent window, at the steps that carry one.
-Series server_ttft_series(const EngineMetricsSnapshot& s, bool p99);
+// A value a remote server reports on some steps only (its TTFT percentiles, its gauges; negative
+// where it has none), at the steps that carry one.
+Series reported_step_series(const EngineMetricsSnapshot& s, double StepMetrics::*value);
 // Decode tokens per second over the last kRateWindowSteps steps of each busy stretch, one point per
 // step; NaN between stretches separated by idle time (QCustomPlot draws NaN as a gap).
 Series decode_rate_series(const EngineMetricsSnapshot& s);

@@ -115,6 +115,15 @@ TEST_F(Dashboard, AServersOwnTtftPercentilesAreDrawnOnlyWhenItHasThem) {
   EXPECT_EQ(points(plot("ttft"), "server TTFT p50 (10 s, all clients)"), 2);
   EXPECT_EQ(points(plot("ttft"), "server TTFT p99 (10 s, all clients)"), 1);
   EXPECT_EQ(points(plot("ttft"), "TTFT"), 2);  // this client's requests, as before
+  // An SGLang's gauges, in its next interval: its hit rate and acceptance rate on the panels of the same quantity.
+  StepMetrics next = snap.steps.back();
+  next.time_s += next.duration_s;
+  next.server_prefix_hit_rate = 0.3;
+  next.server_spec_accept_rate = 0.6;
+  snap.steps.push_back(next);
+  dash.update_from(snap);
+  EXPECT_EQ(points(plot("prefix_cache_hit_rate"), "server hit rate (its gauge)"), 1);
+  EXPECT_EQ(points(plot("spec_acceptance"), "server acceptance rate (its gauge)"), 1);
 }
 
 TEST_F(Dashboard, PanelsTheServerDoesNotReportSaySoAndDrawNothing) {

@@ -24,6 +24,10 @@ using inferscope::test::CannedResponse;
 
 // A llama-server: its counters grow with every scrape; chat replies "Paris." in two chunks.
 CannedResponse llama_server(const CannedRequest& r, std::atomic<int>& scrapes) {
+  if (r.path == "/slots") {
+    return inferscope::test::canned(R"([{"id":0,"n_ctx":512,"is_processing":false},{"id":1,"n_ctx":512,"is_processing":true,)"
+                                    R"("n_prompt_tokens_processed":20,"n_prompt_tokens_cache":10,"next_token":[{"n_decoded":5}]}])");
+  }
   if (r.path == "/metrics") {
     ++scrapes;
     return inferscope::test::canned("llamacpp:prompt_tokens_total " + std::to_string(12 * scrapes) + "\nllamacpp:tokens_predicted_total " +
@@ -76,6 +80,8 @@ TEST(RemoteWorkbench, ChatsWithAServerAndShowsWhatItsMetricsReport) {
   EXPECT_TRUE(plot_note(w->dashboard()->plot("attention")).contains("does not report"));
   EXPECT_TRUE(plot_note(w->dashboard()->plot("ttft")).isEmpty());  // measured on the client
   EXPECT_TRUE(w->block_table()->remote_text().contains(source + " does not report KV usage")) << w->block_table()->remote_text().toStdString();
+  EXPECT_TRUE(w->block_table()->remote_text().contains("slot 0: idle (context 512) · slot 1: 35 of 512 tokens"))
+      << w->block_table()->remote_text().toStdString();
 
   // Opening a model goes back to the local engine.
   w->open_model(QString::fromStdString(::inferscope::test::shared_model_path("stories260K.gguf")));

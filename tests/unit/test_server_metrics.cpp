@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/remote/server_metrics.h"
+#include "core/remote/server_report.h"
 #include "tests/support/metric_fixtures.h"
 
 namespace inferscope {
@@ -65,9 +66,19 @@ TEST(ServerMetrics, SglangReportsTokenUsageAndQueues) {
   EXPECT_DOUBLE_EQ(*g.kv_cache_usage, 0.28);
   EXPECT_EQ(g.requests_running, 12);
   EXPECT_EQ(g.requests_waiting, 0);
+  // Its prefix-cache and speculation figures are rates published as gauges.
+  EXPECT_DOUBLE_EQ(*g.prefix_cache_hit_rate, 0.007507552643049313);
+  EXPECT_DOUBLE_EQ(*g.spec_accept_rate, 0.6);
   const ServerCounters c = read_counters(m, ServerKind::Sglang);
   EXPECT_EQ(c.prompt_tokens, 8.128902e+06);
   EXPECT_FALSE(c.steps.has_value());
+  // So those panels are reported through the gauges; per draft position is not.
+  const std::vector<std::string> missing = server_not_reported(g, c);
+  for (const char* panel : {"prefix_cache_hit_rate", "spec_acceptance", "kv_usage"}) {
+    EXPECT_EQ(std::find(missing.begin(), missing.end(), panel), missing.end()) << panel;
+  }
+  EXPECT_NE(std::find(missing.begin(), missing.end(), "spec_decode"), missing.end());
+  EXPECT_EQ(server_step(g, c, 1.0, 0.5).server_prefix_hit_rate, *g.prefix_cache_hit_rate);
   // Another server's names find nothing here.
   EXPECT_FALSE(read_counters(m, ServerKind::Vllm).prompt_tokens.has_value());
 }
