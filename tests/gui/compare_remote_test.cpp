@@ -88,7 +88,7 @@ struct CompareRemote : ::testing::Test {
     const std::string model = ::inferscope::test::shared_model_path("stories260K.gguf");
     ASSERT_TRUE(::inferscope::test::model_file_exists(model));
     w = open_window(dir.path(), QString::fromStdString(model));
-    ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
+    ASSERT_TRUE(wait_for_engine(*w));
     view = w->compare();
   }
   QTemporaryDir dir;

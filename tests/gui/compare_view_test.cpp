@@ -62,7 +62,7 @@ struct Compare : ::testing::Test {
     model = ::inferscope::test::shared_model_path("stories260K.gguf");
     ASSERT_TRUE(::inferscope::test::model_file_exists(model));
     w = open_window(dir.path(), stories_model());
-    ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
+    ASSERT_TRUE(wait_for_engine(*w));
     view = w->compare();
   }
   // The engine's config with `edit` applied.

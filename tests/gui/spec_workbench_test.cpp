@@ -38,7 +38,7 @@ struct SpecWorkbench : ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(::inferscope::test::model_file_exists(stories_model().toStdString()));
     w = open_window(dir.path(), stories_model());
-    ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
+    ASSERT_TRUE(wait_for_engine(*w));
     panel = w->config_panel();
     w->chat()->set_sampling(SamplingParams{}, 48);  // greedy
   }

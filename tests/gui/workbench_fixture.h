@@ -55,6 +55,14 @@ inline std::unique_ptr<MainWindow> open_window(const QString& sessions_dir, cons
   return window;
 }
 
+// Waits until the window runs an engine on its model and has drawn the tabs that replaced the welcome
+// page (their first paint is long: a reply sent before it could end before the view saw a token).
+inline bool wait_for_engine(MainWindow& w, int ms = 30000) {
+  if (!wait_for([&] { return w.bridge().has_engine() && !w.showing_welcome(); }, ms)) return false;
+  QTest::qWait(200);
+  return true;
+}
+
 // Types `text` into the current session and sends it; waits until the reply has finished.
 inline bool chat_turn(MainWindow& w, const QString& text, int ms = 60000) {
   w.chat()->set_input_text(text);

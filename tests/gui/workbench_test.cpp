@@ -41,7 +41,7 @@ int plotted_points(const MetricsDashboard& dashboard) {
 // session, so a reply is still streaming when the views refresh.
 void open_streaming_window(const QTemporaryDir& dir, std::unique_ptr<MainWindow>& w) {
   w = open_window(dir.path(), stories_model());
-  ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
+  ASSERT_TRUE(wait_for_engine(*w));
   w->chat()->set_sampling(SamplingParams{}, 400);
 }
 
@@ -258,7 +258,7 @@ TEST(Workbench, SavedSessionsReloadIdentically) {
   QString transcript;
   {
     auto w = open_window(dir.path(), stories_model());
-    ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
+    ASSERT_TRUE(wait_for_engine(*w));
     ChatPanel& chat = *w->chat();
     SamplingParams sampling;
     sampling.temperature = 0.8f;
@@ -296,7 +296,7 @@ TEST(Workbench, MalformedModelFileShowsAnErrorDialogAndTheEngineGoesOn) {
     file.write(kBroken, sizeof kBroken - 1);
   }
   auto w = open_window(dir.filePath("sessions"), stories_model());
-  ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine(); }));
+  ASSERT_TRUE(wait_for_engine(*w));
   QSignalSpy errors(w.get(), &MainWindow::error_shown);
   w->open_model(bad);
   ASSERT_TRUE(wait_for([&] { return errors.count() == 1; }));
