@@ -18,13 +18,13 @@ ServerKind kind_from_owner(std::string_view owner) {
   return ServerKind::Unknown;
 }
 
-HttpResponse get(const RemoteEndpoint& endpoint, std::string_view path, double timeout_s) {
+HttpResponse get(const RemoteEndpoint& endpoint, std::string_view path, double timeout_s, const std::atomic<bool>* cancel) {
   HttpRequest request;
   request.url = endpoint_url(endpoint, path);
   request.headers = endpoint_headers(endpoint);
   request.connect_timeout_s = timeout_s;
   request.total_timeout_s = timeout_s;
-  return http_perform(request);
+  return http_perform(request, {}, cancel);
 }
 
 }  // namespace
@@ -86,20 +86,23 @@ ServerKind kind_from_metrics(const MetricSnapshot& metrics) {
   return ServerKind::Unknown;
 }
 
-ServerInfo probe_server(const RemoteEndpoint& endpoint, double timeout_s) {
-  ServerInfo info = read_models_list(get(endpoint, "/v1/models", timeout_s).body);
+ServerInfo probe_server(const RemoteEndpoint& endpoint, double timeout_s, const std::atomic<bool>* cancel) {
+  ServerInfo info = read_models_list(get(endpoint, "/v1/models", timeout_s, cancel).body);
   // /props exists on llama-server only; other servers answer 404, which tells nothing.
   if (info.kind == ServerKind::Unknown || info.kind == ServerKind::LlamaCpp) {
     try {
-      read_llama_props(get(endpoint, "/props", timeout_s).body, info);
-    } catch (const HttpError&) {  // not llama-server: the kind stays as /v1/models said
+      read_llama_props(get(endpoint, "/props", timeout_s, cancel).body, info);
+    } catch (const HttpError& e) {  // not llama-server: the kind stays as /v1/models said
+      if (e.failure() == HttpFailure::Cancelled) throw;
     }
   }
   if (info.kind == ServerKind::Unknown) {
     try {
-      info.kind = kind_from_metrics(MetricSnapshot::parse(get(endpoint, "/metrics", timeout_s).body));
+      info.kind = kind_from_metrics(MetricSnapshot::parse(get(endpoint, "/metrics", timeout_s, cancel).body));
       if (info.kind != ServerKind::Unknown) info.detected_by = "/metrics";
-    } catch (const std::exception&) {  // no /metrics, or not Prometheus text: the kind stays unknown
+    } catch (const HttpError& e) {  // no /metrics: the kind stays unknown
+      if (e.failure() == HttpFailure::Cancelled) throw;
+    } catch (const std::exception&) {  // not Prometheus text: the kind stays unknown
     }
   }
   return info;

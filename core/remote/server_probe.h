@@ -2,6 +2,7 @@
 // read from /v1/models (its owned_by), llama-server's /props and, failing those, the metric prefixes
 // of /metrics. The readers of each body are pure; probe_server asks the server.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,6 +39,7 @@ ServerKind kind_from_metrics(const MetricSnapshot& metrics);
 
 // Asks the server (each request with `timeout_s`): /v1/models must answer (HttpError otherwise);
 // /props and /metrics are tried only while the kind is still unknown or for llama-server's details.
-ServerInfo probe_server(const RemoteEndpoint& endpoint, double timeout_s = 5);
+// `cancel` ends the probe with HttpError(Cancelled) within 100 ms.
+ServerInfo probe_server(const RemoteEndpoint& endpoint, double timeout_s = 5, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace inferscope

@@ -1,16 +1,14 @@
 #include "gui/compare/server_side_editor.h"
 
-#include <QCoreApplication>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QPointer>
 #include <QPushButton>
 #include <QSpinBox>
-#include <thread>
 
 #include "core/remote/remote_endpoint.h"
+#include "gui/remote/server_prober.h"
 
 namespace inferscope::gui {
 namespace {
@@ -36,7 +34,8 @@ ServerSideEditor::ServerSideEditor(QWidget* parent)
       model_(new QLineEdit),
       concurrency_(new QSpinBox),
       check_(new QPushButton("Check")),
-      result_(new QLabel) {
+      result_(new QLabel),
+      prober_(new ServerProber(this)) {
   url_->setPlaceholderText("http://127.0.0.1:8080");
   url_->setToolTip("The server's base URL: llama-server, vLLM or SGLang (OpenAI-compatible API)");
   api_key_->setEchoMode(QLineEdit::Password);
@@ -65,6 +64,7 @@ ServerSideEditor::ServerSideEditor(QWidget* parent)
 
   for (QLineEdit* field : {url_, api_key_, model_}) connect(field, &QLineEdit::textChanged, this, &ServerSideEditor::invalidate);
   connect(check_, &QPushButton::clicked, this, &ServerSideEditor::check);
+  connect(prober_, &ServerProber::finished, this, &ServerSideEditor::take_probe);
 }
 
 void ServerSideEditor::name_widgets(const QString& prefix) {
@@ -84,8 +84,7 @@ void ServerSideEditor::set_fields(const QString& url, const QString& api_key, co
 }
 
 void ServerSideEditor::invalidate() {
-  ++generation_;
-  checking_ = false;
+  prober_->forget_pending();
   checked_.reset();
   last_error_.clear();
   check_->setEnabled(true);
@@ -103,43 +102,25 @@ void ServerSideEditor::check() {
     emit checked();
     return;
   }
-  const int generation = ++generation_;
-  checking_ = true;
   checked_.reset();
   check_->setEnabled(false);
   show_result("Checking " + QString::fromStdString(endpoint.base_url) + "…", "#374151");
-  // The probe blocks on the network: a thread of its own; the answer comes back queued to the GUI
-  // thread, where it is dropped if this editor is gone.
-  QPointer<ServerSideEditor> self(this);
-  std::thread([self, endpoint, generation] {
-    std::optional<ServerInfo> info;
-    QString error;
-    try {
-      info = probe_server(endpoint, kProbeTimeoutS);
-    } catch (const std::exception& e) {
-      error = QString::fromStdString(e.what());
-    }
-    QMetaObject::invokeMethod(QCoreApplication::instance(), [self, endpoint, generation, info, error] {
-      if (self) self->take_probe(generation, endpoint, info, error);
-    }, Qt::QueuedConnection);
-  }).detach();
+  prober_->probe(endpoint, kProbeTimeoutS);
 }
 
-void ServerSideEditor::take_probe(int generation, const RemoteEndpoint& endpoint, const std::optional<ServerInfo>& info,
-                                  const QString& error) {
-  if (generation != generation_) return;  // the fields changed since: this answer is about other ones
-  checking_ = false;
+void ServerSideEditor::take_probe(const ProbeReport& report) {
   check_->setEnabled(true);
-  if (!info) {
-    last_error_ = error;
-    show_result("✗ " + error, "#b91c1c");
-  } else if (endpoint.model.empty() && info->models.empty()) {
+  const RemoteEndpoint& endpoint = report.endpoint;
+  if (!report.info) {
+    last_error_ = report.error.simplified();
+    show_result("✗ " + last_error_, "#b91c1c");
+  } else if (endpoint.model.empty() && report.info->models.empty()) {
     last_error_ = "the server lists no model at " + QString::fromStdString(endpoint_url(endpoint, "/v1/models")) + ": name one";
     show_result("✗ " + last_error_, "#b91c1c");
   } else {
-    RemoteSide side{endpoint, *info, concurrency_->value()};
-    if (side.endpoint.model.empty()) side.endpoint.model = info->models.front();
-    show_result("✓ " + describe(*info, side.endpoint.model), "#047857");
+    RemoteSide side{endpoint, *report.info, concurrency_->value()};
+    if (side.endpoint.model.empty()) side.endpoint.model = report.info->models.front();
+    show_result("✓ " + describe(*report.info, side.endpoint.model), "#047857");
     checked_ = std::move(side);
   }
   emit checked();
@@ -151,7 +132,7 @@ std::optional<RemoteSide> ServerSideEditor::side(QString* error) const {
     side.max_concurrency = concurrency_->value();
     return side;
   }
-  if (checking_) {
+  if (checking()) {
     *error = "still checking the server";
   } else if (!last_error_.isEmpty()) {
     *error = "the check failed (" + last_error_ + "): fix the URL or start the server, then press Check";
@@ -160,6 +141,8 @@ std::optional<RemoteSide> ServerSideEditor::side(QString* error) const {
   }
   return std::nullopt;
 }
+
+bool ServerSideEditor::checking() const { return prober_->busy(); }
 
 QString ServerSideEditor::result_text() const { return result_->text(); }
 

@@ -6,13 +6,17 @@
 #include <QWidget>
 #include <optional>
 
-#include "core/remote/server_probe.h"
 #include "gui/compare/remote_side.h"
+#include "gui/remote/probe_report.h"
 
 class QLabel;
 class QLineEdit;
 class QPushButton;
 class QSpinBox;
+
+namespace inferscope::gui {
+class ServerProber;
+}
 
 namespace inferscope::gui {
 
@@ -27,7 +31,7 @@ class ServerSideEditor : public QWidget {
   void set_fields(const QString& url, const QString& api_key, const QString& model, int max_concurrency = 0);
   // Probes the server the fields name, on a thread of its own; checked() follows on the GUI thread.
   void check();
-  bool checking() const { return checking_; }
+  bool checking() const;
   // The side as checked, or nullopt with `error` saying what is missing (no check yet, a failed one).
   std::optional<RemoteSide> side(QString* error) const;
   QString result_text() const;
@@ -37,7 +41,7 @@ class ServerSideEditor : public QWidget {
 
  private:
   void invalidate();
-  void take_probe(int generation, const RemoteEndpoint& endpoint, const std::optional<ServerInfo>& info, const QString& error);
+  void take_probe(const ProbeReport& report);
   void show_result(const QString& text, const char* colour);
 
   QLineEdit *url_, *api_key_, *model_;
@@ -46,8 +50,7 @@ class ServerSideEditor : public QWidget {
   QLabel* result_;
   std::optional<RemoteSide> checked_;
   QString last_error_;
-  int generation_ = 0;  // a probe's answer counts only if no edit or newer check came since
-  bool checking_ = false;
+  ServerProber* prober_;  // delivers only the answer about the fields as they stand
 };
 
 }  // namespace inferscope::gui

@@ -34,10 +34,10 @@ QString http_failure_text(const HttpError& e, double timeout_s) {
 
 }  // namespace
 
-ProbeReport probe_report(const RemoteEndpoint& endpoint, double timeout_s) {
+ProbeReport probe_report(const RemoteEndpoint& endpoint, double timeout_s, const std::atomic<bool>* cancel) {
   ProbeReport report{endpoint, std::nullopt, {}};
   try {
-    report.info = probe_server(endpoint, timeout_s);
+    report.info = probe_server(endpoint, timeout_s, cancel);
   } catch (const HttpError& e) {
     report.error = http_failure_text(e, timeout_s);
   } catch (const std::exception& e) {  // read_models_list: the answer is not an OpenAI models list

@@ -3,6 +3,7 @@
 // (bad answer, nothing listening, no answer in time, an HTTP error with the server's message, TLS).
 #pragma once
 #include <QString>
+#include <atomic>
 #include <optional>
 
 #include "core/remote/remote_endpoint.h"
@@ -16,9 +17,9 @@ struct ProbeReport {
   QString error;                   // otherwise: what went wrong, then the client's own message
 };
 
-// Runs probe_server(endpoint, timeout_s) and words the outcome; never throws. Blocks up to a few
-// times timeout_s: call it off the GUI thread (ServerProber does).
-ProbeReport probe_report(const RemoteEndpoint& endpoint, double timeout_s);
+// Runs probe_server(endpoint, timeout_s, cancel) and words the outcome; never throws. Blocks up to a
+// few times timeout_s: call it off the GUI thread (ServerProber does).
+ProbeReport probe_report(const RemoteEndpoint& endpoint, double timeout_s, const std::atomic<bool>* cancel = nullptr);
 
 // "llama.cpp · 4 slots · context 512 · model X" (or "N models"); the kind "unknown" says the API
 // answered but not which server it is.

@@ -1,33 +1,43 @@
 #include "gui/remote/server_prober.h"
 
-#include <mutex>
-#include <thread>
-
 namespace inferscope::gui {
 
-struct ServerProber::Link {
-  std::mutex mu;
-  ServerProber* owner = nullptr;  // null once the prober is destroyed
-};
-
-ServerProber::ServerProber(QObject* parent) : QObject(parent), link_(std::make_shared<Link>()) { link_->owner = this; }
+ServerProber::ServerProber(QObject* parent) : QObject(parent) {}
 
 ServerProber::~ServerProber() {
-  std::lock_guard lock(link_->mu);
-  link_->owner = nullptr;
+  cancel_jobs();
+  // Joined before QObject's destructor: a report a thread posts meanwhile is dropped with the object.
+  for (Job& job : jobs_) job.thread.join();
 }
 
 void ServerProber::probe(const RemoteEndpoint& endpoint, double timeout_s) {
+  cancel_jobs();
+  join_finished_jobs();
   const uint64_t generation = ++generation_;
-  std::thread([link = link_, endpoint, timeout_s, generation] {
-    const ProbeReport report = probe_report(endpoint, timeout_s);
-    // Posting under the lock: the destructor cannot run between the check and the post, and Qt drops
-    // events posted to an object that is destroyed before they are delivered.
-    std::lock_guard lock(link->mu);
-    if (link->owner == nullptr) return;
-    ServerProber* owner = link->owner;
-    QMetaObject::invokeMethod(owner, [owner, generation, report] { owner->deliver(generation, report); }, Qt::QueuedConnection);
-  }).detach();
+  Job job{{}, std::make_shared<std::atomic<bool>>(false), std::make_shared<std::atomic<bool>>(false)};
+  job.thread = std::thread([this, endpoint, timeout_s, generation, cancel = job.cancel, done = job.done] {
+    const ProbeReport report = probe_report(endpoint, timeout_s, cancel.get());
+    QMetaObject::invokeMethod(this, [this, generation, report] { deliver(generation, report); }, Qt::QueuedConnection);
+    done->store(true);
+  });
+  jobs_.push_back(std::move(job));
+}
+
+void ServerProber::forget_pending() {
+  cancel_jobs();
+  delivered_ = ++generation_;
+}
+
+void ServerProber::cancel_jobs() {
+  for (Job& job : jobs_) job.cancel->store(true);
+}
+
+void ServerProber::join_finished_jobs() {
+  std::erase_if(jobs_, [](Job& job) {
+    if (!job.done->load()) return false;
+    job.thread.join();  // past its last step: returns at once
+    return true;
+  });
 }
 
 void ServerProber::deliver(uint64_t generation, const ProbeReport& report) {

@@ -1,10 +1,14 @@
-// Checks servers off the GUI thread: each probe() runs probe_report() on its own detached thread and
-// hands the report back to the GUI thread with a queued call. Only the newest probe's report is
-// delivered; destroying the prober mid-probe is safe (the thread finds it gone and drops the report).
+// Checks servers off the GUI thread: each probe() runs probe_report() on a thread of its own and hands
+// the report back to the GUI thread with a queued call. Only the newest probe's report is delivered;
+// a superseded or forgotten probe is cancelled (its thread ends within 100 ms). The destructor cancels
+// and joins every probing thread, so none outlives the prober (or the process).
 #pragma once
 #include <QObject>
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <thread>
+#include <vector>
 
 #include "gui/remote/probe_report.h"
 
@@ -18,18 +22,24 @@ class ServerProber : public QObject {
 
   // Starts checking `endpoint` (each request waits at most timeout_s); supersedes a running probe.
   void probe(const RemoteEndpoint& endpoint, double timeout_s);
-  // Drops the running probe's report (its endpoint was edited away).
-  void forget_pending() { delivered_ = ++generation_; }
+  // Cancels the running probe and drops its report (its endpoint was edited away).
+  void forget_pending();
   bool busy() const { return generation_ != delivered_; }
 
  signals:
   void finished(const inferscope::gui::ProbeReport& report);
 
  private:
-  struct Link;  // the prober as the probing threads see it
+  struct Job {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> cancel;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
   void deliver(uint64_t generation, const ProbeReport& report);
+  void cancel_jobs();
+  void join_finished_jobs();
 
-  std::shared_ptr<Link> link_;
+  std::vector<Job> jobs_;
   uint64_t generation_ = 0;  // of the newest probe (or forget_pending)
   uint64_t delivered_ = 0;   // of the newest report delivered
 };

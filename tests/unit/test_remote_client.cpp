@@ -306,6 +306,28 @@ TEST(ServerProbe, AsksTheServer) {
   EXPECT_THROW(probe_server(make_endpoint("http://127.0.0.1:" + std::to_string(test::unused_port()))), HttpError);
 }
 
+// A cancel while /props is pending ends the probe as cancelled; it is not taken for "no /props here".
+TEST(ServerProbe, ACancelEndsTheProbeEvenDuringTheOptionalQuestions) {
+  CannedHttpServer server([](const CannedRequest& r) {
+    if (r.path == "/v1/models") return test::canned(R"({"data":[{"id":"smollm2","owned_by":"llamacpp"}]})");
+    CannedResponse silent = test::canned("{}");
+    silent.hold_until_client_closes = true;
+    return silent;
+  });
+  std::atomic<bool> cancel{false};
+  std::thread canceller([&] {
+    while (server.requests().size() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    cancel = true;
+  });
+  try {
+    probe_server(make_endpoint(server.url()), 5, &cancel);
+    ADD_FAILURE() << "a cancelled probe returned";
+  } catch (const HttpError& e) {
+    EXPECT_EQ(e.failure(), HttpFailure::Cancelled) << e.what();
+  }
+  canceller.join();
+}
+
 TEST(RemoteWorkload, SendsEachRequestAtItsArrivalAndKeepsFailuresApart) {
   std::atomic<int> metrics_scrapes{0};
   CannedHttpServer server([&](const CannedRequest& r) {
