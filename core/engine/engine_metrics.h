@@ -3,6 +3,7 @@
 // preemptions) and per step (running/waiting, tokens, KV stats). Bounded rings keep a long session's
 // memory flat. Written by the engine thread, read by anyone through snapshot() (thread-safe).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -53,6 +54,16 @@ struct StepSequence {
   int32_t cached_tokens = 0;  // admitted in this step: its first tokens found in the prefix cache, not computed
 };
 
+// The latencies a remote server keeps histograms of (vLLM, SGLang), in vLLM's names: TTFT,
+// inter-token latency, end-to-end request latency and queue time.
+enum class ServerLatency { Ttft, InterToken, EndToEnd, Queue };
+inline constexpr size_t kServerLatencies = 4;
+
+// The median and 99th percentile of one such histogram over a window; -1 when it counted nothing.
+struct LatencyPercentiles {
+  double p50_s = -1, p99_s = -1;
+};
+
 struct StepMetrics {
   double time_s = 0;        // when the step ended, seconds since the engine started
   double duration_s = 0;
@@ -73,12 +84,12 @@ struct StepMetrics {
   double kv_bytes_read = 0;            // K/V of each sequence's context, every layer
   std::vector<StepSequence> sequences; // who ran in the step, in plan order
   std::vector<RequestId> preempted;    // sent back to wait by the step (recomputed later)
-  // A remote server's step (a scrape interval): the median and 99th percentile of its TTFT histogram
-  // over the last window, every client's requests; -1 when it has none or counted nothing then.
-  double server_ttft_p50_s = -1, server_ttft_p99_s = -1;
+  // A remote server's step (a scrape interval): the percentiles of its latency histograms over the
+  // last window, every client's requests, indexed by ServerLatency.
+  std::array<LatencyPercentiles, kServerLatencies> server_latency{};
   // Rates a remote server publishes as gauges (SGLang): prefix-cache hit rate and speculative
-  // acceptance rate, 0..1; -1 when it does not.
-  double server_prefix_hit_rate = -1, server_spec_accept_rate = -1;
+  // acceptance rate, 0..1, and the mean accepted length (tokens per verify step); -1 when it does not.
+  double server_prefix_hit_rate = -1, server_spec_accept_rate = -1, server_spec_accept_length = -1;
 };
 
 struct EngineMetricsSnapshot {

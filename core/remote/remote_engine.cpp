@@ -31,20 +31,22 @@ double RemoteEngine::now() const { return std::chrono::duration<double>(std::chr
 
 std::string RemoteEngine::source() const { return server_address(endpoint_, server_); }
 
-void RemoteEngine::add_ttft_percentiles(const MetricSnapshot& scrape, double t, StepMetrics& step) {
-  const std::optional<HistogramSeries> now = read_ttft_histogram(scrape, server_.kind);
-  if (!now) return;
-  ttft_history_.emplace_back(t, *now);
-  // The oldest scrape kept is the last one at least a window old: the increase spans the window.
-  while (ttft_history_.size() > 2 && ttft_history_[1].first <= t - options_.latency_window_s) ttft_history_.pop_front();
-  if (ttft_history_.size() < 2) return;
-  try {
-    const HistogramSeries window = histogram_increase(ttft_history_.front().second, *now);
-    if (window.count <= 0) return;
-    step.server_ttft_p50_s = histogram_quantile(0.5, window);
-    step.server_ttft_p99_s = histogram_quantile(0.99, window);
-  } catch (const std::invalid_argument&) {  // the server changed its bucket bounds (a restart): start again
-    ttft_history_.erase(ttft_history_.begin(), ttft_history_.end() - 1);
+void RemoteEngine::add_latency_percentiles(const MetricSnapshot& scrape, double t, StepMetrics& step) {
+  for (size_t i = 0; i < kServerLatencies; ++i) {
+    const std::optional<HistogramSeries> now = read_latency_histogram(scrape, server_.kind, static_cast<ServerLatency>(i));
+    if (!now) continue;
+    auto& history = latency_history_[i];
+    history.emplace_back(t, *now);
+    // The oldest scrape kept is the last one at least a window old: the increase spans the window.
+    while (history.size() > 2 && history[1].first <= t - options_.latency_window_s) history.pop_front();
+    if (history.size() < 2) continue;
+    try {
+      const HistogramSeries window = histogram_increase(history.front().second, *now);
+      if (window.count <= 0) continue;
+      step.server_latency[i] = {histogram_quantile(0.5, window), histogram_quantile(0.99, window)};
+    } catch (const std::invalid_argument&) {  // the server changed its bucket bounds (a restart): start again
+      history.erase(history.begin(), history.end() - 1);
+    }
   }
 }
 
@@ -165,7 +167,7 @@ void RemoteEngine::take_scrape(const MetricSnapshot& scrape, double t) {
   if (latest_counters_) {
     // The interval since the last scrape, as one dashboard step.
     StepMetrics step = server_step(gauges, counters_increase(*latest_counters_, counters), t, t - last_scrape_s_);
-    add_ttft_percentiles(scrape, t, step);
+    add_latency_percentiles(scrape, t, step);
     metrics_.on_step(step, KvStats{});
   } else {
     baseline_ = counters;

@@ -68,8 +68,8 @@ class RemoteEngine {
   void poll_metrics();
   // Folds one scrape into the metrics (mu_ held).
   void take_scrape(const MetricSnapshot& scrape, double t);
-  // The server's TTFT percentiles over the window ending with this scrape, onto its step (mu_ held).
-  void add_ttft_percentiles(const MetricSnapshot& scrape, double t, StepMetrics& step);
+  // The server's latency percentiles over the window ending with this scrape, onto its step (mu_ held).
+  void add_latency_percentiles(const MetricSnapshot& scrape, double t, StepMetrics& step);
   double now() const;
   void join_finished();
 
@@ -90,7 +90,8 @@ class RemoteEngine {
   std::optional<ServerGauges> latest_gauges_;
   std::optional<ServerKvPool> kv_pool_;
   std::vector<ServerSlot> slots_;
-  std::deque<std::pair<double, HistogramSeries>> ttft_history_;  // (scrape time, TTFT histogram) over the window
+  // Per ServerLatency: (scrape time, histogram) over the window.
+  std::array<std::deque<std::pair<double, HistogramSeries>>, kServerLatencies> latency_history_;
   double last_scrape_s_ = 0;
   std::string metrics_error_;
   std::thread poller_;  // last: starts once everything it uses exists

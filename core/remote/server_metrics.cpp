@@ -1,5 +1,6 @@
 #include "core/remote/server_metrics.h"
 
+#include <array>
 #include <stdexcept>
 
 namespace inferscope {
@@ -22,23 +23,29 @@ struct MetricNames {
   const char* kv_cache_usage;
   const char* prefix_cache_hit_rate;  // a gauge
   const char* spec_accept_rate;       // a gauge
+  const char* spec_accept_length;     // a gauge
+  std::array<const char*, kServerLatencies> latency;  // histograms, by ServerLatency
 };
 
 constexpr MetricNames kLlamaCpp = {"llamacpp:prompt_tokens_total", "llamacpp:tokens_predicted_total", "llamacpp:n_decode_total", "",
                                    "", "", "llamacpp:spec_decode_num_drafts_total", "llamacpp:spec_decode_num_draft_tokens_total",
                                    "llamacpp:spec_decode_num_accepted_tokens_total",
                                    "llamacpp:spec_decode_num_accepted_tokens_per_pos_total", "llamacpp:requests_processing",
-                                   "llamacpp:requests_deferred", "", "", ""};
+                                   "llamacpp:requests_deferred", "", "", "", "", {"", "", "", ""}};
 constexpr MetricNames kVllm = {"vllm:prompt_tokens_total", "vllm:generation_tokens_total", "vllm:iteration_tokens_total",
                                "vllm:num_preemptions_total", "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total",
                                "vllm:spec_decode_num_drafts_total", "vllm:spec_decode_num_draft_tokens_total",
                                "vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_accepted_tokens_per_pos_total",
                                "vllm:num_requests_running",
-                               "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc", "", ""};
+                               "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc", "", "", "",
+                               {"vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds",
+                                "vllm:e2e_request_latency_seconds", "vllm:request_queue_time_seconds"}};
 constexpr MetricNames kSglang = {"sglang:prompt_tokens_total", "sglang:generation_tokens_total", "", "", "", "", "", "", "", "",
                                  "sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage", "sglang:cache_hit_rate",
-                                 "sglang:spec_accept_rate"};
-constexpr MetricNames kNone = {"", "", "", "", "", "", "", "", "", "", "", "", "", "", ""};
+                                 "sglang:spec_accept_rate", "sglang:spec_accept_length",
+                                 {"sglang:time_to_first_token_seconds", "sglang:inter_token_latency_seconds",
+                                  "sglang:e2e_request_latency_seconds", "sglang:queue_time_seconds"}};
+constexpr MetricNames kNone = {"", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", {"", "", "", ""}};
 
 const MetricNames& names_of(ServerKind kind) {
   switch (kind) {
@@ -104,11 +111,9 @@ ServerCounters read_counters(const MetricSnapshot& metrics, ServerKind kind) {
           by_position(metrics, n.spec_accepted_per_position)};
 }
 
-std::optional<HistogramSeries> read_ttft_histogram(const MetricSnapshot& metrics, ServerKind kind) {
-  const char* name = kind == ServerKind::Vllm ? "vllm:time_to_first_token_seconds"
-                     : kind == ServerKind::Sglang ? "sglang:time_to_first_token_seconds"
-                                                  : nullptr;
-  return name != nullptr && metrics.find(name) != nullptr ? metrics.histogram(name) : std::nullopt;
+std::optional<HistogramSeries> read_latency_histogram(const MetricSnapshot& metrics, ServerKind kind, ServerLatency latency) {
+  const char* name = names_of(kind).latency[static_cast<size_t>(latency)];
+  return *name != '\0' && metrics.find(name) != nullptr ? metrics.histogram(name) : std::nullopt;
 }
 
 std::optional<ServerKvPool> read_kv_pool(const MetricSnapshot& metrics, ServerKind kind) {
@@ -132,7 +137,7 @@ std::optional<ServerKvPool> read_kv_pool(const MetricSnapshot& metrics, ServerKi
 ServerGauges read_gauges(const MetricSnapshot& metrics, ServerKind kind) {
   const MetricNames& n = names_of(kind);
   return {total(metrics, n.requests_running), total(metrics, n.requests_waiting), mean(metrics, n.kv_cache_usage),
-          mean(metrics, n.prefix_cache_hit_rate), mean(metrics, n.spec_accept_rate)};
+          mean(metrics, n.prefix_cache_hit_rate), mean(metrics, n.spec_accept_rate), mean(metrics, n.spec_accept_length)};
 }
 
 ServerCounters counters_increase(const ServerCounters& a, const ServerCounters& b) {

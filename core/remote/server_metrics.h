@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/engine/engine_metrics.h"
 #include "core/remote/metric_snapshot.h"
 #include "core/remote/server_probe.h"
 
@@ -33,6 +34,7 @@ struct ServerGauges {
   // Rates some servers publish as gauges instead of counters (SGLang), means over engines:
   std::optional<double> prefix_cache_hit_rate;  // 0..1
   std::optional<double> spec_accept_rate;       // 0..1, accepted draft tokens / draft tokens
+  std::optional<double> spec_accept_length;     // tokens per verify step (accepted + 1)
 };
 
 // A server's KV pool as it states it: vLLM's cache_config_info gauge (labels block_size and
@@ -43,9 +45,10 @@ struct ServerKvPool {
 };
 
 ServerCounters read_counters(const MetricSnapshot& metrics, ServerKind kind);
-// The server's TTFT histogram (vLLM's and SGLang's time_to_first_token_seconds, summed over engines);
-// nullopt when it keeps none (llama-server).
-std::optional<HistogramSeries> read_ttft_histogram(const MetricSnapshot& metrics, ServerKind kind);
+// One of the server's latency histograms (vLLM's time_to_first_token_seconds,
+// inter_token_latency_seconds, e2e_request_latency_seconds, request_queue_time_seconds; SGLang's
+// the same but queue_time_seconds), summed over engines; nullopt when it keeps none (llama-server).
+std::optional<HistogramSeries> read_latency_histogram(const MetricSnapshot& metrics, ServerKind kind, ServerLatency latency);
 // nullopt when the server states no pool (llama-server, SGLang) or the labels are not whole numbers.
 std::optional<ServerKvPool> read_kv_pool(const MetricSnapshot& metrics, ServerKind kind);
 ServerGauges read_gauges(const MetricSnapshot& metrics, ServerKind kind);

@@ -30,6 +30,7 @@ StepMetrics server_step(const ServerGauges& gauges, const ServerCounters& increa
   step.spec_accepted_tokens = count(increase.spec_accepted_tokens);
   step.server_prefix_hit_rate = gauges.prefix_cache_hit_rate.value_or(-1);
   step.server_spec_accept_rate = gauges.spec_accept_rate.value_or(-1);
+  step.server_spec_accept_length = gauges.spec_accept_length.value_or(-1);
   return step;
 }
 

@@ -3,9 +3,12 @@
 #include <QDir>
 #include <QGridLayout>
 #include <algorithm>
+#include <array>
+#include <functional>
 #include <optional>
 #include <qcustomplot.h>
 #include <tuple>
+#include <vector>
 
 #include "gui/dashboard/metrics_series.h"
 #include "gui/dashboard/not_reported.h"
@@ -19,6 +22,8 @@
 #include "gui/plot/plot_setup.h"
 
 using inferscope::EngineMetricsSnapshot;
+using inferscope::kServerLatencies;
+using inferscope::ServerLatency;
 using inferscope::StepMetrics;
 using namespace inferscope::gui;
 
@@ -26,7 +31,7 @@ namespace {
 
 // One colour per quantity, the same in every plot and in the overlay (dashed there).
 const QColor kDuration(90, 90, 90), kUsage(148, 103, 189), kFragmentation(140, 86, 75), kReservedUnused(214, 39, 40), kHits(23, 190, 207),
-    kHitsRecent(188, 189, 34), kScratch(227, 119, 194), kAttentionTime(60, 60, 140);
+    kHitsRecent(188, 189, 34), kScratch(227, 119, 194), kAttentionTime(60, 60, 140), kE2e(148, 103, 189), kQueue(140, 86, 75);
 
 constexpr int kPlotMinWidth = 360;  // a column per this many pixels of width, 1 to 4 columns
 constexpr int kMaxConfigMarks = 64;  // configuration changes marked on the time plots, newest kept
@@ -78,8 +83,11 @@ struct MetricsDashboard::Impl {
   std::vector<Panel> panels;
   std::vector<Named> names;
 
-  // A remote server's own figures, on the panels of the same quantity, in the legend only when present.
-  QCPGraph *server_ttft_p50 = nullptr, *server_ttft_p99 = nullptr, *server_hit_rate = nullptr, *server_acceptance = nullptr;
+  // A remote server's own figures, on the panels of the same quantity, in the legend only when present:
+  // its latency percentiles (p50, p99 per ServerLatency) and its gauges.
+  std::array<std::array<QCPGraph*, 2>, kServerLatencies> server_latency{};
+  QCPGraph *server_hit_rate = nullptr, *server_acceptance = nullptr, *server_accept_length = nullptr;
+  QCPGraph *e2e = nullptr, *queue = nullptr, *itl = nullptr, *e2e_b = nullptr;
   QCPGraph *ttft = nullptr, *rate = nullptr, *duration = nullptr, *usage = nullptr, *fragmentation = nullptr,
            *reserved_unused = nullptr, *hits = nullptr, *hits_recent = nullptr, *scratch = nullptr, *attention_time = nullptr;
   QCPBars *prefill = nullptr, *decode = nullptr;
@@ -121,7 +129,23 @@ struct MetricsDashboard::Impl {
   // Plots with a note whose quantity `s` does not report take that note and lose their points.
   void blank_not_reported(const EngineMetricsSnapshot& s);
   void lay_out(int n_columns);
+  // The p50 and p99 lines of a server's `latency` histogram on `axis` of `plot`, named after `what`.
+  void add_server_latency(QCustomPlot* plot, ServerLatency latency, const QString& what, const QColor& colour, QCPAxis* axis);
+  std::vector<QCPGraph*> server_graphs() const;
 };
+
+void MetricsDashboard::Impl::add_server_latency(QCustomPlot* plot, ServerLatency latency, const QString& what,
+                                                const QColor& colour, QCPAxis* axis) {
+  auto& lines = server_latency[static_cast<size_t>(latency)];
+  lines[0] = add_graph(plot, QObject::tr("server %1 p50 (10 s, all clients)").arg(what), colour.darker(140), Look::Line, axis);
+  lines[1] = add_graph(plot, QObject::tr("server %1 p99 (10 s, all clients)").arg(what), colour.lighter(140), Look::Line, axis);
+}
+
+std::vector<QCPGraph*> MetricsDashboard::Impl::server_graphs() const {
+  std::vector<QCPGraph*> out{server_hit_rate, server_acceptance, server_accept_length};
+  for (const auto& lines : server_latency) out.insert(out.end(), lines.begin(), lines.end());
+  return out;
+}
 
 void MetricsDashboard::Impl::lay_out(int n_columns) {
   if (n_columns == columns) return;
@@ -171,7 +195,7 @@ void MetricsDashboard::Impl::draw_overlay() {
   const bool on = overlay.has_value();
   spec->set_overlay(on ? &*overlay : nullptr, label_a, label_b);
   roofline->set_overlay(on ? &*overlay : nullptr);
-  for (QCPGraph* g : {ttft_b, rate_b, tokens_b, usage_b, fragmentation_b, reserved_unused_b, hits_b, scratch_b,
+  for (QCPGraph* g : {ttft_b, e2e_b, rate_b, tokens_b, usage_b, fragmentation_b, reserved_unused_b, hits_b, scratch_b,
                       attention_time_b, spec_window_b}) {
     g->setVisible(on);
     if (on) {
@@ -186,6 +210,7 @@ void MetricsDashboard::Impl::draw_overlay() {
   const EngineMetricsSnapshot& s = *overlay;
   overlay_span = time_span(s);
   set_series(ttft_b, ttft_series(s));
+  set_series(e2e_b, e2e_series(s));
   set_series(rate_b, decode_rate_series(s));
   set_series(tokens_b, step_series(s, [](const StepMetrics& m) { return double(m.prefill_tokens + m.decode_tokens); }));
   set_series(usage_b, step_series(s, [](const StepMetrics& m) { return m.kv_cache_usage_perc; }));
@@ -273,9 +298,21 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   d.name(d.ttft, d.ttft->name(), false);
   d.ttft_b = d.overlay_of(d.ttft);
   // A server's own TTFT percentiles over all its clients (vLLM, SGLang), shown only when there are any.
-  d.server_ttft_p50 = add_graph(p, tr("server TTFT p50 (10 s, all clients)"), kTtftColor.darker(140), Look::Line);
-  d.server_ttft_p99 = add_graph(p, tr("server TTFT p99 (10 s, all clients)"), kTtftColor.lighter(140), Look::Line);
+  d.add_server_latency(p, ServerLatency::Ttft, tr("TTFT"), kTtftColor, p->yAxis);
 
+  // Per request: end-to-end and queue time (left), the median inter-token gap (right, far shorter).
+  p = d.add_panel(this, {"latency", tr("e2e, queue"), Unit::Seconds}, true, 0).plot;
+  p->yAxis2->setVisible(true);
+  p->yAxis2->setLabel(tr("inter-token"));
+  set_axis_unit(p->yAxis2, Unit::Seconds);
+  d.e2e = add_graph(p, tr("e2e latency"), kE2e, Look::Scatter);
+  d.queue = add_graph(p, tr("queue time"), kQueue, Look::Scatter);
+  d.itl = add_graph(p, tr("inter-token latency (median)"), kDecodeColor, Look::Scatter, p->yAxis2);
+  for (QCPGraph* g : {d.e2e, d.queue, d.itl}) d.name(g, g->name(), false);
+  d.e2e_b = d.overlay_of(d.e2e);
+  d.add_server_latency(p, ServerLatency::EndToEnd, tr("e2e"), kE2e, p->yAxis);
+  d.add_server_latency(p, ServerLatency::Queue, tr("queue time"), kQueue, p->yAxis);
+  d.add_server_latency(p, ServerLatency::InterToken, tr("inter-token"), kDecodeColor, p->yAxis2);
 
   p = d.add_panel(this, {"decode_tokens_per_second", tr("tok/s, all requests"), Unit::PerSecond}, true, 0).plot;
   d.rate = add_graph(p, tr("engine decode tok/s"), kDecodeColor, Look::Line);
@@ -357,7 +394,12 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   d.name(d.spec->positions_b, d.spec->positions_b->name(), true);
   d.spec_window_b = d.overlay_of(d.spec->window);
   d.server_acceptance = add_graph(over_time, tr("server acceptance rate (its gauge)"), QColor(44, 160, 44), Look::Line);
-  for (QCPGraph* g : {d.server_ttft_p50, d.server_ttft_p99, d.server_hit_rate, d.server_acceptance}) {
+  // SGLang's mean accepted length (tokens per verify step) on an axis of its own, shown with its data.
+  QCPAxis* length_axis = over_time->axisRect()->addAxis(QCPAxis::atRight);
+  length_axis->setLabel(tr("tokens per verify"));
+  length_axis->setVisible(false);
+  d.server_accept_length = add_graph(over_time, tr("server accepted length (its gauge)"), QColor(23, 120, 23), Look::Line, length_axis);
+  for (QCPGraph* g : d.server_graphs()) {
     d.name(g, g->name(), false);
     g->removeFromLegend();
   }
@@ -406,15 +448,30 @@ void MetricsDashboard::update_from(const EngineMetricsSnapshot& s) {
 
   d.span = time_span(s);
   set_series(d.ttft, ttft_series(s));
-  for (const auto& [graph, value] : {std::pair{d.server_ttft_p50, &StepMetrics::server_ttft_p50_s},
-                                      std::pair{d.server_ttft_p99, &StepMetrics::server_ttft_p99_s},
-                                      std::pair{d.server_hit_rate, &StepMetrics::server_prefix_hit_rate},
-                                      std::pair{d.server_acceptance, &StepMetrics::server_spec_accept_rate}}) {
+  std::vector<std::pair<QCPGraph*, std::function<double(const StepMetrics&)>>> reported = {
+      {d.server_hit_rate, [](const StepMetrics& m) { return m.server_prefix_hit_rate; }},
+      {d.server_acceptance, [](const StepMetrics& m) { return m.server_spec_accept_rate; }},
+      {d.server_accept_length, [](const StepMetrics& m) { return m.server_spec_accept_length; }}};
+  for (size_t i = 0; i < kServerLatencies; ++i) {
+    reported.emplace_back(d.server_latency[i][0], [i](const StepMetrics& m) { return m.server_latency[i].p50_s; });
+    reported.emplace_back(d.server_latency[i][1], [i](const StepMetrics& m) { return m.server_latency[i].p99_s; });
+  }
+  for (const auto& [graph, value] : reported) {
     const Series server = reported_step_series(s, value);
     set_series(graph, server);
     if (server.x.isEmpty()) graph->removeFromLegend();
     else graph->addToLegend();
   }
+  if (QCPAxis* length_axis = d.server_accept_length->valueAxis(); d.server_accept_length->data()->isEmpty()) {
+    length_axis->setVisible(false);
+  } else {  // fit_value_axes knows the two standard axes only
+    length_axis->setVisible(true);
+    d.server_accept_length->rescaleValueAxis();
+    length_axis->setRange(0, length_axis->range().upper * 1.15);
+  }
+  set_series(d.e2e, e2e_series(s));
+  set_series(d.queue, queue_time_series(s));
+  set_series(d.itl, median_itl_series(s));
   set_series(d.rate, decode_rate_series(s));
   const Series prefill = step_bars(s, [](const StepMetrics& m) { return double(m.prefill_tokens); });
   d.prefill->setData(prefill.x, prefill.y, true);
@@ -452,9 +509,10 @@ void MetricsDashboard::clear() {
   d.span = {0, 0};
   d.uptime = 0;
   d.following = true;
-  for (QCPGraph* g : {d.ttft, d.server_ttft_p50, d.server_ttft_p99, d.server_hit_rate, d.server_acceptance, d.rate, d.duration,
-                      d.usage, d.fragmentation, d.reserved_unused, d.hits, d.hits_recent, d.scratch, d.attention_time})
+  for (QCPGraph* g : {d.ttft, d.e2e, d.queue, d.itl, d.rate, d.duration, d.usage, d.fragmentation, d.reserved_unused, d.hits,
+                      d.hits_recent, d.scratch, d.attention_time})
     g->data()->clear();
+  for (QCPGraph* g : d.server_graphs()) g->data()->clear();
   d.prefill->data()->clear();
   d.decode->data()->clear();
   d.spec->clear();

@@ -1,6 +1,7 @@
 #include "gui/dashboard/metrics_series.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace inferscope::gui {
@@ -58,20 +59,52 @@ double idle_gap_seconds(const EngineMetricsSnapshot& s) {
   return std::max(kIdleGapSeconds, kIdleGapMedianSteps * median_step_seconds(s));
 }
 
-Series ttft_series(const EngineMetricsSnapshot& s) {
-  std::vector<const RequestMetrics*> started;
+namespace {
+
+// One point per request that has `value` (NaN when it has none yet) at arrival + `since_arrival`,
+// sorted by time.
+Series request_points(const EngineMetricsSnapshot& s, const std::function<double(const RequestMetrics&)>& since_arrival,
+                      const std::function<double(const RequestMetrics&)>& value) {
+  std::vector<std::pair<double, const RequestMetrics*>> points;
   for (const RequestMetrics& r : s.requests)
-    if (r.time_to_first_token_seconds >= 0) started.push_back(&r);
-  auto first_token_time = [](const RequestMetrics* r) { return r->arrival_s + r->time_to_first_token_seconds; };
-  std::stable_sort(started.begin(), started.end(),
-                   [&](const RequestMetrics* a, const RequestMetrics* b) { return first_token_time(a) < first_token_time(b); });
+    if (!std::isnan(value(r))) points.emplace_back(r.arrival_s + since_arrival(r), &r);
+  std::stable_sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   Series out;
-  for (const RequestMetrics* r : started) {
-    out.x.push_back(first_token_time(r));
-    out.y.push_back(r->time_to_first_token_seconds);
+  for (const auto& [t, r] : points) {
+    out.x.push_back(t);
+    out.y.push_back(value(*r));
     out.ids.push_back(r->id);
   }
   return out;
+}
+
+double known(double seconds) { return seconds >= 0 ? seconds : kNaN; }
+
+}  // namespace
+
+Series ttft_series(const EngineMetricsSnapshot& s) {
+  return request_points(s, [](const RequestMetrics& r) { return r.time_to_first_token_seconds; },
+                        [](const RequestMetrics& r) { return known(r.time_to_first_token_seconds); });
+}
+
+Series e2e_series(const EngineMetricsSnapshot& s) {
+  return request_points(s, [](const RequestMetrics& r) { return r.e2e_request_latency_seconds; },
+                        [](const RequestMetrics& r) { return known(r.e2e_request_latency_seconds); });
+}
+
+Series queue_time_series(const EngineMetricsSnapshot& s) {
+  return request_points(s, [](const RequestMetrics& r) { return r.request_queue_time_seconds; },
+                        [](const RequestMetrics& r) { return known(r.request_queue_time_seconds); });
+}
+
+Series median_itl_series(const EngineMetricsSnapshot& s) {
+  return request_points(s, [](const RequestMetrics& r) { return r.e2e_request_latency_seconds; },
+                        [](const RequestMetrics& r) {
+                          if (r.e2e_request_latency_seconds < 0 || r.inter_token_latency_seconds.empty()) return kNaN;
+                          std::vector<double> gaps = r.inter_token_latency_seconds;
+                          std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+                          return gaps[gaps.size() / 2];
+                        });
 }
 
 Series decode_rate_series(const EngineMetricsSnapshot& s) {
@@ -97,10 +130,10 @@ Series decode_rate_series(const EngineMetricsSnapshot& s) {
   return out;
 }
 
-Series reported_step_series(const EngineMetricsSnapshot& s, double StepMetrics::*value) {
+Series reported_step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value) {
   Series out;
   for (const StepMetrics& step : s.steps) {
-    const double v = step.*value;
+    const double v = value(step);
     if (v < 0) continue;
     out.x.push_back(step.time_s);
     out.y.push_back(v);

@@ -27,9 +27,15 @@ inline constexpr int kRateWindowSteps = 4;
 
 // TTFT of every request that has produced a token, at the time of that token, sorted by time.
 Series ttft_series(const EngineMetricsSnapshot& s);
-// A value a remote server reports on some steps only (its TTFT percentiles, its gauges; negative
+// End-to-end latency of every finished request, at its finish, sorted by time.
+Series e2e_series(const EngineMetricsSnapshot& s);
+// Queue time of every request that has been scheduled, at its first step, sorted by time.
+Series queue_time_series(const EngineMetricsSnapshot& s);
+// The median of each finished request's inter-token latencies, at its finish, sorted by time.
+Series median_itl_series(const EngineMetricsSnapshot& s);
+// A value a remote server reports on some steps only (its latency percentiles, its gauges; negative
 // where it has none), at the steps that carry one.
-Series reported_step_series(const EngineMetricsSnapshot& s, double StepMetrics::*value);
+Series reported_step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value);
 // Decode tokens per second over the last kRateWindowSteps steps of each busy stretch, one point per
 // step; NaN between stretches separated by idle time (QCustomPlot draws NaN as a gap).
 Series decode_rate_series(const EngineMetricsSnapshot& s);

@@ -11,9 +11,10 @@ namespace {
 
 // Every dashboard panel by objectName, with what it shows; and the preemption marks the time charts
 // draw (a server without a preemption counter draws none).
-const std::array<std::pair<std::string_view, const char*>, 12> kQuantities = {{
+const std::array<std::pair<std::string_view, const char*>, 13> kQuantities = {{
     {"preemptions", "preemptions"},
     {"ttft", "time to first token"},
+    {"latency", "request latencies"},
     {"decode_tokens_per_second", "decode throughput"},
     {"tokens_per_step", "tokens per step"},
     {"request_timeline", "per-request timings"},

@@ -64,11 +64,22 @@ RequestTimeline::RequestTimeline(QWidget* parent) : QCustomPlot(parent) {
   first_tokens = add_marks(this, QStringLiteral("first token"), kTtftColor, QCPScatterStyle::ssDiamond, 8);
   finishes = add_marks(this, QStringLiteral("finished"), QColor(30, 30, 30), QCPScatterStyle::ssSquare, 5);
   install_hover(this, [this](QPointF pos) { return hover_at(pos); });
+  scope_ = new QCPItemText(this);
+  scope_->setObjectName(QStringLiteral("scope"));
+  scope_->position->setType(QCPItemPosition::ptAxisRectRatio);
+  scope_->position->setCoords(0.01, 0.01);
+  scope_->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+  scope_->setColor(QColor(110, 110, 110));
+  scope_->setFont(QFont(font().family(), 8, -1, true));
+  scope_->setText(QString());
   show_lanes();
 }
 
 void RequestTimeline::update_from(const EngineMetricsSnapshot& s) {
   not_reported_ = not_reported_note(s, "request_timeline");
+  scope_->setText(s.source.empty() ? QString()
+                                   : QStringLiteral("this client's requests only: %1 lists no one's timings")
+                                         .arg(QString::fromStdString(s.source)));
   lanes_ = not_reported_.isEmpty() ? request_lanes(s) : std::vector<RequestLane>{};
   if (lanes_.size() > kMaxLanes) lanes_.erase(lanes_.begin(), lanes_.end() - kMaxLanes);
   show_lanes();
@@ -76,6 +87,7 @@ void RequestTimeline::update_from(const EngineMetricsSnapshot& s) {
 
 void RequestTimeline::clear() {
   not_reported_.clear();
+  scope_->setText(QString());
   lanes_.clear();
   show_lanes();
 }

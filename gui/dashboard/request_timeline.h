@@ -2,7 +2,8 @@
 // since the engine started): grey while it waits, orange prefill, green decode; red crosses at its
 // preemptions, a blue diamond at its first token (arrival + TTFT), a black square when it finished.
 // The newest kMaxLanes requests get a lane. Data only: it draws the snapshots it is given. Hover
-// names the request and the bar or mark under the mouse.
+// names the request and the bar or mark under the mouse. On a remote server the lanes are this
+// client's requests only (a server lists no one's timings), and a corner label says so.
 #pragma once
 #include <qcustomplot.h>
 #include <vector>
@@ -29,6 +30,8 @@ class RequestTimeline : public QCustomPlot {
   // The centred note: the snapshot's source saying it does not report per-request timings, "waiting
   // for the first request" or "".
   QString note() const;
+  // The corner label: on a remote server, that only this client's requests have lanes; else "".
+  QString scope() const { return scope_->text(); }
   // What the mouse at `pos` points at: a lane's bar or mark, or "".
   QString hover_at(QPointF pos) const;
 
@@ -45,6 +48,7 @@ class RequestTimeline : public QCustomPlot {
   bool follow_time_ = true;
   QString not_reported_;  // the last snapshot's "does not report" note, "" when it reports requests
   QCPItemText* note_;
+  QCPItemText* scope_;
 };
 
 }  // namespace inferscope::gui

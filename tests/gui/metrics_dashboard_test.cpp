@@ -78,7 +78,7 @@ struct Dashboard : ::testing::Test {
 };
 
 TEST_F(Dashboard, HasEveryPlotTitledAndExplained) {
-  const QStringList names = {"ttft", "decode_tokens_per_second", "tokens_per_step", "request_timeline", "roofline",
+  const QStringList names = {"ttft", "latency", "decode_tokens_per_second", "tokens_per_step", "request_timeline", "roofline",
                              "kv_usage", "kv_waste", "prefix_cache_hit_rate", "attention", "spec_acceptance", "spec_decode"};
   ASSERT_EQ(dash.plots().size(), names.size());
   for (const QString& name : names) {
@@ -108,22 +108,31 @@ TEST_F(Dashboard, AServersOwnTtftPercentilesAreDrawnOnlyWhenItHasThem) {
   EXPECT_EQ(points(plot("ttft"), "server TTFT p50 (10 s, all clients)"), 0);
   // A vLLM's histogram percentiles on its last two steps.
   snap.source = "vLLM at http://gpu:8000";
-  snap.steps[snap.steps.size() - 2].server_ttft_p50_s = 0.1;
-  snap.steps.back().server_ttft_p50_s = 0.12;
-  snap.steps.back().server_ttft_p99_s = 0.4;
+  const auto latency = [&](size_t step, ServerLatency which) -> LatencyPercentiles& {
+    return snap.steps[step].server_latency[static_cast<size_t>(which)];
+  };
+  latency(snap.steps.size() - 2, ServerLatency::Ttft).p50_s = 0.1;
+  latency(snap.steps.size() - 1, ServerLatency::Ttft) = {0.12, 0.4};
+  latency(snap.steps.size() - 1, ServerLatency::InterToken) = {0.02, 0.05};
+  latency(snap.steps.size() - 1, ServerLatency::EndToEnd) = {1.5, 3.0};
   dash.update_from(snap);
   EXPECT_EQ(points(plot("ttft"), "server TTFT p50 (10 s, all clients)"), 2);
   EXPECT_EQ(points(plot("ttft"), "server TTFT p99 (10 s, all clients)"), 1);
   EXPECT_EQ(points(plot("ttft"), "TTFT"), 2);  // this client's requests, as before
+  EXPECT_EQ(points(plot("latency"), "server inter-token p99 (10 s, all clients)"), 1);
+  EXPECT_EQ(points(plot("latency"), "server e2e p50 (10 s, all clients)"), 1);
+  EXPECT_EQ(points(plot("latency"), "server queue time p50 (10 s, all clients)"), 0);  // it keeps no such histogram
   // An SGLang's gauges, in its next interval: its hit rate and acceptance rate on the panels of the same quantity.
   StepMetrics next = snap.steps.back();
   next.time_s += next.duration_s;
   next.server_prefix_hit_rate = 0.3;
   next.server_spec_accept_rate = 0.6;
+  next.server_spec_accept_length = 2.75;
   snap.steps.push_back(next);
   dash.update_from(snap);
   EXPECT_EQ(points(plot("prefix_cache_hit_rate"), "server hit rate (its gauge)"), 1);
   EXPECT_EQ(points(plot("spec_acceptance"), "server acceptance rate (its gauge)"), 1);
+  EXPECT_EQ(points(plot("spec_acceptance"), "server accepted length (its gauge)"), 1);
 }
 
 TEST_F(Dashboard, PanelsTheServerDoesNotReportSaySoAndDrawNothing) {

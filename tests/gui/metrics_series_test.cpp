@@ -23,6 +23,31 @@ TEST(MetricsSeries, TtftPointsSitAtFirstTokenTimesInTimeOrder) {
   EXPECT_EQ(s.ids[1], 1);
 }
 
+TEST(MetricsSeries, LatencyPointsSitWhereEachRequestReachedThem) {
+  EngineMetricsSnapshot snap = synthetic_snapshot();
+  // Request 0 finishes after 4 output tokens (gaps 10, 30, 20 ms); request 1 is still decoding.
+  snap.requests[1].e2e_request_latency_seconds = 0.12;
+  snap.requests[1].inter_token_latency_seconds = {0.01, 0.03, 0.02};
+  snap.requests[1].request_queue_time_seconds = 0.005;
+  snap.requests[0].inter_token_latency_seconds = {0.05};
+  const Series queue = queue_time_series(snap);
+  ASSERT_EQ(queue.x.size(), 2);  // the queued request is not scheduled yet
+  EXPECT_DOUBLE_EQ(queue.x[0], 0.98 + 0.005);
+  EXPECT_DOUBLE_EQ(queue.y[0], 0.005);
+  EXPECT_EQ(queue.ids[0], 0);
+  EXPECT_DOUBLE_EQ(queue.x[1], 0.99 + 0.01);
+  EXPECT_EQ(queue.ids[1], 1);
+  const Series e2e = e2e_series(snap);
+  ASSERT_EQ(e2e.x.size(), 1);
+  EXPECT_DOUBLE_EQ(e2e.x[0], 0.98 + 0.12);
+  EXPECT_DOUBLE_EQ(e2e.y[0], 0.12);
+  EXPECT_EQ(e2e.ids[0], 0);
+  const Series itl = median_itl_series(snap);
+  ASSERT_EQ(itl.x.size(), 1);  // request 1 has gaps but has not finished
+  EXPECT_DOUBLE_EQ(itl.x[0], 0.98 + 0.12);
+  EXPECT_DOUBLE_EQ(itl.y[0], 0.02);
+}
+
 TEST(MetricsSeries, DecodeRateAveragesRecentStepsAndBreaksAtIdleGaps) {
   const EngineMetricsSnapshot snap = synthetic_snapshot();
   const Series s = decode_rate_series(snap);

@@ -171,9 +171,24 @@ TEST(RequestTimelineView, DrawsEveryBarAndMarkAndNamesThemOnHover) {
   EXPECT_TRUE(view.hover_at({view.xAxis->coordToPixel(1.05), view.yAxis->coordToPixel(3)}).isEmpty()) << "no lane there";
   EXPECT_GT(distinct_colors(render(view, "request_timeline")), 8);
 
+  EXPECT_EQ(view.scope(), "");  // the local engine: every request has a lane
+
   view.clear();
   EXPECT_EQ(count(view.decode), 0);
   EXPECT_EQ(view.note(), "waiting for the first request");
+}
+
+// On a server the lanes are this client's requests: the corner says so, naming the server.
+TEST(RequestTimelineView, OnAServerItSaysTheLanesAreThisClientsOnly) {
+  offscreen_app();
+  RequestTimeline view;
+  EngineMetricsSnapshot snap = synthetic_preemption_snapshot();
+  snap.source = "vLLM at http://gpu:8000";
+  view.update_from(snap);
+  EXPECT_EQ(view.lanes().size(), 2u);
+  EXPECT_EQ(view.scope(), "this client's requests only: vLLM at http://gpu:8000 lists no one's timings");
+  view.clear();
+  EXPECT_EQ(view.scope(), "");
 }
 
 }  // namespace

@@ -131,7 +131,8 @@ TEST(RemoteEngine, StreamsAChatAndCountsTokensFromUsage) {
   EXPECT_EQ(std::find(s.not_reported.begin(), s.not_reported.end(), "decode_tokens_per_second"), s.not_reported.end());
 }
 
-// A vLLM whose TTFT histogram gains one observation under 0.1 s and one in (0.1, 0.5] per scrape.
+// A vLLM whose TTFT histogram gains one observation under 0.1 s and one in (0.1, 0.5] per scrape,
+// and its inter-token latency histogram four in (0.01, 0.02].
 CannedResponse vllm_metrics(int scrape) {
   const std::string n = std::to_string(scrape), twice = std::to_string(2 * scrape);
   return test::canned("# TYPE vllm:time_to_first_token_seconds histogram\n"
@@ -139,13 +140,18 @@ CannedResponse vllm_metrics(int scrape) {
                       "vllm:time_to_first_token_seconds_bucket{le=\"0.5\"} " + twice + "\n"
                       "vllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} " + twice + "\n"
                       "vllm:time_to_first_token_seconds_count " + twice + "\n"
+                      "# TYPE vllm:inter_token_latency_seconds histogram\n"
+                      "vllm:inter_token_latency_seconds_bucket{le=\"0.01\"} 0\n"
+                      "vllm:inter_token_latency_seconds_bucket{le=\"0.02\"} " + std::to_string(4 * scrape) + "\n"
+                      "vllm:inter_token_latency_seconds_bucket{le=\"+Inf\"} " + std::to_string(4 * scrape) + "\n"
+                      "vllm:inter_token_latency_seconds_count " + std::to_string(4 * scrape) + "\n"
                       "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total " + std::to_string(5 * scrape) + "\n"
                       "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc 0.25\n"
                       "# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{block_size=\"16\",num_gpu_blocks=\"1000\"} 1\n",
                       200, "text/plain");
 }
 
-TEST(RemoteEngine, AVllmServersTtftPercentilesKvUsageAndPoolReachTheSnapshot) {
+TEST(RemoteEngine, AVllmServersLatencyPercentilesKvUsageAndPoolReachTheSnapshot) {
   std::atomic<int> scrapes{0};
   CannedHttpServer server([&](const CannedRequest&) { return vllm_metrics(++scrapes); });
   ServerInfo info;
@@ -158,8 +164,15 @@ TEST(RemoteEngine, AVllmServersTtftPercentilesKvUsageAndPoolReachTheSnapshot) {
   const EngineMetricsSnapshot s = engine.metrics_snapshot();
   ASSERT_FALSE(s.steps.empty());
   // Over the window: half the observations at most 0.1 s, the rest in (0.1, 0.5].
-  EXPECT_NEAR(s.steps.back().server_ttft_p50_s, 0.1, 1e-9);
-  EXPECT_NEAR(s.steps.back().server_ttft_p99_s, 0.1 + 0.4 * 0.98, 1e-9);
+  const LatencyPercentiles& ttft = s.steps.back().server_latency[static_cast<size_t>(ServerLatency::Ttft)];
+  EXPECT_NEAR(ttft.p50_s, 0.1, 1e-9);
+  EXPECT_NEAR(ttft.p99_s, 0.1 + 0.4 * 0.98, 1e-9);
+  const LatencyPercentiles& itl = s.steps.back().server_latency[static_cast<size_t>(ServerLatency::InterToken)];
+  EXPECT_NEAR(itl.p50_s, 0.015, 1e-9);
+  EXPECT_NEAR(itl.p99_s, 0.01 + 0.01 * 0.99, 1e-9);
+  // No end-to-end or queue-time histogram in this scrape: nothing claimed.
+  EXPECT_EQ(s.steps.back().server_latency[static_cast<size_t>(ServerLatency::EndToEnd)].p50_s, -1);
+  EXPECT_EQ(s.steps.back().server_latency[static_cast<size_t>(ServerLatency::Queue)].p99_s, -1);
   EXPECT_EQ(reported_kv_usage(s), 0.25);
   EXPECT_EQ(std::find(s.not_reported.begin(), s.not_reported.end(), "kv_usage"), s.not_reported.end());
   const std::optional<ServerKvPool> pool = engine.kv_pool();

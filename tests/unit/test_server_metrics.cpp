@@ -69,6 +69,8 @@ TEST(ServerMetrics, SglangReportsTokenUsageAndQueues) {
   // Its prefix-cache and speculation figures are rates published as gauges.
   EXPECT_DOUBLE_EQ(*g.prefix_cache_hit_rate, 0.007507552643049313);
   EXPECT_DOUBLE_EQ(*g.spec_accept_rate, 0.6);
+  EXPECT_DOUBLE_EQ(*g.spec_accept_length, 2.75);
+  EXPECT_EQ(server_step(g, {}, 1.0, 0.5).server_spec_accept_length, 2.75);
   const ServerCounters c = read_counters(m, ServerKind::Sglang);
   EXPECT_EQ(c.prompt_tokens, 8.128902e+06);
   EXPECT_FALSE(c.steps.has_value());
@@ -81,6 +83,23 @@ TEST(ServerMetrics, SglangReportsTokenUsageAndQueues) {
   EXPECT_EQ(server_step(g, c, 1.0, 0.5).server_prefix_hit_rate, *g.prefix_cache_hit_rate);
   // Another server's names find nothing here.
   EXPECT_FALSE(read_counters(m, ServerKind::Vllm).prompt_tokens.has_value());
+}
+
+// The latency histograms each server keeps, by their names there; llama-server keeps none.
+TEST(ServerMetrics, LatencyHistogramsByServer) {
+  const MetricSnapshot vllm = metrics_fixture("vllm_scrape1.txt");
+  const auto count = [](const MetricSnapshot& m, ServerKind kind, ServerLatency latency) {
+    const std::optional<HistogramSeries> h = read_latency_histogram(m, kind, latency);
+    return h ? h->count : -1.0;
+  };
+  EXPECT_EQ(count(vllm, ServerKind::Vllm, ServerLatency::InterToken), 1500);
+  EXPECT_EQ(count(vllm, ServerKind::Vllm, ServerLatency::EndToEnd), 20);
+  EXPECT_EQ(count(vllm, ServerKind::Vllm, ServerLatency::Queue), 20);
+  const MetricSnapshot sglang = metrics_fixture("sglang_scrape2.txt");
+  EXPECT_EQ(count(sglang, ServerKind::Sglang, ServerLatency::InterToken), 15600);
+  EXPECT_EQ(count(sglang, ServerKind::Sglang, ServerLatency::EndToEnd), 240);
+  EXPECT_EQ(count(sglang, ServerKind::Sglang, ServerLatency::Queue), -1);  // not in this version's scrape
+  EXPECT_EQ(count(metrics_fixture("llama_server_scrape1.txt"), ServerKind::LlamaCpp, ServerLatency::Ttft), -1);
 }
 
 TEST(ServerMetrics, ARestartedServerCountsFromZero) {
