@@ -1,5 +1,6 @@
 // Embedding lookup: each thread decodes one element of a token's table row (any weight format).
 #include <stdexcept>
+#include <string>
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/ops.h"

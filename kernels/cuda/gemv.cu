@@ -1,9 +1,10 @@
 // Decode GEMV over stored weight blocks: each warp owns kRowsPerWarp rows, each lane walks the rows'
 // groups of 8 elements (weight_formats.cuh) lane-strided, decodes them in registers and multiplies them
-// with every token's activations, so the weights are read once per call. Each output is one lane-wise
+// with every token's activations (two 16-byte loads per group and token), so the weights are read once
+// per call and each activation load serves kRowsPerWarp rows. Each output is one lane-wise
 // sum in group order followed by a fixed butterfly over the warp: the same for any token count.
-#include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/ops.h"
@@ -15,6 +16,25 @@ namespace {
 
 constexpr int kWarpsPerBlock = 4;
 constexpr int kRowsPerWarp = 2;  // rows sharing each activation load
+
+// The activations of one group: columns c0..c0+3 and c1..c1+3 (every format's group is two such runs),
+// as two 16-byte loads when both runs are aligned.
+__device__ inline void load_activation_group(const float* xt, int64_t c0, int64_t c1, float (&xv)[kGroup]) {
+  const float* p0 = xt + c0;
+  const float* p1 = xt + c1;
+  if (((reinterpret_cast<uintptr_t>(p0) | reinterpret_cast<uintptr_t>(p1)) & 15) == 0) {
+    const float4 a = __ldg(reinterpret_cast<const float4*>(p0)), b = __ldg(reinterpret_cast<const float4*>(p1));
+    const float v[kGroup] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+    for (int k = 0; k < kGroup; ++k) xv[k] = v[k];
+  } else {
+#pragma unroll
+    for (int k = 0; k < kGroup / 2; ++k) {
+      xv[k] = __ldg(p0 + k);
+      xv[kGroup / 2 + k] = __ldg(p1 + k);
+    }
+  }
+}
 
 template <typename Format, int N>
 __global__ void __launch_bounds__(kWarpsPerBlock* kWarpSize)
@@ -33,13 +53,13 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarpSize)
     for (int r = 0; r < kRowsPerWarp; ++r)
       if (r < n_rows) Format::load_group(w + (row0 + r) * row_stride, g, wv[r]);
 #pragma unroll
-    for (int k = 0; k < kGroup; ++k) {
-      const int64_t c = Format::column(g, k);
+    for (int t = 0; t < N; ++t) {
+      float xv[kGroup];
+      load_activation_group(x + t * cols, Format::column(g, 0), Format::column(g, kGroup / 2), xv);
 #pragma unroll
-      for (int t = 0; t < N; ++t) {
-        const float xv = __ldg(x + t * cols + c);
+      for (int k = 0; k < kGroup; ++k) {
 #pragma unroll
-        for (int r = 0; r < kRowsPerWarp; ++r) acc[r][t] = fmaf(wv[r][k], xv, acc[r][t]);
+        for (int r = 0; r < kRowsPerWarp; ++r) acc[r][t] = fmaf(wv[r][k], xv[k], acc[r][t]);
       }
     }
   }

@@ -2,15 +2,12 @@
 // __host__ __device__ under nvcc, nothing under a host-only compiler.
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 #ifdef __CUDACC__
 #define INFERSCOPE_HD __host__ __device__
 #else
 #define INFERSCOPE_HD
-#endif
-
-#ifndef __CUDA_ARCH__
-#include <cstring>
 #endif
 
 namespace inferscope::gpu {

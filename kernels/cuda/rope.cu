@@ -1,6 +1,7 @@
 // RoPE on Q and K in one kernel: one block per token, one thread per pair (strided); each thread
 // computes its pair's cos/sin once (ops_element.h, as rope_cos_sin) and rotates it in every Q and K head.
 #include <stdexcept>
+#include <string>
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/ops.h"

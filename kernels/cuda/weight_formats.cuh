@@ -1,7 +1,8 @@
 // How the CUDA kernels read each weight format: one element (embedding rows, row tails) or a group of
 // 8 elements (the GEMV's unit of work: one lane loads it with a few wide loads and decodes it in
 // registers with dequant_element.h). Groups tile a row in order: for F32/F16/Q8_0 group g holds
-// columns 8g..8g+7; for Q4_0/Q4_1 it is quarter g%4 of block g/4 (see q4_quarter_column).
+// columns 8g..8g+7; for Q4_0/Q4_1 it is quarter g%4 of block g/4 (see q4_quarter_column). Either way a
+// group's elements 0..3 and 4..7 each lie in 4 consecutive columns: column(g, 0) + k, column(g, 4) + k.
 #pragma once
 #include <cstdint>
 #include <stdexcept>
