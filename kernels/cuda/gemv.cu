@@ -46,6 +46,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarpSize)
   const int n_rows = static_cast<int>(rows - row0 < kRowsPerWarp ? rows - row0 : kRowsPerWarp);  // warp-uniform
   float acc[kRowsPerWarp][N] = {};
   const int64_t n_groups = cols / kGroup;
+  // unrolled so that several groups' loads are in flight at once (the sums keep their order)
+#pragma unroll 4
   for (int64_t g = lane; g < n_groups; g += kWarpSize) {
     // every loop below has a constant trip count and is unrolled, so the arrays stay in registers
     float wv[kRowsPerWarp][kGroup] = {};

@@ -15,7 +15,8 @@ namespace inferscope::gpu {
 // Types the CUDA kernels read as weights: F32, F16, Q8_0, Q4_0, Q4_1.
 bool weight_type_supported(DType type);
 
-// A matrix in device memory in its stored format: row r at data + r * row_stride (bytes).
+// A matrix in device memory in its stored format: row r at data + r * row_stride (bytes). MatrixRef's
+// fields, but this header stays C++17 for nvcc and kernels/cpu/matmul.h needs C++20 (std::span).
 struct DeviceMatrix {
   DType type = DType::F32;
   const void* data = nullptr;
