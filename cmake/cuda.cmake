@@ -1,5 +1,5 @@
-# INFERSCOPE_CUDA (AUTO, ON or OFF) resolved to ON or OFF. Nothing is compiled for CUDA yet: ON only
-# enables the CUDA language and checks that the toolkit the CUDA executor will link is there.
+# INFERSCOPE_CUDA (AUTO, ON or OFF) resolved to ON or OFF. ON enables the CUDA language and builds the
+# CUDA kernels (kernels/cuda) and their tests; the engine itself does not use them yet.
 # AUTO turns it on when nvcc, cudart and cuBLAS are all found and says why when it stays off;
 # an explicit ON without them is an error naming what is missing.
 string(TOUPPER "${INFERSCOPE_CUDA}" _cuda_request)
@@ -45,6 +45,6 @@ else()
     set(CMAKE_CUDA_ARCHITECTURES 90)
   endif()
   enable_language(CUDA)
-  message(STATUS "INFERSCOPE_CUDA: ON (CUDA ${CUDAToolkit_VERSION}; reserved for the CUDA executor, nothing "
-                 "is compiled for the GPU yet)")
+  message(STATUS "INFERSCOPE_CUDA: ON (CUDA ${CUDAToolkit_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES}; "
+                 "builds the CUDA kernels, which the engine does not use yet)")
 endif()

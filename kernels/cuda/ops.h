@@ -1,0 +1,69 @@
+// The CUDA kernels of the forward pass except attention, as plain C++ calls: every pointer is device
+// memory, every call is queued on `stream` (0: the default stream) and checked (CudaError), and each
+// kernel's per-element maths is the host-device code of dequant_element.h / ops_element.h.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/dtype.h"
+#include "kernels/cpu/ops.h"
+
+namespace inferscope::gpu {
+
+// Types the CUDA kernels read as weights: F32, F16, Q8_0, Q4_0, Q4_1.
+bool weight_type_supported(DType type);
+
+// A matrix in device memory in its stored format: row r at data + r * row_stride (bytes). MatrixRef's
+// fields, but this header stays C++17 for nvcc and kernels/cpu/matmul.h needs C++20 (std::span).
+struct DeviceMatrix {
+  DType type = DType::F32;
+  const void* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  size_t row_stride = 0;
+};
+
+// out[t] (cols floats) = row tokens[t] of `table`, decoded, for t < n_tok. Token ids must be < rows.
+void embedding(const DeviceMatrix& table, const int32_t* tokens, int64_t n_tok, float* out, cudaStream_t stream);
+
+// For each of n_tok rows of n: residual += delta (skipped when delta is null), then
+// out = rmsnorm(residual) * weight (out may alias residual).
+void add_rmsnorm(float* residual, const float* delta, const float* weight, float* out, int64_t n_tok, int64_t n,
+                 float eps, cudaStream_t stream);
+
+// What RoPE rotates and how (see rope_cos_sin / rope_apply in kernels/cpu/ops.h).
+struct RopeShape {
+  int64_t n_q_heads = 0;
+  int64_t n_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t rope_dim = 0;
+  float freq_base = 10000.0f;
+  float freq_scale = 1.0f;
+  RopePairing pairing = RopePairing::Adjacent;
+  const float* freq_factors = nullptr;  // device, rope_dim/2 values, or null
+  bool use_yarn = false;
+  RopeYarn yarn;
+};
+
+// RoPE in place on q (n_tok x n_q_heads x head_dim) and k (n_tok x n_kv_heads x head_dim), token t at
+// positions[t] (device array); each angle computed once per token for all heads.
+void rope_qk(float* q, float* k, const int32_t* positions, int64_t n_tok, const RopeShape& shape,
+             cudaStream_t stream);
+
+// gate[i] = silu(gate[i]) * up[i] for i < n.
+void swiglu(float* gate, const float* up, int64_t n, cudaStream_t stream);
+
+// The most tokens one gemv call takes (a decode step or a speculative verify batch).
+constexpr int64_t kGemvMaxTokens = 8;
+
+// Y[t][r] = sum_c W[r][c] * X[t][c] for 1 <= n_tok <= kGemvMaxTokens: X is n_tok rows of w.cols floats,
+// Y n_tok rows of w.rows. The weights are read once for all tokens, and every output is one dot
+// product in a fixed order that does not depend on n_tok (batch invariant, bit for bit).
+void gemv(const DeviceMatrix& w, const float* x, int64_t n_tok, float* y, cudaStream_t stream);
+
+// best[t] = the index of row t's largest logit (n_tok rows of n), as core/sample's argmax picks it.
+void argmax(const float* logits, int64_t n_tok, int64_t n, int32_t* best, cudaStream_t stream);
+
+}  // namespace inferscope::gpu

@@ -1,0 +1,288 @@
+// The CUDA kernels (kernels/cuda/ops.h) against the CPU reference (kernels/cpu, core/sample) on a real
+// GPU; every test that needs one skips, naming why, where no CUDA device is usable. Argument checks
+// that throw before any launch run everywhere.
+#include "kernels/cuda/ops.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/sample/sampler.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/ops.h"
+#include "kernels/cpu/ops_kernels.h"
+#include "kernels/cpu/quantize.h"
+#include "kernels/cuda/cuda_check.h"
+#include "tests/support/cuda_device.h"
+#include "tests/support/quant_error.h"
+
+namespace inferscope {
+namespace {
+
+using test::DeviceBuffer;
+
+const DType kWeightTypes[] = {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_1};
+
+// Row lengths to try: whole blocks for the block formats, any length for F32/F16.
+std::vector<int64_t> cols_for(DType type) {
+  if (dtype_info(type).block_size == 1) return {5, 33, 256, 1001, 4096};
+  return {32, 96, 4096};
+}
+
+// A random matrix in its stored format (row r quantized from gaussian values), on the host.
+struct HostMatrix {
+  DType type;
+  int64_t rows, cols;
+  size_t stride;
+  std::vector<uint8_t> bytes;
+
+  MatrixRef ref() const { return MatrixRef{type, bytes.data(), rows, cols, stride}; }
+  gpu::DeviceMatrix on(const DeviceBuffer<uint8_t>& device) const {
+    return gpu::DeviceMatrix{type, device.get(), rows, cols, stride};
+  }
+};
+
+HostMatrix random_matrix(DType type, int64_t rows, int64_t cols, uint32_t seed) {
+  HostMatrix m{type, rows, cols, row_bytes(type, cols), {}};
+  m.bytes.resize(m.stride * static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::vector<float> values = test::gaussian_row(cols, seed + static_cast<uint32_t>(r));
+    quantize_row(type, values.data(), m.bytes.data() + r * m.stride, cols);
+  }
+  return m;
+}
+
+// sum (got - want)^2 / sum want^2.
+double nmse(std::span<const float> got, std::span<const float> want) {
+  double err = 0.0, ref = 0.0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    err += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
+    ref += static_cast<double>(want[i]) * want[i];
+  }
+  return ref > 0.0 ? err / ref : err;
+}
+
+// Every element within rel * max(1, |want|); NaN never passes.
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double rel, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_LE(std::fabs(static_cast<double>(got[i]) - want[i]), rel * std::fmax(1.0, std::fabs(want[i])))
+        << what << " element " << i << ": " << got[i] << " vs " << want[i];
+}
+
+void expect_bitwise(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(float)), 0) << what << " element " << i << ": " << got[i] << " vs " << want[i];
+}
+
+std::string describe(DType type, int64_t rows, int64_t cols, int64_t n_tok) {
+  return std::string(dtype_name(type)) + " " + std::to_string(rows) + "x" + std::to_string(cols) + " tokens " +
+         std::to_string(n_tok);
+}
+
+TEST(CudaOps, GemvMatchesCpuReference) {
+  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  for (DType type : kWeightTypes) {
+    for (int64_t rows : {1, 7, 64, 257}) {
+      for (int64_t cols : cols_for(type)) {
+        const HostMatrix w = random_matrix(type, rows, cols, 100);
+        const DeviceBuffer<uint8_t> w_dev(w.bytes);
+        const std::vector<float> x = test::gaussian_row(gpu::kGemvMaxTokens * cols, 7);
+        const DeviceBuffer<float> x_dev(x);
+        for (int64_t n_tok = 1; n_tok <= gpu::kGemvMaxTokens; ++n_tok) {
+          std::vector<float> want(static_cast<size_t>(n_tok * rows));
+          matmul_reference(w.ref(), x.data(), n_tok, want.data());
+          DeviceBuffer<float> y_dev(want.size());
+          gpu::gemv(w.on(w_dev), x_dev.get(), n_tok, y_dev.get(), nullptr);
+          // f32 sums of up to 4096 products in another order than the double reference
+          EXPECT_LE(nmse(y_dev.download(), want), 5e-4) << describe(type, rows, cols, n_tok);
+        }
+      }
+    }
+  }
+}
+
+// Token t's outputs are the same bits whether it is alone, in a batch of 8, or in a batch of 3.
+TEST(CudaOps, GemvIsBatchInvariant) {
+  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  constexpr int64_t kRows = 257;
+  for (DType type : kWeightTypes) {
+    const int64_t cols = dtype_info(type).block_size == 1 ? 1001 : 4096;
+    const HostMatrix w = random_matrix(type, kRows, cols, 200);
+    const DeviceBuffer<uint8_t> w_dev(w.bytes);
+    const std::vector<float> x = test::gaussian_row(gpu::kGemvMaxTokens * cols, 9);
+    const DeviceBuffer<float> x_dev(x);
+    DeviceBuffer<float> batch_dev(gpu::kGemvMaxTokens * kRows);
+    gpu::gemv(w.on(w_dev), x_dev.get(), gpu::kGemvMaxTokens, batch_dev.get(), nullptr);
+    const std::vector<float> batch = batch_dev.download();
+    for (int64_t t = 0; t < gpu::kGemvMaxTokens; ++t) {
+      DeviceBuffer<float> one_dev(kRows);
+      gpu::gemv(w.on(w_dev), x_dev.get() + t * cols, 1, one_dev.get(), nullptr);
+      expect_bitwise(one_dev.download(), std::vector<float>(batch.begin() + t * kRows, batch.begin() + (t + 1) * kRows),
+                     describe(type, kRows, cols, 1) + " token " + std::to_string(t));
+    }
+    DeviceBuffer<float> three_dev(3 * kRows);
+    gpu::gemv(w.on(w_dev), x_dev.get() + 2 * cols, 3, three_dev.get(), nullptr);
+    expect_bitwise(three_dev.download(), std::vector<float>(batch.begin() + 2 * kRows, batch.begin() + 5 * kRows),
+                   describe(type, kRows, cols, 3) + " from token 2");
+  }
+}
+
+TEST(CudaOps, EmbeddingRowsEqualCpuDequantizedRows) {
+  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  constexpr int64_t kVocab = 11;
+  const std::vector<int32_t> tokens = {3, 0, 10, 3, 7};
+  const DeviceBuffer<int32_t> tokens_dev(tokens);
+  for (DType type : kWeightTypes) {
+    for (int64_t cols : cols_for(type)) {
+      const HostMatrix table = random_matrix(type, kVocab, cols, 300);
+      const DeviceBuffer<uint8_t> table_dev(table.bytes);
+      std::vector<float> want(tokens.size() * static_cast<size_t>(cols));
+      for (size_t t = 0; t < tokens.size(); ++t)
+        dequantize_row(type, table.bytes.data() + tokens[t] * table.stride, want.data() + t * cols, cols);
+      DeviceBuffer<float> out_dev(want.size());
+      gpu::embedding(table.on(table_dev), tokens_dev.get(), static_cast<int64_t>(tokens.size()), out_dev.get(), nullptr);
+      expect_bitwise(out_dev.download(), want, describe(type, kVocab, cols, static_cast<int64_t>(tokens.size())));
+    }
+  }
+}
+
+TEST(CudaOps, AddRmsnormMatchesCpu) {
+  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  constexpr int64_t kTokens = 3;
+  constexpr float kEps = 1e-5f;
+  for (int64_t n : {1, 7, 576, 4096}) {
+    for (bool with_delta : {true, false}) {
+      const std::vector<float> residual = test::gaussian_row(kTokens * n, 1, 3.0f), delta = test::gaussian_row(kTokens * n, 2),
+                               weight = test::gaussian_row(n, 3);
+      std::vector<float> residual_want = residual, out_want(residual.size());
+      for (int64_t t = 0; t < kTokens; ++t) {
+        if (with_delta) add_inplace(residual_want.data() + t * n, delta.data() + t * n, n);
+        rmsnorm(out_want.data() + t * n, residual_want.data() + t * n, weight.data(), n, kEps);
+      }
+      DeviceBuffer<float> residual_dev(residual), out_dev(residual.size());
+      const DeviceBuffer<float> delta_dev(delta), weight_dev(weight);
+      gpu::add_rmsnorm(residual_dev.get(), with_delta ? delta_dev.get() : nullptr, weight_dev.get(), out_dev.get(),
+                       kTokens, n, kEps, nullptr);
+      const std::string what = "n " + std::to_string(n) + (with_delta ? " with delta" : " without delta");
+      expect_bitwise(residual_dev.download(), residual_want, what + " residual");
+      // the double sum of squares is added in another order, so the scale may differ in its last bit
+      expect_close(out_dev.download(), out_want, 1e-6, what + " out");
+    }
+  }
+}
+
+struct RopeCase {
+  int64_t rope_dim;
+  RopePairing pairing;
+  bool factors, yarn;
+};
+
+TEST(CudaOps, RopeQkMatchesCpu) {
+  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  const std::vector<int32_t> positions = {0, 5, 1000, 70000};
+  const auto n_tok = static_cast<int64_t>(positions.size());
+  const DeviceBuffer<int32_t> positions_dev(positions);
+  const RopeCase cases[] = {{128, RopePairing::Adjacent, false, false}, {128, RopePairing::Neox, false, false},
+                            {64, RopePairing::Adjacent, true, false}, {128, RopePairing::Neox, true, true}};
+  for (const RopeCase& rc : cases) {
+    gpu::RopeShape shape;
+    shape.n_q_heads = 4;
+    shape.n_kv_heads = 2;
+    shape.head_dim = 128;
+    shape.rope_dim = rc.rope_dim;
+    shape.freq_base = 500000.0f;
+    shape.freq_scale = rc.yarn ? 0.25f : 1.0f;
+    shape.pairing = rc.pairing;
+    shape.use_yarn = rc.yarn;
+    shape.yarn = rope_yarn(rc.rope_dim, shape.freq_base, shape.freq_scale, 8192);
+    std::vector<float> factors(static_cast<size_t>(rc.rope_dim / 2));
+    for (size_t i = 0; i < factors.size(); ++i) factors[i] = 1.0f + static_cast<float>(i % 7);
+    const DeviceBuffer<float> factors_dev(factors);
+    if (rc.factors) shape.freq_factors = factors_dev.get();
+
+    const int64_t q_len = shape.n_q_heads * shape.head_dim, k_len = shape.n_kv_heads * shape.head_dim;
+    const std::vector<float> q = test::gaussian_row(n_tok * q_len, 4), k = test::gaussian_row(n_tok * k_len, 5);
+    std::vector<float> q_want = q, k_want = k;
+    for (int64_t t = 0; t < n_tok; ++t) {
+      std::vector<float> cos_v(static_cast<size_t>(rc.rope_dim / 2)), sin_v(cos_v.size());
+      rope_cos_sin(cos_v.data(), sin_v.data(), rc.rope_dim, positions[t], shape.freq_base, shape.freq_scale,
+                   rc.factors ? factors.data() : nullptr, rc.yarn ? &shape.yarn : nullptr);
+      rope_apply(q_want.data() + t * q_len, shape.n_q_heads, shape.head_dim, rc.rope_dim, cos_v.data(), sin_v.data(), rc.pairing);
+      rope_apply(k_want.data() + t * k_len, shape.n_kv_heads, shape.head_dim, rc.rope_dim, cos_v.data(), sin_v.data(), rc.pairing);
+    }
+    DeviceBuffer<float> q_dev(q), k_dev(k);
+    gpu::rope_qk(q_dev.get(), k_dev.get(), positions_dev.get(), n_tok, shape, nullptr);
+    const std::string what = "rope_dim " + std::to_string(rc.rope_dim) + (rc.pairing == RopePairing::Neox ? " neox" : " adjacent") +
+                             (rc.factors ? " factors" : "") + (rc.yarn ? " yarn" : "");
+    // CUDA's double sincos may differ from glibc's in the last double bit, rarely moving a float cos/sin by an ulp
+    expect_close(q_dev.download(), q_want, 1e-6, what + " q");
+    expect_close(k_dev.download(), k_want, 1e-6, what + " k");
+  }
+}
+
+TEST(CudaOps, SwigluMatchesCpuScalar) {
+  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  constexpr int64_t kN = 100003;
+  const std::vector<float> gate = test::gaussian_row(kN, 6, 6.0f), up = test::gaussian_row(kN, 7, 2.0f);
+  std::vector<float> want = gate;
+  cpu::swiglu_scalar(want.data(), up.data(), kN);
+  DeviceBuffer<float> gate_dev(gate);
+  const DeviceBuffer<float> up_dev(up);
+  gpu::swiglu(gate_dev.get(), up_dev.get(), kN, nullptr);
+  // CUDA's expf is within 2 ulp of glibc's
+  expect_close(gate_dev.download(), want, 1e-6, "swiglu");
+}
+
+TEST(CudaOps, ArgmaxMatchesSampler) {
+  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::mt19937 rng(19);
+  std::uniform_int_distribution<int> small(-50, 50), kind(0, 999);
+  for (int64_t n : {1, 7, 32000, 151936}) {
+    constexpr int64_t kRows = 6;
+    // few distinct values (ties everywhere), some NaNs; row 4 all NaN, row 5 NaN first
+    std::vector<float> logits(static_cast<size_t>(kRows * n));
+    for (float& v : logits) v = kind(rng) == 0 ? nan : static_cast<float>(small(rng));
+    std::fill(logits.begin() + 4 * n, logits.begin() + 5 * n, nan);
+    logits[5 * n] = nan;
+    std::vector<int32_t> want(kRows);
+    for (int64_t r = 0; r < kRows; ++r) want[r] = argmax(std::span<const float>(logits).subspan(r * n, n));
+    const DeviceBuffer<float> logits_dev(logits);
+    DeviceBuffer<int32_t> best_dev(kRows);
+    gpu::argmax(logits_dev.get(), kRows, n, best_dev.get(), nullptr);
+    EXPECT_EQ(best_dev.download(), want) << "n " << n;
+  }
+}
+
+TEST(CudaOps, GemvRejectsTokenCountsAndTypesItCannotRun) {
+  const gpu::DeviceMatrix w{DType::Q4_0, nullptr, 4, 32, row_bytes(DType::Q4_0, 32)};
+  EXPECT_THROW(gpu::gemv(w, nullptr, 0, nullptr, nullptr), std::invalid_argument);
+  EXPECT_THROW(gpu::gemv(w, nullptr, gpu::kGemvMaxTokens + 1, nullptr, nullptr), std::invalid_argument);
+  const gpu::DeviceMatrix q6{DType::Q6_K, nullptr, 4, 256, row_bytes(DType::Q6_K, 256)};
+  EXPECT_FALSE(gpu::weight_type_supported(DType::Q6_K));
+  EXPECT_THROW(gpu::gemv(q6, nullptr, 1, nullptr, nullptr), std::invalid_argument);
+}
+
+TEST(CudaOps, CudaErrorNamesTheCallAndCudasMessage) {
+  try {
+    INFERSCOPE_CUDA_CHECK(cudaErrorInvalidValue);
+    FAIL() << "no CudaError";
+  } catch (const gpu::CudaError& e) {
+    EXPECT_EQ(e.code(), cudaErrorInvalidValue);
+    EXPECT_NE(std::string(e.what()).find("cudaErrorInvalidValue failed at"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(invalid argument)"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace inferscope
