@@ -208,13 +208,11 @@ TEST(CudaAttention, SlidingWindowMatchesCpu) {
 }
 
 // Decode: the same sequence alone and third in a batch of four, and its 8 query tokens at once against
-// each of them alone: bitwise equal rows.
-TEST(CudaAttention, DecodeRowsAreBitwiseIndependentOfBatchAndQueryCount) {
-  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
-  std::mt19937 rng(14);
-  const AttentionShape shape = gqa_shape(4, 128);
+// each of them alone: bitwise equal rows. The 8 tokens straddle the split boundary at 2048; at GQA 1
+// they share one row tile (the early rows get an empty last split), at GQA 4 they fill two.
+void expect_decode_rows_independent(const AttentionShape& shape, std::mt19937& rng) {
   const DType dtype = DType::F16;
-  const SeqSpec verify{8, 2040};  // the 8 rows straddle the split boundary at 2048
+  const SeqSpec verify{8, 2044};
   const size_t kv_floats = static_cast<size_t>(verify.ctx()) * shape.n_kv_heads * shape.head_dim;
   const std::vector<float> k = Seq::random_values(kv_floats, rng), v = Seq::random_values(kv_floats, rng);
   const Seq eight(shape, dtype, 16, verify, rng, k, v);
@@ -224,14 +222,22 @@ TEST(CudaAttention, DecodeRowsAreBitwiseIndependentOfBatchAndQueryCount) {
   std::unique_ptr<Seq> others[3] = {make_seq(shape, dtype, 8, {1, 9000}, rng), make_seq(shape, dtype, 32, {5, 30}, rng),
                                     make_seq(shape, dtype, 16, {2, 600}, rng)};
   for (int32_t i = 0; i < verify.n_q; ++i) {
-    // token i alone: the cache holds positions up to its own (more stored after it would be unseen anyway)
+    // token i alone, its cache up to its own position, in other (shuffled) blocks
     const Seq one(shape, dtype, 16, {1, verify.pos0 + i}, rng, k, v);
     run_cuda(Kernel::Decode, {&one}, shape, dtype);
     const std::vector<float> alone = one.out();
-    EXPECT_TRUE(same_bits(alone.data(), eight_out.data() + i * row, row)) << "token " << i << ": 1 vs 8 queries";
+    EXPECT_TRUE(same_bits(alone.data(), eight_out.data() + i * row, row))
+        << "GQA " << shape.n_heads / shape.n_kv_heads << " token " << i << ": 1 vs 8 queries";
     run_cuda(Kernel::Decode, {others[0].get(), others[1].get(), &one, others[2].get()}, shape, dtype);
-    EXPECT_TRUE(same_bits(alone.data(), one.out().data(), row)) << "token " << i << ": alone vs in a batch of 4";
+    EXPECT_TRUE(same_bits(alone.data(), one.out().data(), row))
+        << "GQA " << shape.n_heads / shape.n_kv_heads << " token " << i << ": alone vs in a batch of 4";
   }
+}
+
+TEST(CudaAttention, DecodeRowsAreBitwiseIndependentOfBatchAndQueryCount) {
+  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  std::mt19937 rng(14);
+  for (int32_t gqa : {1, 4}) expect_decode_rows_independent(gqa_shape(gqa, 128), rng);
 }
 
 // Planning runs on the host, so what is refused and how much scratch is needed are checked everywhere.
