@@ -45,6 +45,11 @@ else()
     set(CMAKE_CUDA_ARCHITECTURES 90)
   endif()
   enable_language(CUDA)
+  # CUDA targets take the C++ standard (20); CMake 3.25 does not know nvcc's flag for it (nvcc 12+ has it).
+  if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+  endif()
   message(STATUS "INFERSCOPE_CUDA: ON (CUDA ${CUDAToolkit_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES}; "
                  "builds the CUDA kernels, which the engine does not use yet)")
 endif()

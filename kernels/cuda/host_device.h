@@ -1,8 +1,8 @@
 // INFERSCOPE_HD marks the element maths that both the CUDA kernels and plain C++ (the CPU tests) call:
 // __host__ __device__ under nvcc, nothing under a host-only compiler.
 #pragma once
+#include <bit>
 #include <cstdint>
-#include <cstring>
 
 #ifdef __CUDACC__
 #define INFERSCOPE_HD __host__ __device__
@@ -17,10 +17,7 @@ INFERSCOPE_HD inline float float_from_bits(uint32_t u) {
 #ifdef __CUDA_ARCH__
   return __uint_as_float(u);
 #else
-  // memcpy, not std::bit_cast: nvcc compiles this header as C++17
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
+  return std::bit_cast<float>(u);
 #endif
 }
 

@@ -16,7 +16,7 @@ namespace inferscope::gpu {
 bool weight_type_supported(DType type);
 
 // A matrix in device memory in its stored format: row r at data + r * row_stride (bytes). MatrixRef's
-// fields, but this header stays C++17 for nvcc and kernels/cpu/matmul.h needs C++20 (std::span).
+// fields in a type of its own, so that a host matrix cannot be passed where device memory is expected.
 struct DeviceMatrix {
   DType type = DType::F32;
   const void* data = nullptr;

@@ -1,0 +1,60 @@
+// Internal to kernels/cuda: device helpers the attention kernels share: reading one cached K/V
+// element through the block table, a query row's place, the dtype dispatch, and the plan's sections.
+#pragma once
+#include <cuda_fp16.h>
+
+#include "kernels/cuda/attention_plan.h"
+#include "kernels/cuda/cuda_check.h"
+
+namespace inferscope::gpu {
+
+__device__ inline float to_float(float x) { return x; }
+__device__ inline float to_float(__half x) { return __half2float(x); }
+
+// Element d of token t's row of KV head `head`, in f32, from K or V storage at `base` (KvDeviceView's layout).
+template <typename KvT>
+__device__ inline float kv_element(const KvDeviceView& kv, const uint8_t* base, int32_t head, int32_t t, int32_t d,
+                                   int32_t head_dim) {
+  const uint8_t* block = base + static_cast<size_t>(kv.block_table[t / kv.block_size]) * kv.block_stride;
+  const KvT* row = reinterpret_cast<const KvT*>(block + head * kv.head_stride) + static_cast<size_t>(t % kv.block_size) * head_dim;
+  return to_float(row[d]);
+}
+
+// Float offset of (token, query head) in q and out, (n_q, n_heads * head_dim).
+__device__ inline size_t qo_offset(const DeviceAttentionShape& shape, int32_t token, int32_t head) {
+  return (static_cast<size_t>(token) * shape.n_heads + head) * shape.head_dim;
+}
+
+// The plan's sections inside the device scratch.
+struct DeviceSections {
+  const DeviceAttentionSeq* seqs;
+  const void* tasks;
+  const MergeTask* merges;
+  float* data;
+};
+
+// Checks the scratch is large enough and copies the plan's header into it.
+inline DeviceSections upload_plan(const LaunchPlan& plan, void* scratch, size_t scratch_bytes, Stream stream) {
+  if (scratch_bytes < plan.total_bytes) {
+    throw std::invalid_argument("CUDA attention: scratch of " + std::to_string(scratch_bytes) + " bytes, " +
+                                std::to_string(plan.total_bytes) + " needed");
+  }
+  auto* base = static_cast<uint8_t*>(scratch);
+  INFERSCOPE_CUDA_CHECK(cudaMemcpyAsync(base, plan.header.data(), plan.header.size(), cudaMemcpyHostToDevice,
+                                        static_cast<cudaStream_t>(stream)));
+  return DeviceSections{reinterpret_cast<const DeviceAttentionSeq*>(base), base + plan.tasks_at,
+                        reinterpret_cast<const MergeTask*>(base + plan.merges_at),
+                        reinterpret_cast<float*>(base + plan.data_at)};
+}
+
+// Calls launch.template operator()<KvT>() with KvT the C++ type of the shape's KV dtype.
+template <typename Launch>
+void with_kv_type(DType dtype, Launch&& launch) {
+  if (dtype == DType::F16) {
+    launch.template operator()<__half>();
+  } else {
+    launch.template operator()<float>();
+  }
+}
+
+}  // namespace inferscope::gpu

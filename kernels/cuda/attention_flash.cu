@@ -1,0 +1,195 @@
+// FlashAttention (prefill) and split-K paged decode on the GPU: one kernel runs a tile of query rows
+// against a range of keys, K/V tiles staged in shared memory, each row's online softmax in one warp
+// (a lane per key of the tile for the scores, a lane per head_dim element for the accumulator). Prefill
+// finishes each row into the output; decode writes each split chunk's partial state and a second
+// kernel merges the chunks in chunk order. A row's arithmetic depends only on its position, the keys
+// it sees and the fixed 32-key tiles and 512-key chunks they fall in: never on its neighbours.
+#include "kernels/cuda/attention.h"
+#include "kernels/cuda/attention_device.cuh"
+#include "kernels/cuda/softmax_math.h"
+
+namespace inferscope::gpu {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr int kRowsPerWarp = kTileRows / kWarps;
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr float kLog2e = 1.4426950408889634f;
+
+static_assert(kTileKeys == 32, "one lane per key of a tile");
+static_assert(kDecodeSplitKeys % kTileKeys == 0, "split chunks are whole tiles");
+
+__device__ float warp_max(float x) {
+  for (int offset = 16; offset > 0; offset /= 2) x = fmaxf(x, __shfl_xor_sync(kFullMask, x, offset));
+  return x;
+}
+
+__device__ float warp_sum(float x) {
+  for (int offset = 16; offset > 0; offset /= 2) x += __shfl_xor_sync(kFullMask, x, offset);
+  return x;
+}
+
+// Shared memory: the Q tile (scaled into the log2 domain), the K tile with rows padded by one float
+// (lanes reading different keys hit different banks) and the V tile.
+template <int D>
+constexpr size_t tile_shared_bytes() {
+  return sizeof(float) * (kTileRows * D + kTileKeys * (D + 1) + kTileKeys * D);
+}
+
+template <int D, typename KvT>
+__global__ void __launch_bounds__(kThreads) flash_tile_kernel(const DeviceAttentionSeq* seqs, const TileTask* tasks,
+                                                                float* partials, DeviceAttentionShape shape) {
+  constexpr int kPerLane = (D + 31) / 32;  // accumulator elements per lane: d = lane + 32 * i
+  extern __shared__ float shared[];
+  float* q_tile = shared;
+  float* k_tile = q_tile + kTileRows * D;
+  float* v_tile = k_tile + kTileKeys * (D + 1);
+  const TileTask task = tasks[blockIdx.x];
+  const DeviceAttentionSeq& s = seqs[task.seq];
+  const int32_t group = shape.n_heads / shape.n_kv_heads;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+
+  // Q rows: row r is token (row0 + r) / group, query head kv_head * group + (row0 + r) % group
+  const float q_scale = kLog2e * rsqrtf(static_cast<float>(D));
+  for (int i = threadIdx.x; i < task.n_rows * D; i += kThreads) {
+    const int32_t row = task.row0 + i / D;
+    q_tile[i] = s.q[qo_offset(shape, row / group, task.kv_head * group + row % group) + i % D] * q_scale;
+  }
+
+  OnlineSoftmax state[kRowsPerWarp];
+  float o[kRowsPerWarp][kPerLane] = {};
+  for (int32_t t0 = task.key0 / kTileKeys * kTileKeys; t0 < task.key_end; t0 += kTileKeys) {
+    __syncthreads();  // the previous tile is no longer read (and, the first time, Q is written)
+    // K/V of the tile's keys in the task's range; the rest of the tile stays unread
+    const int32_t lo = max(t0, task.key0), hi = min(t0 + kTileKeys, task.key_end);
+    for (int i = threadIdx.x; i < (hi - lo) * D; i += kThreads) {
+      const int32_t j = lo - t0 + i / D, d = i % D;
+      k_tile[j * (D + 1) + d] = kv_element<KvT>(s.kv, s.kv.k_base, task.kv_head, t0 + j, d, D);
+      v_tile[j * D + d] = kv_element<KvT>(s.kv, s.kv.v_base, task.kv_head, t0 + j, d, D);
+    }
+    __syncthreads();
+    for (int i = 0; i < kRowsPerWarp; ++i) {
+      const int r = warp * kRowsPerWarp + i;
+      if (r >= task.n_rows) break;
+      // the keys this row sees in this tile: its window's start .. its own position, within the task's range
+      const int32_t pos = s.pos0 + (task.row0 + r) / group;
+      const int32_t begin = max(lo, first_visible_key(shape, pos)), end = min(hi, pos + 1);
+      if (end <= begin) continue;
+      const int32_t key = t0 + lane;
+      float score = -INFINITY;
+      if (key >= begin && key < end) {
+        score = 0.0f;
+        for (int d = 0; d < D; ++d) score += q_tile[r * D + d] * k_tile[lane * (D + 1) + d];
+      }
+      const float alpha = online_softmax_rescale(state[i], warp_max(score));
+      const float p = online_softmax_weight(state[i], score);
+      state[i].l += warp_sum(p);
+      for (int e = 0; e < kPerLane; ++e) o[i][e] *= alpha;
+      for (int32_t j = begin - t0; j < end - t0; ++j) {
+        const float pj = __shfl_sync(kFullMask, p, j);
+        for (int e = 0; e < kPerLane; ++e) {
+          const int d = lane + 32 * e;
+          if (d < D) o[i][e] += pj * v_tile[j * D + d];
+        }
+      }
+    }
+  }
+
+  for (int i = 0; i < kRowsPerWarp; ++i) {
+    const int r = warp * kRowsPerWarp + i;
+    if (r >= task.n_rows) break;
+    if (task.partial < 0) {
+      // prefill: output = O / l
+      const int32_t row = task.row0 + r;
+      float* out = s.out + qo_offset(shape, row / group, task.kv_head * group + row % group);
+      for (int e = 0; e < kPerLane; ++e) {
+        if (lane + 32 * e < D) out[lane + 32 * e] = o[i][e] / state[i].l;
+      }
+      continue;
+    }
+    // decode: this split's (m, l, O) of the row, merged by merge_splits_kernel
+    float* dst = partials + task.partial;
+    if (lane == 0) {
+      dst[r] = state[i].m;
+      dst[task.n_rows + r] = state[i].l;
+    }
+    for (int e = 0; e < kPerLane; ++e) {
+      if (lane + 32 * e < D) dst[2 * task.n_rows + r * D + lane + 32 * e] = o[i][e];
+    }
+  }
+}
+
+// One thread per (row, element): folds the row's split states in chunk order, then output = O / l.
+__global__ void merge_splits_kernel(const DeviceAttentionSeq* seqs, const MergeTask* merges, const float* partials,
+                                    DeviceAttentionShape shape) {
+  const MergeTask task = merges[blockIdx.x];
+  const DeviceAttentionSeq& s = seqs[task.seq];
+  const int32_t hd = shape.head_dim, group = shape.n_heads / shape.n_kv_heads;
+  const int64_t split_floats = partial_floats(task.n_rows, hd);
+  for (int i = threadIdx.x; i < task.n_rows * hd; i += blockDim.x) {
+    const int32_t r = i / hd, d = i % hd;
+    OnlineSoftmax state;
+    float o = 0.0f;
+    for (int32_t c = 0; c < task.n_splits; ++c) {
+      const float* split = partials + task.partial + c * split_floats;
+      const MergeFactors f = online_softmax_merge(state, OnlineSoftmax{split[r], split[task.n_rows + r]});
+      o = f.a * o + f.b * split[2 * task.n_rows + r * hd + d];
+    }
+    const int32_t row = task.row0 + r;
+    s.out[qo_offset(shape, row / group, task.kv_head * group + row % group) + d] = o / state.l;
+  }
+}
+
+template <int D, typename KvT>
+void launch_tiles(const LaunchPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape, cudaStream_t stream) {
+  constexpr size_t bytes = tile_shared_bytes<D>();
+  // above 48 KiB a kernel's dynamic shared memory must be opted into
+  INFERSCOPE_CUDA_CHECK(cudaFuncSetAttribute(flash_tile_kernel<D, KvT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(bytes)));
+  flash_tile_kernel<D, KvT><<<plan.n_tasks, kThreads, bytes, stream>>>(at.seqs, static_cast<const TileTask*>(at.tasks),
+                                                                      at.data, shape);
+  INFERSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+// The tile kernel instantiated for the shape's head_dim and KV dtype (attention_plan checked both).
+void run_tiles(const LaunchPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape, Stream stream) {
+  if (plan.n_tasks == 0) return;
+  const auto cu_stream = static_cast<cudaStream_t>(stream);
+  with_kv_type(shape.kv_dtype, [&]<typename KvT>() {
+    switch (shape.head_dim) {
+      case 8: launch_tiles<8, KvT>(plan, at, shape, cu_stream); break;
+      case 64: launch_tiles<64, KvT>(plan, at, shape, cu_stream); break;
+      case 128: launch_tiles<128, KvT>(plan, at, shape, cu_stream); break;
+      default: launch_tiles<256, KvT>(plan, at, shape, cu_stream); break;
+    }
+  });
+}
+
+}  // namespace
+
+size_t flash_attention_scratch_bytes(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape) {
+  return plan_flash(seqs, shape).total_bytes;
+}
+
+void flash_attention(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape, void* scratch,
+                     size_t scratch_bytes, Stream stream) {
+  const LaunchPlan plan = plan_flash(seqs, shape);
+  run_tiles(plan, upload_plan(plan, scratch, scratch_bytes, stream), shape, stream);
+}
+
+size_t decode_attention_scratch_bytes(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape) {
+  return plan_decode(seqs, shape).total_bytes;
+}
+
+void decode_attention(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape, void* scratch,
+                      size_t scratch_bytes, Stream stream) {
+  const LaunchPlan plan = plan_decode(seqs, shape);
+  const DeviceSections at = upload_plan(plan, scratch, scratch_bytes, stream);
+  run_tiles(plan, at, shape, stream);
+  if (plan.n_merges == 0) return;
+  merge_splits_kernel<<<plan.n_merges, 256, 0, static_cast<cudaStream_t>(stream)>>>(at.seqs, at.merges, at.data, shape);
+  INFERSCOPE_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace inferscope::gpu
