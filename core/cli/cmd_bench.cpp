@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "core/cli/bench_cuda_kernels.h"
 #include "core/cli/bench_roofline.h"
 #include "core/cli/llama_bench_runner.h"
 #include "core/cli/commands.h"
@@ -122,6 +123,20 @@ int attention_sweep(const LlamaModel& model, const EngineConfig& config, int32_t
   return 0;
 }
 
+// bench --cuda-kernels: md or json (csv is not offered: the tables differ in their columns).
+int cuda_kernels(int32_t reps, const std::string& output) {
+#ifdef INFERSCOPE_HAVE_CUDA
+  if (output == "csv") throw UsageError("--cuda-kernels prints md or json, not csv");
+  const CudaKernelBench bench = run_cuda_kernel_bench(reps);
+  std::cout << (output == "json" ? cuda_kernel_bench_json(bench).dump(2) + "\n" : cuda_kernel_bench_markdown(bench));
+  return 0;
+#else
+  (void)reps;
+  (void)output;
+  throw std::runtime_error("bench --cuda-kernels: this build has no CUDA support (INFERSCOPE_CUDA=OFF, or no CUDA toolkit at build time)");
+#endif
+}
+
 // The spec sweep's prompt: --sweep-prompt as plain text, else --sweep-chat as a user message.
 std::vector<TokenId> sweep_prompt(const LlamaModel& model, const Args& args) {
   if (args.has("--sweep-prompt")) return encode_prompt(model, args.str("--sweep-prompt", ""));
@@ -148,6 +163,9 @@ int cmd_bench(int argc, char** argv) {
        "speed-up on --sweep-chat (or --sweep-prompt) over -n tokens"},
       {"--sweep-chat", "", true, "spec sweep: the user message (default: a prose request)"},
       {"--sweep-prompt", "", true, "spec sweep: plain prompt text instead of a chat message"},
+      {"--cuda-kernels", "", false,
+       "instead, without a model: the CUDA kernels' bandwidth on device 0 against a device-to-device copy (GEMV "
+       "per weight type, paged decode attention at 1k/4k/16k) and flash vs naive prefill attention (md or json)"},
       {"--compare-llama-bench", "", true,
        "PATH of llama.cpp's llama-bench: run it on the same file and threads after each of our repetitions "
        "(alternating, one repetition per call) and print both with the ratio"},
@@ -169,6 +187,7 @@ int cmd_bench(int argc, char** argv) {
   if (!llama_bench.empty() && ::access(llama_bench.c_str(), X_OK) != 0) {
     throw UsageError("--compare-llama-bench: " + llama_bench + " is not an executable file");
   }
+  if (args.has("--cuda-kernels")) return cuda_kernels(static_cast<int32_t>(reps), output);
   EngineConfig config = engine_config(args);
   auto model = load_model(args);
   if (args.has("--attention-sweep")) return attention_sweep(*model, config, static_cast<int32_t>(reps), output);

@@ -8,4 +8,18 @@ void cuda_check(cudaError_t status, const char* call, const char* file, int line
                               cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
 }
 
+const std::string& device_unavailable_reason() {
+  static const std::string reason = [] {
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess) {
+      return std::string("no CUDA device: cudaGetDeviceCount failed with ") + cudaGetErrorName(status) + " (" +
+             cudaGetErrorString(status) + ")";
+    }
+    if (count == 0) return std::string("no CUDA device: cudaGetDeviceCount found none");
+    return std::string();
+  }();
+  return reason;
+}
+
 }  // namespace inferscope::gpu

@@ -20,6 +20,10 @@ class CudaError : public std::runtime_error {
 // Throws CudaError("CALL failed at FILE:LINE: NAME (message)") unless status is cudaSuccess.
 void cuda_check(cudaError_t status, const char* call, const char* file, int line);
 
+// Why no CUDA device can run a kernel here ("no CUDA device: cudaGetDeviceCount failed with ..." or
+// "... found none"), or "" when one can. Asked of the runtime once per process.
+const std::string& device_unavailable_reason();
+
 }  // namespace inferscope::gpu
 
 // INFERSCOPE_CUDA_CHECK(cudaMalloc(&p, n)): the call, checked.

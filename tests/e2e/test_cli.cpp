@@ -11,6 +11,9 @@
 #include "core/gguf/gguf_file.h"
 #include "core/gguf/gguf_writer.h"
 #include "tests/support/cli_runner.h"
+#ifdef INFERSCOPE_HAVE_CUDA
+#include "kernels/cuda/cuda_check.h"
+#endif
 #include "tests/support/synthetic_model.h"
 #include "tests/support/test_models.h"
 
@@ -266,6 +269,28 @@ TEST(Cli, DevicesSaysTheEngineRunsOnTheCpu) {
   const CliRun r = cli("devices");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("Engine: runs on the CPU; it does not use the GPU yet"), std::string::npos) << r.out;
+}
+
+// Without a model: the CUDA kernels against the device's copy bandwidth; where nothing CUDA can run,
+// a clear error that says why (no CUDA in the build, or the runtime's reason).
+TEST(Cli, BenchCudaKernelsRunsOrSaysWhyNot) {
+  const std::string command = "bench --cuda-kernels -r 1 -o json";
+#ifdef INFERSCOPE_HAVE_CUDA
+  if (const std::string& reason = inferscope::gpu::device_unavailable_reason(); !reason.empty()) {
+    const CliRun r = cli(command);
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.out.find(reason), std::string::npos) << r.out;
+    return;
+  }
+  const nlohmann::json j = inferscope::test::cli_json(command);
+  EXPECT_GT(j["copy_bytes_per_s"].get<double>(), 0);
+  EXPECT_EQ(j["gemv"].size(), 10u);  // five weight types, 1 and 8 tokens
+  EXPECT_EQ(j["decode_attention"].size(), 3u);
+#else
+  const CliRun r = cli(command);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("this build has no CUDA support"), std::string::npos) << r.out;
+#endif
 }
 
 TEST(Cli, ChatKeepsHistoryAndResets) {

@@ -1,0 +1,222 @@
+#include "core/cli/bench_cuda_kernels.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
+
+#include "kernels/cpu/dtype.h"
+#include "kernels/cpu/quantize.h"
+#include "kernels/cuda/attention.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/ops.h"
+
+namespace inferscope {
+namespace {
+
+using gpu::DeviceBuffer;
+
+constexpr size_t kCopyBytes = size_t{1} << 30;
+constexpr int64_t kGemvRows = 16384, kGemvCols = 16384;  // 151 MiB at Q4_0, 1 GiB at F32: beyond any L2
+constexpr int32_t kHeads = 32, kKvHeads = 8, kHeadDim = 128, kBlockSize = 16, kSequences = 8;
+constexpr int32_t kPrefillTokens = 2048;
+
+// The median of `reps` timings (seconds) of `run` on the default stream, after one warm-up call.
+double median_seconds(int32_t reps, const std::function<void()>& run) {
+  cudaEvent_t start, stop;
+  INFERSCOPE_CUDA_CHECK(cudaEventCreate(&start));
+  INFERSCOPE_CUDA_CHECK(cudaEventCreate(&stop));
+  run();
+  std::vector<double> seconds;
+  for (int32_t i = 0; i < reps; ++i) {
+    INFERSCOPE_CUDA_CHECK(cudaEventRecord(start));
+    run();
+    INFERSCOPE_CUDA_CHECK(cudaEventRecord(stop));
+    INFERSCOPE_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    INFERSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    seconds.push_back(ms / 1e3);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
+  return seconds[seconds.size() / 2];
+}
+
+std::vector<float> random_floats(size_t n, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+// A (rows, cols) matrix of `type` whose rows repeat 16 distinct random rows (quantizing every row of
+// a 16k x 16k matrix would take longer than the benchmark).
+std::vector<uint8_t> tiled_matrix(DType type, int64_t rows, int64_t cols, std::mt19937& rng) {
+  const size_t stride = row_bytes(type, cols);
+  constexpr int64_t kDistinct = 16;
+  std::vector<uint8_t> distinct(kDistinct * stride);
+  for (int64_t r = 0; r < kDistinct; ++r) {
+    const std::vector<float> values = random_floats(static_cast<size_t>(cols), rng);
+    quantize_row(type, values.data(), distinct.data() + r * stride, cols);
+  }
+  std::vector<uint8_t> out(static_cast<size_t>(rows) * stride);
+  for (int64_t r = 0; r < rows; ++r) std::copy_n(distinct.data() + (r % kDistinct) * stride, stride, out.data() + r * stride);
+  return out;
+}
+
+double copy_bandwidth(int32_t reps) {
+  DeviceBuffer<uint8_t> from(kCopyBytes), to(kCopyBytes);
+  INFERSCOPE_CUDA_CHECK(cudaMemset(from.get(), 1, kCopyBytes));
+  const double s = median_seconds(reps, [&] {
+    INFERSCOPE_CUDA_CHECK(cudaMemcpyAsync(to.get(), from.get(), kCopyBytes, cudaMemcpyDeviceToDevice));
+  });
+  return 2.0 * static_cast<double>(kCopyBytes) / s;
+}
+
+std::vector<GemvBenchRow> gemv_rows(int32_t reps, std::mt19937& rng) {
+  std::vector<GemvBenchRow> rows;
+  for (DType type : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_1}) {
+    const std::vector<uint8_t> host = tiled_matrix(type, kGemvRows, kGemvCols, rng);
+    const DeviceBuffer<uint8_t> weights{std::span<const uint8_t>(host)};
+    const gpu::DeviceMatrix w{type, weights.get(), kGemvRows, kGemvCols, row_bytes(type, kGemvCols)};
+    for (int32_t tokens : {int32_t{1}, static_cast<int32_t>(gpu::kGemvMaxTokens)}) {
+      const DeviceBuffer<float> x{std::span<const float>(random_floats(static_cast<size_t>(tokens * kGemvCols), rng))};
+      DeviceBuffer<float> y(static_cast<size_t>(tokens * kGemvRows));
+      const double s = median_seconds(reps, [&] { gpu::gemv(w, x.get(), tokens, y.get(), nullptr); });
+      rows.push_back({std::string(dtype_name(type)), tokens, host.size(), s});
+    }
+  }
+  return rows;
+}
+
+// kSequences sequences of `context` f16 K/V tokens in one paged pool, their blocks shuffled.
+struct PagedBatch {
+  PagedBatch(int32_t context, int32_t n_q, std::mt19937& rng)
+      : blocks_per_seq((context + kBlockSize - 1) / kBlockSize),
+        block_stride(static_cast<size_t>(kKvHeads) * kBlockSize * kHeadDim * sizeof(uint16_t)),
+        k(static_cast<size_t>(kSequences) * blocks_per_seq * block_stride),
+        v(k.size()),
+        table(static_cast<size_t>(kSequences) * blocks_per_seq),
+        q(static_cast<size_t>(kSequences) * n_q * kHeads * kHeadDim),
+        out(q.size()) {
+    INFERSCOPE_CUDA_CHECK(cudaMemset(k.get(), 0x3c, k.bytes()));  // f16 1.0 and its neighbours: finite
+    INFERSCOPE_CUDA_CHECK(cudaMemset(v.get(), 0x3c, v.bytes()));
+    std::vector<int32_t> ids(table.size());
+    std::iota(ids.begin(), ids.end(), 0);
+    std::shuffle(ids.begin(), ids.end(), rng);
+    table.upload(ids);
+    q.upload(random_floats(q.size(), rng));
+    for (int32_t s = 0; s < kSequences; ++s) {
+      const size_t q_offset = static_cast<size_t>(s) * n_q * kHeads * kHeadDim;
+      const gpu::KvDeviceView view{k.get(), v.get(), table.get() + static_cast<size_t>(s) * blocks_per_seq, context,
+                                   kBlockSize, block_stride, block_stride / kKvHeads};
+      seqs.push_back({q.get() + q_offset, out.get() + q_offset, n_q, context - n_q, view});
+    }
+  }
+  int32_t blocks_per_seq;
+  size_t block_stride;
+  DeviceBuffer<uint8_t> k, v;
+  DeviceBuffer<int32_t> table;
+  DeviceBuffer<float> q, out;
+  std::vector<gpu::DeviceAttentionSeq> seqs;
+};
+
+const gpu::DeviceAttentionShape kShape{kHeads, kKvHeads, kHeadDim, 0, DType::F16};
+
+using AttentionFn = void (*)(std::span<const gpu::DeviceAttentionSeq>, const gpu::DeviceAttentionShape&, void*, size_t,
+                             gpu::Stream);
+using ScratchFn = size_t (*)(std::span<const gpu::DeviceAttentionSeq>, const gpu::DeviceAttentionShape&);
+
+// One attention call over `seqs` with its own scratch: (median seconds, scratch bytes).
+std::pair<double, size_t> time_attention(int32_t reps, std::span<const gpu::DeviceAttentionSeq> seqs, AttentionFn run,
+                                         ScratchFn scratch_bytes) {
+  const size_t bytes = scratch_bytes(seqs, kShape);
+  DeviceBuffer<uint8_t> scratch(bytes);
+  const double s = median_seconds(reps, [&] { run(seqs, kShape, scratch.get(), bytes, nullptr); });
+  return {s, bytes};
+}
+
+}  // namespace
+
+CudaKernelBench run_cuda_kernel_bench(int32_t reps) {
+  if (const std::string& reason = gpu::device_unavailable_reason(); !reason.empty()) {
+    throw std::runtime_error("bench --cuda-kernels: " + reason);
+  }
+  INFERSCOPE_CUDA_CHECK(cudaSetDevice(0));
+  cudaDeviceProp prop{};
+  INFERSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  CudaKernelBench bench;
+  bench.device = std::string(prop.name) + " (compute " + std::to_string(prop.major) + "." + std::to_string(prop.minor) + ")";
+  std::mt19937 rng(1);
+  bench.copy_bytes_per_s = copy_bandwidth(reps);
+  bench.gemv = gemv_rows(reps, rng);
+  for (int32_t context : {1024, 4096, 16384}) {
+    const PagedBatch batch(context, 1, rng);
+    const size_t kv_bytes = 2 * batch.k.bytes();  // every block of the pool belongs to some sequence
+    const auto [s, scratch] = time_attention(reps, batch.seqs, gpu::decode_attention, gpu::decode_attention_scratch_bytes);
+    bench.decode_attention.push_back({context, kSequences, kv_bytes, s});
+  }
+  const PagedBatch prefill(kPrefillTokens, kPrefillTokens, rng);
+  const std::span<const gpu::DeviceAttentionSeq> one(prefill.seqs.data(), 1);
+  bench.prefill_tokens = kPrefillTokens;
+  std::tie(bench.flash_seconds, bench.flash_scratch_bytes) =
+      time_attention(reps, one, gpu::flash_attention, gpu::flash_attention_scratch_bytes);
+  std::tie(bench.naive_seconds, bench.naive_scratch_bytes) =
+      time_attention(reps, one, gpu::naive_attention, gpu::naive_attention_scratch_bytes);
+  return bench;
+}
+
+nlohmann::json cuda_kernel_bench_json(const CudaKernelBench& b) {
+  const auto fraction = [&](double bytes_per_s) { return bytes_per_s / b.copy_bytes_per_s; };
+  nlohmann::json gemv = nlohmann::json::array(), decode = nlohmann::json::array();
+  for (const GemvBenchRow& r : b.gemv) {
+    const double bw = static_cast<double>(r.weight_bytes) / r.seconds;
+    gemv.push_back({{"type", r.type}, {"tokens", r.tokens}, {"weight_bytes", r.weight_bytes}, {"seconds", r.seconds},
+                    {"bytes_per_s", bw}, {"of_copy", fraction(bw)}});
+  }
+  for (const DecodeAttentionBenchRow& r : b.decode_attention) {
+    const double bw = static_cast<double>(r.kv_bytes) / r.seconds;
+    decode.push_back({{"context", r.context}, {"sequences", r.sequences}, {"kv_bytes", r.kv_bytes}, {"seconds", r.seconds},
+                      {"bytes_per_s", bw}, {"of_copy", fraction(bw)}});
+  }
+  return {{"device", b.device},
+          {"copy_bytes_per_s", b.copy_bytes_per_s},
+          {"gemv", gemv},
+          {"decode_attention", decode},
+          {"prefill_attention",
+           {{"tokens", b.prefill_tokens}, {"flash_seconds", b.flash_seconds}, {"naive_seconds", b.naive_seconds},
+            {"flash_scratch_bytes", b.flash_scratch_bytes}, {"naive_scratch_bytes", b.naive_scratch_bytes}}}};
+}
+
+std::string cuda_kernel_bench_markdown(const CudaKernelBench& b) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(1);
+  const auto gb_s = [](double bytes_per_s) { return bytes_per_s / 1e9; };
+  out << "device: " << b.device << "; device-to-device copy " << gb_s(b.copy_bytes_per_s) << " GB/s (read + write)\n\n";
+  out << "| GEMV weights | tokens | GB/s | of copy |\n| --- | ---: | ---: | ---: |\n";
+  for (const GemvBenchRow& r : b.gemv) {
+    const double bw = static_cast<double>(r.weight_bytes) / r.seconds;
+    out << "| " << r.type << " | " << r.tokens << " | " << gb_s(bw) << " | " << 100 * bw / b.copy_bytes_per_s << " % |\n";
+  }
+  out << "\n| paged decode attention | sequences | GB/s (K/V read) | of copy |\n| --- | ---: | ---: | ---: |\n";
+  for (const DecodeAttentionBenchRow& r : b.decode_attention) {
+    const double bw = static_cast<double>(r.kv_bytes) / r.seconds;
+    out << "| context " << r.context << " | " << r.sequences << " | " << gb_s(bw) << " | " << 100 * bw / b.copy_bytes_per_s
+        << " % |\n";
+  }
+  out << "\n| prefill attention, " << b.prefill_tokens << " tokens | ms | scratch MiB |\n| --- | ---: | ---: |\n";
+  out << "| flash | " << b.flash_seconds * 1e3 << " | " << static_cast<double>(b.flash_scratch_bytes) / (1 << 20) << " |\n";
+  out << "| naive | " << b.naive_seconds * 1e3 << " | " << static_cast<double>(b.naive_scratch_bytes) / (1 << 20) << " |\n";
+  return out.str();
+}
+
+}  // namespace inferscope

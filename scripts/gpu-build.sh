@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds what scripts/gpu-check.sh runs on a GPU machine that has no Qt, nlohmann-json, GoogleTest or
+# network, and stages it in build-gpu/carry (under 64 MiB, the device tool's carry limit):
+#   bin/  inferscope-cli, write-synthetic-model and the CUDA test programs, stripped
+#   lib/  the shared libraries they load, but the C library's own (the loader, libc, libm, ...)
+# Run here, then on the device: scripts/gpu-check.sh (it finds build-gpu/carry).
+#   scripts/gpu-build.sh [extra CMake options ...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=build-gpu
+carry=$build/carry
+scripts/configure.sh "$build" -DCMAKE_BUILD_TYPE=Release -DINFERSCOPE_GUI=OFF -DINFERSCOPE_CUDA=ON "$@"
+# The programs gpu-check.sh runs: the CLI, the synthetic-model writer and every test_cuda_* program.
+mapfile -t cuda_tests < <(grep -oh 'test_cuda_[a-z_]*' tests/*/CMakeLists.txt | sort -u)
+programs=(inferscope-cli write-synthetic-model "${cuda_tests[@]}")
+cmake --build "$build" -j "$(nproc)" --target "${programs[@]}"
+
+rm -rf "$carry"
+mkdir -p "$carry/bin" "$carry/lib"
+for p in "${programs[@]}"; do
+  path=$(find "$build" -path "$build/carry" -prune -o -type f -name "$p" -perm -u+x -print | head -n 1)
+  [[ -n $path ]] || { echo "gpu-build: $p was not built" >&2; exit 1; }
+  strip -o "$carry/bin/$p" "$path"
+done
+# Every library the programs load, but glibc's (the device's own must serve: a newer one cannot be carried).
+ldd "$carry"/bin/* | awk '$3 ~ /^\// {print $3}' | sort -u | while read -r lib; do
+  case $(basename "$lib") in
+    ld-linux*|libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|libresolv.so*|libcuda.so*) ;;
+    *) cp -L "$lib" "$carry/lib/" ;;
+  esac
+done
+size=$(du -sm "$carry" | cut -f1)
+echo "gpu-build: $carry holds ${size} MiB (the device tool carries at most 64 MiB)"
+(( size < 64 )) || { echo "gpu-build: too large to carry" >&2; exit 1; }
