@@ -1,6 +1,7 @@
 #include "gui/compare/comparison.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -83,8 +84,18 @@ std::string server_name(const WorkloadResult& run) {
   return source.substr(0, source.find(" at "));
 }
 
-// The server that does not fill `panel` (EngineMetricsSnapshot::not_reported) on this side, "" when it does.
+// What a simulated side is named as where it lacks a figure.
+const char* const kDryRun = "a dry run";
+// The panels whose figures a dry run leaves at 0 because nothing ran: it runs no attention.
+const std::array<std::string_view, 1> kNotMeasuredByDryRun{"attention"};
+
+// What does not fill `panel` (EngineMetricsSnapshot::not_reported) on this side: its server, or a
+// dry run; "" when the side fills it.
 std::string lacking(const WorkloadResult& run, std::string_view panel) {
+  if (ran_simulated(run)) {
+    const bool measured = std::find(kNotMeasuredByDryRun.begin(), kNotMeasuredByDryRun.end(), panel) == kNotMeasuredByDryRun.end();
+    return measured ? std::string() : kDryRun;
+  }
   const std::vector<std::string>& names = run.metrics.not_reported;
   return std::find(names.begin(), names.end(), panel) == names.end() ? std::string() : server_name(run);
 }
@@ -122,15 +133,37 @@ const char* verdict_name(DeltaVerdict v) {
 }
 
 nlohmann::json side_json(const OutputSide& s) {
-  return {{"common", s.common}, {"first_divergent_token", s.marked}, {"after", s.after},
-          {"tokens", s.tokens}, {"finish_reason", s.finish_reason}};
+  nlohmann::json j = {{"common", s.common}, {"first_divergent_token", s.marked}, {"after", s.after},
+                      {"tokens", s.tokens}, {"finish_reason", s.finish_reason}};
+  if (s.simulated) j["simulated"] = true;
+  return j;
+}
+
+// A simulated side's output: how many placeholder tokens it ran to and why it stopped, no text.
+OutputSide simulated_output(const WorkloadOutput& out) {
+  OutputSide side;
+  side.finish_reason = out.finish_reason;
+  side.tokens = static_cast<int32_t>(out.tokens.size());
+  side.simulated = true;
+  return side;
+}
+
+// A side of a pair where the other was simulated: its whole text, nothing marked.
+OutputSide uncompared_output(const LlamaModel* model, const WorkloadResult& run, const WorkloadOutput& out) {
+  if (ran_simulated(run)) return simulated_output(out);
+  return ran_on_server(run) ? cut_text(run, out, std::string_view::npos) : cut_tokens(model->tokenizer(), out, -1);
 }
 
 }  // namespace
 
 bool ran_on_server(const WorkloadResult& run) { return !run.metrics.source.empty(); }
 
-std::string side_source(const WorkloadResult& run) { return ran_on_server(run) ? run.metrics.source : "local engine"; }
+bool ran_simulated(const WorkloadResult& run) { return !run.simulated_on.empty(); }
+
+std::string side_source(const WorkloadResult& run) {
+  if (ran_simulated(run)) return "simulated on " + run.simulated_on + " (dry run)";
+  return ran_on_server(run) ? run.metrics.source : "local engine";
+}
 
 std::vector<OutputPair> pair_outputs(const LlamaModel* model, const WorkloadResult& a, const WorkloadResult& b) {
   std::map<RequestId, const WorkloadOutput*> by_id;
@@ -142,8 +175,12 @@ std::vector<OutputPair> pair_outputs(const LlamaModel* model, const WorkloadResu
     const WorkloadOutput& out_b = it == by_id.end() ? none : *it->second;
     OutputPair p;
     p.id = out_a.id;
+    p.compared = !ran_simulated(a) && !ran_simulated(b);
     p.by_characters = ran_on_server(a) || ran_on_server(b);
-    if (p.by_characters) {
+    if (!p.compared) {
+      p.a = uncompared_output(model, a, out_a);
+      p.b = uncompared_output(model, b, out_b);
+    } else if (p.by_characters) {
       const auto [at, characters] = text_divergence(out_a.text, out_b.text);
       p.divergence = characters;
       p.a = cut_text(a, out_a, at);
@@ -229,6 +266,10 @@ std::string divergence_text(int divergence, bool by_characters) {
   return std::string(by_characters ? "diverges at character " : "diverges at token ") + std::to_string(divergence);
 }
 
+std::string pair_verdict(const OutputPair& p) {
+  return p.compared ? divergence_text(p.divergence, p.by_characters) : "not compared: a side was simulated";
+}
+
 bool outputs_must_match(const EngineConfig& a, const EngineConfig& b, const SamplingParams& sampling) {
   const bool greedy = sampling.temperature <= 0;
   return a.kv_dtype == b.kv_dtype && a.context_length == b.context_length && a.attention == b.attention &&
@@ -236,7 +277,8 @@ bool outputs_must_match(const EngineConfig& a, const EngineConfig& b, const Samp
 }
 
 bool outputs_must_match(const WorkloadResult& a, const WorkloadResult& b, const SamplingParams& sampling) {
-  return !ran_on_server(a) && !ran_on_server(b) && outputs_must_match(a.config, b.config, sampling);
+  return !ran_on_server(a) && !ran_on_server(b) && !ran_simulated(a) && !ran_simulated(b) &&
+         outputs_must_match(a.config, b.config, sampling);
 }
 
 nlohmann::json comparison_json(const Comparison& c) {
@@ -261,7 +303,7 @@ nlohmann::json comparison_json(const Comparison& c) {
     outputs.push_back({{"id", p.id},
                        {"first_divergence", p.divergence < 0 ? nlohmann::json() : nlohmann::json(p.divergence)},
                        {"divergence_unit", p.by_characters ? "character" : "token"},
-                       {"verdict", divergence_text(p.divergence, p.by_characters)},
+                       {"verdict", pair_verdict(p)},
                        {"a", side_json(p.a)},
                        {"b", side_json(p.b)}});
   }
@@ -271,6 +313,7 @@ nlohmann::json comparison_json(const Comparison& c) {
     j["config"] = ran_on_server(r) ? nlohmann::json() : engine_config_json(r.config);
     j["weights_quant"] = r.metrics.weights_quant;
     j["weight_bytes"] = r.metrics.weight_bytes;
+    if (ran_simulated(r)) j["simulated_on"] = r.simulated_on;
     return j;
   };
   // Settings say what differs only between two local configurations.
