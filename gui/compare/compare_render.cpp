@@ -115,9 +115,9 @@ QString verdict_html(const Comparison& c) {
   return "<span style='color:#b45309;'>" + count + "</span>";
 }
 
-QString attribution_html(const EngineConfig& a, const EngineConfig& b) {
+QString attribution_html(const EngineConfig& a, const EngineConfig& b, bool same_device) {
   const std::vector<std::string> differing = differing_settings(a, b);
-  const QString note = QString::fromStdString(attribution_note(differing)).toHtmlEscaped();
+  const QString note = QString::fromStdString(attribution_note(differing, same_device)).toHtmlEscaped();
   if (note.isEmpty()) return note;
   if (differing.empty()) return "<span style='color:#4b5563;'>" + note + "</span>";
   return "<span style='color:#92400e; font-weight:bold;'>⚠ " + note + "</span>";

@@ -23,9 +23,9 @@ void fill_delta_table(QTableWidget& table, const std::vector<Delta>& deltas);
 // outputs diverge, flagged as a bug when only exact features differ; "outputs not compared" when a
 // side was simulated.
 QString verdict_html(const Comparison& comparison);
-// attribution_note of A and B as rich text: amber when several settings differ, grey when none do;
-// "" when exactly one does.
-QString attribution_html(const EngineConfig& a, const EngineConfig& b);
+// attribution_note of A and B as rich text: amber when several settings differ (or any beside a
+// different device), grey when none do; "" when exactly one does on the same device.
+QString attribution_html(const EngineConfig& a, const EngineConfig& b, bool same_device = true);
 // One block per request, diverging ones first: its verdict ("identical" / "diverges at token N" or
 // "character N" / "not compared" beside a simulated side) and A's and B's text in
 // two columns, the shared part plain, the first divergent token highlighted, the rest dimmed.

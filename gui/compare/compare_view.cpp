@@ -251,6 +251,7 @@ QWidget* CompareView::build_side(int side) {
     device->setVisible(index == kSimulated);
     refresh_attribution();
   });
+  connect(device->combo(), &QComboBox::currentIndexChanged, this, &CompareView::refresh_attribution);
   return box;
 }
 
@@ -359,7 +360,12 @@ void CompareView::set_configs(const EngineConfig& a, const EngineConfig& b) {
 
 void CompareView::refresh_attribution() {
   // Settings tell a difference apart only between two local configurations.
-  const QString html = on_server(0) || on_server(1) ? QString() : attribution_html(config_a(), config_b());
+  const auto device = [this](int side) {
+    QString ignored;
+    const std::optional<DeviceProfile> profile = simulated(side) ? device_picker(side)->device(&ignored) : std::nullopt;
+    return profile ? profile->name : std::string();
+  };
+  const QString html = on_server(0) || on_server(1) ? QString() : attribution_html(config_a(), config_b(), device(0) == device(1));
   attribution_->setText(html);
   attribution_->setVisible(!html.isEmpty());
 }
@@ -449,7 +455,9 @@ void CompareView::show_result(std::shared_ptr<const Comparison> c) {
   result_ = std::move(c);
   poll_.stop();
   const bool local = !ran_on_server(result_->a) && !ran_on_server(result_->b);
-  const QString attribution = local ? attribution_html(result_->a.config, result_->b.config) : QString();
+  const QString attribution =
+      local ? attribution_html(result_->a.config, result_->b.config, result_->a.simulated_on == result_->b.simulated_on)
+            : QString();
   // A local side by its configuration, a server side by its source, a simulated side flagged as such
   // with its configuration and a virtual duration.
   const auto side = [](const WorkloadResult& r) {
@@ -490,7 +498,8 @@ void CompareView::show_result(std::shared_ptr<const Comparison> c) {
   for (const auto& [r, name] : {std::pair{&result_->a, "A"}, std::pair{&result_->b, "B"}}) {
     if (!ran_simulated(*r)) continue;
     text += QString(" %1 is simulated on %2: its figures and its curves in the charts are on the dry run's virtual "
-                    "clock, not measured; its attention panels stay empty (a dry run runs no attention).")
+                    "clock, not measured (its roofline points are that device's, drawn against this machine's roofs); "
+                    "its attention panels stay empty (a dry run runs no attention).")
                 .arg(name, QString::fromStdString(r->simulated_on));
   }
   if (chat_busy_polls_ > 0) text += " Chat replies streamed during the run and shared the CPU.";

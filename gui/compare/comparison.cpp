@@ -319,7 +319,7 @@ nlohmann::json comparison_json(const Comparison& c) {
   // Settings say what differs only between two local configurations.
   const bool local = !ran_on_server(c.a) && !ran_on_server(c.b);
   const std::vector<std::string> differing = local ? differing_settings(c.a.config, c.b.config) : std::vector<std::string>();
-  const std::string note = local ? attribution_note(differing) : std::string();
+  const std::string note = local ? attribution_note(differing, c.a.simulated_on == c.b.simulated_on) : std::string();
   return {{"format", "inferscope-comparison-1"},
           {"workload", c.workload},
           {"cancelled", c.cancelled},

@@ -491,6 +491,11 @@ TEST(CompareParts, ASimulatedSideIsNotComparedAndShowsNoText) {
   EXPECT_FALSE(j["outputs_must_match"].get<bool>());
   EXPECT_FALSE(j["a"].contains("simulated_on"));
   EXPECT_EQ(j["b"]["simulated_on"], "NVIDIA H200");
+  // The same configuration on a measured CPU and a simulated device: the differences are the devices'.
+  EXPECT_TRUE(j["differing_settings"].empty());
+  EXPECT_EQ(j["attribution_note"], attribution_note({}, false));
+  EXPECT_NE(attribution_note({}, false).find("different devices"), std::string::npos);
+  EXPECT_NE(attribution_note({"kv"}, false), "") << "one setting and a device: not attributable to the setting";
   EXPECT_EQ(j["b"]["source"], "simulated on NVIDIA H200 (dry run)");
   EXPECT_FALSE(j["b"]["config"].is_null()) << "the simulated configuration is exported";
   EXPECT_EQ(j["outputs"][0]["verdict"], "not compared: a side was simulated");

@@ -68,6 +68,7 @@ TEST_F(CompareSimulated, LocalAgainstASimulatedH200IsLabelledAndNotComparedByOut
   EXPECT_TRUE(headline.contains(QString::fromStdString("simulated on " + device + " (dry run)").toHtmlEscaped()))
       << headline.toStdString();
   EXPECT_TRUE(headline.contains("outputs not compared: B was simulated"));
+  EXPECT_TRUE(headline.contains("the same configuration on different devices")) << "not run-to-run noise";
   EXPECT_TRUE(view->status_text().contains("virtual clock")) << view->status_text().toStdString();
 
   const nlohmann::json j = comparison_json(*c);
