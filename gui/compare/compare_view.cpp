@@ -299,11 +299,7 @@ QString CompareView::side_label(int side) const {
     const std::optional<RemoteSide> remote = server_editor(side)->side(&ignored);
     return remote ? QString::fromStdString(remote_source(remote->endpoint, remote->server)) : QString("a server");
   }
-  if (simulated(side)) {
-    QString ignored;
-    const std::optional<DeviceProfile> device = device_picker(side)->device(&ignored);
-    return "a simulated " + (device ? QString::fromStdString(device->name) : QString("device")) + " (dry run)";
-  }
+  if (simulated(side)) return "a simulated " + QString::fromStdString(device_picker(side)->device_name()) + " (dry run)";
   const std::shared_ptr<const LlamaModel> model = bridge_.shared_model();
   return "the local engine" + (model ? " (" + QString::fromStdString(model->config().name) + ")" : QString());
 }
@@ -360,11 +356,8 @@ void CompareView::set_configs(const EngineConfig& a, const EngineConfig& b) {
 
 void CompareView::refresh_attribution() {
   // Settings tell a difference apart only between two local configurations.
-  const auto device = [this](int side) {
-    QString ignored;
-    const std::optional<DeviceProfile> profile = simulated(side) ? device_picker(side)->device(&ignored) : std::nullopt;
-    return profile ? profile->name : std::string();
-  };
+  // A simulated side runs on its device; the others on this machine.
+  const auto device = [this](int side) { return simulated(side) ? device_picker(side)->device_name() : std::string(); };
   const QString html = on_server(0) || on_server(1) ? QString() : attribution_html(config_a(), config_b(), device(0) == device(1));
   attribution_->setText(html);
   attribution_->setVisible(!html.isEmpty());

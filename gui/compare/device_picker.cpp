@@ -83,6 +83,12 @@ bool DevicePicker::select(const QString& file_name) {
   return false;
 }
 
+std::string DevicePicker::device_name() const {
+  QString ignored;
+  const std::optional<DeviceProfile> selected = device(&ignored);
+  return selected ? selected->name : std::string();
+}
+
 std::optional<DeviceProfile> DevicePicker::device(QString* error) const {
   const int index = combo_->currentIndex();
   if (index >= 0 && devices_[static_cast<size_t>(index)].profile) return devices_[static_cast<size_t>(index)].profile;

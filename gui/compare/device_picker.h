@@ -5,6 +5,7 @@
 #pragma once
 #include <QWidget>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "gui/compare/simulated_side.h"
@@ -26,6 +27,8 @@ class DevicePicker : public QWidget {
   bool select(const QString& file_name);
   // The selected device, or nullopt with `error` set (none readable).
   std::optional<DeviceProfile> device(QString* error) const;
+  // The selected device's name, "" when none is readable.
+  std::string device_name() const;
   QComboBox* combo() const { return combo_; }
 
  private:

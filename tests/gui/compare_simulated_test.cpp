@@ -2,7 +2,8 @@
 // engine against B simulated on the H200 profile with the same configuration. B is labelled simulated
 // on the device everywhere (source, headline, export, status), its duration is the virtual clock's,
 // no output is compared or shown as text, attention scratch is unavailable for B, and the device
-// combo lists every device file. A bad device file is listed disabled with its error, not a crash.
+// combo lists every device file. A bad device file is listed disabled with its error, not a crash; a
+// simulated side needs the loaded model (its shapes); a speculative configuration cannot be simulated.
 // Set COMPARE_SIMULATED_SCREENSHOT to a PNG path to keep a picture of the tab.
 #include <QComboBox>
 #include <QDir>
@@ -125,6 +126,17 @@ TEST_F(CompareSimulated, ABadDeviceFileIsListedDisabledWithItsError) {
   EXPECT_FALSE(only_bad.device(&error).has_value());
   EXPECT_FALSE(error.isEmpty());
   EXPECT_FALSE(only_bad.select("broken.json"));
+}
+
+TEST_F(CompareSimulated, SimulatedSidesNeedTheLoadedModel) {
+  QTemporaryDir empty;
+  auto bare = open_window(empty.path());
+  CompareView& v = *bare->compare();
+  ASSERT_TRUE(v.set_simulated(0, "h100-sxm.json"));
+  ASSERT_TRUE(v.set_simulated(1, "h200.json"));
+  v.use_workload_file(write_workload(dir, 1, 4));
+  EXPECT_FALSE(v.start());
+  EXPECT_TRUE(v.status_text().startsWith("Open a model first")) << v.status_text().toStdString();
 }
 
 TEST_F(CompareSimulated, ASpeculativeConfigurationCannotBeSimulatedAndSaysSo) {
