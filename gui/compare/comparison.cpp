@@ -1,7 +1,6 @@
 #include "gui/compare/comparison.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -84,20 +83,12 @@ std::string server_name(const WorkloadResult& run) {
   return source.substr(0, source.find(" at "));
 }
 
-// What a simulated side is named as where it lacks a figure.
-const char* const kDryRun = "a dry run";
-// The panels whose figures a dry run leaves at 0 because nothing ran: it runs no attention.
-const std::array<std::string_view, 1> kNotMeasuredByDryRun{"attention"};
-
-// What does not fill `panel` (EngineMetricsSnapshot::not_reported) on this side: its server, or a
-// dry run; "" when the side fills it.
+// What does not fill `panel` (EngineMetricsSnapshot::not_reported) on this side: its server, or "a
+// dry run" for a simulated side; "" when the side fills it.
 std::string lacking(const WorkloadResult& run, std::string_view panel) {
-  if (ran_simulated(run)) {
-    const bool measured = std::find(kNotMeasuredByDryRun.begin(), kNotMeasuredByDryRun.end(), panel) == kNotMeasuredByDryRun.end();
-    return measured ? std::string() : kDryRun;
-  }
   const std::vector<std::string>& names = run.metrics.not_reported;
-  return std::find(names.begin(), names.end(), panel) == names.end() ? std::string() : server_name(run);
+  if (std::find(names.begin(), names.end(), panel) == names.end()) return {};
+  return ran_simulated(run) ? "a dry run" : server_name(run);
 }
 
 // `delta`, unavailable where a side's server does not report it (named per side).

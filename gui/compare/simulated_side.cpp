@@ -35,6 +35,8 @@ WorkloadResult run_simulated_side(const LlamaModel& model, const SimulatedSide& 
   options.dry_run = device_pricing(side.device);
   WorkloadResult result = run_workload(model, side.config, requests, options);
   result.simulated_on = side.device.name;
+  // No attention ran: its scratch and time read 0 because nothing was measured.
+  result.metrics.not_reported.push_back("attention");
   return result;
 }
 

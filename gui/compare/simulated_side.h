@@ -38,7 +38,8 @@ std::vector<DeviceFile> builtin_devices();
 // How a dry run prices steps on `device`: its roofline, else its linear costs.
 DryRunPricing device_pricing(const DeviceProfile& device);
 
-// run_workload of `side.config` as a dry run priced on `side.device`; its simulated_on is the device's name.
+// run_workload of `side.config` as a dry run priced on `side.device`; its simulated_on is the device's
+// name, and its metrics' not_reported lists the attention panel (a dry run measures none).
 // Throws std::invalid_argument for a configuration a dry run cannot run (speculative decoding).
 WorkloadResult run_simulated_side(const LlamaModel& model, const SimulatedSide& side, const std::vector<Request>& requests,
                                   WorkloadRunOptions options);

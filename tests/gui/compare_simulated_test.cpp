@@ -1,9 +1,10 @@
 // The Compare A/B tab with a simulated side on stories260K through the real runner: A on the local
 // engine against B simulated on the H200 profile with the same configuration. B is labelled simulated
 // on the device everywhere (source, headline, export, status), its duration is the virtual clock's,
-// no output is compared or shown as text, attention scratch is unavailable for B, and the device
-// combo lists every device file. A bad device file is listed disabled with its error, not a crash; a
-// simulated side needs the loaded model (its shapes); a speculative configuration cannot be simulated.
+// no output is compared or shown as text, attention scratch is unavailable for B (in the table and
+// the charts), and the device combo lists every device file. A bad device file is listed disabled
+// with its error, not a crash; a simulated side needs the loaded model (its shapes); a speculative
+// configuration cannot be simulated.
 // Set COMPARE_SIMULATED_SCREENSHOT to a PNG path to keep a picture of the tab.
 #include <QComboBox>
 #include <QDir>
@@ -12,12 +13,14 @@
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QTableWidget>
+#include <qcustomplot.h>
 
 #include <nlohmann/json.hpp>
 
 #include "core/sched/device_profile.h"
 #include "gui/compare/compare_view.h"
 #include "gui/compare/device_picker.h"
+#include "gui/dashboard/metrics_dashboard.h"
 #include "tests/gui/compare_fixture.h"
 
 namespace inferscope::gui::test {
@@ -87,6 +90,22 @@ TEST_F(CompareSimulated, LocalAgainstASimulatedH200IsLabelledAndNotComparedByOut
     EXPECT_NE(table.item(row, 1)->text(), "not reported by a dry run");
   }
   EXPECT_TRUE(found);
+
+  // The charts label B simulated, and its attention panel is empty rather than a line at 0.
+  QCustomPlot* attention = view->dashboard()->plot("attention");
+  ASSERT_NE(attention, nullptr);
+  int a_points = 0, b_graphs = 0;
+  for (int i = 0; i < attention->graphCount(); ++i) {
+    const QCPGraph& g = *attention->graph(i);
+    if (g.name().endsWith("B simulated (dry run)")) {
+      ++b_graphs;
+      EXPECT_EQ(g.dataCount(), 0) << g.name().toStdString();
+    } else {
+      a_points += g.dataCount();
+    }
+  }
+  EXPECT_GT(b_graphs, 0);
+  EXPECT_GT(a_points, 0) << "A's attention was measured";
 
   if (qEnvironmentVariableIsSet("COMPARE_SIMULATED_SCREENSHOT")) {
     w->resize(1680, 1050);
