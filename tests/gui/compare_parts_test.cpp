@@ -19,6 +19,7 @@
 #include "gui/compare/config_difference.h"
 #include "gui/compare/simulated_side.h"
 #include "gui/config/config_panel.h"
+#include "gui/dashboard/not_reported.h"
 #include "tests/gui/workbench_fixture.h"
 
 namespace inferscope::gui::test {
@@ -525,6 +526,9 @@ TEST(CompareParts, FiguresADryRunDoesNotMeasureAreMarkedNotZero) {
   ASSERT_EQ(table.item(11, 0)->text(), "attention scratch peak");
   EXPECT_EQ(table.item(11, 2)->text(), "not reported by a dry run");
   EXPECT_EQ(table.item(11, 3)->text(), "—");
+  // Shown as the dashboard's main run, its attention panel says why it is empty.
+  EXPECT_EQ(not_reported_note(simulated.metrics, "attention"), "a dry run does not measure\nattention scratch or time");
+  EXPECT_EQ(not_reported_note(simulated.metrics, "kv_usage"), "");
 }
 
 TEST(CompareParts, DeviceFilesAreReadWithABadOneReportedNotThrown) {
