@@ -74,6 +74,7 @@ struct WorkloadResult {
   ServeSummary summary;
   EngineMetricsSnapshot metrics;       // every step and every request
   std::vector<WorkloadOutput> outputs;  // by request id
+  std::string simulated_on;  // a dry run: the device its steps were priced on; empty for a real run
 };
 
 // `requests`: as materialize_workload() makes them (prompt ids, max_output_tokens, arrival_s; ids

@@ -34,7 +34,8 @@ qint64 now_ms() { return QDateTime::currentMSecsSinceEpoch(); }
 std::string resource_path(const std::string& path) { return resolve_resource_path(QString::fromStdString(path)).toStdString(); }
 
 // A "compare" step: optional "a" and "b" config overrides (over the engine's config), a "workload"
-// ("chat" or a workload file), "ignore_eos" and "timeout" (seconds).
+// ("chat" or a workload file), "ignore_eos", "timeout" (seconds) and "simulated" ({"b": "h200.json"}:
+// the sides simulated on a device file of resources/devices).
 void check_compare_step(const nlohmann::json& c, const std::string& where) {
   const std::string w = where + ": compare";
   if (!c.is_object()) throw std::runtime_error(w + " must be an object");
@@ -47,6 +48,12 @@ void check_compare_step(const nlohmann::json& c, const std::string& where) {
       json_field<bool>(c, "ignore_eos", w);
     } else if (key == "timeout") {
       json_field<double>(c, "timeout", w);
+    } else if (key == "simulated") {
+      if (!value.is_object()) throw std::runtime_error(w + ".simulated must be an object");
+      for (const auto& [side, file] : value.items()) {
+        if (side != "a" && side != "b") throw std::runtime_error(w + ".simulated: unknown side '" + side + "'");
+        json_field<std::string>(value, side.c_str(), w + ".simulated");
+      }
     } else {
       throw std::runtime_error(w + ": unknown field '" + key + "'");
     }
@@ -219,6 +226,15 @@ void DemoScript::run_step(const Step& step) {
         compare.use_workload_file(resolve_resource_path(QString::fromStdString(workload)));
       }
       if (c.contains("ignore_eos")) compare.set_run_to_output_tokens(json_field<bool>(c, "ignore_eos", w));
+      const nlohmann::json simulated = c.value("simulated", nlohmann::json::object());
+      for (int side : {0, 1}) {
+        const std::string name = side == 0 ? "a" : "b";
+        if (!simulated.contains(name)) {
+          compare.set_on_server(side, false);
+        } else if (!compare.set_simulated(side, QString::fromStdString(simulated[name].get<std::string>()))) {
+          throw std::runtime_error(w + ": compare.simulated." + name + ": no readable device file " + simulated[name].get<std::string>());
+        }
+      }
       select_tab("Compare A/B", w);
       if (!compare.start()) throw std::runtime_error(w + ": the comparison did not start: " + compare.status_text().toStdString());
       const qint64 timeout = c.contains("timeout") ? static_cast<qint64>(json_field<double>(c, "timeout", w) * 1000) : kDefaultTimeoutMs;

@@ -20,8 +20,9 @@
 //                                                (a refused one stops the demo with the engine's reason)
 //       {"compare": {"a": {...}, "b": {...},      runs an A/B comparison in the Compare A/B tab and waits
 //                    "workload": "resources/workloads/compare-demo.json",   for it ("chat": the current
-//                    "ignore_eos": true, "timeout": 300}},   session); a and b: "config" toggles over the
-//                                                engine's config
+//                    "ignore_eos": true, "timeout": 300,   session); a and b: "config" toggles over the
+//                    "simulated": {"b": "h200.json"}}},   engine's config; simulated: a side run as a dry
+//                                                run on resources/devices/FILE (the other sides run locally)
 //       {"wait": 1.5},                           seconds
 //       {"wait_idle": 120},                      until no reply streams (timeout in seconds)
 //       {"wait_tokens": 40, "timeout": 60},      until every streaming reply has at least this many tokens

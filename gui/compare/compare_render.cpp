@@ -15,8 +15,9 @@ namespace {
 
 QString html(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped().replace('\n', "<br>"); }
 
-// One side's text: shared part, the marked token, the dimmed rest.
+// One side's text: shared part, the marked token, the dimmed rest; a simulated side's placeholder tokens are no text.
 QString side_html(const OutputSide& s) {
+  if (s.simulated) return "<i style='color:#92400e;'>simulated: no text (a dry run generates placeholder tokens)</i>";
   QString out = html(s.common);
   if (!s.marked.empty()) {
     out += "<span style='background:#fde68a; color:#7c2d12; font-weight:bold;'>" + html(s.marked) + "</span>";
@@ -79,7 +80,8 @@ void fill_delta_table(QTableWidget& table, const std::vector<Delta>& deltas) {
     if (not_reported) {
       for (int col = 0; col < 5; ++col) {
         table.item(row, col)->setForeground(QBrush(QColor("#6b7280")));
-        table.item(row, col)->setToolTip("The server's /metrics does not report this figure: no number is shown rather than 0.");
+        table.item(row, col)->setToolTip("This side does not report this figure (a server's /metrics lacks it, or a dry run "
+                                         "ran nothing that measures it): no number is shown rather than 0.");
       }
     } else if (!d.neutral_reason.empty()) {
       for (int col = 0; col < 5; ++col) table.item(row, col)->setToolTip(QString::fromStdString(d.neutral_reason));
@@ -94,6 +96,11 @@ void fill_delta_table(QTableWidget& table, const std::vector<Delta>& deltas) {
 }
 
 QString verdict_html(const Comparison& c) {
+  if (ran_simulated(c.a) || ran_simulated(c.b)) {
+    return QString("<span style='color:#92400e;'>outputs not compared: %1 was simulated (a dry run generates "
+                   "placeholder tokens)</span>")
+        .arg(ran_simulated(c.a) && ran_simulated(c.b) ? "each side" : ran_simulated(c.a) ? "A" : "B");
+  }
   int diverging = 0;
   for (const OutputPair& p : c.outputs) diverging += p.divergence >= 0;
   const bool must_match = outputs_must_match(c.a, c.b, c.sampling);
@@ -108,9 +115,9 @@ QString verdict_html(const Comparison& c) {
   return "<span style='color:#b45309;'>" + count + "</span>";
 }
 
-QString attribution_html(const EngineConfig& a, const EngineConfig& b) {
+QString attribution_html(const EngineConfig& a, const EngineConfig& b, bool same_device) {
   const std::vector<std::string> differing = differing_settings(a, b);
-  const QString note = QString::fromStdString(attribution_note(differing)).toHtmlEscaped();
+  const QString note = QString::fromStdString(attribution_note(differing, same_device)).toHtmlEscaped();
   if (note.isEmpty()) return note;
   if (differing.empty()) return "<span style='color:#4b5563;'>" + note + "</span>";
   return "<span style='color:#92400e; font-weight:bold;'>⚠ " + note + "</span>";
@@ -126,12 +133,12 @@ QString outputs_html(const std::vector<OutputPair>& outputs) {
   std::stable_partition(order.begin(), order.end(), [](const OutputPair* p) { return p->divergence >= 0; });
   for (const OutputPair* pair : order) {
     const OutputPair& p = *pair;
-    const bool same = p.divergence < 0;
+    const char* const colour = !p.compared ? "#6b7280" : p.divergence < 0 ? "#047857" : "#b45309";
     out += QString("<tr><td colspan='2' style='background:#f3f4f6; border-top:1px solid #d1d5db;'>"
                    "<b>request %1</b> &nbsp; <span style='color:%2; font-weight:bold;'>%3</span></td></tr>")
                .arg(p.id)
-               .arg(same ? "#047857" : "#b45309")
-               .arg(QString::fromStdString(divergence_text(p.divergence, p.by_characters)));
+               .arg(colour)
+               .arg(QString::fromStdString(pair_verdict(p)));
     out += "<tr><td valign='top' style='font-family:monospace;'>" + side_html(p.a) + "<br>" + side_footer(p.a) +
            "</td><td valign='top' style='font-family:monospace;'>" + side_html(p.b) + "<br>" + side_footer(p.b) +
            "</td></tr>";

@@ -17,16 +17,17 @@ QString format_delta_value(const Delta& delta, double value);
 QString format_change(const Delta& delta);
 // Rows metric | A | B | B − A | change; the change is green when B is better, red when worse
 // (delta_verdict), plain where the metric has no direction, with the reason as the row's tooltip; a
-// figure a server side does not report reads "not reported by <server>" there, greyed, with no change.
+// figure a side does not report reads "not reported by <server>" (or "by a dry run") there, greyed, with no change.
 void fill_delta_table(QTableWidget& table, const std::vector<Delta>& deltas);
 // The headline's verdict: "outputs identical" (and that exact features promise it), or how many
-// outputs diverge, flagged as a bug when only exact features differ.
+// outputs diverge, flagged as a bug when only exact features differ; "outputs not compared" when a
+// side was simulated.
 QString verdict_html(const Comparison& comparison);
-// attribution_note of A and B as rich text: amber when several settings differ, grey when none do;
-// "" when exactly one does.
-QString attribution_html(const EngineConfig& a, const EngineConfig& b);
+// attribution_note of A and B as rich text: amber when several settings differ (or any beside a
+// different device), grey when none do; "" when exactly one does on the same device.
+QString attribution_html(const EngineConfig& a, const EngineConfig& b, bool same_device = true);
 // One block per request, diverging ones first: its verdict ("identical" / "diverges at token N" or
-// "character N") and A's and B's text in
+// "character N" / "not compared" beside a simulated side) and A's and B's text in
 // two columns, the shared part plain, the first divergent token highlighted, the rest dimmed.
 QString outputs_html(const std::vector<OutputPair>& outputs);
 

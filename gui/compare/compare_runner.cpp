@@ -3,6 +3,15 @@
 #include <stdexcept>
 
 namespace inferscope::gui {
+namespace {
+
+// What a side is, for an error: "configuration", "server" or "simulation".
+const char* side_kind(const CompareSide& side) {
+  if (std::holds_alternative<RemoteSide>(side)) return "server";
+  return std::holds_alternative<SimulatedSide>(side) ? "simulation" : "configuration";
+}
+
+}  // namespace
 
 CompareRunner::CompareRunner(QObject* parent) : QObject(parent) {}
 
@@ -28,6 +37,9 @@ bool CompareRunner::start(CompareJob job) {
     comparison->sampling = job.sampling;
     const auto run_side = [&](const CompareSide& side) {
       if (const auto* config = std::get_if<EngineConfig>(&side)) return run_workload(*job.model, *config, job.requests, options);
+      if (const auto* simulated = std::get_if<SimulatedSide>(&side)) {
+        return run_simulated_side(*job.model, *simulated, job.requests, options);
+      }
       return run_remote_side(std::get<RemoteSide>(side), job.requests, job.sampling, &cancel_, options.on_progress);
     };
     QString error;
@@ -40,8 +52,7 @@ bool CompareRunner::start(CompareJob job) {
       }
       comparison->outputs = pair_outputs(job.model.get(), comparison->a, comparison->b);
     } catch (const std::exception& e) {
-      const bool server = std::holds_alternative<RemoteSide>(run_ == 0 ? job.a : job.b);
-      error = QString("%1 %2: %3").arg(server ? "server" : "configuration", run_ == 0 ? "A" : "B", e.what());
+      error = QString("%1 %2: %3").arg(side_kind(run_ == 0 ? job.a : job.b), run_ == 0 ? "A" : "B", e.what());
     }
     comparison->cancelled = cancel_;
     // Back on the GUI thread (dropped when the runner is gone).

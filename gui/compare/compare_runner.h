@@ -1,7 +1,8 @@
 // Runs an A/B comparison off the GUI thread: side A, then B, over the same requests with the same
 // greedy sampling. A local side runs through run_workload on a fresh engine core over the loaded
-// model (held by a shared pointer, so it outlives a model switch mid-run); a server side replays the
-// requests against the server (run_remote_side). Progress is polled (cheap atomics, no per-step
+// model (held by a shared pointer, so it outlives a model switch mid-run); a simulated side runs it as
+// a dry run priced on a device (run_simulated_side); a server side replays the requests against the
+// server (run_remote_side). Progress is polled (cheap atomics, no per-step
 // signals); cancel aborts the requests left and ends the comparison.
 #pragma once
 #include <QObject>
@@ -19,14 +20,15 @@
 #include "gui/bridge/background_worker.h"
 #include "gui/compare/comparison.h"
 #include "gui/compare/remote_side.h"
+#include "gui/compare/simulated_side.h"
 
 namespace inferscope::gui {
 
-// One side of a comparison: a configuration of the local engine, or a server.
-using CompareSide = std::variant<EngineConfig, RemoteSide>;
+// One side of a comparison: a configuration of the local engine, a server, or a simulated device.
+using CompareSide = std::variant<EngineConfig, RemoteSide, SimulatedSide>;
 
 struct CompareJob {
-  std::shared_ptr<const LlamaModel> model;  // needed by local sides and to pair two local runs' tokens
+  std::shared_ptr<const LlamaModel> model;  // needed by local and simulated sides and to pair two local runs' tokens
   CompareSide a, b;
   std::vector<Request> requests;
   SamplingParams sampling;

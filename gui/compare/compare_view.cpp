@@ -25,6 +25,7 @@
 #include "gui/compare/compare_render.h"
 #include "gui/compare/compare_runner.h"
 #include "gui/compare/compare_workload.h"
+#include "gui/compare/device_picker.h"
 #include "gui/compare/server_side_editor.h"
 #include "gui/config/engine_config_text.h"
 #include "gui/dashboard/metrics_dashboard.h"
@@ -36,6 +37,9 @@ namespace {
 
 const char* const kColourA = "#1d4ed8";
 const char* const kColourB = "#c2410c";
+
+// The runs-on choices, in the combo's order.
+enum RunsOn { kLocal = 0, kServer = 1, kSimulated = 2 };
 
 // Which configuration changes can change a greedy output, for the outputs pane (outputs_must_match).
 const char* const kDivergenceNote =
@@ -83,6 +87,8 @@ CompareView::CompareView(EngineBridge& bridge, ChatPanel& chat, QWidget* parent)
       stack_b_(new QStackedWidget),
       server_a_(new ServerSideEditor),
       server_b_(new ServerSideEditor),
+      device_a_(new DevicePicker(builtin_devices())),
+      device_b_(new DevicePicker(builtin_devices())),
       workload_(new QComboBox),
       run_to_length_(new QCheckBox("run every request to its output_tokens (ignore end of text)")),
       run_(new QPushButton("Run A, then B")),
@@ -101,6 +107,8 @@ CompareView::CompareView(EngineBridge& bridge, ChatPanel& chat, QWidget* parent)
   b_.name_widgets("b_");
   server_a_->name_widgets("a_");
   server_b_->name_widgets("b_");
+  device_a_->name_widgets("a_");
+  device_b_->name_widgets("b_");
   runs_on_a_->setObjectName("a_runs_on");
   runs_on_b_->setObjectName("b_runs_on");
   workload_->setObjectName("workload");
@@ -213,11 +221,20 @@ QWidget* CompareView::build_side(int side) {
   box->setStyleSheet(QString("QGroupBox { font-weight:bold; color:%1; }").arg(a ? kColourA : kColourB));
   QComboBox* runs_on = a ? runs_on_a_ : runs_on_b_;
   QStackedWidget* stack = a ? stack_a_ : stack_b_;
-  runs_on->addItems({"Local engine", "Server"});
-  runs_on->setToolTip("Run this side on the workbench's engine with the configuration below, or replay the same "
-                      "requests against an OpenAI-compatible server (llama-server, vLLM, SGLang)");
+  DevicePicker* device = a ? device_a_ : device_b_;
+  runs_on->addItems({"Local engine", "Server", "Simulated device"});
+  runs_on->setToolTip("Run this side on the workbench's engine with the configuration below, replay the same "
+                      "requests against an OpenAI-compatible server (llama-server, vLLM, SGLang), or simulate the "
+                      "configuration below on a device model (a dry run priced on its roofline, not a measurement)");
   runs_on->setStyleSheet("font-weight:normal;");
-  stack->addWidget(editor(a ? a_ : b_));
+  // A simulated side runs the local configuration: the device picker sits above the same editor.
+  auto* local = new QWidget;
+  auto* local_column = new QVBoxLayout(local);
+  local_column->setContentsMargins(0, 0, 0, 0);
+  local_column->addWidget(device);
+  local_column->addWidget(editor(a ? a_ : b_), 1);
+  device->setVisible(false);
+  stack->addWidget(local);
   stack->addWidget(a ? server_a_ : server_b_);
   stack->setStyleSheet("font-weight:normal;");  // no colour: a disabled field must still draw greyed
   auto* column = new QVBoxLayout(box);
@@ -229,20 +246,42 @@ QWidget* CompareView::build_side(int side) {
   choice->addWidget(runs_on, 1);
   column->addLayout(choice);
   column->addWidget(stack, 1);
-  connect(runs_on, &QComboBox::currentIndexChanged, this, [this, stack](int index) {
-    stack->setCurrentIndex(index);
+  connect(runs_on, &QComboBox::currentIndexChanged, this, [this, stack, device](int index) {
+    stack->setCurrentIndex(index == kServer ? 1 : 0);
+    device->setVisible(index == kSimulated);
     refresh_attribution();
   });
+  connect(device->combo(), &QComboBox::currentIndexChanged, this, &CompareView::refresh_attribution);
   return box;
 }
 
-void CompareView::set_on_server(int side, bool on) { (side == 0 ? runs_on_a_ : runs_on_b_)->setCurrentIndex(on ? 1 : 0); }
+void CompareView::set_on_server(int side, bool on) {
+  (side == 0 ? runs_on_a_ : runs_on_b_)->setCurrentIndex(on ? kServer : kLocal);
+}
 
-bool CompareView::on_server(int side) const { return (side == 0 ? runs_on_a_ : runs_on_b_)->currentIndex() == 1; }
+bool CompareView::on_server(int side) const { return (side == 0 ? runs_on_a_ : runs_on_b_)->currentIndex() == kServer; }
+
+bool CompareView::set_simulated(int side, const QString& device_file) {
+  if (!device_picker(side)->select(device_file)) return false;
+  (side == 0 ? runs_on_a_ : runs_on_b_)->setCurrentIndex(kSimulated);
+  return true;
+}
+
+bool CompareView::simulated(int side) const { return (side == 0 ? runs_on_a_ : runs_on_b_)->currentIndex() == kSimulated; }
 
 bool CompareView::side_of(int side, CompareSide& out, QString* error) const {
+  const EngineConfig config = side == 0 ? config_a() : config_b();
+  if (simulated(side)) {
+    const std::optional<DeviceProfile> device = device_picker(side)->device(error);
+    if (!device) {
+      *error = QString("Simulated device %1: %2.").arg(side == 0 ? "A" : "B", *error);
+      return false;
+    }
+    out = SimulatedSide{config, *device};
+    return true;
+  }
   if (!on_server(side)) {
-    out = side == 0 ? config_a() : config_b();
+    out = config;
     return true;
   }
   const std::optional<RemoteSide> remote = server_editor(side)->side(error);
@@ -260,6 +299,7 @@ QString CompareView::side_label(int side) const {
     const std::optional<RemoteSide> remote = server_editor(side)->side(&ignored);
     return remote ? QString::fromStdString(remote_source(remote->endpoint, remote->server)) : QString("a server");
   }
+  if (simulated(side)) return "a simulated " + QString::fromStdString(device_picker(side)->device_name()) + " (dry run)";
   const std::shared_ptr<const LlamaModel> model = bridge_.shared_model();
   return "the local engine" + (model ? " (" + QString::fromStdString(model->config().name) + ")" : QString());
 }
@@ -316,7 +356,9 @@ void CompareView::set_configs(const EngineConfig& a, const EngineConfig& b) {
 
 void CompareView::refresh_attribution() {
   // Settings tell a difference apart only between two local configurations.
-  const QString html = on_server(0) || on_server(1) ? QString() : attribution_html(config_a(), config_b());
+  // A simulated side runs on its device; the others on this machine.
+  const auto device = [this](int side) { return simulated(side) ? device_picker(side)->device_name() : std::string(); };
+  const QString html = on_server(0) || on_server(1) ? QString() : attribution_html(config_a(), config_b(), device(0) == device(1));
   attribution_->setText(html);
   attribution_->setVisible(!html.isEmpty());
 }
@@ -350,7 +392,7 @@ bool CompareView::start() {
   job.model = bridge_.shared_model();
   const bool local_side = !on_server(0) || !on_server(1);
   if (!job.model && local_side) {
-    show_status("Open a model first: a local side runs on the loaded model.", true);
+    show_status("Open a model first: a local side runs on the loaded model, and a simulated side takes its shapes.", true);
     return false;
   }
   // Greedy with the same seed for both: any difference in the outputs comes from the sides.
@@ -406,18 +448,26 @@ void CompareView::show_result(std::shared_ptr<const Comparison> c) {
   result_ = std::move(c);
   poll_.stop();
   const bool local = !ran_on_server(result_->a) && !ran_on_server(result_->b);
-  const QString attribution = local ? attribution_html(result_->a.config, result_->b.config) : QString();
-  // A local side by its configuration, a server side by its source.
+  const QString attribution =
+      local ? attribution_html(result_->a.config, result_->b.config, result_->a.simulated_on == result_->b.simulated_on)
+            : QString();
+  // A local side by its configuration, a server side by its source, a simulated side flagged as such
+  // with its configuration and a virtual duration.
   const auto side = [](const WorkloadResult& r) {
-    return (ran_on_server(r) ? QString::fromStdString(r.metrics.source) : engine_config_summary(r.config)).toHtmlEscaped();
+    const QString duration = QString("%1 s").arg(r.duration_s, 0, 'f', 2);
+    if (ran_simulated(r)) {
+      return QString("<span style='background:#fef3c7; color:#92400e; font-weight:bold;'>&nbsp;%1&nbsp;</span> %2 "
+                     "&nbsp;·&nbsp; %3 virtual")
+          .arg(QString::fromStdString(side_source(r)).toHtmlEscaped(), engine_config_summary(r.config).toHtmlEscaped(),
+               duration);
+    }
+    const QString label = ran_on_server(r) ? QString::fromStdString(r.metrics.source) : engine_config_summary(r.config);
+    return label.toHtmlEscaped() + " &nbsp;·&nbsp; " + duration;
   };
-  headline_->setText(QString("<b style='color:%1;'>A</b> %2 &nbsp;·&nbsp; %3 s &nbsp;&nbsp; vs &nbsp;&nbsp; "
-                             "<b style='color:%4;'>B</b> %5 &nbsp;·&nbsp; %6 s<br>workload <b>%7</b> (%8 requests, "
-                             "greedy, seed %9) &nbsp;·&nbsp; <b>%10</b>%11")
-                         .arg(kColourA, side(result_->a))
-                         .arg(result_->a.duration_s, 0, 'f', 2)
-                         .arg(kColourB, side(result_->b))
-                         .arg(result_->b.duration_s, 0, 'f', 2)
+  headline_->setText(QString("<b style='color:%1;'>A</b> %2 &nbsp;&nbsp; vs &nbsp;&nbsp; "
+                             "<b style='color:%3;'>B</b> %4<br>workload <b>%5</b> (%6 requests, "
+                             "greedy, seed %7) &nbsp;·&nbsp; <b>%8</b>%9")
+                         .arg(kColourA, side(result_->a), kColourB, side(result_->b))
                          .arg(QString::fromStdString(result_->workload).toHtmlEscaped())
                          .arg(result_->outputs.size())
                          .arg(result_->sampling.seed)
@@ -429,12 +479,22 @@ void CompareView::show_result(std::shared_ptr<const Comparison> c) {
                             2 * deltas_->frameWidth() + 2);
   outputs_->setHtml(outputs_html(result_->outputs));
   dashboard_->update_from(result_->a.metrics);
-  dashboard_->set_overlay(&result_->b.metrics, "A", "B");
+  const auto run_label = [](const WorkloadResult& r, const QString& name) {
+    return ran_simulated(r) ? name + " simulated (dry run)" : name;
+  };
+  dashboard_->set_overlay(&result_->b.metrics, run_label(result_->a, "A"), run_label(result_->b, "B"));
   progress_->setRange(0, 1);
   progress_->setValue(1);
   progress_->setFormat("done");
   QString text = "Done. B's changes against A are green where better, red where worse, plain where a figure alone "
                  "says neither.";
+  for (const auto& [r, name] : {std::pair{&result_->a, "A"}, std::pair{&result_->b, "B"}}) {
+    if (!ran_simulated(*r)) continue;
+    text += QString(" %1 is simulated on %2: its figures and its curves in the charts are on the dry run's virtual "
+                    "clock, not measured (its roofline points are that device's, drawn against this machine's roofs); "
+                    "its attention panels stay empty (a dry run runs no attention).")
+                .arg(name, QString::fromStdString(r->simulated_on));
+  }
   if (chat_busy_polls_ > 0) text += " Chat replies streamed during the run and shared the CPU.";
   show_status(text);
   refresh_controls();

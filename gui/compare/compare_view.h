@@ -1,5 +1,6 @@
-// The Compare A/B tab: two sides (A and B), each a compact config editor for the local engine or a
-// server (URL, API key, model, checked before a run), a workload (the current chat, a shipped
+// The Compare A/B tab: two sides (A and B), each a compact config editor for the local engine, a
+// server (URL, API key, model, checked before a run), or a simulated device (the same config editor
+// and a device model: a dry run priced on the device, labelled simulated everywhere), a workload (the current chat, a shipped
 // workload or a JSON file), and a run of A then B with the same greedy sampling (CompareRunner, off
 // the GUI thread, with progress and cancel). Under the editors, a warning
 // when A and B differ in several settings (no difference can then be pinned on one), a note when
@@ -34,6 +35,7 @@ class QTextBrowser;
 namespace inferscope::gui {
 
 class ChatPanel;
+class DevicePicker;
 class EngineBridge;
 class ServerSideEditor;
 
@@ -56,8 +58,14 @@ class CompareView : public QWidget {
   void set_on_server(int side, bool on);
   bool on_server(int side) const;
   ServerSideEditor* server_editor(int side) const { return side == 0 ? server_a_ : server_b_; }
+  // Side 0 (A) or 1 (B) simulated on the device read from `device_file` ("h200.json" of
+  // resources/devices), its config editor's configuration run as a dry run; false when no readable
+  // device has that file name.
+  bool set_simulated(int side, const QString& device_file);
+  bool simulated(int side) const;
+  DevicePicker* device_picker(int side) const { return side == 0 ? device_a_ : device_b_; }
 
-  // Starts A then B; false (with the reason shown) when a local side has no model loaded, a server
+  // Starts A then B; false (with the reason shown) when a local or simulated side has no model loaded, a server
   // side has not been checked successfully, a run is going on, or the workload cannot be built.
   bool start();
   void cancel();
@@ -78,11 +86,12 @@ class CompareView : public QWidget {
 
  private:
   QWidget* build_setup();
-  // Side `side`'s group: the runs-on choice over its config editor and its server editor.
+  // Side `side`'s group: the runs-on choice over its config editor (under the device picker while
+  // simulated) and its server editor.
   QWidget* build_side(int side);
-  // The side to run, or false with `error` set (a server side not checked).
+  // The side to run, or false with `error` set (a server side not checked, no readable device).
   bool side_of(int side, CompareSide& out, QString* error) const;
-  // What runs side `side`: "the local engine (model)" or the server.
+  // What runs side `side`: "the local engine (model)", the server or the simulated device.
   QString side_label(int side) const;
   QWidget* build_results();
   void show_result(std::shared_ptr<const Comparison> comparison);
@@ -100,6 +109,7 @@ class CompareView : public QWidget {
   QComboBox *runs_on_a_, *runs_on_b_;
   QStackedWidget *stack_a_, *stack_b_;
   ServerSideEditor *server_a_, *server_b_;
+  DevicePicker *device_a_, *device_b_;
   std::shared_ptr<const Comparison> result_;
   QComboBox* workload_;
   QCheckBox* run_to_length_;

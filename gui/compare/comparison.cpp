@@ -83,10 +83,12 @@ std::string server_name(const WorkloadResult& run) {
   return source.substr(0, source.find(" at "));
 }
 
-// The server that does not fill `panel` (EngineMetricsSnapshot::not_reported) on this side, "" when it does.
+// What does not fill `panel` (EngineMetricsSnapshot::not_reported) on this side: its server, or "a
+// dry run" for a simulated side; "" when the side fills it.
 std::string lacking(const WorkloadResult& run, std::string_view panel) {
   const std::vector<std::string>& names = run.metrics.not_reported;
-  return std::find(names.begin(), names.end(), panel) == names.end() ? std::string() : server_name(run);
+  if (std::find(names.begin(), names.end(), panel) == names.end()) return {};
+  return ran_simulated(run) ? "a dry run" : server_name(run);
 }
 
 // `delta`, unavailable where a side's server does not report it (named per side).
@@ -122,15 +124,37 @@ const char* verdict_name(DeltaVerdict v) {
 }
 
 nlohmann::json side_json(const OutputSide& s) {
-  return {{"common", s.common}, {"first_divergent_token", s.marked}, {"after", s.after},
-          {"tokens", s.tokens}, {"finish_reason", s.finish_reason}};
+  nlohmann::json j = {{"common", s.common}, {"first_divergent_token", s.marked}, {"after", s.after},
+                      {"tokens", s.tokens}, {"finish_reason", s.finish_reason}};
+  if (s.simulated) j["simulated"] = true;
+  return j;
+}
+
+// A simulated side's output: how many placeholder tokens it ran to and why it stopped, no text.
+OutputSide simulated_output(const WorkloadOutput& out) {
+  OutputSide side;
+  side.finish_reason = out.finish_reason;
+  side.tokens = static_cast<int32_t>(out.tokens.size());
+  side.simulated = true;
+  return side;
+}
+
+// A side of a pair where the other was simulated: its whole text, nothing marked.
+OutputSide uncompared_output(const LlamaModel* model, const WorkloadResult& run, const WorkloadOutput& out) {
+  if (ran_simulated(run)) return simulated_output(out);
+  return ran_on_server(run) ? cut_text(run, out, std::string_view::npos) : cut_tokens(model->tokenizer(), out, -1);
 }
 
 }  // namespace
 
 bool ran_on_server(const WorkloadResult& run) { return !run.metrics.source.empty(); }
 
-std::string side_source(const WorkloadResult& run) { return ran_on_server(run) ? run.metrics.source : "local engine"; }
+bool ran_simulated(const WorkloadResult& run) { return !run.simulated_on.empty(); }
+
+std::string side_source(const WorkloadResult& run) {
+  if (ran_simulated(run)) return "simulated on " + run.simulated_on + " (dry run)";
+  return ran_on_server(run) ? run.metrics.source : "local engine";
+}
 
 std::vector<OutputPair> pair_outputs(const LlamaModel* model, const WorkloadResult& a, const WorkloadResult& b) {
   std::map<RequestId, const WorkloadOutput*> by_id;
@@ -142,8 +166,12 @@ std::vector<OutputPair> pair_outputs(const LlamaModel* model, const WorkloadResu
     const WorkloadOutput& out_b = it == by_id.end() ? none : *it->second;
     OutputPair p;
     p.id = out_a.id;
+    p.compared = !ran_simulated(a) && !ran_simulated(b);
     p.by_characters = ran_on_server(a) || ran_on_server(b);
-    if (p.by_characters) {
+    if (!p.compared) {
+      p.a = uncompared_output(model, a, out_a);
+      p.b = uncompared_output(model, b, out_b);
+    } else if (p.by_characters) {
       const auto [at, characters] = text_divergence(out_a.text, out_b.text);
       p.divergence = characters;
       p.a = cut_text(a, out_a, at);
@@ -229,6 +257,10 @@ std::string divergence_text(int divergence, bool by_characters) {
   return std::string(by_characters ? "diverges at character " : "diverges at token ") + std::to_string(divergence);
 }
 
+std::string pair_verdict(const OutputPair& p) {
+  return p.compared ? divergence_text(p.divergence, p.by_characters) : "not compared: a side was simulated";
+}
+
 bool outputs_must_match(const EngineConfig& a, const EngineConfig& b, const SamplingParams& sampling) {
   const bool greedy = sampling.temperature <= 0;
   return a.kv_dtype == b.kv_dtype && a.context_length == b.context_length && a.attention == b.attention &&
@@ -236,7 +268,8 @@ bool outputs_must_match(const EngineConfig& a, const EngineConfig& b, const Samp
 }
 
 bool outputs_must_match(const WorkloadResult& a, const WorkloadResult& b, const SamplingParams& sampling) {
-  return !ran_on_server(a) && !ran_on_server(b) && outputs_must_match(a.config, b.config, sampling);
+  return !ran_on_server(a) && !ran_on_server(b) && !ran_simulated(a) && !ran_simulated(b) &&
+         outputs_must_match(a.config, b.config, sampling);
 }
 
 nlohmann::json comparison_json(const Comparison& c) {
@@ -261,7 +294,7 @@ nlohmann::json comparison_json(const Comparison& c) {
     outputs.push_back({{"id", p.id},
                        {"first_divergence", p.divergence < 0 ? nlohmann::json() : nlohmann::json(p.divergence)},
                        {"divergence_unit", p.by_characters ? "character" : "token"},
-                       {"verdict", divergence_text(p.divergence, p.by_characters)},
+                       {"verdict", pair_verdict(p)},
                        {"a", side_json(p.a)},
                        {"b", side_json(p.b)}});
   }
@@ -271,12 +304,13 @@ nlohmann::json comparison_json(const Comparison& c) {
     j["config"] = ran_on_server(r) ? nlohmann::json() : engine_config_json(r.config);
     j["weights_quant"] = r.metrics.weights_quant;
     j["weight_bytes"] = r.metrics.weight_bytes;
+    if (ran_simulated(r)) j["simulated_on"] = r.simulated_on;
     return j;
   };
   // Settings say what differs only between two local configurations.
   const bool local = !ran_on_server(c.a) && !ran_on_server(c.b);
   const std::vector<std::string> differing = local ? differing_settings(c.a.config, c.b.config) : std::vector<std::string>();
-  const std::string note = local ? attribution_note(differing) : std::string();
+  const std::string note = local ? attribution_note(differing, c.a.simulated_on == c.b.simulated_on) : std::string();
   return {{"format", "inferscope-comparison-1"},
           {"workload", c.workload},
           {"cancelled", c.cancelled},

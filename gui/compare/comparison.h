@@ -1,5 +1,5 @@
 // An A/B comparison's results as plain data (no widgets): both runs of one workload (each on the
-// local engine or on a server), each request's outputs side by side with the first token (or, with a
+// local engine, on a server or simulated on a device), each request's outputs side by side with the first token (or, with a
 // server, character) where they part, the table of deltas (B against A), and the whole thing as JSON
 // for export.
 #pragma once
@@ -25,12 +25,14 @@ struct OutputSide {
   std::string after;   // the rest
   std::string finish_reason;
   int32_t tokens = 0;
+  bool simulated = false;  // a dry run's placeholder tokens: no text to show (common, marked and after are empty)
 };
 
 struct OutputPair {
   RequestId id = 0;
   int divergence = -1;         // first_divergence of the two token lists, or of the texts' characters
   bool by_characters = false;  // a side ran on a server (text, no token ids): the texts were compared
+  bool compared = true;        // false when a side was simulated: placeholder tokens are no output (divergence -1)
   OutputSide a, b;
 };
 
@@ -46,7 +48,8 @@ struct Delta {
   Better better = Better::Neither;
   std::string neutral_reason;  // Neither: why the change is not called better or worse
   bool available = true;       // false: the runs do not measure it (weight bytes of an older engine)
-  // The server that does not report it on that side ("vLLM"), "" where the side does: then available is false.
+  // What does not report it on that side (a server, "vLLM"; "a dry run" for a simulated side), "" where the
+  // side does: then available is false.
   std::string not_reported_a, not_reported_b;
 };
 
@@ -65,23 +68,29 @@ struct Comparison {
 
 // True when the run was served by a remote server (its metrics name their source).
 bool ran_on_server(const WorkloadResult& run);
-// "local engine", or the server's source ("vLLM at http://host:8000 (model)").
+// True when the run was a dry run priced on a device (simulated_on names it): its figures are modelled.
+bool ran_simulated(const WorkloadResult& run);
+// "local engine", the server's source ("vLLM at http://host:8000 (model)"), or "simulated on <device> (dry run)".
 std::string side_source(const WorkloadResult& run);
 
 // The outputs of two runs paired by request id and cut at their first divergence. Two local runs
 // compare token ids, the pieces being `model`'s token texts; when a side ran on a server (text only),
-// the texts are compared character by character (UTF-8 code points) and `model` may be null.
+// the texts are compared character by character (UTF-8 code points) and `model` may be null. When a
+// side was simulated nothing is compared: that side shows no text (its tokens are placeholders).
 std::vector<OutputPair> pair_outputs(const LlamaModel* model, const WorkloadResult& a, const WorkloadResult& b);
 // Throughput, TTFT p50/p99, e2e p50, KV usage mean/peak, fragmentation, reserved-unused,
 // preemptions, prefix hit rate, weight bytes and peak attention scratch (when measured) of both runs;
 // acceptance rate and mean acceptance length when either run speculated. A figure a server side does
-// not report (its metrics' not_reported) is unavailable, with that server named, rather than 0.
+// not report (its metrics' not_reported) is unavailable, with that server named, rather than 0; so
+// is one a simulated side does not measure (attention: a dry run runs none), named "a dry run".
 std::vector<Delta> comparison_deltas(const WorkloadResult& a, const WorkloadResult& b);
 // (b - a) / a, NaN when a is 0 (no relative change to speak of).
 double relative_change(double a, double b);
 // "identical" or "diverges at token N" (N counted from 0 over generated tokens; "character N" when
 // the texts were compared).
 std::string divergence_text(int divergence, bool by_characters = false);
+// What the pair's verdict reads: divergence_text, or "not compared: a side was simulated".
+std::string pair_verdict(const OutputPair& pair);
 
 // True when A and B must give identical outputs: they differ in exact features only (KV layout,
 // block size, budget, prefix cache, scheduler and its limits, threads; and speculative decoding
@@ -89,10 +98,11 @@ std::string divergence_text(int divergence, bool by_characters = false);
 // logits are bit-identical. With sampling, speculation keeps only the target's distribution: the
 // draws, and so the text, may differ.
 bool outputs_must_match(const EngineConfig& a, const EngineConfig& b, const SamplingParams& sampling);
-// The same for two runs: false when either ran on a server (its numerics are its own).
+// The same for two runs: false when either ran on a server (its numerics are its own) or was simulated
+// (its tokens are placeholders).
 bool outputs_must_match(const WorkloadResult& a, const WorkloadResult& b, const SamplingParams& sampling);
 
-// Both sides' sources and configs (null for a server), the settings they differ in and what that
+// Both sides' sources, configs (null for a server) and, for a simulated side, "simulated_on", the settings they differ in and what that
 // allows (attribution_note; both null when one setting differs or a side is a server), summaries
 // (workload_json, with every step), the deltas and the paired outputs. No API key: runs hold none.
 nlohmann::json comparison_json(const Comparison& comparison);

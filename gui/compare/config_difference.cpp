@@ -22,7 +22,15 @@ std::vector<std::string> differing_settings(const EngineConfig& a, const EngineC
   return differing;
 }
 
-std::string attribution_note(const std::vector<std::string>& differing) {
+std::string attribution_note(const std::vector<std::string>& differing, bool same_device) {
+  if (!same_device) {
+    if (differing.empty()) {
+      return "A and B run the same configuration on different devices (simulated): differences between the runs are "
+             "the devices', not a setting's effect";
+    }
+    return "A and B differ in " + join(differing) + " and in the device they run on (simulated): differences cannot "
+           "be attributed to a setting";
+  }
   if (differing.empty()) {
     return "A and B are identical: differences between the runs are run-to-run noise (timing), not a setting's effect";
   }

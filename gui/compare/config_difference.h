@@ -1,6 +1,7 @@
 // Which settings configurations A and B differ in, and what that allows a comparison to say: one
 // setting changed, and the runs' differences are its effect; several, and they cannot be attributed
-// to any one of them; none, and they are run-to-run noise.
+// to any one of them; none, and they are run-to-run noise. A side simulated on a device runs
+// elsewhere than the other: then the device differs too.
 #pragma once
 #include <string>
 #include <vector>
@@ -15,7 +16,8 @@ namespace inferscope::gui {
 std::vector<std::string> differing_settings(const EngineConfig& a, const EngineConfig& b);
 
 // "A and B differ in 3 settings (kv, attention, quant): differences cannot be attributed to one of
-// them"; a note when none differ; "" when exactly one does.
-std::string attribution_note(const std::vector<std::string>& differing);
+// them"; a note when none differ; "" when exactly one does. `same_device` false (a side simulated on
+// a device the other does not run on): the device is one more difference, so one setting is not enough.
+std::string attribution_note(const std::vector<std::string>& differing, bool same_device = true);
 
 }  // namespace inferscope::gui

@@ -128,6 +128,8 @@ struct MetricsDashboard::Impl {
   void refresh();
   // Plots with a note whose quantity `s` does not report take that note and lose their points.
   void blank_not_reported(const EngineMetricsSnapshot& s);
+  // Empties the points of one run (the main one, or the overlay) in the panels `s` does not report.
+  void clear_unreported(const EngineMetricsSnapshot& s, bool overlay_run);
   void lay_out(int n_columns);
   // The p50 and p99 lines of a server's `latency` histogram on `axis` of `plot`, named after `what`.
   void add_server_latency(QCustomPlot* plot, ServerLatency latency, const QString& what, const QColor& colour, QCPAxis* axis);
@@ -225,6 +227,7 @@ void MetricsDashboard::Impl::draw_overlay() {
     const double rate_b_value = double(s.kv.prefix_cache_hits) / double(s.kv.prefix_cache_queries);
     hits_b->setData({overlay_span.first, overlay_span.second}, {rate_b_value, rate_b_value}, true);
   }
+  clear_unreported(s, true);
 }
 
 void MetricsDashboard::Impl::set_x_range(const QCPRange& range, const QCustomPlot* except) {
@@ -281,10 +284,15 @@ void MetricsDashboard::Impl::refresh() {
 void MetricsDashboard::Impl::blank_not_reported(const EngineMetricsSnapshot& s) {
   for (Panel& panel : panels)
     if (panel.note) panel.not_reported = not_reported_note(s, panel.plot->objectName().toStdString());
-  // This run's points only: the comparison's second run reports for itself.
+  clear_unreported(s, false);
+}
+
+void MetricsDashboard::Impl::clear_unreported(const EngineMetricsSnapshot& s, bool overlay_run) {
   for (const Named& n : names)
     for (const Panel& panel : panels)
-      if (!n.overlay && n.plottable->parentPlot() == panel.plot && !panel.not_reported.isEmpty()) clear_points(n.plottable);
+      if (n.overlay == overlay_run && n.plottable->parentPlot() == panel.plot &&
+          !not_reported_note(s, panel.plot->objectName().toStdString()).isEmpty())
+        clear_points(n.plottable);
 }
 
 MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::make_unique<Impl>()) {

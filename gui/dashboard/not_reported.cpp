@@ -44,8 +44,9 @@ QString not_reported_note(const EngineMetricsSnapshot& s, std::string_view panel
   const QString quantity = reported_quantity(panel);
   if (std::find(s.not_reported.begin(), s.not_reported.end(), panel) == s.not_reported.end()) return {};
   // Three short lines: a panel is as narrow as 240 pixels.
-  const QString missing = QStringLiteral("this server does not report\n%1").arg(quantity);
-  return s.source.empty() ? missing : QString::fromStdString(s.source) + QStringLiteral(":\n") + missing;
+  // No source: the run was a dry run (gui/compare/simulated_side.h), which measures no attention.
+  if (s.source.empty()) return QStringLiteral("a dry run does not measure\n%1").arg(quantity);
+  return QString::fromStdString(s.source) + QStringLiteral(":\nthis server does not report\n") + quantity;
 }
 
 }  // namespace inferscope::gui

@@ -17,7 +17,8 @@ QString reported_quantity(std::string_view panel);
 void check_not_reported(const EngineMetricsSnapshot& s);
 
 // The note of `panel` when `s.not_reported` lists it ("llama.cpp at http://h:8080:\nthis server does
-// not report\nKV usage"), else "".
+// not report\nKV usage"; with no source, a dry run's: "a dry run does not measure\nattention scratch
+// or time"), else "".
 QString not_reported_note(const EngineMetricsSnapshot& s, std::string_view panel);
 
 }  // namespace inferscope::gui

@@ -3,7 +3,10 @@
 // do, the delta table's values and signs, which metrics are coloured better or worse (only those with
 // a direction), the config panel's weights line while a conversion runs, and demo-script "compare"
 // steps refused by field. With a server side: figures it does not report marked so (not 0), texts
-// compared by character, outputs never promised to match, each side's source exported.
+// compared by character, outputs never promised to match, each side's source exported. With a simulated
+// side: no output compared or shown as text, what a dry run does not measure marked so, its device
+// exported; device files read with a bad one reported, not thrown.
+#include <QFile>
 #include <QTableWidget>
 #include <cmath>
 #include <map>
@@ -14,7 +17,9 @@
 #include "gui/compare/compare_render.h"
 #include "gui/compare/comparison.h"
 #include "gui/compare/config_difference.h"
+#include "gui/compare/simulated_side.h"
 #include "gui/config/config_panel.h"
+#include "gui/dashboard/not_reported.h"
 #include "tests/gui/workbench_fixture.h"
 
 namespace inferscope::gui::test {
@@ -327,6 +332,8 @@ TEST(CompareParts, DemoCompareStepsAreCheckedBeforeRunning) {
   EXPECT_EQ(refused({{"compare", {{"workload", 3}}}}),
             "demo.json: steps[0]: compare: field 'workload' is missing or has the wrong type: 3");
   EXPECT_EQ(refused({{"compare", {{"a", {{"kv_dtype", "q8"}}}, {"b", {{"quant", "q4"}}}, {"workload", "chat"}}}}), "");
+  EXPECT_EQ(refused({{"compare", {{"simulated", {{"c", "h200.json"}}}}}}), "demo.json: steps[0]: compare.simulated: unknown side 'c'");
+  EXPECT_EQ(refused({{"compare", {{"simulated", {{"b", "h200.json"}}}}}}), "");
 }
 
 // A run as workload_result_of makes it for a llama-server: texts without token ids, 3 tokens each,
@@ -442,6 +449,104 @@ TEST(CompareParts, AServerSideIsNeverPromisedIdenticalOutputsAndItsSourceIsExpor
       EXPECT_EQ(d["b_not_reported_by"], "llama.cpp");
     }
   }
+}
+
+// A dry run as run_simulated_side leaves it: placeholder tokens, no attention measured, a device named.
+WorkloadResult simulated_run(std::vector<TokenId> tokens) {
+  WorkloadResult r;
+  r.simulated_on = "NVIDIA H200";
+  r.metrics.not_reported = {"attention"};
+  r.outputs = {output(0, std::move(tokens))};
+  r.summary.tokens_per_second = 5000;
+  r.metrics.weight_bytes = 1 << 20;
+  return r;
+}
+
+TEST(CompareParts, ASimulatedSideIsNotComparedAndShowsNoText) {
+  INFERSCOPE_REQUIRE_FILE(path, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  Comparison c;
+  c.a.outputs = {output(0, model->tokenizer().encode("Once upon", false))};
+  c.b = simulated_run({1, 2, 3});
+  EXPECT_FALSE(outputs_must_match(c.a, c.b, c.sampling)) << "the same config, but B's tokens are placeholders";
+  c.outputs = pair_outputs(model.get(), c.a, c.b);
+  ASSERT_EQ(c.outputs.size(), 1u);
+  const OutputPair& p = c.outputs[0];
+  EXPECT_FALSE(p.compared);
+  EXPECT_EQ(p.divergence, -1);
+  EXPECT_EQ(pair_verdict(p), "not compared: a side was simulated");
+  EXPECT_NE(p.a.common.find("Once upon"), std::string::npos) << "the measured side's text is shown whole";
+  EXPECT_TRUE(p.a.marked.empty() && p.a.after.empty()) << "nothing marked";
+  EXPECT_TRUE(p.b.simulated);
+  EXPECT_EQ(p.b.tokens, 3);
+  EXPECT_TRUE(p.b.common.empty() && p.b.marked.empty() && p.b.after.empty()) << "no placeholder text";
+
+  const QString html = outputs_html(c.outputs);
+  EXPECT_TRUE(html.contains("simulated: no text"));
+  EXPECT_FALSE(html.contains("identical"));
+  EXPECT_FALSE(html.contains("diverges"));
+  EXPECT_TRUE(verdict_html(c).contains("outputs not compared: B was simulated")) << verdict_html(c).toStdString();
+
+  EXPECT_EQ(side_source(c.a), "local engine");
+  EXPECT_EQ(side_source(c.b), "simulated on NVIDIA H200 (dry run)");
+  const nlohmann::json j = comparison_json(c);
+  EXPECT_FALSE(j["outputs_must_match"].get<bool>());
+  EXPECT_FALSE(j["a"].contains("simulated_on"));
+  EXPECT_EQ(j["b"]["simulated_on"], "NVIDIA H200");
+  // The same configuration on a measured CPU and a simulated device: the differences are the devices'.
+  EXPECT_TRUE(j["differing_settings"].empty());
+  EXPECT_EQ(j["attribution_note"], attribution_note({}, false));
+  EXPECT_NE(attribution_note({}, false).find("different devices"), std::string::npos);
+  EXPECT_NE(attribution_note({"kv"}, false), "") << "one setting and a device: not attributable to the setting";
+  EXPECT_EQ(j["b"]["source"], "simulated on NVIDIA H200 (dry run)");
+  EXPECT_FALSE(j["b"]["config"].is_null()) << "the simulated configuration is exported";
+  EXPECT_EQ(j["outputs"][0]["verdict"], "not compared: a side was simulated");
+  EXPECT_TRUE(j["outputs"][0]["b"]["simulated"].get<bool>());
+}
+
+TEST(CompareParts, FiguresADryRunDoesNotMeasureAreMarkedNotZero) {
+  WorkloadResult local;
+  StepMetrics step;
+  step.attention_scratch_bytes = 4096;
+  local.metrics.steps = {step};
+  local.metrics.weight_bytes = 1 << 20;
+  const WorkloadResult simulated = simulated_run({1});
+  std::map<std::string, Delta> by_metric;
+  for (const Delta& d : comparison_deltas(local, simulated)) by_metric[d.metric] = d;
+  EXPECT_FALSE(by_metric.at("attention scratch peak").available);
+  EXPECT_EQ(by_metric.at("attention scratch peak").not_reported_b, "a dry run");
+  EXPECT_EQ(by_metric.at("attention scratch peak").not_reported_a, "");
+  // The scheduler, KV manager and batching run for real: their figures stand.
+  for (const char* metric : {"throughput", "KV usage mean", "preemptions", "prefix hit rate", "weight bytes"}) {
+    EXPECT_TRUE(by_metric.at(metric).not_reported_b.empty()) << metric;
+  }
+  test_app();
+  QTableWidget table;
+  fill_delta_table(table, comparison_deltas(local, simulated));
+  ASSERT_EQ(table.item(11, 0)->text(), "attention scratch peak");
+  EXPECT_EQ(table.item(11, 2)->text(), "not reported by a dry run");
+  EXPECT_EQ(table.item(11, 3)->text(), "—");
+  // Shown as the dashboard's main run, its attention panel says why it is empty.
+  EXPECT_EQ(not_reported_note(simulated.metrics, "attention"), "a dry run does not measure\nattention scratch or time");
+  EXPECT_EQ(not_reported_note(simulated.metrics, "kv_usage"), "");
+}
+
+TEST(CompareParts, DeviceFilesAreReadWithABadOneReportedNotThrown) {
+  test_app();
+  QTemporaryDir dir;
+  QFile bad(dir.filePath("broken.json"));
+  ASSERT_TRUE(bad.open(QIODevice::WriteOnly));
+  bad.write(R"({"name": "broken", "kind": "roofline"})");
+  bad.close();
+  ASSERT_TRUE(QFile::copy(QString::fromStdString(::inferscope::test::source_path("resources/devices/h200.json")),
+                          dir.filePath("h200.json")));
+  const std::vector<DeviceFile> files = device_files(dir.path());
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_FALSE(files[0].profile.has_value());
+  EXPECT_TRUE(files[0].error.contains("broken.json")) << files[0].error.toStdString();
+  ASSERT_TRUE(files[1].profile.has_value()) << files[1].error.toStdString();
+  EXPECT_TRUE(files[1].profile->roofline.has_value());
+  EXPECT_TRUE(device_pricing(*files[1].profile).roofline.has_value());
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 
 #include "gui/compare/compare_view.h"
 #include "gui/compare/server_side_editor.h"
-#include "tests/gui/workbench_fixture.h"
+#include "tests/gui/compare_fixture.h"
 #include "tests/support/canned_http_server.h"
 
 namespace inferscope::gui::test {
@@ -54,17 +54,6 @@ CannedHttpServer::Handler llama_server(std::atomic<int>& scrapes, int chunk_dela
   };
 }
 
-// A workload file of `n` requests of 12 pseudo-random prompt ids and `output_tokens` each, 50 ms apart.
-QString write_workload(const QTemporaryDir& dir, int n, int output_tokens) {
-  nlohmann::json requests = nlohmann::json::array();
-  for (int i = 0; i < n; ++i) requests.push_back({{"arrival_s", 0.05 * i}, {"prompt_tokens", 12}, {"output_tokens", output_tokens}});
-  const QString path = dir.filePath("remote.json");
-  QFile file(path);
-  EXPECT_TRUE(file.open(QIODevice::WriteOnly));
-  file.write(QByteArray::fromStdString(nlohmann::json{{"requests", requests}}.dump()));
-  return path;
-}
-
 // Side `side` of `view` on the server at `url`, checked; true when the check succeeded.
 bool use_server(CompareView& view, int side, const std::string& url, const QString& api_key = {}) {
   view.set_on_server(side, true);
@@ -77,29 +66,12 @@ bool use_server(CompareView& view, int side, const std::string& url, const QStri
   return editor.side(&error).has_value();
 }
 
-bool run(CompareView& view, int ms = 60000) {
-  QSignalSpy ended(&view, &CompareView::run_ended);
-  if (!view.start()) return false;
-  return wait_for([&] { return ended.count() > 0; }, ms);
-}
-
-struct CompareRemote : ::testing::Test {
-  void SetUp() override {
-    const std::string model = ::inferscope::test::shared_model_path("stories260K.gguf");
-    ASSERT_TRUE(::inferscope::test::model_file_exists(model));
-    w = open_window(dir.path(), QString::fromStdString(model));
-    ASSERT_TRUE(wait_for_engine(*w));
-    view = w->compare();
-  }
-  QTemporaryDir dir;
-  std::unique_ptr<MainWindow> w;
-  CompareView* view = nullptr;
-};
+using CompareRemote = CompareWindow;
 
 TEST_F(CompareRemote, LocalEngineAgainstAServerFillsBothSides) {
   std::atomic<int> scrapes{0};
   CannedHttpServer server(llama_server(scrapes));
-  view->use_workload_file(write_workload(dir, 2, 6));
+  view->use_workload_file(write_workload(dir, 2, 6, 0.05));
   view->set_on_server(1, true);
   EXPECT_FALSE(view->start()) << "an unchecked server side is refused";
   EXPECT_TRUE(view->status_text().contains("Server B: press Check first")) << view->status_text().toStdString();
@@ -107,7 +79,7 @@ TEST_F(CompareRemote, LocalEngineAgainstAServerFillsBothSides) {
   ASSERT_TRUE(use_server(*view, 1, server.url(), "sk-secret-123")) << view->server_editor(1)->result_text().toStdString();
   EXPECT_TRUE(view->server_editor(1)->result_text().contains("llama.cpp")) << view->server_editor(1)->result_text().toStdString();
   EXPECT_TRUE(view->server_editor(1)->result_text().contains("stories260K"));
-  ASSERT_TRUE(run(*view)) << view->status_text().toStdString();
+  ASSERT_TRUE(run_comparison(*view)) << view->status_text().toStdString();
   const Comparison* c = view->result();
   ASSERT_NE(c, nullptr) << view->status_text().toStdString();
 
@@ -166,7 +138,7 @@ TEST_F(CompareRemote, LocalEngineAgainstAServerFillsBothSides) {
 }
 
 TEST_F(CompareRemote, ADeadOrRefusingServerSaysWhy) {
-  view->use_workload_file(write_workload(dir, 1, 4));
+  view->use_workload_file(write_workload(dir, 1, 4, 0.05));
   EXPECT_FALSE(use_server(*view, 1, "http://127.0.0.1:" + std::to_string(::inferscope::test::unused_port())));
   const QString dead = view->server_editor(1)->result_text();
   EXPECT_TRUE(dead.startsWith("✗")) << dead.toStdString();
@@ -187,7 +159,7 @@ TEST_F(CompareRemote, ADeadOrRefusingServerSaysWhy) {
     CannedHttpServer server(llama_server(scrapes));
     ASSERT_TRUE(use_server(*view, 1, server.url()));
   }
-  ASSERT_TRUE(run(*view)) << view->status_text().toStdString();
+  ASSERT_TRUE(run_comparison(*view)) << view->status_text().toStdString();
   EXPECT_EQ(view->result(), nullptr);
   EXPECT_TRUE(view->status_text().startsWith("server B: every request failed")) << view->status_text().toStdString();
 }
@@ -198,7 +170,7 @@ TEST_F(CompareRemote, TwoServersNeedNoModelAndCancelEndsTheRun) {
   QTemporaryDir empty;
   auto bare = open_window(empty.path());
   CompareView& v = *bare->compare();
-  v.use_workload_file(write_workload(dir, 3, 4));
+  v.use_workload_file(write_workload(dir, 3, 4, 0.05));
   ASSERT_TRUE(use_server(v, 0, slow.url()));
   ASSERT_TRUE(use_server(v, 1, slow.url()));
   QSignalSpy ended(&v, &CompareView::run_ended);

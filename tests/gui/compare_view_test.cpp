@@ -22,32 +22,10 @@
 #include "gui/compare/compare_view.h"
 #include "gui/config/config_panel.h"
 #include "gui/dashboard/metrics_dashboard.h"
-#include "tests/gui/workbench_fixture.h"
+#include "tests/gui/compare_fixture.h"
 
 namespace inferscope::gui::test {
 namespace {
-
-QString stories_model() { return QString::fromStdString(::inferscope::test::shared_model_path("stories260K.gguf")); }
-
-// A workload file of `n` requests (pseudo-random prompts of 12 tokens, 24 output tokens each).
-QString write_workload(const QTemporaryDir& dir, int n, int output_tokens = 24) {
-  nlohmann::json requests = nlohmann::json::array();
-  for (int i = 0; i < n; ++i) {
-    requests.push_back({{"arrival_s", 0.01 * i}, {"prompt_tokens", 12}, {"output_tokens", output_tokens}});
-  }
-  const QString path = dir.filePath("tiny.json");
-  QFile file(path);
-  EXPECT_TRUE(file.open(QIODevice::WriteOnly));
-  file.write(QByteArray::fromStdString(nlohmann::json{{"requests", requests}}.dump()));
-  return path;
-}
-
-// Runs the view's comparison and waits for it to end.
-bool run(CompareView& view, int ms = 60000) {
-  QSignalSpy ended(&view, &CompareView::run_ended);
-  if (!view.start()) return false;
-  return wait_for([&] { return ended.count() > 0; }, ms);
-}
 
 // The darkest grey level (0 black .. 255 white) in `image`: where a widget's text is drawn.
 int darkest(const QImage& image) {
@@ -57,14 +35,7 @@ int darkest(const QImage& image) {
   return out;
 }
 
-struct Compare : ::testing::Test {
-  void SetUp() override {
-    model = ::inferscope::test::shared_model_path("stories260K.gguf");
-    ASSERT_TRUE(::inferscope::test::model_file_exists(model));
-    w = open_window(dir.path(), stories_model());
-    ASSERT_TRUE(wait_for_engine(*w));
-    view = w->compare();
-  }
+struct Compare : CompareWindow {
   // The engine's config with `edit` applied.
   template <typename F>
   EngineConfig config(F edit) {
@@ -72,11 +43,6 @@ struct Compare : ::testing::Test {
     edit(c);
     return c;
   }
-
-  std::string model;
-  QTemporaryDir dir;
-  std::unique_ptr<MainWindow> w;
-  CompareView* view = nullptr;
 };
 
 TEST_F(Compare, ExactFeaturesGiveIdenticalOutputsAndFillEveryView) {
@@ -84,7 +50,7 @@ TEST_F(Compare, ExactFeaturesGiveIdenticalOutputsAndFillEveryView) {
   view->set_configs(config([](EngineConfig& c) { c.kv.kind = KvKind::Paged; c.kv.block_size = 8; }),
                     config([](EngineConfig& c) { c.kv.kind = KvKind::Contiguous; c.kv.budget_bytes /= 2; }));
   view->use_workload_file(write_workload(dir, 3));
-  ASSERT_TRUE(run(*view)) << view->status_text().toStdString();
+  ASSERT_TRUE(run_comparison(*view)) << view->status_text().toStdString();
   const Comparison* c = view->result();
   ASSERT_NE(c, nullptr) << view->status_text().toStdString();
 
@@ -184,7 +150,7 @@ TEST_F(Compare, TheTabWarnsWhenAAndBDifferInMoreThanOneSetting) {
                       c.quant = WeightQuant::Q8;
                     }));
   view->use_workload_file(write_workload(dir, 1, 8));
-  ASSERT_TRUE(run(*view)) << view->status_text().toStdString();
+  ASSERT_TRUE(run_comparison(*view)) << view->status_text().toStdString();
   const QString headline = view->findChild<QLabel*>("compare_headline")->text();
   EXPECT_TRUE(headline.contains(warning)) << headline.toStdString();
   QString error;
@@ -206,7 +172,7 @@ TEST_F(Compare, GreedySpeculationIsATogglePerSideAndGivesIdenticalOutputs) {
   EXPECT_EQ(view->config_b().spec.draft_layers, 2);
   EXPECT_EQ(view->config_a().spec.mode, SpecMode::None);
   view->use_workload_file(write_workload(dir, 3, 40));
-  ASSERT_TRUE(run(*view)) << view->status_text().toStdString();
+  ASSERT_TRUE(run_comparison(*view)) << view->status_text().toStdString();
   const Comparison* c = view->result();
   ASSERT_NE(c, nullptr) << view->status_text().toStdString();
   EXPECT_EQ(c->a.metrics.spec.num_drafts, 0);
@@ -244,7 +210,7 @@ TEST_F(Compare, QuantizedWeightsAreMeasuredAndJudgedTokenByToken) {
   view->set_configs(config([](EngineConfig& c) { c.quant = WeightQuant::Native; }),
                     config([](EngineConfig& c) { c.quant = WeightQuant::Q4; }));
   view->use_workload_file(write_workload(dir, 2, 48));
-  ASSERT_TRUE(run(*view)) << view->status_text().toStdString();
+  ASSERT_TRUE(run_comparison(*view)) << view->status_text().toStdString();
   const Comparison* c = view->result();
   ASSERT_NE(c, nullptr) << view->status_text().toStdString();
   EXPECT_EQ(c->a.metrics.weights_quant, "native");
@@ -264,7 +230,7 @@ TEST_F(Compare, TheCurrentChatComparesAsOneRequest) {
   w->chat()->set_sampling(SamplingParams{}, 32);
   ASSERT_TRUE(chat_turn(*w, "Once upon a time"));
   view->use_chat_workload();
-  ASSERT_TRUE(run(*view)) << view->status_text().toStdString();
+  ASSERT_TRUE(run_comparison(*view)) << view->status_text().toStdString();
   const Comparison* c = view->result();
   ASSERT_NE(c, nullptr) << view->status_text().toStdString();
   EXPECT_EQ(c->workload, "chat: " + w->chat()->session(w->chat()->current_index()).name);
@@ -293,7 +259,7 @@ TEST_F(Compare, ExportWritesTheComparisonAsJsonAndPng) {
   QString error;
   EXPECT_FALSE(view->export_to(dir.filePath("none.json"), &error));
   view->use_workload_file(write_workload(dir, 2));
-  ASSERT_TRUE(run(*view)) << view->status_text().toStdString();
+  ASSERT_TRUE(run_comparison(*view)) << view->status_text().toStdString();
   ASSERT_TRUE(view->export_to(dir.filePath("ab.json"), &error)) << error.toStdString();
 
   QFile file(dir.filePath("ab.json"));
