@@ -6,7 +6,6 @@
 
 #include "core/attention/attention.h"
 #include "core/model/llama_model.h"
-#include "kernels/cuda/attention.h"
 
 namespace inferscope {
 namespace {

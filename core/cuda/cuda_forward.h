@@ -22,6 +22,7 @@
 #include "core/cuda/device_weights.h"
 #include "core/model/forward_pass.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cuda/attention.h"
 
 namespace inferscope {
 

@@ -7,7 +7,7 @@
 #include "core/cli/model_options.h"
 #include "core/engine/engine_core.h"
 #include "core/sched/compute_device.h"
-#include "support/synthetic_model.h"
+#include "tests/support/synthetic_model.h"
 
 namespace inferscope {
 namespace {
