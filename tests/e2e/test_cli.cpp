@@ -272,7 +272,7 @@ TEST(Cli, DevicesSaysWhereTheEngineRuns) {
 
 TEST(Cli, DeviceOptionNamesABadValue) {
   INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
-  const CliRun r = cli("generate --model " + path + " --device tpu -n 1");
+  const CliRun r = cli("generate --model " + path + " --prompt hi --device tpu -n 1");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.out.find("--device: 'tpu' is not a device"), std::string::npos) << r.out;
 }
