@@ -1,4 +1,4 @@
-// inferscope-cli devices: the CPU features the kernels use, and any CUDA device (which the engine does not use yet).
+// inferscope-cli devices: the CPU features the kernels use, and the CUDA devices --device cuda:N can run on.
 #include <iostream>
 
 #include "core/cli/args.h"
@@ -17,16 +17,20 @@ int cmd_devices(int argc, char** argv) {
             << "  threads " << cpu.hardware_threads << ", AVX2 " << yes(cpu.avx2) << ", FMA " << yes(cpu.fma)
             << ", F16C " << yes(cpu.f16c) << ", AVX-512F " << yes(cpu.avx512f) << "\n"
             << "  kernels in use: " << (use_avx2() ? "AVX2/FMA/F16C" : "scalar") << "\n";
-  std::cout << "Engine: runs on the CPU; it does not use the GPU yet (there is no CUDA executor)\n";
-  std::cout << "CUDA toolkit at build time: "
-            << (cuda_compiled_in() ? "found (INFERSCOPE_CUDA=ON; nothing is compiled for the GPU yet)"
-                                   : "not checked (INFERSCOPE_CUDA=OFF)")
+  std::cout << "Engine: runs on the CPU by default; --device cuda[:N] runs the forward pass on a CUDA device "
+               "(CUDA builds only; not yet validated on a GPU in this repository's CI)\n";
+  std::cout << "CUDA support in this build: "
+            << (cuda_compiled_in() ? "yes (INFERSCOPE_CUDA=ON)" : "no (INFERSCOPE_CUDA=OFF): --device cuda is refused")
             << "\n";
   const GpuProbe probe = probe_gpus();
+  if (!probe.runtime_version.empty()) {
+    std::cout << "CUDA runtime " << probe.runtime_version << ", driver supports CUDA "
+              << (probe.driver_version.empty() ? "unknown (no driver)" : probe.driver_version) << "\n";
+  }
   if (probe.gpus.empty()) std::cout << "CUDA devices: none: " << probe.unavailable_reason << "\n";
   for (const GpuInfo& g : probe.gpus) {
     std::cout << "CUDA device " << g.index << ": " << g.name << ", " << g.memory_bytes / (1024 * 1024) << " MiB, compute "
-              << g.compute_major << "." << g.compute_minor << " (not used by the engine)\n";
+              << g.compute_major << "." << g.compute_minor << "\n";
   }
   return 0;
 }

@@ -18,6 +18,7 @@ std::vector<OptionSpec> model_option_specs() {
        "weight format: native (default, the file's own) | f32 | f16 | q8 | q4 | q4_1 | q4_k (Q4_K_M mix) | q6_k "
        "(converted after loading)"},
       {"--ctx", "-c", true, "context length (default: the model's)"},
+      {"--device", "", true, "where the forward pass runs: cpu (default) | cuda | cuda:N (a CUDA build and device)"},
       {"--attention", "", true, "attention: flash (default, tiled with online softmax) | naive (full score matrix)"},
       {"--kv", "", true, "KV cache manager: paged (default, PagedAttention blocks) | contiguous (one reservation per sequence)"},
       {"--block-size", "", true, "paged KV: tokens per block, 8 | 16 (default) | 32"},
@@ -108,12 +109,20 @@ SpecConfig spec_config(const Args& args) {
   return spec;
 }
 
+ComputeDevice compute_device(const Args& args) {
+  const std::string name = args.str("--device", "cpu");
+  const std::optional<ComputeDevice> device = compute_device_from_name(name);
+  if (!device) throw UsageError("--device: '" + name + "' is not a device (cpu, cuda or cuda:N)");
+  return *device;
+}
+
 EngineConfig engine_config(const Args& args) {
   EngineConfig c;
   c.threads = static_cast<int32_t>(args.integer("--threads", 0, 0, 1024));
   c.kv_dtype = *kv_dtype_from_name(args.choice("--kv-dtype", "f16", kv_dtype_names()));
   c.context_length = static_cast<int32_t>(args.integer("--ctx", 0, 0, 1 << 24));
   c.attention = args.choice("--attention", "flash", {"flash", "naive"});
+  c.device = compute_device(args);
   c.kv.kind = *kv_kind_from_name(args.choice("--kv", "paged", {"paged", "contiguous"}));
   c.kv.block_size = std::stoi(args.choice("--block-size", "16", {"8", "16", "32"}));
   c.kv.budget_bytes = static_cast<size_t>(args.integer("--kv-budget-mib", 0, 1, 1 << 20)) << 20;

@@ -2,8 +2,15 @@
 
 #include <dlfcn.h>
 
+#ifdef INFERSCOPE_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 namespace inferscope {
 namespace {
+
+// "13.0" from CUDA's 1000 * major + 10 * minor.
+std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
 
 // The few CUDA driver API entry points the probe needs (cuda.h's signatures, without linking it).
 using CuInit = int (*)(unsigned);
@@ -26,6 +33,12 @@ bool cuda_compiled_in() {
 
 GpuProbe probe_gpus() {
   GpuProbe probe;
+#ifdef INFERSCOPE_HAVE_CUDA
+  // the runtime this build links, and the driver's version as the runtime reads it
+  int version = 0;
+  if (cudaRuntimeGetVersion(&version) == cudaSuccess) probe.runtime_version = cuda_version(version);
+  if (cudaDriverGetVersion(&version) == cudaSuccess && version > 0) probe.driver_version = cuda_version(version);
+#endif
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     probe.unavailable_reason = "no NVIDIA driver (libcuda.so.1 not found)";

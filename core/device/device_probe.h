@@ -15,6 +15,8 @@ struct GpuInfo {
 
 struct GpuProbe {
   std::vector<GpuInfo> gpus;
+  std::string driver_version;   // "13.0" (the CUDA version the driver supports), "" when unknown
+  std::string runtime_version;  // the CUDA runtime this build links, "" without CUDA
   std::string unavailable_reason;  // why none is usable ("" when some are)
 };
 

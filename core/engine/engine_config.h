@@ -7,6 +7,7 @@
 #include "core/attention/attention_bench.h"
 #include "core/kv/kv_config.h"
 #include "core/quant/weight_quant.h"
+#include "core/sched/compute_device.h"
 #include "core/sched/scheduler.h"
 #include "core/spec/spec_config.h"
 #include "kernels/cpu/matmul.h"
@@ -33,6 +34,7 @@ struct EngineConfig {
   // Fixed at construction:
   int32_t threads = 0;         // 0 = every hardware thread
   MatmulOptions matmul;
+  ComputeDevice device;        // where the forward pass runs: the CPU (default) or a CUDA device
 };
 
 // The config with its defaults filled in for `model` (context length, max_seq_len, budget).

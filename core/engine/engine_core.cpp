@@ -31,6 +31,10 @@ std::unique_ptr<StepExecutor> build_executor(const LlamaModel& model, KvCache& k
                                              const EngineCoreOptions& options, const ConvertedWeights& weights,
                                              const LogitsFn& on_logits) {
   if (options.dry_run) {
+    if (c.device.cuda) {
+      throw std::invalid_argument("--device " + compute_device_name(c.device) +
+                                  ": a dry run models its steps and runs no forward pass on any device");
+    }
     // a roofline device prices each step by what it reads and computes at the weights' level
     const StepCostModel cost(model.config(), weights.weights(), kv.geometry().bytes_per_token());
     const StepDemandFn demand = [cost](const StepPlan& plan) {
@@ -42,6 +46,7 @@ std::unique_ptr<StepExecutor> build_executor(const LlamaModel& model, KvCache& k
   ModelExecutorOptions o;
   o.threads = c.threads;
   o.matmul = c.matmul;
+  o.device = c.device;
   o.attention = c.attention;
   o.weights = &weights.weights();
   o.on_logits = on_logits;
@@ -88,6 +93,12 @@ EngineCore::SpecSetup EngineCore::build_spec(EngineConfig& c, bool default_budge
     throw std::invalid_argument("speculative decoding needs the model's forward pass, which a dry run does not run");
   }
   validate_spec(c.spec, model_.config().n_layers);
+  // an early-exit draft runs the target's first layers on the CPU over the target's cache, whose K/V
+  // live on the GPU when the target runs there
+  if (c.device.cuda && c.spec.mode == SpecMode::EarlyExit) {
+    throw std::invalid_argument("--spec early-exit is not supported with --device " + compute_device_name(c.device) +
+                                " (the draft would read K/V that live on the GPU)");
+  }
   SpecSetup setup{nullptr, c.kv};
   DraftModel draft = load_draft_model(c.spec, model_, target_weights, c.kv_dtype, c.threads);
   KvConfig draft_kv = c.kv;
@@ -141,6 +152,7 @@ EngineCore::PreparedConfig EngineCore::prepare_config(const EngineConfig& reques
   EngineConfig next = requested;
   next.threads = config_.threads;  // fixed at construction
   next.matmul = config_.matmul;
+  next.device = config_.device;
   p.config = resolve_config(next, model_);
   p.change = describe_change(config_, p.config);
   make_attention(p.config.attention);  // validates the name

@@ -26,8 +26,10 @@ class BlockStorage {
   uint8_t* v_row(int32_t layer, int32_t block, int32_t head, int32_t slot) {
     return v_[layer].get() + offset(block, head, slot);
   }
-  // Copies block `from` into block `to` in every layer, K and V (copy-on-write).
-  void copy_block(int32_t from, int32_t to);
+  // Copies block `from` into block `to` in every layer, K and V (copy-on-write), telling `listener`.
+  void copy_block(int32_t from, int32_t to, const std::weak_ptr<KvCopyListener>& listener);
+  // Every layer's K pool, then its V pool.
+  std::vector<KvRegion> regions() const;
 
  private:
   static constexpr std::align_val_t kAlign{64};
@@ -44,6 +46,7 @@ class BlockStorage {
   size_t row_bytes_;     // one token of one head: head_dim elements (head_dim / 32 blocks for q8)
   size_t head_stride_;   // block_size rows
   size_t block_stride_;  // n_kv_heads head strides
+  size_t pool_bytes_;    // n_blocks block strides
   std::vector<Pool> k_, v_;  // one per layer
 };
 

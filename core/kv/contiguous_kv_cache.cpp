@@ -1,6 +1,5 @@
 #include "core/kv/contiguous_kv_cache.h"
 
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -61,8 +60,8 @@ bool ContiguousKvCache::fork(SeqId parent, SeqId child) {
       uint8_t* base = layer.get() + kv_half * n_regions * region_bytes_per_layer_;
       for (int32_t h = 0; h < geometry_.n_kv_heads; ++h) {
         const size_t head = h * head_stride_;
-        std::memcpy(base + region * region_bytes_per_layer_ + head, base + p.region * region_bytes_per_layer_ + head,
-                    static_cast<size_t>(p.length) * geometry_.row_bytes());
+        copy_kv_bytes(base + region * region_bytes_per_layer_ + head, base + p.region * region_bytes_per_layer_ + head,
+                      static_cast<size_t>(p.length) * geometry_.row_bytes(), copy_listener_);
       }
     }
   }
@@ -115,6 +114,12 @@ KvView ContiguousKvCache::view(int32_t layer, SeqId seq) const {
   v.block_stride = region_bytes_per_layer_;
   v.head_stride = head_stride_;
   return v;
+}
+
+std::vector<KvRegion> ContiguousKvCache::storage_regions() const {
+  std::vector<KvRegion> r;
+  for (const auto& layer : storage_) r.push_back(KvRegion{layer.get(), 2 * region_free_.size() * region_bytes_per_layer_});
+  return r;
 }
 
 KvStats ContiguousKvCache::stats() const {

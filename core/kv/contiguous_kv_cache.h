@@ -23,6 +23,7 @@ class ContiguousKvCache final : public KvCache {
   KvView view(int32_t layer, SeqId seq) const override;
   KvStats stats() const override;
   KvSnapshot snapshot() const override;
+  std::vector<KvRegion> storage_regions() const override;
 
   int32_t max_seq_len() const { return max_seq_len_; }
   int32_t regions() const { return static_cast<int32_t>(region_free_.size()); }

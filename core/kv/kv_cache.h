@@ -3,10 +3,12 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/kv/kv_copy_listener.h"
 #include "kernels/cpu/dtype.h"
 
 namespace inferscope {
@@ -127,6 +129,10 @@ class KvCache {
   virtual KvView view(int32_t layer, SeqId seq) const = 0;
   virtual KvStats stats() const = 0;
   virtual KvSnapshot snapshot() const = 0;
+  // The host allocations that every view and copy points into (what a device mirror allocates too).
+  virtual std::vector<KvRegion> storage_regions() const = 0;
+  // From now on `listener` hears every copy the cache makes inside its regions (an expired one: none).
+  void set_copy_listener(std::weak_ptr<KvCopyListener> listener) { copy_listener_ = std::move(listener); }
 
  protected:
   // Throws std::invalid_argument for no layers or KV heads, or a dtype or head_dim the cache cannot
@@ -137,6 +143,7 @@ class KvCache {
   // Converts one token's K or V for one head from f32 into the cache's dtype at dst.
   void write_row(uint8_t* dst, const float* src) const;
   KvGeometry geometry_;
+  std::weak_ptr<KvCopyListener> copy_listener_;
 };
 
 }  // namespace inferscope

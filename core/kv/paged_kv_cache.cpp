@@ -70,12 +70,12 @@ struct PagedKvCache::Impl {
   // Before new tokens go into a partly filled last block: a shared one is copied for this sequence
   // (copy-on-write); an unshared one that still holds a registered full block (truncated into) stops
   // being findable, since its slots past the new length are about to be overwritten.
-  void prepare_tail_for_write(Sequence& s) {
+  void prepare_tail_for_write(Sequence& s, const std::weak_ptr<KvCopyListener>& listener) {
     if (s.length % block_size == 0) return;
     int32_t& tail = s.table.back();
     if (pool.ref_count(tail) > 1) {
       const int32_t copy = take_block();
-      storage.copy_block(tail, copy);
+      storage.copy_block(tail, copy, listener);
       pool.release(tail, false);  // still owned by the others
       tail = copy;
     } else {
@@ -177,7 +177,7 @@ bool PagedKvCache::allocate(SeqId seq, int32_t n_new, std::span<const int32_t> t
   if (new_blocks + (copy_tail ? 1 : 0) > I.pool.available()) return false;
 
   Impl::Sequence& s = I.seqs[seq];
-  if (n_new > 0) I.prepare_tail_for_write(s);
+  if (n_new > 0) I.prepare_tail_for_write(s, copy_listener_);
   for (int32_t i = 0; i < new_blocks; ++i) s.table.push_back(I.take_block());
   if (I.prefix_caching && !tokens.empty() && s.tokens.size() == static_cast<size_t>(old_len)) {
     s.tokens.insert(s.tokens.end(), tokens.begin(), tokens.end());
@@ -310,6 +310,8 @@ KvView PagedKvCache::view(int32_t layer, SeqId seq) const {
   v.head_stride = impl_->storage.head_stride();
   return v;
 }
+
+std::vector<KvRegion> PagedKvCache::storage_regions() const { return impl_->storage.regions(); }
 
 KvStats PagedKvCache::stats() const {
   const Impl& I = *impl_;

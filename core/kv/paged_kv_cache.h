@@ -45,6 +45,7 @@ class PagedKvCache final : public KvCache {
   KvView view(int32_t layer, SeqId seq) const override;
   KvStats stats() const override;
   KvSnapshot snapshot() const override;
+  std::vector<KvRegion> storage_regions() const override;
 
   int32_t block_size() const { return block_size_; }
   int32_t total_blocks() const;

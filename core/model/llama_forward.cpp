@@ -48,15 +48,8 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
   const LlamaWeights& w = weights_;
   const int64_t dim = c.dim, q_dim = c.q_dim(), kv_dim = c.kv_dim(), hd = c.head_dim;
 
-  int64_t n_tok = 0, n_logits = 0;
-  for (const BatchSeq& s : batch) {
-    if (s.pos0 < 0 || s.pos0 + static_cast<int64_t>(s.tokens.size()) > kv.length(s.seq)) {
-      throw std::invalid_argument("forward: sequence " + std::to_string(s.seq) + " has no cache room for positions " +
-                                  std::to_string(s.pos0) + ".." + std::to_string(s.pos0 + s.tokens.size()));
-    }
-    n_tok += static_cast<int64_t>(s.tokens.size());
-    n_logits += s.tokens.empty() ? 0 : (s.all_logits ? static_cast<int64_t>(s.tokens.size()) : 1);
-  }
+  const BatchSize size = check_batch(batch, kv, c.vocab_size);
+  const int64_t n_tok = size.tokens, n_logits = size.logits_rows;
   x_.resize(n_tok * dim);
   xb_.resize(n_tok * dim);
   q_.resize(n_tok * q_dim);
@@ -70,10 +63,6 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
   int64_t t = 0;
   for (const BatchSeq& s : batch) {
     for (TokenId id : s.tokens) {
-      if (id < 0 || id >= c.vocab_size) {
-        throw std::invalid_argument("forward: token id " + std::to_string(id) + " is outside the vocabulary (0.." +
-                                    std::to_string(c.vocab_size - 1) + ")");
-      }
       const auto* src = static_cast<const uint8_t*>(w.token_embd.data) + w.token_embd.row_stride * id;
       dequantize_row(w.token_embd.type, src, row(x_, t, dim), dim);
       // gemma3: x *= sqrt(dim)

@@ -4,6 +4,7 @@
 
 #include "core/attention/attention_factory.h"
 #include "core/model/llama_model.h"
+#include "core/sched/forward_factory.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace inferscope {
@@ -14,8 +15,8 @@ ModelExecutor::ModelExecutor(const LlamaModel& model, KvCache& kv, const ModelEx
       options_(options),
       pool_(std::make_unique<ThreadPool>(options.threads)),
       attention_(make_attention(options.attention)),
-      forward_(std::make_unique<LlamaForward>(model, options.weights ? *options.weights : model.weights(),
-                                              options.matmul)) {}
+      forward_(make_forward(model, options.weights ? *options.weights : model.weights(), options.matmul,
+                            options.device)) {}
 
 ModelExecutor::~ModelExecutor() = default;
 
@@ -32,7 +33,7 @@ void ModelExecutor::set_logits_output(RequestId id, LogitsOutput output) {
 }
 
 void ModelExecutor::set_weights(const LlamaWeights& weights) {
-  forward_ = std::make_unique<LlamaForward>(model_, weights, options_.matmul);
+  forward_ = make_forward(model_, weights, options_.matmul, options_.device);
 }
 
 void ModelExecutor::set_attention(const std::string& name) {

@@ -6,7 +6,8 @@
 #include <string>
 
 #include "core/attention/attention.h"
-#include "core/model/llama_forward.h"
+#include "core/model/forward_pass.h"
+#include "core/sched/compute_device.h"
 #include "core/sample/sampler.h"
 #include "core/sched/step_executor.h"
 #include "core/spec/proposer.h"
@@ -20,6 +21,7 @@ struct ModelExecutorOptions {
   int32_t threads = 0;          // 0 = every hardware thread
   MatmulOptions matmul;
   std::string attention = "flash";  // "flash" or "naive"
+  ComputeDevice device;         // where the forward pass runs (fixed for the executor's life)
   const LlamaWeights* weights = nullptr;  // what the matmuls read (another quantization level); null: the model's own
   SamplingParams sampling;      // the sampler of a request without its own (greedy by default)
   LogitsFn on_logits;           // receives the logits that requests ask for (set_logits_output)
@@ -55,7 +57,7 @@ class ModelExecutor final : public StepExecutor {
 
  private:
   std::unique_ptr<Attention> attention_;
-  std::unique_ptr<LlamaForward> forward_;
+  std::unique_ptr<ForwardPass> forward_;
   Sampler& sampler_for(RequestId id);
   // Asks the proposer for the drafts of the plan's speculating decodes (draft_of_ indexes drafts_).
   void draft(const StepPlan& plan);

@@ -63,6 +63,12 @@ constexpr int64_t kGemvMaxTokens = 8;
 // product in a fixed order that does not depend on n_tok (batch invariant, bit for bit).
 void gemv(const DeviceMatrix& w, const float* x, int64_t n_tok, float* y, cudaStream_t stream);
 
+// Stores n_tok tokens' K and V (k, v: n_tok x n_kv_heads x head_dim floats) into a KV cache's device
+// pools: token t's row of KV head h goes to k_rows[t] + h * head_stride (V: v_rows[t] + ...), in dtype
+// F16 or F32 (anything else throws std::invalid_argument). k_rows and v_rows are device arrays.
+void kv_store(const float* k, const float* v, uint8_t* const* k_rows, uint8_t* const* v_rows, int64_t n_tok,
+              int64_t n_kv_heads, int64_t head_dim, size_t head_stride, DType dtype, cudaStream_t stream);
+
 // best[t] = the index of row t's largest logit (n_tok rows of n), as core/sample's argmax picks it.
 void argmax(const float* logits, int64_t n_tok, int64_t n, int32_t* best, cudaStream_t stream);
 

@@ -264,11 +264,20 @@ TEST(Cli, DevicesListsCpuFeatures) {
   EXPECT_NE(r.out.find("CUDA"), std::string::npos);
 }
 
-// Whatever GPU it finds, `devices` must not suggest the engine uses it: there is no CUDA executor yet.
-TEST(Cli, DevicesSaysTheEngineRunsOnTheCpu) {
+// `devices` says where the engine runs, that --device cuda chooses the GPU, and that the CUDA path
+// has not been validated on a GPU here.
+TEST(Cli, DevicesSaysWhereTheEngineRuns) {
   const CliRun r = cli("devices");
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("Engine: runs on the CPU; it does not use the GPU yet"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Engine: runs on the CPU by default; --device cuda[:N]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not yet validated on a GPU"), std::string::npos) << r.out;
+}
+
+TEST(Cli, DeviceOptionNamesABadValue) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  const CliRun r = cli("generate --model " + path + " --prompt hi --device tpu -n 1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--device: 'tpu' is not a device"), std::string::npos) << r.out;
 }
 
 // Without a model: the CUDA kernels against the device's copy bandwidth; where nothing CUDA can run,

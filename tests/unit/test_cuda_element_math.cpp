@@ -4,6 +4,7 @@
 // tests/backend_ops/test_cuda_ops.cpp checks the GPU side where a device exists).
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -18,6 +19,7 @@
 #include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/quantize.h"
 #include "kernels/cuda/dequant_element.h"
+#include "kernels/cuda/kv_store_element.h"
 #include "kernels/cuda/ops_element.h"
 
 namespace inferscope {
@@ -57,6 +59,21 @@ void expect_blocks_decode_as_cpu(DType type, Decode decode) {
   for (int b = 0; b < kBlocks; ++b)
     for (int i = 0; i < kPerBlock; ++i)
       ASSERT_EQ(bits_of(decode(blocks[b], i)), bits_of(want[b * kPerBlock + i])) << "block " << b << " element " << i;
+}
+
+TEST(CudaElementMath, F32ToF16MatchesCpuAcrossTheFloats) {
+  // every 65537th bit pattern (all exponents, signs, NaNs), and each half's value with its neighbours
+  // (the rounding ties and carries)
+  for (uint64_t x = 0; x <= 0xffffffffu; x += 65537) {
+    const auto u = static_cast<uint32_t>(x);
+    ASSERT_EQ(gpu::f32_to_f16(u), f32_to_fp16(std::bit_cast<float>(u))) << "f32 bits 0x" << std::hex << u;
+  }
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    const uint32_t u = bits_of(fp16_to_f32(static_cast<uint16_t>(h)));
+    for (uint32_t d : {u - 1, u, u + 1, u + 0x1000u, u - 0x1000u}) {
+      ASSERT_EQ(gpu::f32_to_f16(d), f32_to_fp16(std::bit_cast<float>(d))) << "f32 bits 0x" << std::hex << d;
+    }
+  }
 }
 
 TEST(CudaElementMath, Q4_0ElementsMatchCpuDequantizer) {

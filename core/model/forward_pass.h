@@ -1,0 +1,49 @@
+// The seam between the engine and the hardware: one batched forward pass (llama2.c's forward(),
+// batched) that appends every new token's K/V to the cache and fills the logits the batch asks for.
+// ModelExecutor (sampling, speculation, logits hand-out) drives any implementation the same way:
+// LlamaForward on the CPU, CudaForward (core/cuda) on a GPU.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/kv/kv_cache.h"
+#include "core/tokenizer/vocab.h"
+
+namespace inferscope {
+
+class Attention;
+class ThreadPool;
+
+struct BatchSeq {
+  SeqId seq = 0;
+  std::span<const TokenId> tokens;  // new tokens, at positions pos0 .. pos0 + size - 1
+  int32_t pos0 = 0;                 // the cache must already hold room up to pos0 + size
+  bool all_logits = false;          // logits for every token (perplexity, draft verification), else the last
+};
+
+class ForwardPass {
+ public:
+  virtual ~ForwardPass() = default;
+  // Appends K/V of every new token to `kv` and writes logits: one row of vocab_size floats per
+  // requested position, sequences in batch order. `attention` is the engine's choice (an
+  // implementation that runs elsewhere follows its name()); `pool` the CPU's workers. `layers` > 0
+  // runs only the first `layers` layers before the final norm and output head (an early-exit draft).
+  // Throws std::invalid_argument for a bad token id or a batch the cache has no room for.
+  virtual void run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
+                   std::vector<float>& logits, int32_t layers = 0) = 0;
+  virtual size_t last_attention_scratch_bytes() const = 0;
+  virtual double last_attention_seconds() const = 0;  // all layers of the last run()
+};
+
+// The tokens a batch computes, and the logits rows it asks for.
+struct BatchSize {
+  int64_t tokens = 0;
+  int64_t logits_rows = 0;
+};
+
+// Checks that every sequence has cache room for its tokens and every token id is below vocab_size
+// (std::invalid_argument naming the first that fails), and counts the batch.
+BatchSize check_batch(std::span<const BatchSeq> batch, const KvCache& kv, int32_t vocab_size);
+
+}  // namespace inferscope

@@ -1,0 +1,21 @@
+// Builds the forward pass for a device: LlamaForward on the CPU, CudaForward on a CUDA device. Never
+// falls back: asking for CUDA where it cannot run throws, saying why.
+#pragma once
+#include <memory>
+
+#include "core/model/forward_pass.h"
+#include "core/sched/compute_device.h"
+#include "kernels/cpu/matmul.h"
+
+namespace inferscope {
+
+class LlamaModel;
+struct LlamaWeights;
+
+// Throws std::runtime_error "--device cuda: this build has no CUDA support (INFERSCOPE_CUDA=OFF)" or
+// "--device cuda:N: no CUDA device: REASON", and std::invalid_argument naming what the CUDA forward
+// pass does not cover (an architecture feature, a weight type, q8 activations).
+std::unique_ptr<ForwardPass> make_forward(const LlamaModel& model, const LlamaWeights& weights,
+                                          const MatmulOptions& matmul, const ComputeDevice& device);
+
+}  // namespace inferscope

@@ -1,0 +1,63 @@
+// --device: the names it takes, the values it refuses, and CUDA asked for where it cannot run.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/cli/args.h"
+#include "core/cli/model_options.h"
+#include "core/engine/engine_core.h"
+#include "core/sched/compute_device.h"
+#include "tests/support/synthetic_model.h"
+
+namespace inferscope {
+namespace {
+
+TEST(ComputeDevice, ParsesCpuCudaAndCudaN) {
+  EXPECT_EQ(compute_device_from_name("cpu"), ComputeDevice{});
+  EXPECT_EQ(compute_device_from_name("cuda"), (ComputeDevice{true, 0}));
+  EXPECT_EQ(compute_device_from_name("cuda:3"), (ComputeDevice{true, 3}));
+  EXPECT_EQ(compute_device_name(ComputeDevice{true, 3}), "cuda:3");
+  EXPECT_EQ(compute_device_name(ComputeDevice{}), "cpu");
+}
+
+TEST(ComputeDevice, RefusesOtherNames) {
+  for (const char* bad : {"", "gpu", "CUDA", "cuda:", "cuda:-1", "cuda:1x", "cuda:0:1", "cpu0"}) {
+    EXPECT_EQ(compute_device_from_name(bad), std::nullopt) << bad;
+  }
+}
+
+cli::Args args_of(std::vector<const char*> argv) {
+  argv.insert(argv.begin(), {"inferscope-cli", "generate"});
+  return cli::Args(cli::model_option_specs(), static_cast<int>(argv.size()), const_cast<char**>(argv.data()), 2);
+}
+
+TEST(ComputeDevice, DeviceOptionSetsTheEngineConfigAndNamesABadValue) {
+  EXPECT_EQ(cli::engine_config(args_of({})).device, ComputeDevice{});
+  EXPECT_EQ(cli::engine_config(args_of({"--device", "cuda:1"})).device, (ComputeDevice{true, 1}));
+  try {
+    cli::engine_config(args_of({"--device", "tpu"}));
+    FAIL() << "--device tpu was accepted";
+  } catch (const cli::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'tpu'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ComputeDevice, CudaWhereItCannotRunIsAnErrorNeverTheCpu) {
+  const std::unique_ptr<LlamaModel> model = test::load_synthetic_model(test::SyntheticModelSpec{});
+  EngineConfig config;
+  config.device = ComputeDevice{true, 0};
+  try {
+    EngineCore core(*model, config, {});
+    GTEST_SKIP() << "this build and machine run CUDA: nothing to refuse";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+#ifdef INFERSCOPE_TEST_CUDA_BUILD
+    EXPECT_NE(what.find("--device cuda:0: no CUDA device"), std::string::npos) << what;
+#else
+    EXPECT_EQ(what, "--device cuda:0: this build has no CUDA support (INFERSCOPE_CUDA=OFF)");
+#endif
+  }
+}
+
+}  // namespace
+}  // namespace inferscope
