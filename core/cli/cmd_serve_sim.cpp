@@ -69,7 +69,8 @@ void print_text(const WorkloadResult& result, const nlohmann::json& config, cons
   } else {
     std::cout << " (max_seq_len " << config["max_seq_len"] << " per request)";
   }
-  std::cout << ", budget " << format_number(config["kv_budget_bytes"].get<double>() / (1 << 20), "%.2f") << " MiB, "
+  std::cout << ", budget " << format_number(config["kv_budget_bytes"].get<double>() / (1 << 20), "%.2f") << " MiB"
+            << (fit.devices > 1 ? " over " + std::to_string(fit.devices) + " devices, " : ", ")
             << (config["dry_run"] ? "dry run on a virtual clock, steps priced on " + config["device"].get<std::string>()
                                   : "real model on the wall clock")
             << "\n";
