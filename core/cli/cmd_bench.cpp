@@ -9,6 +9,8 @@
 
 #include "core/cli/bench_cuda_kernels.h"
 #include "core/cli/bench_roofline.h"
+#include "core/cli/measured_profile.h"
+#include "core/common/atomic_file.h"
 #include "core/cli/llama_bench_runner.h"
 #include "core/cli/commands.h"
 #include "core/kv/kv_dtype.h"
@@ -157,6 +159,9 @@ int cmd_bench(int argc, char** argv) {
       {"--bandwidth", "", false, "also measure memory read bandwidth and the decode roofline it implies"},
       {"--flops", "", false,
        "also measure the machine's peak FLOP/s and read bandwidth (the roofline's roofs) and place each test on it"},
+      {"--device-profile-out", "", true,
+       "also measure both roofs (as --flops) and write this machine as a roofline device profile to PATH, its step "
+       "overhead from the tg test (for serve-sim --dry-run --device-profile PATH)"},
       {"--attention-sweep", "", false, "instead: time one attention call, naive vs flash, for context 128..8192"},
       {"--spec-sweep", "", false,
        "instead: with --spec, for k = 1..8: a speculative step's cost against a decode step, acceptance and "
@@ -237,16 +242,23 @@ int cmd_bench(int argc, char** argv) {
   // Decode reads every weight once per token: bandwidth / weight bytes bounds tg from above.
   BandwidthResult bw;
   PeakFlopsResult peak;
-  if (args.has("--bandwidth") || args.has("--flops")) {
+  const std::string profile_out = args.str("--device-profile-out", "");
+  if (!profile_out.empty() && n_gen == 0) throw UsageError("--device-profile-out takes its step overhead from the tg test: give -n > 0");
+  if (args.has("--bandwidth") || args.has("--flops") || !profile_out.empty()) {
     ThreadPool pool(config.threads);
     bw = measure_read_bandwidth(pool, size_t{1} << 30, 5);
-    if (args.has("--flops")) peak = measure_peak_flops(pool, 1.0);
+    if (args.has("--flops") || !profile_out.empty()) peak = measure_peak_flops(pool, 1.0);
   }
   std::vector<RooflineRow> roofline;
   if (peak.threads > 0) {
     std::vector<RooflineTest> tests;
     for (const BenchRow& r : rows) tests.push_back({r.test, r.n_prompt, r.n_gen, r.mean()});
     roofline = roofline_rows(tests, engine.core().step_cost_model(), config.scheduler.max_batch_tokens, peak, bw);
+  }
+  if (!profile_out.empty()) {
+    // the tg row comes last (n_gen > 0)
+    write_file_atomically(profile_out, measured_device_profile(roofline.back(), n_gen, peak, bw, n_threads).dump(2) + "\n");
+    std::cerr << "wrote the device profile " << profile_out << "\n";
   }
   // The weights at the --quant level, which is what each decode step streams.
   const size_t weight_bytes = engine.core().weights().weight_bytes();

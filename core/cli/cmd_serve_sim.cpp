@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cli/commands.h"
+#include "core/cli/device_fit.h"
+#include "core/cli/shape_options.h"
 #include "core/sched/device_profile.h"
 #include "core/cli/model_options.h"
 #include "core/cli/endpoint_options.h"
@@ -58,7 +60,7 @@ std::string perc(double fraction) {
   return buf;
 }
 
-void print_text(const WorkloadResult& result, const nlohmann::json& config) {
+void print_text(const WorkloadResult& result, const nlohmann::json& config, const DeviceFit& fit) {
   const ServeSummary& s = result.summary;
   std::cout << "serve-sim: " << s.requests_total << " requests, " << config["kv"].get<std::string>() << " KV";
   if (config["kv"] == "paged") {
@@ -67,11 +69,17 @@ void print_text(const WorkloadResult& result, const nlohmann::json& config) {
   } else {
     std::cout << " (max_seq_len " << config["max_seq_len"] << " per request)";
   }
-  std::cout << ", budget " << format_number(config["kv_budget_bytes"].get<double>() / (1 << 20), "%.2f") << " MiB, "
+  std::cout << ", budget " << format_number(config["kv_budget_bytes"].get<double>() / (1 << 20), "%.2f") << " MiB"
+            << (fit.devices > 1 ? " over " + std::to_string(fit.devices) + " devices, " : ", ")
             << (config["dry_run"] ? "dry run on a virtual clock, steps priced on " + config["device"].get<std::string>()
                                   : "real model on the wall clock")
-            << "\n"
-            << "  requests        finished " << s.requests_finished << ", refused " << s.requests_refused << " in "
+            << "\n";
+  if (config["dry_run"] && config["model_shape"].is_string()) {
+    std::cout << "  model shape     " << config["model_shape"].get<std::string>() << ", weights "
+              << config["weights_type"].get<std::string>() << " (no model file)\n";
+  }
+  if (config["dry_run"] && config["device_bandwidth_bytes_per_s"].is_number()) std::cout << "  per device      " << fit.text() << "\n";
+  std::cout << "  requests        finished " << s.requests_finished << ", refused " << s.requests_refused << " in "
             << s.steps << " steps, " << format_number(s.duration_s) << " s\n"
             << "  KV usage        peak " << perc(s.kv_cache_usage_perc_peak) << ", mean "
             << perc(s.kv_cache_usage_perc_mean) << "\n"
@@ -120,25 +128,31 @@ int cmd_serve_sim(int argc, char** argv) {
       {"--device-profile", "", true,
        "dry run: price each step on a device (resources/devices/NAME.json, or a .json path): a roofline "
        "(h200, h100-sxm, a100-80gb, l40s, rtx-4090: max(bytes / bandwidth, FLOPs / peak) + overhead) or linear-cpu"},
+      {"--tensor-parallel", "", true,
+       "dry run on a roofline --device-profile: split the model over N devices (1/N of its weights, K/V and FLOPs on "
+       "each, two all-reduces per layer over the profile's link); --kv-budget-mib is then per device"},
       {"--stop-at-eos", "", false, "real run: end a request at an end-of-generation token (default: run to output_tokens)"},
       {"--metrics-json", "", true, "also write the whole run (summary, config, every request with its latencies, every engine step) to FILE"},
       {"--json", "", false, "print one JSON object instead of the summary"},
   });
+  for (OptionSpec& s : shape_option_specs()) specs.push_back(s);
   for (OptionSpec& s : endpoint_option_specs()) specs.push_back(s);
   const std::vector<OptionSpec> remote_specs = remote_serve_sim_option_specs();
   specs.insert(specs.end(), remote_specs.begin(), remote_specs.end());
-  if (print_help_if_asked("serve-sim (--model PATH | --endpoint URL (--tokenizer GGUF | --vocab-size N) [--max-concurrency C]) "
+  if (print_help_if_asked("serve-sim (--model PATH | --model-shape NAME --dry-run [--weights-type T] | --endpoint URL (--tokenizer GGUF | --vocab-size N) [--max-concurrency C]) "
                           "(--workload FILE | --generate-workload N --prompt-len A:B "
                           "--output-len C:D [--seed S]) [--kv paged|contiguous] [--block-size N] [--kv-budget-mib M] "
                           "[--max-seq-len L] [--prefix-cache on|off] [--scheduler continuous|static] [--max-batch-tokens N] "
-                          "[--max-running N] [--dry-run] [--json] [--metrics-json FILE]",
+                          "[--max-running N] [--dry-run [--device-profile NAME [--tensor-parallel N]]] [--json] [--metrics-json FILE]",
                           specs, argc, argv)) {
     return 0;
   }
   const Args args(specs, argc, argv, 2);
   if (args.has("--endpoint")) {
     refuse_local_options(args, option_names(model_option_specs()));
-    refuse_local_options(args, {"--dry-run", "--step-fixed-ms", "--step-per-token-ms", "--device-profile", "--max-seq-len"});
+    refuse_local_options(args, option_names(shape_option_specs()));
+    refuse_local_options(args, {"--dry-run", "--step-fixed-ms", "--step-per-token-ms", "--device-profile", "--max-seq-len",
+                                "--tensor-parallel"});
     return serve_sim_on_endpoint(args, workload_from(args));
   }
   for (const OptionSpec& remote_only : remote_specs) {
@@ -163,19 +177,26 @@ int cmd_serve_sim(int argc, char** argv) {
       throw UsageError(std::string("--device-profile: ") + e.what());
     }
   }
-  const DryRunPricing pricing = device.roofline ? DryRunPricing(*device.roofline) : DryRunPricing(*device.linear);
+  DryRunPricing pricing = device.roofline ? DryRunPricing(*device.roofline) : DryRunPricing(*device.linear);
   const Workload workload = workload_from(args);
   EngineConfig config = engine_config(args);  // a default budget of one request at max_seq_len
   const SchedulerConfig sched = config.scheduler;  // --scheduler, --max-batch-tokens, --max-running
-  auto model = load_model(args);
+  auto model = load_model_or_shape(args);
+  pricing.tensor_parallel = tensor_parallel(args, device, model->config());
+  // --kv-budget-mib is one device's: the cache holds every device's share of each token
+  config.kv.budget_bytes *= static_cast<size_t>(pricing.tensor_parallel.devices);
 
   const int32_t context = resolve_config(config, *model).context_length;  // --ctx, at most the model's
   config.kv.max_seq_len = static_cast<int32_t>(args.integer("--max-seq-len", context, 1, context));
+  DeviceFit fit;
+  fit.devices = pricing.tensor_parallel.devices;
+  fit.weight_bytes = weight_bytes_at(*model, config.quant);
+  fit.kv_budget_bytes = static_cast<double>(resolve_config(config, *model).kv.budget_bytes);
+  fit.memory_bytes = device.memory_bytes;
+  if (dry_run) check_fits(fit, device.name);
 
-  const Tokenizer& tokenizer = model->tokenizer();
-  const std::vector<Request> requests = materialize_workload(
-      workload, [&](std::string_view text, bool add_bos) { return tokenizer.encode(text, add_bos); },
-      model->config().vocab_size, static_cast<uint64_t>(args.integer("--seed", 1, 0, INT64_MAX)));
+  const std::vector<Request> requests = materialize_workload(workload, prompt_encoder(*model), model->config().vocab_size,
+                                                             static_cast<uint64_t>(args.integer("--seed", 1, 0, INT64_MAX)));
   WorkloadRunOptions run;
   run.sampling.ignore_eos = !args.has("--stop-at-eos");  // greedy; each request runs to its output_tokens
   if (dry_run) run.dry_run = pricing;
@@ -186,7 +207,7 @@ int cmd_serve_sim(int argc, char** argv) {
     throw UsageError(e.what());
   }
 
-  const nlohmann::json config_json = {{"kv", kv_kind_name(result.config.kv.kind)},
+  nlohmann::json config_json = {{"kv", kv_kind_name(result.config.kv.kind)},
                                       {"block_size", result.config.kv.block_size},
                                       {"kv_budget_bytes", result.config.kv.budget_bytes},
                                       {"max_seq_len", result.config.kv.max_seq_len},
@@ -203,10 +224,14 @@ int cmd_serve_sim(int argc, char** argv) {
                                       {"scheduler", scheduler_policy_name(sched.policy)},
                                       {"max_batch_tokens", sched.max_batch_tokens},
                                       {"max_running", sched.max_running},
-                                      {"spec", describe_spec(result.config.spec)}};
+                                      {"spec", describe_spec(result.config.spec)},
+                                      {"model_shape", model->has_file() ? nlohmann::json() : nlohmann::json(model->config().name)},
+                                      {"weights_type", args.has("--model-shape") ? nlohmann::json(args.str("--weights-type", "bf16")) : nlohmann::json()},
+                                      {"device_link", device.link_name.empty() ? nlohmann::json() : nlohmann::json(device.link_name)}};
+  if (dry_run) config_json.update(fit.json());
   emit_serve_sim_report(
       args, config_json, [&](bool detailed) { return workload_json(result, detailed); },
-      [&](const nlohmann::json&) { print_text(result, config_json); });
+      [&](const nlohmann::json&) { print_text(result, config_json, fit); });
   return 0;
 }
 

@@ -13,11 +13,9 @@ namespace {
 // Selects CUDA device `index`, or throws saying why it cannot.
 void select_device(int32_t index) {
   const std::string device = "--device cuda:" + std::to_string(index);
+  if (const std::string& reason = gpu::device_unavailable_reason(); !reason.empty()) throw std::runtime_error(device + ": " + reason);
   int count = 0;
-  if (const cudaError_t status = cudaGetDeviceCount(&count); status != cudaSuccess) {
-    throw std::runtime_error(device + ": no CUDA device: cudaGetDeviceCount failed with " + cudaGetErrorName(status) +
-                             " (" + cudaGetErrorString(status) + ")");
-  }
+  INFERSCOPE_CUDA_CHECK(cudaGetDeviceCount(&count));
   if (index >= count) {
     throw std::runtime_error(device + ": no CUDA device: this machine has " + std::to_string(count));
   }

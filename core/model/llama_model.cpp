@@ -36,6 +36,13 @@ KvGeometry LlamaModel::kv_geometry(DType kv_dtype) const {
 
 int64_t LlamaModel::parameter_count() const {
   int64_t n = 0;
+  if (!file_) {
+    for (const LlamaLayerWeights& l : weights_.layers) {
+      for (const MatrixRef* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) n += m->rows * m->cols;
+    }
+    n += weights_.token_embd.rows * weights_.token_embd.cols;
+    return n + (config_.tied_output ? 0 : weights_.output.rows * weights_.output.cols);
+  }
   for (const GgufTensorInfo& t : file_->tensors()) n += t.n_elements();
   return n;
 }

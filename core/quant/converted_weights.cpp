@@ -1,6 +1,8 @@
 #include "core/quant/converted_weights.h"
 
 #include <map>
+#include <stdexcept>
+#include <string>
 
 #include "core/gguf/gguf_file.h"
 #include "core/model/llama_model.h"
@@ -42,6 +44,15 @@ std::unique_ptr<ConvertedWeights> ConvertedWeights::convert(const LlamaModel& mo
                                                             ThreadPool& pool, const ConversionControl& control) {
   std::unique_ptr<ConvertedWeights> cw(new ConvertedWeights());
   cw->level_ = level;
+  if (!model.has_file()) {
+    // A shape-only model's matrices are already in the one format it is priced at: nothing to convert.
+    if (level != WeightQuant::Native) {
+      throw std::invalid_argument("a model shape has no weights to convert to " + std::string(weight_quant_name(level)) +
+                                  " (its weights' format is fixed when the model is made)");
+    }
+    cw->weights_ = model.weights();
+    return cw;
+  }
   // A view of the model's weights (norms, biases and RoPE factors included) without copying its owned vectors.
   const LlamaWeights& own = model.weights();
   LlamaWeights& w = cw->weights_;

@@ -1,11 +1,10 @@
 #include "core/sched/device_profile.h"
 
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "core/common/json_field.h"
+#include "core/sched/data_file.h"
 
 namespace inferscope {
 namespace {
@@ -20,10 +19,7 @@ double positive(const nlohmann::json& j, const char* key, const std::string& whe
 }  // namespace
 
 DeviceProfile read_device_profile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot read the device profile");
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (!j.is_object()) throw std::runtime_error(path + ": not a JSON object");
+  const nlohmann::json j = read_json_object(path, "device profile");
   DeviceProfile d;
   d.name = json_field<std::string>(j, "name", path);
   d.sources = json_field<std::vector<std::string>>(j, "sources", path);
@@ -42,22 +38,13 @@ DeviceProfile read_device_profile(const std::string& path) {
     throw std::runtime_error(path + ": field 'kind' must be \"linear\" or \"roofline\", not \"" + kind + "\"");
   }
   if (j.contains("memory_gib")) d.memory_bytes = positive(j, "memory_gib", path, 1024.0 * 1024.0 * 1024.0);
+  if (j.contains("link")) {
+    d.link_name = json_field<std::string>(j, "link", path);
+    d.link = DeviceLink{positive(j, "link_bandwidth_gb_s", path, 1e9), positive(j, "link_latency_us", path, 1e-6)};
+  }
   return d;
 }
 
-std::string device_profile_path(const std::string& name_or_path) {
-  const bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
-  if (is_path) return name_or_path;
-  const std::filesystem::path relative = "resources/devices/" + name_or_path + ".json";
-  if (std::filesystem::exists(relative)) return relative.string();
-  // the data folder installed next to the program
-  std::error_code ec;
-  const std::filesystem::path program = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const std::filesystem::path installed = program.parent_path() / INFERSCOPE_DATA_FROM_BIN / relative;
-    if (std::filesystem::exists(installed)) return installed.lexically_normal().string();
-  }
-  return relative.string();  // reading it then names the path as given
-}
+std::string device_profile_path(const std::string& name_or_path) { return data_file_path("devices", name_or_path); }
 
 }  // namespace inferscope

@@ -1,10 +1,12 @@
 // The device a dry run (serve-sim --dry-run) prices its steps on, as data (resources/devices/NAME.json):
 //   {"name": "NVIDIA H200 SXM (141 GB)", "kind": "roofline", "memory_bandwidth_gb_s": 4800,
-//    "peak_tflops": 989, "step_overhead_us": 20, "memory_gib": 131.3, "sources": ["..."]}
+//    "peak_tflops": 989, "step_overhead_us": 20, "memory_gib": 131.3, "link": "NVLink 4",
+//    "link_bandwidth_gb_s": 450, "link_latency_us": 8, "sources": ["..."]}
 //   {"name": "...", "kind": "linear", "step_fixed_ms": 5, "step_per_token_ms": 3, "sources": ["..."]}
 // A roofline device takes max(bytes read / bandwidth, FLOPs / peak) + the overhead for a step: a
 // decode step is bound by reading the weights, so it costs about the same for 1 or 64 sequences. A
-// linear one takes fixed + per token x tokens (a CPU whose every token adds its matmul work).
+// linear one takes fixed + per token x tokens (a CPU whose every token adds its matmul work). The
+// optional link (all three fields together) prices tensor parallelism's all-reduces.
 #pragma once
 #include <optional>
 #include <string>
@@ -19,6 +21,8 @@ struct DeviceProfile {
   std::optional<DryRunCost> linear;       // kind "linear"
   std::optional<RooflineDevice> roofline;  // kind "roofline"
   double memory_bytes = 0;                 // the device's memory (0: not given)
+  std::string link_name;                   // the link to its peers for tensor parallelism ("" : none given)
+  std::optional<DeviceLink> link;          // per direction; set with link_name
   std::vector<std::string> sources;        // where each figure comes from
 };
 

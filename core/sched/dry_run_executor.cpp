@@ -37,8 +37,13 @@ DryRunExecutor::DryRunExecutor(DryRunPricing pricing, int32_t vocab_size, StepDe
       throw std::invalid_argument("dry run: a roofline device needs a positive bandwidth and peak");
     }
     if (!demand_) throw std::invalid_argument("dry run: a roofline device needs each step's FLOPs and bytes");
+    const TensorParallel& tp = pricing_.tensor_parallel;
+    if (tp.devices < 1 || (tp.devices > 1 && !(tp.link.bandwidth_bytes_per_s > 0))) {
+      throw std::invalid_argument("dry run: tensor parallelism needs at least 1 device, and a link's bandwidth for more");
+    }
     return;
   }
+  if (pricing_.tensor_parallel.devices != 1) throw std::invalid_argument("dry run: tensor parallelism needs a roofline device");
   const DryRunCost& cost = pricing_.linear;
   if (cost.fixed_s < 0 || cost.per_token_s < 0 || cost.fixed_s + cost.per_token_s <= 0) {
     throw std::invalid_argument("dry run: step costs must be >= 0, and not both 0 (a step takes time)");
@@ -55,7 +60,8 @@ double DryRunExecutor::execute(const StepPlan& plan, std::vector<SampledToken>& 
   }
   if (pricing_.roofline) {
     const StepDemand d = demand_(plan);
-    return pricing_.roofline->seconds(d.flops, d.bytes);
+    const TensorParallel& tp = pricing_.tensor_parallel;
+    return pricing_.roofline->seconds(d.flops / tp.devices, d.bytes / tp.devices) + tp.step_seconds(plan.new_tokens());
   }
   return pricing_.linear.seconds(plan.new_tokens());
 }

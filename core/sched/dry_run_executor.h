@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/sched/step_executor.h"
+#include "core/sched/tensor_parallel.h"
 
 namespace inferscope {
 
@@ -39,6 +40,8 @@ struct DryRunPricing {
   DryRunPricing(RooflineDevice device) : roofline(device) {}    // NOLINT: so is a device
   DryRunCost linear;
   std::optional<RooflineDevice> roofline;  // set: priced on it (linear unused)
+  // Roofline only: each device does 1/devices of the step's FLOPs and bytes, then the all-reduces.
+  TensorParallel tensor_parallel;
 };
 
 class DryRunExecutor final : public StepExecutor {

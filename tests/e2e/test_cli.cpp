@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -173,6 +174,32 @@ TEST(Cli, BenchJsonRows) {
   EXPECT_EQ(j[1]["n_threads"], 1);
   EXPECT_GT(j[0]["avg_ts"].get<double>(), 0.0);
   EXPECT_GE(j[0]["stddev_ts"].get<double>(), 0.0);
+}
+
+// bench --device-profile-out writes this machine as a roofline profile that serve-sim's dry run reads,
+// each figure with its source (the figures themselves are measurements, not checked here); it needs a
+// tg test to take the step overhead from.
+TEST(Cli, BenchWritesAMeasuredDeviceProfile) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  const std::string out = ::testing::TempDir() + "/measured.json";
+  std::filesystem::remove(out);
+  const CliRun bench = cli("bench --model " + path + " -p 0 -n 8 -r 1 --threads 1 --device-profile-out " + out);
+  ASSERT_EQ(bench.exit_code, 0) << bench.out;
+  std::ifstream in(out);
+  const auto profile = nlohmann::json::parse(in);
+  EXPECT_EQ(profile["kind"], "roofline");
+  EXPECT_GT(profile["memory_bandwidth_gb_s"].get<double>(), 0);
+  EXPECT_GT(profile["peak_tflops"].get<double>(), 0);
+  EXPECT_GE(profile["step_overhead_us"].get<double>(), 0);
+  EXPECT_EQ(profile["sources"].size(), 4u);
+  EXPECT_FALSE(std::filesystem::exists(out + ".tmp"));
+  const CliRun dry = cli("serve-sim --model " + path + " --generate-workload 2 --prompt-len 8 --output-len 4 --dry-run "
+                         "--device-profile " + out);
+  EXPECT_EQ(dry.exit_code, 0) << dry.out;
+  EXPECT_NE(dry.out.find("this machine, measured (1 threads)"), std::string::npos) << dry.out;
+  const CliRun no_tg = cli("bench --model " + path + " -p 8 -n 0 -r 1 --device-profile-out " + out);
+  EXPECT_EQ(no_tg.exit_code, 2);
+  EXPECT_NE(no_tg.out.find("give -n > 0"), std::string::npos) << no_tg.out;
 }
 
 // --compare-llama-bench runs the given llama-bench once after each of our repetitions, on the same

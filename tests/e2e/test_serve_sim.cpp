@@ -236,6 +236,53 @@ TEST(ServeSimCli, DeviceProfilePricesTheDryRun) {
       << unknown.out;
 }
 
+// --model-shape runs the dry run with no model file: the SmolLM2-135M shape at q8 prices every step
+// as the demo model converted to q8 does; --tensor-parallel halves one device's weights; the flags
+// that cannot go together, a bad shape file, text prompts and a model too big for the device are refused.
+TEST(ServeSimCli, ModelShapeRunsTheDryRunWithoutAFile) {
+  INFERSCOPE_REQUIRE_FILE(path, test::demo_model_path());
+  const std::string shapes = std::string(INFERSCOPE_SOURCE_DIR) + "/resources/model-shapes/";
+  const std::string h200 = " --device-profile " + std::string(INFERSCOPE_SOURCE_DIR) + "/resources/devices/h200.json";
+  const std::string run = " --generate-workload 6 --prompt-len 16:64 --output-len 4:12 --dry-run" + h200;
+  const auto from_file = serve_json("--model " + path + " --quant q8" + run);
+  const auto from_shape = serve_json("--model-shape " + shapes + "smollm2-135m.json --weights-type q8" + run);
+  EXPECT_EQ(from_shape["flops"], from_file["flops"]);
+  EXPECT_EQ(from_shape["bytes_read"], from_file["bytes_read"]);
+  EXPECT_EQ(from_shape["duration_s"], from_file["duration_s"]);
+  EXPECT_EQ(from_shape["config"]["model_shape"], "SmolLM2-135M");
+  EXPECT_EQ(from_shape["config"]["weight_bytes_per_device"], from_file["config"]["weight_bytes_per_device"]);
+  EXPECT_EQ(from_shape["config"]["fits_device_memory"], true);
+
+  const std::string llama8 = "--model-shape " + shapes + "llama-3-8b.json" + run;
+  const auto tp1 = serve_json(llama8 + " --kv-budget-mib 1024");
+  const auto tp2 = serve_json(llama8 + " --kv-budget-mib 1024 --tensor-parallel 2");
+  EXPECT_DOUBLE_EQ(tp1["config"]["weight_bytes_per_device"].get<double>(), 2 * 8029995008.0);
+  EXPECT_DOUBLE_EQ(tp2["config"]["weight_bytes_per_device"].get<double>(), 8029995008.0);
+  EXPECT_EQ(tp2["config"]["kv_budget_bytes_per_device"], 1024.0 * 1024 * 1024);  // --kv-budget-mib is per device
+  EXPECT_EQ(tp2["config"]["device_link"], "NVLink 4");
+  EXPECT_LT(tp2["duration_s"].get<double>(), tp1["duration_s"].get<double>());
+
+  const auto refused = [&](const std::string& args, const std::string& message) {
+    const CliRun r = cli("serve-sim " + args, true);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
+  };
+  refused("--model " + path + " " + llama8, "give either --model FILE or --model-shape NAME, not both");
+  refused("--model-shape llama-3-8b --generate-workload 1 --prompt-len 4 --output-len 4", "it needs --dry-run");
+  refused(llama8 + " --weights-type q3", "--weights-type: weights type 'q3' is not one of bf16, f32");
+  refused(llama8 + " --quant q8", "a --model-shape has --weights-type");
+  refused(llama8 + " --tensor-parallel 3", "--tensor-parallel: tensor parallelism over 3 devices: the model's 32 attention heads do not divide by 3");
+  refused(llama8 + " --tensor-parallel 16", "the model's 8 KV heads do not divide by 16");
+  refused("--model-shape " + shapes + "llama-3-70b.json" + run, "the model's weights (131.41 GiB) exceed the memory of 1 x NVIDIA H200");
+  refused(llama8 + " --kv-budget-mib 130000", "lower --kv-budget-mib");
+  const std::string bad = ::testing::TempDir() + "/bad_shape.json";
+  std::ofstream(bad) << R"({"name": "x", "source": "s", "layers": -2})";
+  refused("--model-shape " + bad + run, "--model-shape: " + bad + ": field 'layers' must be positive (and below 2^31), not -2");
+  refused("--model-shape " + shapes + "smollm2-135m.json --workload " + std::string(INFERSCOPE_SOURCE_DIR) +
+              "/resources/workloads/mixed.json --dry-run",
+          "prompts must be token counts (\"prompt_tokens\"), not text");
+}
+
 TEST(ServeSimCli, BadInputExitsTwoWithAClearMessage) {
   INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
   const std::string model = "serve-sim --model " + path;
