@@ -1,5 +1,5 @@
 # INFERSCOPE_CUDA (AUTO, ON or OFF) resolved to ON or OFF. ON enables the CUDA language and builds the
-# CUDA kernels (kernels/cuda) and their tests; the engine itself does not use them yet.
+# CUDA kernels (kernels/cuda), the CUDA forward pass (core/cuda, chosen with --device cuda) and their tests.
 # AUTO turns it on when nvcc, cudart and cuBLAS are all found and says why when it stays off;
 # an explicit ON without them is an error naming what is missing.
 string(TOUPPER "${INFERSCOPE_CUDA}" _cuda_request)
@@ -51,5 +51,5 @@ else()
     set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
   endif()
   message(STATUS "INFERSCOPE_CUDA: ON (CUDA ${CUDAToolkit_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES}; "
-                 "builds the CUDA kernels, which the engine does not use yet)")
+                 "builds the CUDA kernels and the CUDA forward pass)")
 endif()
