@@ -9,7 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build-gpu
 carry=$build/carry
-scripts/configure.sh "$build" -DCMAKE_BUILD_TYPE=Release -DINFERSCOPE_GUI=OFF -DINFERSCOPE_CUDA=ON "$@"
+# The tests find their models relative to where they run (gpu-check.sh runs them from the repository
+# root): the tree lies elsewhere on the device. STRING, so that CMake keeps the paths relative.
+scripts/configure.sh "$build" -DCMAKE_BUILD_TYPE=Release -DINFERSCOPE_GUI=OFF -DINFERSCOPE_CUDA=ON \
+  -DINFERSCOPE_TEST_MODELS_DIR:STRING=tests/models \
+  -DINFERSCOPE_DEMO_MODEL:STRING=models/SmolLM2-135M-Instruct.Q4_1.gguf "$@"
 # The programs gpu-check.sh runs: the CLI, the synthetic-model writer and every test_cuda_* program.
 mapfile -t cuda_tests < <(grep -oh 'test_cuda_[a-z_]*' tests/*/CMakeLists.txt | sort -u)
 programs=(inferscope-cli write-synthetic-model "${cuda_tests[@]}")

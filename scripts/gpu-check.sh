@@ -40,8 +40,12 @@ phase() {
 }
 
 phase devices 30 "$bin/inferscope-cli" devices
+# The demo model (92 MB) cannot be carried: without it, the tests on it are left out, and said so.
+demo=models/SmolLM2-135M-Instruct.Q4_1.gguf
+filter=()
+[[ -f $demo ]] || { echo "gpu-check: $demo is not here: its tests are left out"; filter=(--gtest_filter=-*DemoModel*); }
 for t in "$bin"/test_cuda_*; do
-  phase "conformance-$(basename "$t")" 120 "$t" --gtest_output="json:$out/$(basename "$t").json"
+  phase "conformance-$(basename "$t")" 120 "$t" "${filter[@]}" --gtest_output="json:$out/$(basename "$t").json"
 done
 phase kernels-json 90 sh -c "'$bin/inferscope-cli' bench --cuda-kernels -r 5 -o json > '$out/kernels.json'"
 phase kernels 90 "$bin/inferscope-cli" bench --cuda-kernels -r 5
@@ -50,7 +54,7 @@ phase kernels 90 "$bin/inferscope-cli" bench --cuda-kernels -r 5
 bench_model() {
   phase "model-$1" 120 sh -c "'$bin/inferscope-cli' bench -m '$2' --device cuda -p 512 -n 128 -r 3 -o json > '$out/model-$1.json'"
 }
-[[ -f models/SmolLM2-135M-Instruct.Q4_1.gguf ]] && bench_model demo models/SmolLM2-135M-Instruct.Q4_1.gguf
+[[ -f $demo ]] && bench_model demo "$demo"
 phase write-smollm2-shape 60 "$bin/write-synthetic-model" "$work/smollm2.gguf" --dim 576 --layers 30 --heads 9 \
   --kv-heads 3 --ffn 1536 --vocab 49152 --ctx 2048 --tied --type q4_1
 bench_model smollm2-shape "$work/smollm2.gguf"

@@ -3,7 +3,9 @@
 #   scripts/test.sh            Release build in build/, every test, with llama.cpp built (once, into a
 #                              cache folder: scripts/llama-cpp.sh) for the tests that compare with it
 #                              and its llama-server for the remote-engine tests (scripts/llama-server.sh)
-#   scripts/test.sh --asan     ASan + UBSan build in build-asan/, all but the tests labelled slow
+#   scripts/test.sh --asan     ASan + UBSan build in build-asan/, all but the tests labelled slow or
+#                              compute-bound (the exactness sweeps: 4 minutes of ASan's slower kernels
+#                              over code every other test runs too)
 #   scripts/test.sh --tsan     TSan build in build-tsan/, all but the tests labelled slow or
 #                              compute-bound (their kernels run 20-50x slower under TSan and use the
 #                              thread pool as every other test does), without the GUI: Debian's Qt is
@@ -21,7 +23,7 @@ select_tests=()
 sanitizer_build_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
 case "${1:-}" in
   "") ;;
-  --asan) build=build-asan; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERSCOPE_SANITIZE=address "${sanitizer_build_flags[@]}"); select_tests=(-LE slow) ;;
+  --asan) build=build-asan; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERSCOPE_SANITIZE=address "${sanitizer_build_flags[@]}"); select_tests=(-LE "slow|compute-bound") ;;
   --tsan) build=build-tsan; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERSCOPE_SANITIZE=thread -DINFERSCOPE_GUI=OFF "${sanitizer_build_flags[@]}"); select_tests=(-LE "slow|compute-bound") ;;
   *) echo "usage: scripts/test.sh [--asan|--tsan]" >&2; exit 2 ;;
 esac

@@ -16,9 +16,13 @@ class KvRegionMap {
     if (from_.size() != to_.size()) throw std::invalid_argument("KV region map: one target per region");
   }
   // The address in the copy of `host` (inside one region, or one past its end); std::out_of_range otherwise.
+  // Inside a region wins: regions may be adjacent, so one region's end can be the next one's start.
   uint8_t* map(const uint8_t* host) const {
     for (size_t i = 0; i < from_.size(); ++i) {
-      if (host >= from_[i].base && host <= from_[i].base + from_[i].bytes) return to_[i] + (host - from_[i].base);
+      if (host >= from_[i].base && host < from_[i].base + from_[i].bytes) return to_[i] + (host - from_[i].base);
+    }
+    for (size_t i = 0; i < from_.size(); ++i) {
+      if (host == from_[i].base + from_[i].bytes) return to_[i] + from_[i].bytes;
     }
     throw std::out_of_range("KV region map: an address outside the cache's storage");
   }

@@ -115,5 +115,16 @@ TEST(KvRegionMap, MapsByOffsetAndRefusesOutsideAddresses) {
   EXPECT_THROW(map.map(copy_a.data()), std::out_of_range);
 }
 
+// Two regions back to back (an allocator may place a layer's V pool right after its K pool): the
+// address where the first ends and the second starts is the second's first byte (seen under TSan,
+// whose allocator did that, as V rows read from the K copy's end).
+TEST(KvRegionMap, AnAddressWhereOneRegionEndsAndTheNextStartsIsTheNexts) {
+  std::vector<uint8_t> storage(96), copy_k(64), copy_v(32);
+  const KvRegionMap map({{storage.data(), 64}, {storage.data() + 64, 32}}, {copy_k.data(), copy_v.data()});
+  EXPECT_EQ(map.map(storage.data() + 64), copy_v.data());
+  EXPECT_EQ(map.map(storage.data() + 63), copy_k.data() + 63);
+  EXPECT_EQ(map.map(storage.data() + 96), copy_v.data() + 32);  // one past the last region's end
+}
+
 }  // namespace
 }  // namespace inferscope
