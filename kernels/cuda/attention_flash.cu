@@ -149,7 +149,7 @@ void launch_tiles(const LaunchPlan& plan, const DeviceSections& at, const Device
                                              static_cast<int>(bytes)));
   flash_tile_kernel<D, KvT><<<plan.n_tasks, kThreads, bytes, stream>>>(at.seqs, static_cast<const TileTask*>(at.tasks),
                                                                       at.data, shape);
-  INFERSCOPE_CUDA_CHECK(cudaGetLastError());
+  INFERSCOPE_CUDA_CHECK_LAUNCH("flash_tile_kernel");
 }
 
 // The tile kernel instantiated for the shape's head_dim and KV dtype (attention_plan checked both).
@@ -189,7 +189,7 @@ void decode_attention(std::span<const DeviceAttentionSeq> seqs, const DeviceAtte
   run_tiles(plan, at, shape, stream);
   if (plan.n_merges == 0) return;
   merge_splits_kernel<<<plan.n_merges, 256, 0, static_cast<cudaStream_t>(stream)>>>(at.seqs, at.merges, at.data, shape);
-  INFERSCOPE_CUDA_CHECK(cudaGetLastError());
+  INFERSCOPE_CUDA_CHECK_LAUNCH("merge_splits_kernel");
 }
 
 }  // namespace inferscope::gpu

@@ -83,7 +83,7 @@ void naive_attention(std::span<const DeviceAttentionSeq> seqs, const DeviceAtten
     naive_attention_kernel<KvT><<<grid, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
         at.seqs, static_cast<const NaiveTask*>(at.tasks), at.data, shape);
   });
-  INFERSCOPE_CUDA_CHECK(cudaGetLastError());
+  INFERSCOPE_CUDA_CHECK_LAUNCH("naive_attention_kernel");
 }
 
 }  // namespace inferscope::gpu
