@@ -35,17 +35,34 @@ LlamaForward::LlamaForward(const LlamaModel& model, const MatmulOptions& matmul)
     : LlamaForward(model, model.weights(), matmul) {}
 
 LlamaForward::LlamaForward(const LlamaModel& model, const LlamaWeights& weights, const MatmulOptions& matmul)
-    : model_(model), weights_(weights), matmul_(matmul) {
+    : model_(model), weights_(&weights), matmul_(matmul) {
   if (weights.layers.size() != static_cast<size_t>(model.config().n_layers)) {
     throw std::invalid_argument("forward: the weights have " + std::to_string(weights.layers.size()) +
                                 " layers, the model " + std::to_string(model.config().n_layers));
   }
+  if (matmul.activations == ActivationPrecision::Q8) pack_rows(weights);
+}
+
+void LlamaForward::pack_rows(const LlamaWeights& weights) {
+  packed_weights_ = weights;
+  // the norm pointers still point into the caller's owned_norms, which outlive this pass
+  packed_weights_.owned_norms.clear();
+  auto pack = [this](MatrixRef& m) {
+    std::vector<uint8_t> rows = pack_rows_for(m, matmul_);
+    if (rows.empty()) return;
+    m.packed = rows.data();
+    packed_rows_.push_back(std::move(rows));
+  };
+  for (LlamaLayerWeights& l : packed_weights_.layers)
+    for (MatrixRef* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) pack(*m);
+  pack(packed_weights_.output);
+  if (!packed_rows_.empty()) weights_ = &packed_weights_;
 }
 
 void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
                        std::vector<float>& logits, int32_t layers) {
   const LlamaConfig& c = model_.config();
-  const LlamaWeights& w = weights_;
+  const LlamaWeights& w = *weights_;
   const int64_t dim = c.dim, q_dim = c.q_dim(), kv_dim = c.kv_dim(), hd = c.head_dim;
 
   const BatchSize size = check_batch(batch, kv, c.vocab_size);

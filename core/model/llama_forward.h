@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "core/model/forward_pass.h"
+#include "core/model/llama_weights.h"
 #include "kernels/cpu/matmul.h"
 
 namespace inferscope {
 
 class LlamaModel;
-struct LlamaWeights;
 
 class LlamaForward final : public ForwardPass {
  public:
@@ -31,9 +31,15 @@ class LlamaForward final : public ForwardPass {
   double last_attention_seconds() const override { return attention_seconds_; }
 
  private:
+  // With int8 activations, the matrices whose kernel multiplies packed rows get them (matmul.h's
+  // pack_rows_for): packed_weights_ is the caller's weights pointing at those rows.
+  void pack_rows(const LlamaWeights& weights);
+
   const LlamaModel& model_;
-  const LlamaWeights& weights_;
+  const LlamaWeights* weights_;  // the caller's, or packed_weights_
   MatmulOptions matmul_;
+  LlamaWeights packed_weights_;
+  std::vector<std::vector<uint8_t>> packed_rows_;
   // Activations of the step, (tokens, width) row-major.
   std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, last_;
   std::vector<float> rope_cos_, rope_sin_;  // (tokens, rope_dim / 2)

@@ -27,10 +27,15 @@ static inline float fma1(float a, float b, float c) {
 // quantize_row() to Q8_0 / Q8_1, byte for byte, eight elements at a time (quantize_avx2.cpp).
 void quantize_q8_0_avx2(const float* x, void* dst, int64_t n);
 void quantize_q8_1_avx2(const float* x, void* dst, int64_t n);
+// quantize_row() to Q8_K (vec_dot_avx2.cpp).
+void quantize_q8_k(const float* x, void* dst, int64_t n);
 
-// The AVX2 int8-activation kernels of the 32-element block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1),
-// with tiled GEMMs (gemm_avx2.cpp).
+// The AVX2 int8-activation kernels of Q5_0 and Q5_1, with tiled GEMMs (gemm_avx2.cpp).
 const DotKernel* avx2_block_kernel(DType weight_type);
+
+// The AVX2 int8-activation kernels of Q4_0, Q4_1, Q8_0 and Q4_K, one row per lane over rows packed
+// eight at a time (gemm_rows8_avx2.cpp).
+const DotKernel* avx2_rows8_kernel(DType weight_type);
 
 // The AVX2 f32-activation kernels of the quantized types, with tiled GEMMs (gemm_f32act_avx2.cpp);
 // nullptr for the float types.

@@ -1,4 +1,4 @@
-// AVX2 kernels of the 32-element block types, whose activations are Q8_0/Q8_1: codes multiplied
+// AVX2 kernels of Q5_0 and Q5_1, whose activations are Q8_0/Q8_1: codes multiplied
 // with _mm256_maddubs_epi16 (unsigned x signed -> int16 pairs), widened with _mm256_madd_epi16, then
 // one float multiply-add per block. The GEMM runs R weight rows x T tokens at once (each weight block
 // unpacked once per T tokens), each output keeping its own accumulators, so every output is
@@ -107,34 +107,8 @@ struct OffsetPolicy {
   }
 };
 
-using Q4_0Policy = OffsetPolicy<BlockQ4_0, BlockQ8_0, 8, false, false>;
-using Q4_1Policy = OffsetPolicy<BlockQ4_1, BlockQ8_1, 0, true, false>;
 using Q5_0Policy = OffsetPolicy<BlockQ5_0, BlockQ8_0, 16, false, true>;
 using Q5_1Policy = OffsetPolicy<BlockQ5_1, BlockQ8_1, 0, true, true>;
-
-// Q8_0 x Q8_0: signed x signed, via |w| (unsigned) times a carrying w's sign.
-struct Q8_0Policy {
-  using WeightBlock = BlockQ8_0;
-  using ActBlock = BlockQ8_0;
-  static constexpr bool kMin = false;
-  struct W {
-    __m256i q, abs;
-    __m128 dm;
-  };
-  struct A {
-    __m256i q;
-    __m128 ds;
-  };
-  static W load_w(const BlockQ8_0& x) {
-    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs));
-    return {q, _mm256_sign_epi8(q, q), half_one(x.d)};
-  }
-  static A load_a(const BlockQ8_0& y) {
-    return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.qs)), half_one(y.d)};
-  }
-  // |w| * (a * sign(w)) = w * a; |w| = 128 for w = -128 still fits the unsigned operand
-  static __m256i idot(const W& w, const A& a) { return dot4(w.abs, _mm256_sign_epi8(a.q, w.q)); }
-};
 
 // The mins term of a tile, m_r * s_t summed over the blocks for every (row r, token t) pair, kept in
 // the lanes of one vector: one fma per block instead of one per pair. Lane of pair (r, t): r*T + t,
@@ -254,9 +228,6 @@ float dot_blocks(const void* w, const void* a, int64_t n) {
 template <class P, DType kAct, QuantizeFn kQuantize>
 constexpr DotKernel kernel{kAct, kQuantize, dot_blocks<P>, gemm_blocks<P>, "avx2"};
 
-constexpr const DotKernel& kQ8_0 = kernel<Q8_0Policy, DType::Q8_0, quantize_q8_0_avx2>;
-constexpr const DotKernel& kQ4_0 = kernel<Q4_0Policy, DType::Q8_0, quantize_q8_0_avx2>;
-constexpr const DotKernel& kQ4_1 = kernel<Q4_1Policy, DType::Q8_1, quantize_q8_1_avx2>;
 constexpr const DotKernel& kQ5_0 = kernel<Q5_0Policy, DType::Q8_0, quantize_q8_0_avx2>;
 constexpr const DotKernel& kQ5_1 = kernel<Q5_1Policy, DType::Q8_1, quantize_q8_1_avx2>;
 
@@ -264,9 +235,6 @@ constexpr const DotKernel& kQ5_1 = kernel<Q5_1Policy, DType::Q8_1, quantize_q8_1
 
 const DotKernel* avx2_block_kernel(DType weight_type) {
   switch (weight_type) {
-    case DType::Q8_0: return &kQ8_0;
-    case DType::Q4_0: return &kQ4_0;
-    case DType::Q4_1: return &kQ4_1;
     case DType::Q5_0: return &kQ5_0;
     case DType::Q5_1: return &kQ5_1;
     default: return nullptr;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/packed_rows.h"
 #include "kernels/cpu/quantize.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/vec_dot.h"
@@ -17,8 +18,10 @@
 namespace inferscope {
 namespace {
 
-// Output rows handed to one gemm call: its weight rows stay in L1 while all tokens stream past.
+// Output rows handed to one gemm call: its weight rows stay in L1 while all tokens stream past (a
+// multiple of the packed kernels' eight rows).
 constexpr int64_t kRowBlock = 32;
+static_assert(kRowBlock % kPackedRows == 0);
 // Activation rows per quantization chunk (quantizing a row costs about as much as one small dot).
 constexpr int64_t kQuantizeGrain = 16;
 
@@ -33,9 +36,20 @@ const cpu::DotKernel* find_kernel(DType type, const MatmulOptions& options) {
   return nullptr;
 }
 
-// Computes output rows [r0, r0 + n_rows) for every token with kernel k.
+// Computes output rows [r0, r0 + n_rows) for every token with kernel k (r0 a multiple of 8).
 void run_rows(const cpu::DotKernel& k, const MatrixRef& w, const uint8_t* a, size_t a_stride, int64_t n_tok,
               int64_t r0, int64_t n_rows, float* y) {
+  // the packed groups first, where the kernel has them
+  const int64_t packed_end = w.packed != nullptr && k.gemm_packed != nullptr ? w.rows / kPackedRows * kPackedRows : 0;
+  if (r0 < packed_end) {
+    const int64_t n_packed = std::min(n_rows, packed_end - r0);
+    const size_t group_bytes = packed_group_bytes(w.type, w.cols);
+    k.gemm_packed(static_cast<const uint8_t*>(w.packed) + r0 / kPackedRows * group_bytes, group_bytes,
+                  n_packed / kPackedRows, a, a_stride, n_tok, w.cols, y + r0, w.rows);
+    r0 += n_packed;
+    n_rows -= n_packed;
+    if (n_rows == 0) return;
+  }
   const auto* w0 = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(r0) * w.row_stride;
   if (k.gemm != nullptr) {
     k.gemm(w0, w.row_stride, n_rows, a, a_stride, n_tok, w.cols, y + r0, w.rows);
@@ -128,6 +142,12 @@ void matmul_fused(std::span<const MatmulTarget> targets, const float* x, int64_t
       run_rows(*p.k, *p.w, p.a, p.a_stride, n_tok, r0, std::min(kRowBlock, p.w->rows - r0), p.y);
     }
   });
+}
+
+std::vector<uint8_t> pack_rows_for(const MatrixRef& w, const MatmulOptions& options) {
+  const cpu::DotKernel* k = find_kernel(w.type, options);
+  if (k == nullptr || k->gemm_packed == nullptr) return {};
+  return pack_rows(w);
 }
 
 void matmul_reference(const MatrixRef& w, const float* x, int64_t n_tok, float* y) {

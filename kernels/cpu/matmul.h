@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "kernels/cpu/dtype.h"
 
@@ -17,6 +18,9 @@ struct MatrixRef {
   int64_t rows = 0;
   int64_t cols = 0;
   size_t row_stride = 0;  // bytes; row_bytes(type, cols) for a dense matrix
+  // Optional: the first rows / 8 * 8 rows again, packed eight at a time (pack_rows_for) for the
+  // kernels that multiply packed rows faster. Every output is the same with or without.
+  const void* packed = nullptr;
 };
 
 // How activations meet quantized weights. F32: each weight block is dequantized on the fly (exactly:
@@ -58,6 +62,10 @@ struct MatmulTarget {
 // matmul(target.w, x, n_tok, target.y), and so as batch invariant.
 void matmul_fused(std::span<const MatmulTarget> targets, const float* x, int64_t n_tok, ThreadPool& pool,
                   const MatmulOptions& options = {});
+
+// The rows of w packed for the kernel matmul() picks for w.type under `options` (point w.packed at
+// them); empty when that kernel does not use packed rows (then w.packed stays null).
+std::vector<uint8_t> pack_rows_for(const MatrixRef& w, const MatmulOptions& options = {});
 
 // The plain reference: dequantize each row, dot in double. Slow, obviously right.
 void matmul_reference(const MatrixRef& w, const float* x, int64_t n_tok, float* y);

@@ -17,6 +17,12 @@ using VecDotFn = float (*)(const void* w, const void* a, int64_t n);
 using GemmFn = void (*)(const void* w, size_t w_stride, int64_t n_rows, const void* a, size_t a_stride,
                         int64_t n_tok, int64_t n, float* out, int64_t out_stride);
 
+// The gemm over rows packed eight at a time (packed_rows.h): w holds n_groups groups, group_stride
+// bytes apart, and group g fills outputs 8g..8g+7 of every token. Bit-identical to GemmFn on the
+// same rows unpacked.
+using PackedGemmFn = void (*)(const void* w, size_t group_stride, int64_t n_groups, const void* a, size_t a_stride,
+                              int64_t n_tok, int64_t n, float* out, int64_t out_stride);
+
 // Rounds one activation row of n floats into the kernel's activation format.
 using QuantizeFn = void (*)(const float* x, void* dst, int64_t n);
 
@@ -26,6 +32,7 @@ struct DotKernel {
   VecDotFn dot;         // one output
   GemmFn gemm;          // a tile of outputs reusing weight loads across tokens; nullptr: loop over dot
   const char* name;     // "scalar" or "avx2"
+  PackedGemmFn gemm_packed = nullptr;  // the same products over packed rows; nullptr: the kernel does not pack
 };
 
 // Scale and min (6 bits each) of sub-block j (0..7) of a Q4_K/Q5_K block's packed scales[12].

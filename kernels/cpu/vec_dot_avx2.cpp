@@ -1,6 +1,7 @@
-// AVX2/FMA/F16C dot products of the float types and of the K-quants with Q8_K activations (compiled
+// AVX2/FMA/F16C dot products of the float types and of Q5_K and Q6_K with Q8_K activations (compiled
 // with -mavx2 -mfma -mf16c; run only when use_avx2()); the 32-element block types with int8
-// activations live in gemm_avx2.cpp, the f32-activation kernels in gemm_f32act_avx2.cpp.
+// activations live in gemm_rows8_avx2.cpp (Q4_0, Q4_1, Q8_0, and Q4_K) and gemm_avx2.cpp (Q5_0, Q5_1), the
+// f32-activation kernels in gemm_f32act_avx2.cpp.
 #include <cstring>
 
 #include "kernels/cpu/avx2_common.h"
@@ -146,16 +147,15 @@ float dot_q6_k(const void* w, const void* a, int64_t n) {
   return hsum(acc);
 }
 
-void quantize_q8_k(const float* x, void* dst, int64_t n) { quantize_row(DType::Q8_K, x, dst, n); }
-
 constexpr DotKernel kF32{DType::F32, nullptr, dot_f32, nullptr, "avx2"};
 constexpr DotKernel kF16{DType::F32, nullptr, dot_f16, nullptr, "avx2"};
 constexpr DotKernel kBF16{DType::F32, nullptr, dot_bf16, nullptr, "avx2"};
-constexpr DotKernel kQ4_K{DType::Q8_K, quantize_q8_k, dot_q45_k<BlockQ4_K, false>, nullptr, "avx2"};
 constexpr DotKernel kQ5_K{DType::Q8_K, quantize_q8_k, dot_q45_k<BlockQ5_K, true>, nullptr, "avx2"};
 constexpr DotKernel kQ6_K{DType::Q8_K, quantize_q8_k, dot_q6_k, nullptr, "avx2"};
 
 }  // namespace
+
+void quantize_q8_k(const float* x, void* dst, int64_t n) { quantize_row(DType::Q8_K, x, dst, n); }
 
 const DotKernel* avx2_kernel(DType weight_type, ActivationPrecision activations) {
   switch (weight_type) {
@@ -166,9 +166,12 @@ const DotKernel* avx2_kernel(DType weight_type, ActivationPrecision activations)
   }
   if (activations == ActivationPrecision::F32) return avx2_f32act_kernel(weight_type);
   switch (weight_type) {
-    case DType::Q4_K: return &kQ4_K;
     case DType::Q5_K: return &kQ5_K;
     case DType::Q6_K: return &kQ6_K;
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q8_0:
+    case DType::Q4_K: return avx2_rows8_kernel(weight_type);
     default: return avx2_block_kernel(weight_type);
   }
 }

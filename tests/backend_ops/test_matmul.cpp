@@ -14,6 +14,7 @@
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/packed_rows.h"
 #include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/quantize.h"
 #include "kernels/cpu/thread_pool.h"
@@ -306,6 +307,33 @@ TEST_P(MatmulTest, FusedEqualsSeparate) {
   }
 }
 
+// Where the kernel multiplies rows packed eight at a time (the AVX2 int8 kernels of Q4_0, Q4_1 and
+// Q8_0), every output is the same bytes with the packed rows as without: whole groups packed, the
+// last rows % 8 unpacked, any token count.
+TEST_P(MatmulTest, PackedRowsGiveTheSameOutputs) {
+  const bool packs = choice() == KernelChoice::Avx2 && precision() == ActivationPrecision::Q8 && rows_packable(type());
+  EXPECT_EQ(kernel().gemm_packed != nullptr, packs);
+  std::mt19937 rng(21);
+  const int64_t cols = col_grid().back();
+  ThreadPool pool(2);
+  for (int64_t rows : {3, 8, 37, 72}) {
+    const Weights w = random_weights(type(), rows, cols, rng);
+    const std::vector<uint8_t> packed = pack_rows_for(w.ref, options());
+    ASSERT_EQ(packed.size(), packs ? static_cast<size_t>(rows / 8) * packed_group_bytes(type(), cols) : 0u) << rows << " rows";
+    MatrixRef with = w.ref;
+    with.packed = packed.empty() ? nullptr : packed.data();
+    for (int64_t n_tok : {1, 2, 3, 4, 5, 9}) {
+      const std::vector<float> x = random_activations(n_tok, cols, rng);
+      std::vector<float> plain = poisoned(static_cast<size_t>(rows * n_tok)), fast = plain;
+      matmul(w.ref, x.data(), n_tok, plain.data(), pool, options());
+      matmul(with, x.data(), n_tok, fast.data(), pool, options());
+      for (float v : fast) ASSERT_TRUE(std::isfinite(v));
+      ASSERT_EQ(std::memcmp(plain.data(), fast.data(), plain.size() * sizeof(float)), 0)
+          << rows << " rows, " << n_tok << " tokens";
+    }
+  }
+}
+
 std::string param_name(const ::testing::TestParamInfo<Param>& info) {
   return std::string(dtype_name(std::get<0>(info.param))) +
          (std::get<1>(info.param) == ActivationPrecision::F32 ? "_f32act" : "_q8act") +
@@ -317,6 +345,48 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest,
                                             ::testing::Values(ActivationPrecision::F32, ActivationPrecision::Q8),
                                             ::testing::Values(KernelChoice::Scalar, KernelChoice::Avx2)),
                          param_name);
+
+// The packed layout: block b of a group holds the rows' d fields (then m/dmin fields), Q4_K's
+// unpacked 6-bit scales and mins, then each row's 4-byte code piece c in turn; a short group's
+// missing rows are zero.
+TEST(PackedRows, InterleaveScalesAndFourBytePieces) {
+  for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K}) {
+    SCOPED_TRACE(std::string(dtype_name(type)));
+    const bool k_quant = type == DType::Q4_K;
+    const int64_t rows = 3, cols = 512;
+    const int64_t nb = cols / dtype_info(type).block_size;
+    const size_t block = dtype_info(type).block_bytes, stride = row_bytes(type, cols);
+    const size_t n_fields = type == DType::Q4_1 || k_quant ? 2 : 1;
+    const size_t codes_at = k_quant ? offsetof(BlockQ4_K, qs) : 2 * n_fields;
+    const size_t packed_codes_at = k_quant ? offsetof(PackedQ4_Kx8, qs) : 8 * 2 * n_fields;
+    const size_t packed_block = packed_group_bytes(type, cols) / nb, pieces = (block - codes_at) / 4;
+    std::vector<uint8_t> bytes(stride * rows);
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7 + 1);
+    const MatrixRef w{type, bytes.data(), rows, cols, stride};
+    std::vector<uint8_t> group(packed_group_bytes(type, cols), 0xAA);
+    pack_row_group(w, 0, rows, group.data());
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* g = group.data() + b * packed_block;
+      for (size_t i = 0; i < 8; ++i) {
+        SCOPED_TRACE("block " + std::to_string(b) + " row " + std::to_string(i));
+        const uint8_t* src = bytes.data() + i * stride + b * block;
+        for (size_t f = 0; f < n_fields; ++f)
+          for (size_t k = 0; k < 2; ++k) EXPECT_EQ(g[(f * 8 + i) * 2 + k], i < rows ? src[2 * f + k] : 0);
+        for (size_t c = 0; c < pieces; ++c)
+          for (size_t k = 0; k < 4; ++k)
+            EXPECT_EQ(g[packed_codes_at + (c * 8 + i) * 4 + k], i < rows ? src[codes_at + 4 * c + k] : 0) << "piece " << c;
+        if (!k_quant) continue;
+        const auto& packed = *reinterpret_cast<const PackedQ4_Kx8*>(g);
+        for (int j = 0; j < 8; ++j) {
+          uint8_t scale = 0, min = 0;
+          if (i < rows) k_scale_min(j, reinterpret_cast<const BlockQ4_K*>(src)->scales, scale, min);
+          EXPECT_EQ(packed.scales[j][i], scale) << "sub-block " << j;
+          EXPECT_EQ(packed.mins[j / 2][i][j % 2], min) << "sub-block " << j;
+        }
+      }
+    }
+  }
+}
 
 // Every kernel that rounds its activations (the int8 families) does it exactly as quantize_row does.
 TEST(MatmulKernels, ActivationQuantizersMatchQuantizeRow) {

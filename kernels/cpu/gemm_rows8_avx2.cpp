@@ -1,0 +1,245 @@
+// AVX2 kernels of Q4_0, Q4_1, Q8_0 and Q4_K weights with int8 activations (Q8_0/Q8_1/Q8_K), over
+// rows packed eight at a time (packed_rows.h) so that lane i of every vector belongs to row i: no
+// horizontal sums. Per output (row, token) and block b the operations are fixed:
+//   isum = the exact integer dot of the block's codes (Q4_0: minus 8 * the sum of the activation
+//          codes; Q4_K: each 32-element sub-block's dot times its 6-bit scale)
+//   acc  = fma(float(isum), d_w * d_a, acc)
+//   mins = fma(m_w, s_a, mins) (Q4_1), or fma(float(sum of min_j * activation sum_j), dmin_w * d_a,
+//          mins) (Q4_K)
+// and the output is acc + mins (Q4_1) or acc - mins (Q4_K). A lane never sees another lane, so the
+// result does not depend on the token count, the tile or the packing: rows that come unpacked are
+// packed on the fly, and the single dot is one row padded to eight with zero rows.
+#include <cstring>
+
+#include "kernels/cpu/avx2_common.h"
+#include "kernels/cpu/packed_rows.h"
+
+namespace inferscope::cpu {
+namespace {
+
+// Four activation codes (elements 4c..4c+3 from qs) in every 32-bit lane.
+__m256i piece(const int8_t* qs, int c) {
+  int32_t v;
+  std::memcpy(&v, qs + 4 * c, sizeof v);
+  return _mm256_set1_epi32(v);
+}
+
+// Eight f16 values as floats.
+__m256 halves8(const f16_bits* h) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h))); }
+
+// int16 pair sums of 4-bit codes x the four activation codes each lane's bytes meet, for the low and
+// the high nibbles of one 32-byte load: s_lo += lo x a_lo, s_hi += hi x a_hi.
+void nibble_dots(const uint8_t* bytes32, __m256i a_lo, __m256i a_hi, __m256i& s_lo, __m256i& s_hi) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bytes32));
+  s_lo = _mm256_add_epi16(s_lo, _mm256_maddubs_epi16(_mm256_and_si256(bytes, low4), a_lo));
+  s_hi = _mm256_add_epi16(s_hi, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4), a_hi));
+}
+
+// ---- The 32-element block types. T tokens x one group over nb blocks; out[t * out_stride + i].
+
+template <class Block, class Act, bool kOffset, bool kMins>
+struct Block32Tile {
+  static constexpr int kBlock = 32;
+  static constexpr bool kPrepared = kOffset;  // Q4_0 needs 8 * each activation block's code sum
+
+  static int32_t prepare(const uint8_t* act_row, int64_t b) {
+    const auto& y = reinterpret_cast<const BlockQ8_0*>(act_row)[b];
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.qs));
+    const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q), _mm256_set1_epi16(1));
+    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+    return 8 * _mm_cvtsi128_si32(h);
+  }
+
+  template <int T>
+  static void run(const uint8_t* group, const uint8_t* a, size_t a_stride, int64_t nb, const int32_t* prepared,
+                  float* out, int64_t out_stride) {
+    const auto* w = reinterpret_cast<const Block*>(group);
+    const Act* act[T];
+    for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const Act*>(a + t * a_stride);
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[T], mins[T];
+    for (int t = 0; t < T; ++t) acc[t] = mins[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const Block& wb = w[b];
+      __m256i isum[T];
+      if constexpr (sizeof(wb.qs) == kPackedRows * 16) {
+        // 4-bit codes: int16 lanes hold pair sums of 16 products of 15 * 127 at most, no overflow
+        __m256i s16[T];
+        for (int t = 0; t < T; ++t) s16[t] = _mm256_setzero_si256();
+        for (int c = 0; c < 4; ++c)
+          for (int t = 0; t < T; ++t) {
+            __m256i s_hi = _mm256_setzero_si256();
+            nibble_dots(wb.qs + 32 * c, piece(act[t][b].qs, c), piece(act[t][b].qs, 4 + c), s16[t], s_hi);
+            s16[t] = _mm256_add_epi16(s16[t], s_hi);
+          }
+        for (int t = 0; t < T; ++t) isum[t] = _mm256_madd_epi16(s16[t], ones);
+      } else {
+        // signed x signed as |w| x (a with w's sign); a pair sum of 2 * 128 * 127 still fits int16
+        for (int t = 0; t < T; ++t) isum[t] = _mm256_setzero_si256();
+        for (int c = 0; c < 8; ++c) {
+          const __m256i codes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs + 32 * c));
+          const __m256i abs = _mm256_abs_epi8(codes);
+          for (int t = 0; t < T; ++t) {
+            const __m256i p = _mm256_maddubs_epi16(abs, _mm256_sign_epi8(piece(act[t][b].qs, c), codes));
+            isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, ones));
+          }
+        }
+      }
+      const __m256 dw = halves8(wb.d);
+      for (int t = 0; t < T; ++t) {
+        if constexpr (kOffset) isum[t] = _mm256_sub_epi32(isum[t], _mm256_set1_epi32(prepared[t * nb + b]));
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(dw, _mm256_set1_ps(f16(act[t][b].d))), acc[t]);
+        if constexpr (kMins) mins[t] = _mm256_fmadd_ps(halves8(wb.m), _mm256_set1_ps(f16(act[t][b].s)), mins[t]);
+      }
+    }
+    for (int t = 0; t < T; ++t)
+      _mm256_storeu_ps(out + t * out_stride, kMins ? _mm256_add_ps(acc[t], mins[t]) : acc[t]);
+  }
+};
+
+using Q4_0Tile = Block32Tile<PackedQ4_0x8, BlockQ8_0, true, false>;
+using Q4_1Tile = Block32Tile<PackedQ4_1x8, BlockQ8_1, false, true>;
+using Q8_0Tile = Block32Tile<PackedQ8_0x8, BlockQ8_0, false, false>;
+
+// ---- Q4_K x Q8_K: super-blocks of 256, eight sub-blocks of 32 with 6-bit scales and mins.
+
+struct Q4_KTile {
+  static constexpr int kBlock = QK_K;
+  static constexpr bool kPrepared = false;
+  static int32_t prepare(const uint8_t*, int64_t) { return 0; }
+
+  // Eight bytes, one per row, as int16 lanes 2i and 2i + 1 = byte i (madd's row-lane pairs).
+  static __m256i per_row_pairs(const uint8_t* bytes8) {
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes8));
+    return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(b, b));
+  }
+
+  template <int T>
+  static void run(const uint8_t* group, const uint8_t* a, size_t a_stride, int64_t nb, const int32_t*, float* out,
+                  int64_t out_stride) {
+    const auto* w = reinterpret_cast<const PackedQ4_Kx8*>(group);
+    const BlockQ8_K* act[T];
+    for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const BlockQ8_K*>(a + t * a_stride);
+    __m256 acc[T], mins[T];
+    for (int t = 0; t < T; ++t) acc[t] = mins[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const PackedQ4_Kx8& wb = w[b];
+      __m256i isum[T], msum[T];
+      for (int t = 0; t < T; ++t) isum[t] = msum[t] = _mm256_setzero_si256();
+      for (int k = 0; k < QK_K / 64; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high nibbles)
+        __m256i s_lo[T], s_hi[T];
+        for (int t = 0; t < T; ++t) s_lo[t] = s_hi[t] = _mm256_setzero_si256();
+        // 8 pieces of 4 codes: int16 lanes hold 8 pair sums of 15 * 127 at most
+        for (int c = 0; c < 8; ++c)
+          for (int t = 0; t < T; ++t) {
+            const int8_t* q = act[t][b].qs + 64 * k;
+            nibble_dots(wb.qs + 32 * (8 * k + c), piece(q, c), piece(q + 32, c), s_lo[t], s_hi[t]);
+          }
+        const __m256i sc_lo = per_row_pairs(wb.scales[2 * k]), sc_hi = per_row_pairs(wb.scales[2 * k + 1]);
+        // row i's mins of sub-blocks 2k, 2k + 1 in int16 lanes 2i, 2i + 1
+        const __m256i mn = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb.mins[k])));
+        for (int t = 0; t < T; ++t) {
+          isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_madd_epi16(s_lo[t], sc_lo),
+                                                                _mm256_madd_epi16(s_hi[t], sc_hi)));
+          // the activation sums of sub-blocks 2k and 2k + 1 as an int16 pair in every lane
+          const int16_t* bs = act[t][b].bsums + 4 * k;
+          const int32_t pair = (bs[0] + bs[1]) & 0xFFFF, high = (bs[2] + bs[3]) & 0xFFFF;
+          msum[t] = _mm256_add_epi32(msum[t], _mm256_madd_epi16(mn, _mm256_set1_epi32(pair | (high << 16))));
+        }
+      }
+      const __m256 dw = halves8(wb.d), dmin = halves8(wb.dmin);
+      for (int t = 0; t < T; ++t) {
+        const __m256 da = _mm256_set1_ps(act[t][b].d);
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(dw, da), acc[t]);
+        mins[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum[t]), _mm256_mul_ps(dmin, da), mins[t]);
+      }
+    }
+    for (int t = 0; t < T; ++t) _mm256_storeu_ps(out + t * out_stride, _mm256_sub_ps(acc[t], mins[t]));
+  }
+};
+
+// ---- The driver: token strips x packed groups; unpacked rows packed on the fly.
+
+constexpr int kTileTokens = 4;
+
+// Packed groups x n_tok tokens: strips of up to four tokens, every group per strip (the strip's
+// activations stay in L1 while the groups stream past).
+template <class Tile, DType kType>
+void gemm_packed(const void* w, size_t group_stride, int64_t n_groups, const void* a, size_t a_stride, int64_t n_tok,
+                 int64_t n, float* out, int64_t out_stride) {
+  const int64_t nb = n / Tile::kBlock;
+  const auto* ab = static_cast<const uint8_t*>(a);
+  int32_t* prepared = nullptr;
+  if constexpr (Tile::kPrepared) prepared = static_cast<int32_t*>(__builtin_alloca(sizeof(int32_t) * kTileTokens * nb));
+  for (int64_t t0 = 0; t0 < n_tok; t0 += kTileTokens) {
+    const int64_t nt = n_tok - t0 < kTileTokens ? n_tok - t0 : kTileTokens;
+    const uint8_t* at = ab + t0 * a_stride;
+    if constexpr (Tile::kPrepared)
+      for (int64_t t = 0; t < nt; ++t)
+        for (int64_t b = 0; b < nb; ++b) prepared[t * nb + b] = Tile::prepare(at + t * a_stride, b);
+    for (int64_t g = 0; g < n_groups; ++g) {
+      const uint8_t* wg = static_cast<const uint8_t*>(w) + g * group_stride;
+      float* og = out + t0 * out_stride + g * kPackedRows;
+      switch (nt) {
+        case 1: Tile::template run<1>(wg, at, a_stride, nb, prepared, og, out_stride); break;
+        case 2: Tile::template run<2>(wg, at, a_stride, nb, prepared, og, out_stride); break;
+        case 3: Tile::template run<3>(wg, at, a_stride, nb, prepared, og, out_stride); break;
+        default: Tile::template run<kTileTokens>(wg, at, a_stride, nb, prepared, og, out_stride); break;
+      }
+    }
+  }
+}
+
+// Rows in the file's layout: each run of up to eight packed on the fly, then multiplied as above.
+template <class Tile, DType kType>
+void gemm_unpacked(const void* w, size_t w_stride, int64_t n_rows, const void* a, size_t a_stride, int64_t n_tok,
+                   int64_t n, float* out, int64_t out_stride) {
+  const size_t group_bytes = packed_group_bytes(kType, n);
+  auto* group = static_cast<uint8_t*>(__builtin_alloca(group_bytes));
+  float strip[kTileTokens * kPackedRows];
+  const auto* ab = static_cast<const uint8_t*>(a);
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kPackedRows) {
+    const int64_t nr = n_rows - r0 < kPackedRows ? n_rows - r0 : kPackedRows;
+    const MatrixRef rows{kType, static_cast<const uint8_t*>(w) + r0 * w_stride, nr, n, w_stride};
+    pack_row_group(rows, 0, nr, group);
+    if (nr == kPackedRows) {
+      gemm_packed<Tile, kType>(group, group_bytes, 1, a, a_stride, n_tok, n, out + r0, out_stride);
+      continue;
+    }
+    // a short group: through a strip buffer, keeping only the real rows
+    for (int64_t t0 = 0; t0 < n_tok; t0 += kTileTokens) {
+      const int64_t nt = n_tok - t0 < kTileTokens ? n_tok - t0 : kTileTokens;
+      gemm_packed<Tile, kType>(group, group_bytes, 1, ab + t0 * a_stride, a_stride, nt, n, strip, kPackedRows);
+      for (int64_t t = 0; t < nt; ++t)
+        std::memcpy(out + (t0 + t) * out_stride + r0, strip + t * kPackedRows, sizeof(float) * nr);
+    }
+  }
+}
+
+template <class Tile, DType kType>
+float dot(const void* w, const void* a, int64_t n) {
+  float out;
+  gemm_unpacked<Tile, kType>(w, 0, 1, a, 0, 1, n, &out, 0);
+  return out;
+}
+
+template <class Tile, DType kType, DType kAct, QuantizeFn kQuantize>
+constexpr DotKernel kernel{kAct,   kQuantize, dot<Tile, kType>, gemm_unpacked<Tile, kType>,
+                           "avx2", gemm_packed<Tile, kType>};
+
+}  // namespace
+
+const DotKernel* avx2_rows8_kernel(DType weight_type) {
+  switch (weight_type) {
+    case DType::Q4_0: return &kernel<Q4_0Tile, DType::Q4_0, DType::Q8_0, quantize_q8_0_avx2>;
+    case DType::Q4_1: return &kernel<Q4_1Tile, DType::Q4_1, DType::Q8_1, quantize_q8_1_avx2>;
+    case DType::Q8_0: return &kernel<Q8_0Tile, DType::Q8_0, DType::Q8_0, quantize_q8_0_avx2>;
+    case DType::Q4_K: return &kernel<Q4_KTile, DType::Q4_K, DType::Q8_K, quantize_q8_k>;
+    default: return nullptr;
+  }
+}
+
+}  // namespace inferscope::cpu

@@ -1,0 +1,50 @@
+// Weight rows interleaved eight at a time for the int8-activation kernels of Q4_0, Q4_1, Q8_0 and
+// Q4_K: block b of eight rows lies together, their f16 scales first (d of rows 0..7, then m/dmin),
+// then their codes in 4-byte pieces, piece c of row 0, of row 1, ... of row 7, then piece c + 1. One
+// 256-bit load then holds the same four elements of eight rows, and the kernel keeps one row per lane
+// (no horizontal sums). A piece's bytes are the row's own qs bytes, so the 32-element types pack to
+// exactly their size; Q4_K also unpacks its 6-bit sub-block scales and mins into bytes (+2.8%).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/quant_blocks.h"
+
+namespace inferscope {
+
+constexpr int kPackedRows = 8;
+
+struct PackedQ4_0x8 { f16_bits d[kPackedRows]; uint8_t qs[kPackedRows * QK4_0 / 2]; };
+struct PackedQ4_1x8 { f16_bits d[kPackedRows]; f16_bits m[kPackedRows]; uint8_t qs[kPackedRows * QK4_1 / 2]; };
+struct PackedQ8_0x8 { f16_bits d[kPackedRows]; int8_t qs[kPackedRows * QK8_0]; };
+
+// scales[j][i]: sub-block j's scale in row i; mins[k][i]: row i's mins of sub-blocks 2k and 2k + 1.
+struct PackedQ4_Kx8 {
+  f16_bits d[kPackedRows];
+  f16_bits dmin[kPackedRows];
+  uint8_t scales[QK_K / 32][kPackedRows];
+  uint8_t mins[QK_K / 64][kPackedRows][2];
+  uint8_t qs[kPackedRows * QK_K / 2];
+};
+
+static_assert(sizeof(PackedQ4_0x8) == kPackedRows * sizeof(BlockQ4_0));
+static_assert(sizeof(PackedQ4_1x8) == kPackedRows * sizeof(BlockQ4_1));
+static_assert(sizeof(PackedQ8_0x8) == kPackedRows * sizeof(BlockQ8_0));
+
+// Q4_0, Q4_1, Q8_0 and Q4_K.
+bool rows_packable(DType type);
+
+// Bytes of one group of eight packed rows of `cols` elements.
+size_t packed_group_bytes(DType type, int64_t cols);
+
+// Packs rows [row0, row0 + n) of w (n <= 8) as one group at dst; the missing rows of a short group
+// are zero (scale 0, so they multiply to 0). w.type must be packable.
+void pack_row_group(const MatrixRef& w, int64_t row0, int64_t n, uint8_t* dst);
+
+// The whole groups of w (rows / 8 of them) packed one after another; the last rows % 8 rows are left
+// out (the kernels pack those on the fly).
+std::vector<uint8_t> pack_rows(const MatrixRef& w);
+
+}  // namespace inferscope
