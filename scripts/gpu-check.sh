@@ -5,7 +5,8 @@
 # gpu-check-out/) as soon as it ends, so a cut run keeps what it measured:
 #   1. devices           what the CLI sees (name, compute capability, memory, driver and runtime)
 #   2. conformance       every test_cuda_* program: each kernel against the CPU reference
-#   3. kernels           bench --cuda-kernels: GEMV GB/s per weight type against a device copy, paged
+#   3. kernels           bench --cuda-kernels: GEMV GB/s per weight type against a device copy, the
+#                        prefill GEMM's TFLOP/s (cuBLAS) per weight type, paged
 #                        decode attention GB/s at 1k/4k/16k, flash vs naive prefill (time, scratch)
 #   4. models            decode and prefill tok/s on --device cuda: the demo model when it is here
 #                        (models/, not carried: 92 MB), and random-weight models written on the
@@ -19,7 +20,20 @@ carry=${1:-build-gpu/carry}
 out=${OUT:-gpu-check-out}
 mkdir -p "$out"
 bin=$carry/bin
-export LD_LIBRARY_PATH="$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# cuBLAS is not carried (too large): when the loader cannot find the soname the carried CLI asks for,
+# the device's CUDA toolkit's lib folder (its usual places, then anywhere under /usr and /opt).
+cublas=$(ldd "$carry/bin/inferscope-cli" 2>/dev/null | awk '/libcublas\.so.*not found/ {print $1; exit}')
+cublas_dir=""
+if [[ -n $cublas ]]; then
+  for d in "${CUDA_HOME:-/usr/local/cuda}"/lib64 "${CUDA_HOME:-/usr/local/cuda}"/targets/x86_64-linux/lib \
+           /usr/local/cuda*/lib64 /usr/local/cuda*/targets/x86_64-linux/lib; do
+    [[ -e $d/$cublas ]] && { cublas_dir=$d; break; }
+  done
+  [[ -n $cublas_dir ]] || cublas_dir=$(dirname "$(find /usr /opt -name "$cublas" -print -quit 2>/dev/null)")
+  [[ $cublas_dir != . ]] || { cublas_dir=""; echo "gpu-check: $cublas not found on this machine: the CUDA programs will not start" >&2; }
+  echo "gpu-check: cuBLAS ($cublas) from ${cublas_dir:-nowhere}"
+fi
+export LD_LIBRARY_PATH="$carry/lib${cublas_dir:+:$cublas_dir}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [[ -x $bin/inferscope-cli ]] || { echo "gpu-check: $bin/inferscope-cli is missing: run scripts/gpu-build.sh first" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -93,11 +93,13 @@ CudaForward::CudaForward(const LlamaModel& model, const LlamaWeights& weights, c
   check_supported(model.config(), weights, matmul);
   select_device(device);
   INFERSCOPE_CUDA_CHECK(cudaStreamCreate(&stream_));
+  cublas_.emplace();
   weights_ = std::make_unique<DeviceWeights>(model.config(), weights);
 }
 
 CudaForward::~CudaForward() {
   timer_.reset();
+  cublas_.reset();  // before the stream it was last bound to
   cudaStreamDestroy(stream_);
 }
 
@@ -106,7 +108,7 @@ CudaForwardMemory CudaForward::device_memory() const {
   m.weights = weights_->bytes();
   m.kv = mirror_ ? mirror_->bytes() : 0;
   for (const DeviceAllocation* a : {&x_, &xb_, &delta_, &q_, &k_, &v_, &att_, &gate_, &up_, &last_, &logits_,
-                                    &attention_scratch_, &tokens_, &positions_, &block_tables_, &store_rows_}) {
+                                    &attention_scratch_, &gemm_scratch_, &tokens_, &positions_, &block_tables_, &store_rows_}) {
     m.scratch += a->bytes();
   }
   return m;
@@ -131,7 +133,12 @@ void CudaForward::upload_step(std::span<const BatchSeq> batch, const KvCache& kv
   host_positions_.clear();
   host_tables_.clear();
   table_offset_.clear();
+  token_rows_.clear();
+  logit_rows_.clear();
   for (const BatchSeq& s : batch) {
+    const auto n = static_cast<int64_t>(s.tokens.size());
+    token_rows_.push_back(n);
+    logit_rows_.push_back(s.all_logits ? n : std::min<int64_t>(n, 1));
     host_tokens_.insert(host_tokens_.end(), s.tokens.begin(), s.tokens.end());
     for (size_t i = 0; i < s.tokens.size(); ++i) host_positions_.push_back(s.pos0 + static_cast<int32_t>(i));
     // one block table per sequence: every layer's view shares it (same blocks, other pools)
@@ -163,10 +170,24 @@ void CudaForward::upload_step(std::span<const BatchSeq> batch, const KvCache& kv
   upload(store_rows_, host_store_rows_, stream_);
 }
 
-void CudaForward::gemv_rows(const gpu::DeviceMatrix& w, const float* x, int64_t n, float* y) {
+void CudaForward::matmul(const gpu::DeviceMatrix& w, const float* x, std::span<const int64_t> rows, float* y) {
   const size_t span = timer_->begin(false, stream_);
-  for (int64_t r = 0; r < n; r += gpu::kGemvMaxTokens) {
-    gpu::gemv(w, x + r * w.cols, std::min(gpu::kGemvMaxTokens, n - r), y + r * w.rows, stream_);
+  int64_t r = 0;
+  for (size_t i = 0; i < rows.size();) {
+    // a run of sequences of one kind: prefill chunks (more than 8 rows each) or not
+    const bool prefill = rows[i] > gpu::kGemvMaxTokens;
+    int64_t n = 0;
+    for (; i < rows.size() && (rows[i] > gpu::kGemvMaxTokens) == prefill; ++i) n += rows[i];
+    if (prefill) {
+      gemm_scratch_.reserve(gpu::gemm_scratch_bytes(w, n));
+      gpu::gemm(*cublas_, w, x + r * w.cols, n, y + r * w.rows, gemm_scratch_.get(), gemm_scratch_.bytes(), stream_);
+    } else {
+      // the GEMV is batch invariant, so how the run is cut into chunks of 8 does not matter
+      for (int64_t c = 0; c < n; c += gpu::kGemvMaxTokens) {
+        gpu::gemv(w, x + (r + c) * w.cols, std::min(gpu::kGemvMaxTokens, n - c), y + (r + c) * w.rows, stream_);
+      }
+    }
+    r += n;
   }
   timer_->end(span, stream_);
 }
@@ -245,9 +266,9 @@ void CudaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& a
   for (int32_t l = 0; l < n_layers; ++l) {
     const DeviceLayerWeights& lw = w.layers[static_cast<size_t>(l)];
     gpu::add_rmsnorm(x, residual_delta, lw.attn_norm, xb, n_tok, dim, c.rms_eps, stream_);
-    gemv_rows(lw.wq, xb, n_tok, q);
-    gemv_rows(lw.wk, xb, n_tok, k);
-    gemv_rows(lw.wv, xb, n_tok, v);
+    matmul(lw.wq, xb, token_rows_, q);
+    matmul(lw.wk, xb, token_rows_, k);
+    matmul(lw.wv, xb, token_rows_, v);
     // qwen3: every q and k head RMS-normalised on its own before RoPE
     if (lw.q_norm != nullptr) {
       gpu::add_rmsnorm(q, nullptr, lw.q_norm, q, n_tok * c.n_heads, hd, c.rms_eps, stream_);
@@ -258,12 +279,12 @@ void CudaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& a
     gpu::kv_store(k, v, k_rows, k_rows + n_tok, n_tok, c.n_kv_heads, hd, store_head_stride_, kv.geometry().dtype,
                   stream_);
     attend(batch, kv, l, naive);
-    gemv_rows(lw.wo, att_.get<float>(), n_tok, delta);
+    matmul(lw.wo, att_.get<float>(), token_rows_, delta);
     gpu::add_rmsnorm(x, delta, lw.ffn_norm, xb, n_tok, dim, c.rms_eps, stream_);
-    gemv_rows(lw.w_gate, xb, n_tok, gate);
-    gemv_rows(lw.w_up, xb, n_tok, up);
+    matmul(lw.w_gate, xb, token_rows_, gate);
+    matmul(lw.w_up, xb, token_rows_, up);
     gpu::swiglu(gate, up, n_tok * c.ffn_dim, stream_);
-    gemv_rows(lw.w_down, gate, n_tok, delta);
+    matmul(lw.w_down, gate, token_rows_, delta);
     residual_delta = delta;
   }
   gpu::add_rmsnorm(x, residual_delta, w.output_norm, xb, n_tok, dim, c.rms_eps, stream_);
@@ -285,7 +306,7 @@ void CudaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& a
   }
   logits.resize(static_cast<size_t>(n_logits * c.vocab_size));
   logits_.reserve(std::max<size_t>(logits.size() * sizeof(float), 1));
-  gemv_rows(w.output, last, n_logits, logits_.get<float>());
+  matmul(w.output, last, logit_rows_, logits_.get<float>());
   INFERSCOPE_CUDA_CHECK(cudaMemcpyAsync(logits.data(), logits_.get(), logits.size() * sizeof(float),
                                         cudaMemcpyDeviceToHost, stream_));
   INFERSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));

@@ -6,8 +6,12 @@
 // "naive"), output projection, gated FFN (SwiGLU), final norm and output head on the rows that need
 // logits; the logits come back to the host.
 //
-// Every matmul is the batch-invariant GEMV in chunks of at most 8 rows; a cuBLAS GEMM for prefill is
-// a later increment. Refused by name at construction: q8 activations, Q/K/V biases (qwen2), query
+// Matmuls: a sequence bringing more than 8 tokens to the step (a prefill chunk) goes through the
+// cuBLAS GEMM (gemm.h: f16 inputs, f32 accumulation); every other sequence's rows (decode, speculative
+// verification, short prompts) through the batch-invariant GEMV in chunks of at most 8 rows. So on
+// CUDA exactness holds between decode and verify only: a decode or verify row's logits never depend on
+// the batch, but a prefill chunk's K/V and logits depend on its length (cuBLAS picks its algorithm by
+// shape), and differ from the same tokens fed one at a time. Refused by name at construction: q8 activations, Q/K/V biases (qwen2), query
 // scaling, scaled embeddings, post norms, the GELU gate, local layers and the logit soft cap
 // (gemma3); and, when a cache is first used, a q8 KV dtype. Every CUDA call is checked (CudaError
 // names the call and CUDA's message). Not yet validated on a GPU in this repository's CI.
@@ -15,6 +19,8 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "core/cuda/device_allocation.h"
@@ -23,6 +29,7 @@
 #include "core/model/forward_pass.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cuda/attention.h"
+#include "kernels/cuda/gemm.h"
 
 namespace inferscope {
 
@@ -47,15 +54,16 @@ class CudaForward final : public ForwardPass {
            std::vector<float>& logits, int32_t layers = 0) override;
   size_t last_attention_scratch_bytes() const override { return attention_scratch_bytes_; }
   double last_attention_seconds() const override { return attention_seconds_; }
-  double last_matmul_seconds() const { return matmul_seconds_; }  // every GEMV of the last run()
+  double last_matmul_seconds() const { return matmul_seconds_; }  // every GEMV and GEMM of the last run()
   CudaForwardMemory device_memory() const;
 
  private:
   struct Timer;  // CUDA event pairs around attention and matmuls
   void bind(KvCache& kv);  // a device mirror for a cache not seen before
   void upload_step(std::span<const BatchSeq> batch, const KvCache& kv, int32_t n_layers);
-  // y = W x for n rows, in GEMV chunks of at most 8 rows, timed as matmul.
-  void gemv_rows(const gpu::DeviceMatrix& w, const float* x, int64_t n, float* y);
+  // y = W x for the step's rows, rows[i] of them from batch sequence i: each run of sequences with
+  // more than 8 rows in one GEMM, the other runs in GEMV chunks of at most 8 rows; timed as matmul.
+  void matmul(const gpu::DeviceMatrix& w, const float* x, std::span<const int64_t> rows, float* y);
   void attend(std::span<const BatchSeq> batch, const KvCache& kv, int32_t layer, bool naive);
 
   const LlamaModel& model_;
@@ -65,11 +73,13 @@ class CudaForward final : public ForwardPass {
   std::vector<KvRegion> mirror_regions_;  // and its regions then
   std::shared_ptr<DeviceKvMirror> mirror_;
   std::unique_ptr<Timer> timer_;
+  std::optional<gpu::CublasHandle> cublas_;  // made once the device is selected
   // Activations of the step, (tokens, width) row-major, and the step's tables.
-  DeviceAllocation x_, xb_, delta_, q_, k_, v_, att_, gate_, up_, last_, logits_, attention_scratch_;
+  DeviceAllocation x_, xb_, delta_, q_, k_, v_, att_, gate_, up_, last_, logits_, attention_scratch_, gemm_scratch_;
   DeviceAllocation tokens_, positions_, block_tables_, store_rows_;
   std::vector<int32_t> host_tokens_, host_positions_, host_tables_;
   std::vector<size_t> table_offset_;       // per batch sequence: its block table's first entry in block_tables_
+  std::vector<int64_t> token_rows_, logit_rows_;  // per batch sequence: its new tokens, its logits rows
   std::vector<uint8_t*> host_store_rows_;  // per layer: n_tok K rows then n_tok V rows (head 0)
   size_t store_head_stride_ = 0;           // bytes from one KV head's row to the next
   std::vector<gpu::DeviceAttentionSeq> prefill_, decode_;
