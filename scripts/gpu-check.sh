@@ -26,8 +26,8 @@ bin=$carry/bin
 cublas=$(ldd "$carry/bin/inferscope-cli" 2>/dev/null | awk '/libcublas\.so.*not found/ {print $1; exit}')
 cublas_dir=""
 if [[ -n $cublas ]]; then
-  for d in "${CUDA_HOME:-/usr/local/cuda}"/lib64 "${CUDA_HOME:-/usr/local/cuda}"/targets/x86_64-linux/lib \
-           /usr/local/cuda*/lib64 /usr/local/cuda*/targets/x86_64-linux/lib; do
+  for d in "${CUDA_HOME:-/usr/local/cuda}"/{lib64,lib,targets/x86_64-linux/lib} \
+           /usr/local/cuda*/{lib64,lib,targets/x86_64-linux/lib}; do
     [[ -e $d/$cublas ]] && { cublas_dir=$d; break; }
   done
   [[ -n $cublas_dir ]] || cublas_dir=$(dirname "$(find /usr /opt -name "$cublas" -print -quit 2>/dev/null)")

@@ -15,7 +15,7 @@ using GraphPtr = std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, GraphDelete
 
 // `enqueue`'s launches on `stream`, captured and instantiated.
 cudaGraphExec_t capture(cudaStream_t stream, const std::function<void()>& enqueue) {
-  // thread-local: other threads' CUDA calls (another engine's) neither break nor join this capture
+  // thread-local: only this thread's unsafe calls (allocation, synchronization) are refused meanwhile
   INFERSCOPE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   try {
     enqueue();
