@@ -2,7 +2,8 @@
 # Builds what scripts/gpu-check.sh runs on a GPU machine that has no Qt, nlohmann-json, GoogleTest or
 # network, and stages it in build-gpu/carry (under 64 MiB, the device tool's carry limit):
 #   bin/  inferscope-cli, write-synthetic-model and the CUDA test programs, stripped
-#   lib/  the shared libraries they load, but the C library's own (the loader, libc, libm, ...)
+#   lib/  the shared libraries they load, but the C library's own (the loader, libc, libm, ...) and
+#         cuBLAS (libcublas, libcublasLt: gpu-check.sh finds the device's CUDA toolkit's)
 # Run here, then on the device: scripts/gpu-check.sh (it finds build-gpu/carry).
 #   scripts/gpu-build.sh [extra CMake options ...]
 set -euo pipefail
@@ -26,10 +27,11 @@ for p in "${programs[@]}"; do
   [[ -n $path ]] || { echo "gpu-build: $p was not built" >&2; exit 1; }
   strip -o "$carry/bin/$p" "$path"
 done
-# Every library the programs load, but glibc's (the device's own must serve: a newer one cannot be carried).
+# Every library the programs load, but glibc's (the device's own must serve: a newer one cannot be carried)
+# and cuBLAS's (hundreds of MiB, over the carry limit: gpu-check.sh loads the device toolkit's).
 ldd "$carry"/bin/* | awk '$3 ~ /^\// {print $3}' | sort -u | while read -r lib; do
   case $(basename "$lib") in
-    ld-linux*|libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|libresolv.so*|libcuda.so*) ;;
+    ld-linux*|libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|libresolv.so*|libcuda.so*|libcublas*) ;;
     *) cp -L "$lib" "$carry/lib/" ;;
   esac
 done

@@ -16,6 +16,7 @@
 #include "kernels/cuda/attention.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/gemm.h"
 #include "kernels/cuda/ops.h"
 
 namespace inferscope {
@@ -27,6 +28,7 @@ constexpr size_t kCopyBytes = size_t{1} << 30;
 constexpr int64_t kGemvRows = 16384, kGemvCols = 16384;  // 151 MiB at Q4_0, 1 GiB at F32: beyond any L2
 constexpr int32_t kHeads = 32, kKvHeads = 8, kHeadDim = 128, kBlockSize = 16, kSequences = 8;
 constexpr int32_t kPrefillTokens = 2048;
+constexpr int64_t kGemmTokens = 512, kGemmRows = 8192, kGemmCols = 2048;  // a 1B model's FFN up, one prompt
 
 // The median of `reps` timings (seconds) of `run` on the default stream, after one warm-up call.
 double median_seconds(int32_t reps, const std::function<void()>& run) {
@@ -97,6 +99,29 @@ std::vector<GemvBenchRow> gemv_rows(int32_t reps, std::mt19937& rng) {
   return rows;
 }
 
+std::vector<GemmBenchRow> gemm_rows(int32_t reps, std::mt19937& rng) {
+  const gpu::CublasHandle handle;
+  const DeviceBuffer<float> x{std::span<const float>(random_floats(static_cast<size_t>(kGemmTokens * kGemmCols), rng))};
+  DeviceBuffer<float> y(static_cast<size_t>(kGemmTokens * kGemmRows));
+  std::vector<GemmBenchRow> rows;
+  for (DType type : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_1}) {
+    const std::vector<uint8_t> host = tiled_matrix(type, kGemmRows, kGemmCols, rng);
+    const DeviceBuffer<uint8_t> weights{std::span<const uint8_t>(host)};
+    const gpu::DeviceMatrix w{type, weights.get(), kGemmRows, kGemmCols, row_bytes(type, kGemmCols)};
+    DeviceBuffer<uint8_t> scratch(gpu::gemm_scratch_bytes(w, kGemmTokens));
+    const double s = median_seconds(reps, [&] {
+      gpu::gemm(handle, w, x.get(), kGemmTokens, y.get(), scratch.get(), scratch.bytes(), nullptr);
+    });
+    rows.push_back({std::string(dtype_name(type)), static_cast<int32_t>(kGemmTokens), kGemmRows, kGemmCols, s});
+  }
+  return rows;
+}
+
+// FLOPs per second of a GEMM row: a multiply and an add per weight and token.
+double gemm_flops_per_s(const GemmBenchRow& r) {
+  return 2.0 * static_cast<double>(r.tokens) * static_cast<double>(r.rows) * static_cast<double>(r.cols) / r.seconds;
+}
+
 // kSequences sequences of `context` f16 K/V tokens in one paged pool, their blocks shuffled.
 struct PagedBatch {
   PagedBatch(int32_t context, int32_t n_q, std::mt19937& rng)
@@ -158,6 +183,7 @@ CudaKernelBench run_cuda_kernel_bench(int32_t reps) {
   std::mt19937 rng(1);
   bench.copy_bytes_per_s = copy_bandwidth(reps);
   bench.gemv = gemv_rows(reps, rng);
+  bench.gemm = gemm_rows(reps, rng);
   for (int32_t context : {1024, 4096, 16384}) {
     const PagedBatch batch(context, 1, rng);
     const size_t kv_bytes = 2 * batch.k.bytes();  // every block of the pool belongs to some sequence
@@ -176,11 +202,15 @@ CudaKernelBench run_cuda_kernel_bench(int32_t reps) {
 
 nlohmann::json cuda_kernel_bench_json(const CudaKernelBench& b) {
   const auto fraction = [&](double bytes_per_s) { return bytes_per_s / b.copy_bytes_per_s; };
-  nlohmann::json gemv = nlohmann::json::array(), decode = nlohmann::json::array();
+  nlohmann::json gemv = nlohmann::json::array(), gemm = nlohmann::json::array(), decode = nlohmann::json::array();
   for (const GemvBenchRow& r : b.gemv) {
     const double bw = static_cast<double>(r.weight_bytes) / r.seconds;
     gemv.push_back({{"type", r.type}, {"tokens", r.tokens}, {"weight_bytes", r.weight_bytes}, {"seconds", r.seconds},
                     {"bytes_per_s", bw}, {"of_copy", fraction(bw)}});
+  }
+  for (const GemmBenchRow& r : b.gemm) {
+    gemm.push_back({{"type", r.type}, {"tokens", r.tokens}, {"rows", r.rows}, {"cols", r.cols}, {"seconds", r.seconds},
+                    {"flops_per_s", gemm_flops_per_s(r)}});
   }
   for (const DecodeAttentionBenchRow& r : b.decode_attention) {
     const double bw = static_cast<double>(r.kv_bytes) / r.seconds;
@@ -190,6 +220,7 @@ nlohmann::json cuda_kernel_bench_json(const CudaKernelBench& b) {
   return {{"device", b.device},
           {"copy_bytes_per_s", b.copy_bytes_per_s},
           {"gemv", gemv},
+          {"gemm", gemm},
           {"decode_attention", decode},
           {"prefill_attention",
            {{"tokens", b.prefill_tokens}, {"flash_seconds", b.flash_seconds}, {"naive_seconds", b.naive_seconds},
@@ -206,6 +237,11 @@ std::string cuda_kernel_bench_markdown(const CudaKernelBench& b) {
   for (const GemvBenchRow& r : b.gemv) {
     const double bw = static_cast<double>(r.weight_bytes) / r.seconds;
     out << "| " << r.type << " | " << r.tokens << " | " << gb_s(bw) << " | " << 100 * bw / b.copy_bytes_per_s << " % |\n";
+  }
+  out << "\n| prefill GEMM (cuBLAS) weights | tokens | matrix | TFLOP/s |\n| --- | ---: | ---: | ---: |\n";
+  for (const GemmBenchRow& r : b.gemm) {
+    out << "| " << r.type << " | " << r.tokens << " | " << r.cols << " -> " << r.rows << " | " << gemm_flops_per_s(r) / 1e12
+        << " |\n";
   }
   out << "\n| paged decode attention | sequences | GB/s (K/V read) | of copy |\n| --- | ---: | ---: | ---: |\n";
   for (const DecodeAttentionBenchRow& r : b.decode_attention) {

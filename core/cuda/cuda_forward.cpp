@@ -1,6 +1,8 @@
 #include "core/cuda/cuda_forward.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -40,11 +42,21 @@ void check_supported(const LlamaConfig& c, const LlamaWeights& w, const MatmulOp
   }
 }
 
+// Copies `from` to `to`, grown to fit first; true when `to` moved.
 template <typename T>
-void upload(DeviceAllocation& to, const std::vector<T>& from, cudaStream_t stream) {
-  to.reserve(std::max<size_t>(from.size() * sizeof(T), 1));
+bool upload(DeviceAllocation& to, const std::vector<T>& from, cudaStream_t stream) {
+  const bool moved = to.reserve(std::max<size_t>(from.size() * sizeof(T), 1));
   INFERSCOPE_CUDA_CHECK(cudaMemcpyAsync(to.get(), from.data(), from.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
+  return moved;
 }
+
+// Graphs unless the environment says INFERSCOPE_CUDA_GRAPHS=0.
+bool graphs_from_environment() {
+  const char* value = std::getenv("INFERSCOPE_CUDA_GRAPHS");
+  return value == nullptr || std::string(value) != "0";
+}
+
+constexpr size_t kHeaderAlign = 256;  // launch_attention's alignment for a plan's header
 
 }  // namespace
 
@@ -56,6 +68,7 @@ struct CudaForward::Timer {
   };
   std::vector<Span> spans;
   size_t used = 0;
+  bool enabled = true;  // off while a step is captured: a graph's launches are not timed one by one
 
   ~Timer() {
     for (Span& s : spans) {
@@ -64,6 +77,7 @@ struct CudaForward::Timer {
     }
   }
   size_t begin(bool attention, cudaStream_t stream) {
+    if (!enabled) return 0;
     if (used == spans.size()) {
       Span s{};
       INFERSCOPE_CUDA_CHECK(cudaEventCreate(&s.start));
@@ -74,7 +88,9 @@ struct CudaForward::Timer {
     INFERSCOPE_CUDA_CHECK(cudaEventRecord(spans[used].start, stream));
     return used++;
   }
-  void end(size_t span, cudaStream_t stream) { INFERSCOPE_CUDA_CHECK(cudaEventRecord(spans[span].stop, stream)); }
+  void end(size_t span, cudaStream_t stream) {
+    if (enabled) INFERSCOPE_CUDA_CHECK(cudaEventRecord(spans[span].stop, stream));
+  }
   // After the stream has finished: seconds of attention and of matmuls; forgets the spans.
   void sum(double& attention, double& matmul) {
     attention = matmul = 0;
@@ -89,15 +105,18 @@ struct CudaForward::Timer {
 
 CudaForward::CudaForward(const LlamaModel& model, const LlamaWeights& weights, const MatmulOptions& matmul,
                          int32_t device)
-    : model_(model), timer_(std::make_unique<Timer>()) {
+    : model_(model), timer_(std::make_unique<Timer>()), graphs_on_(graphs_from_environment()) {
   check_supported(model.config(), weights, matmul);
   select_device(device);
   INFERSCOPE_CUDA_CHECK(cudaStreamCreate(&stream_));
+  cublas_.emplace();
   weights_ = std::make_unique<DeviceWeights>(model.config(), weights);
 }
 
 CudaForward::~CudaForward() {
   timer_.reset();
+  graphs_.clear();
+  cublas_.reset();  // before the stream it was last bound to
   cudaStreamDestroy(stream_);
 }
 
@@ -106,7 +125,8 @@ CudaForwardMemory CudaForward::device_memory() const {
   m.weights = weights_->bytes();
   m.kv = mirror_ ? mirror_->bytes() : 0;
   for (const DeviceAllocation* a : {&x_, &xb_, &delta_, &q_, &k_, &v_, &att_, &gate_, &up_, &last_, &logits_,
-                                    &attention_scratch_, &tokens_, &positions_, &block_tables_, &store_rows_}) {
+                                    &attention_scratch_, &gemm_scratch_, &tokens_, &positions_, &block_tables_,
+                                    &store_rows_, &attention_headers_}) {
     m.scratch += a->bytes();
   }
   return m;
@@ -121,6 +141,7 @@ void CudaForward::bind(KvCache& kv) {
     mirror_ = std::make_shared<DeviceKvMirror>(kv);
     mirror_regions_ = kv.storage_regions();
     bound_ = &kv;
+    graphs_.clear();  // captured for another cache's storage and layout
   }
   kv.set_copy_listener(mirror_);  // again each step: a new cache may sit where an old one was
 }
@@ -131,7 +152,12 @@ void CudaForward::upload_step(std::span<const BatchSeq> batch, const KvCache& kv
   host_positions_.clear();
   host_tables_.clear();
   table_offset_.clear();
+  token_rows_.clear();
+  logit_rows_.clear();
   for (const BatchSeq& s : batch) {
+    const auto n = static_cast<int64_t>(s.tokens.size());
+    token_rows_.push_back(n);
+    logit_rows_.push_back(s.all_logits ? n : std::min<int64_t>(n, 1));
     host_tokens_.insert(host_tokens_.end(), s.tokens.begin(), s.tokens.end());
     for (size_t i = 0; i < s.tokens.size(); ++i) host_positions_.push_back(s.pos0 + static_cast<int32_t>(i));
     // one block table per sequence: every layer's view shares it (same blocks, other pools)
@@ -157,65 +183,127 @@ void CudaForward::upload_step(std::span<const BatchSeq> batch, const KvCache& kv
       }
     }
   }
-  upload(tokens_, host_tokens_, stream_);
-  upload(positions_, host_positions_, stream_);
+  // the kernels read these at their addresses, which a graph keeps: one that moves drops the graphs
+  for (const bool moved : {upload(tokens_, host_tokens_, stream_), upload(positions_, host_positions_, stream_),
+                           upload(store_rows_, host_store_rows_, stream_)}) {
+    if (moved) graphs_.clear();
+  }
+  // read only through the attention headers' copies of its address: it may move freely
   upload(block_tables_, host_tables_, stream_);
-  upload(store_rows_, host_store_rows_, stream_);
 }
 
-void CudaForward::gemv_rows(const gpu::DeviceMatrix& w, const float* x, int64_t n, float* y) {
+void CudaForward::reserve(DeviceAllocation& a, size_t bytes) {
+  if (a.reserve(bytes)) graphs_.clear();
+}
+
+void CudaForward::reserve_activations(int64_t n_tok, int64_t n_logits) {
+  const LlamaConfig& c = model_.config();
+  const auto floats = [&](DeviceAllocation& a, int64_t rows, int64_t width) {
+    reserve(a, static_cast<size_t>(std::max<int64_t>(rows * width, 1)) * sizeof(float));
+  };
+  for (DeviceAllocation* a : {&x_, &xb_, &delta_}) floats(*a, n_tok, c.dim);
+  for (DeviceAllocation* a : {&q_, &att_}) floats(*a, n_tok, c.q_dim());
+  for (DeviceAllocation* a : {&k_, &v_}) floats(*a, n_tok, c.kv_dim());
+  for (DeviceAllocation* a : {&gate_, &up_}) floats(*a, n_tok, c.ffn_dim);
+  floats(last_, n_logits, c.dim);
+  floats(logits_, n_logits, c.vocab_size);
+}
+
+void CudaForward::matmul(const gpu::DeviceMatrix& w, const float* x, std::span<const int64_t> rows, float* y) {
   const size_t span = timer_->begin(false, stream_);
-  for (int64_t r = 0; r < n; r += gpu::kGemvMaxTokens) {
-    gpu::gemv(w, x + r * w.cols, std::min(gpu::kGemvMaxTokens, n - r), y + r * w.rows, stream_);
+  int64_t r = 0;
+  for (size_t i = 0; i < rows.size();) {
+    // a run of sequences of one kind: prefill chunks (more than 8 rows each) or not
+    const bool prefill = rows[i] > gpu::kGemvMaxTokens;
+    int64_t n = 0;
+    for (; i < rows.size() && (rows[i] > gpu::kGemvMaxTokens) == prefill; ++i) n += rows[i];
+    if (prefill) {
+      // prefill steps are never captured, so the scratch may grow here
+      gemm_scratch_.reserve(gpu::gemm_scratch_bytes(w, n));
+      gpu::gemm(*cublas_, w, x + r * w.cols, n, y + r * w.rows, gemm_scratch_.get(), gemm_scratch_.bytes(), stream_);
+    } else {
+      // the GEMV is batch invariant, so how the run is cut into chunks of 8 does not matter
+      for (int64_t c = 0; c < n; c += gpu::kGemvMaxTokens) {
+        gpu::gemv(w, x + (r + c) * w.cols, std::min(gpu::kGemvMaxTokens, n - c), y + (r + c) * w.rows, stream_);
+      }
+    }
+    r += n;
   }
   timer_->end(span, stream_);
 }
 
-void CudaForward::attend(std::span<const BatchSeq> batch, const KvCache& kv, int32_t layer, bool naive) {
+void CudaForward::plan_attention(std::span<const BatchSeq> batch, const KvCache& kv, int32_t n_layers, bool naive) {
   const LlamaConfig& c = model_.config();
   const int64_t q_dim = c.q_dim();
-  prefill_.clear();
-  decode_.clear();
-  int64_t t = 0;
-  for (size_t si = 0; si < batch.size(); ++si) {
-    const BatchSeq& s = batch[si];
-    const auto n_q = static_cast<int32_t>(s.tokens.size());
-    const KvView view = kv.view(layer, s.seq);
-    const gpu::KvDeviceView device_view{mirror_->device(view.k_base), mirror_->device(view.v_base),
-                                        block_tables_.get<int32_t>() + table_offset_[si], view.length,
-                                        view.block_size, view.block_stride, view.head_stride};
-    const gpu::DeviceAttentionSeq seq{q_.get<float>() + t * q_dim, att_.get<float>() + t * q_dim, n_q, s.pos0,
-                                      device_view};
-    t += n_q;
-    if (n_q == 0) continue;
-    // the naive kernel takes every sequence; flash takes prefill chunks, the decode kernel the rest
-    (naive || n_q > gpu::kMaxDecodeQueries ? prefill_ : decode_).push_back(seq);
+  host_headers_.clear();
+  attention_calls_.clear();
+  attention_scratch_bytes_ = 0;
+  size_t data_bytes = 0;
+  for (int32_t layer = 0; layer < n_layers; ++layer) {
+    prefill_.clear();
+    decode_.clear();
+    int64_t t = 0;
+    for (size_t si = 0; si < batch.size(); ++si) {
+      const BatchSeq& s = batch[si];
+      const auto n_q = static_cast<int32_t>(s.tokens.size());
+      const KvView view = kv.view(layer, s.seq);
+      const gpu::KvDeviceView device_view{mirror_->device(view.k_base), mirror_->device(view.v_base),
+                                          block_tables_.get<int32_t>() + table_offset_[si], view.length,
+                                          view.block_size, view.block_stride, view.head_stride};
+      const gpu::DeviceAttentionSeq seq{q_.get<float>() + t * q_dim, att_.get<float>() + t * q_dim, n_q, s.pos0,
+                                        device_view};
+      t += n_q;
+      if (n_q == 0) continue;
+      // the naive kernel takes every sequence; flash takes prefill chunks, the decode kernel the rest
+      (naive || n_q > gpu::kMaxDecodeQueries ? prefill_ : decode_).push_back(seq);
+    }
+    const gpu::DeviceAttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim, c.layer_window(layer),
+                                          kv.geometry().dtype};
+    using gpu::AttentionSchedule;
+    const AttentionSchedule prefill_schedule = naive ? AttentionSchedule::Naive : AttentionSchedule::Flash;
+    for (const auto& [schedule, seqs] :
+         {std::pair{prefill_schedule, &prefill_}, std::pair{AttentionSchedule::Decode, &decode_}}) {
+      if (seqs->empty()) continue;
+      gpu::AttentionPlan plan = gpu::plan_attention(schedule, *seqs, shape);
+      const size_t at = (host_headers_.size() + kHeaderAlign - 1) / kHeaderAlign * kHeaderAlign;
+      host_headers_.resize(at + plan.header.size());
+      std::memcpy(host_headers_.data() + at, plan.header.data(), plan.header.size());
+      // the layer's calls run one after the other on the stream, so they share one data scratch
+      data_bytes = std::max(data_bytes, plan.data_bytes);
+      attention_scratch_bytes_ = std::max(attention_scratch_bytes_, plan.header.size() + plan.data_bytes);
+      attention_calls_.push_back(PlannedAttention{layer, shape, std::move(plan), at});
+    }
   }
-  const gpu::DeviceAttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim, c.layer_window(layer), kv.geometry().dtype};
-  const size_t prefill_bytes = naive ? gpu::naive_attention_scratch_bytes(prefill_, shape)
-                                     : gpu::flash_attention_scratch_bytes(prefill_, shape);
-  const size_t decode_bytes = gpu::decode_attention_scratch_bytes(decode_, shape);
-  const size_t bytes = std::max(prefill_bytes, decode_bytes);
-  attention_scratch_.reserve(std::max<size_t>(bytes, 1));
-  attention_scratch_bytes_ = std::max(attention_scratch_bytes_, bytes);
+  if (upload(attention_headers_, host_headers_, stream_)) graphs_.clear();
+  reserve(attention_scratch_, std::max<size_t>(data_bytes, 1));
+}
+
+void CudaForward::attend(int32_t layer) {
   const size_t span = timer_->begin(true, stream_);
-  if (!prefill_.empty()) {
-    (naive ? gpu::naive_attention : gpu::flash_attention)(prefill_, shape, attention_scratch_.get(),
-                                                          attention_scratch_.bytes(), stream_);
-  }
-  if (!decode_.empty()) {
-    gpu::decode_attention(decode_, shape, attention_scratch_.get(), attention_scratch_.bytes(), stream_);
+  for (const PlannedAttention& a : attention_calls_) {
+    if (a.layer != layer) continue;
+    gpu::launch_attention(a.plan, attention_headers_.get<uint8_t>() + a.header_at, attention_scratch_.get(), a.shape,
+                          stream_);
   }
   timer_->end(span, stream_);
+}
+
+CudaGraphs::Key CudaForward::graph_key(int32_t n_layers) const {
+  // the token count sets every kernel's grid but attention's; each attention call's grid and header
+  // layout follow from its work counts (its header's size and place from those too)
+  CudaGraphs::Key key{static_cast<int64_t>(host_tokens_.size()), n_layers};
+  for (const PlannedAttention& a : attention_calls_) {
+    key.insert(key.end(), {a.layer, static_cast<int64_t>(a.plan.schedule), a.plan.n_tasks, a.plan.n_merges,
+                           static_cast<int64_t>(a.header_at), static_cast<int64_t>(a.plan.tasks_at),
+                           static_cast<int64_t>(a.plan.merges_at)});
+  }
+  return key;
 }
 
 void CudaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& /*pool*/,
                       std::vector<float>& logits, int32_t layers) {
   const LlamaConfig& c = model_.config();
-  const DeviceWeights& w = *weights_;
-  const int64_t dim = c.dim, q_dim = c.q_dim(), kv_dim = c.kv_dim(), hd = c.head_dim;
   const BatchSize size = check_batch(batch, kv, c.vocab_size);
-  const int64_t n_tok = size.tokens, n_logits = size.logits_rows;
   if (layers < 0 || layers > c.n_layers) {
     throw std::invalid_argument("forward: cannot run " + std::to_string(layers) + " of " + std::to_string(c.n_layers) +
                                 " layers");
@@ -226,14 +314,35 @@ void CudaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& a
   // the cache's copies since the last step (copy-on-write, forks) first, then this step's tables
   mirror_->flush(stream_);
   upload_step(batch, kv, n_layers);
-  const auto floats = [n_tok](DeviceAllocation& a, int64_t width) {
-    a.reserve(static_cast<size_t>(std::max<int64_t>(n_tok * width, 1)) * sizeof(float));
-    return a.get<float>();
-  };
-  float *x = floats(x_, dim), *xb = floats(xb_, dim), *delta = floats(delta_, dim), *q = floats(q_, q_dim),
-        *k = floats(k_, kv_dim), *v = floats(v_, kv_dim), *gate = floats(gate_, c.ffn_dim), *up = floats(up_, c.ffn_dim);
-  floats(att_, q_dim);
-  attention_scratch_bytes_ = 0;
+  reserve_activations(size.tokens, size.logits_rows);
+  plan_attention(batch, kv, n_layers, naive);
+  logits.resize(static_cast<size_t>(size.logits_rows * c.vocab_size));
+
+  // a decode step (every sequence at one token, its attention the decode kernel's) runs as its shape's
+  // graph from the second time that shape is seen
+  const bool decode_step = !batch.empty() && std::all_of(batch.begin(), batch.end(), [](const BatchSeq& s) {
+    return s.tokens.size() == 1;
+  });
+  const DType kv_dtype = kv.geometry().dtype;
+  bool from_graph = false;
+  if (graphs_on_ && decode_step && !naive) {
+    timer_->enabled = false;  // a graph's launches are not timed one by one
+    from_graph = graphs_.launch(graph_key(n_layers), stream_, [&] { enqueue(batch, n_layers, kv_dtype); });
+  }
+  timer_->enabled = !from_graph;
+  if (!from_graph) enqueue(batch, n_layers, kv_dtype);
+  INFERSCOPE_CUDA_CHECK(cudaMemcpyAsync(logits.data(), logits_.get(), logits.size() * sizeof(float),
+                                        cudaMemcpyDeviceToHost, stream_));
+  INFERSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  timer_->sum(attention_seconds_, matmul_seconds_);
+}
+
+void CudaForward::enqueue(std::span<const BatchSeq> batch, int32_t n_layers, DType kv_dtype) {
+  const LlamaConfig& c = model_.config();
+  const DeviceWeights& w = *weights_;
+  const int64_t dim = c.dim, hd = c.head_dim, n_tok = static_cast<int64_t>(host_tokens_.size());
+  float *x = x_.get<float>(), *xb = xb_.get<float>(), *delta = delta_.get<float>(), *q = q_.get<float>(),
+        *k = k_.get<float>(), *v = v_.get<float>(), *gate = gate_.get<float>(), *up = up_.get<float>();
 
   gpu::embedding(w.token_embd, tokens_.get<int32_t>(), n_tok, x, stream_);
   const gpu::RopeShape rope{c.n_heads,        c.n_kv_heads,       hd,
@@ -245,9 +354,9 @@ void CudaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& a
   for (int32_t l = 0; l < n_layers; ++l) {
     const DeviceLayerWeights& lw = w.layers[static_cast<size_t>(l)];
     gpu::add_rmsnorm(x, residual_delta, lw.attn_norm, xb, n_tok, dim, c.rms_eps, stream_);
-    gemv_rows(lw.wq, xb, n_tok, q);
-    gemv_rows(lw.wk, xb, n_tok, k);
-    gemv_rows(lw.wv, xb, n_tok, v);
+    matmul(lw.wq, xb, token_rows_, q);
+    matmul(lw.wk, xb, token_rows_, k);
+    matmul(lw.wv, xb, token_rows_, v);
     // qwen3: every q and k head RMS-normalised on its own before RoPE
     if (lw.q_norm != nullptr) {
       gpu::add_rmsnorm(q, nullptr, lw.q_norm, q, n_tok * c.n_heads, hd, c.rms_eps, stream_);
@@ -255,24 +364,20 @@ void CudaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& a
     }
     gpu::rope_qk(q, k, positions_.get<int32_t>(), n_tok, rope, stream_);
     uint8_t* const* k_rows = store_rows + static_cast<size_t>(l) * 2 * n_tok;
-    gpu::kv_store(k, v, k_rows, k_rows + n_tok, n_tok, c.n_kv_heads, hd, store_head_stride_, kv.geometry().dtype,
-                  stream_);
-    attend(batch, kv, l, naive);
-    gemv_rows(lw.wo, att_.get<float>(), n_tok, delta);
+    gpu::kv_store(k, v, k_rows, k_rows + n_tok, n_tok, c.n_kv_heads, hd, store_head_stride_, kv_dtype, stream_);
+    attend(l);
+    matmul(lw.wo, att_.get<float>(), token_rows_, delta);
     gpu::add_rmsnorm(x, delta, lw.ffn_norm, xb, n_tok, dim, c.rms_eps, stream_);
-    gemv_rows(lw.w_gate, xb, n_tok, gate);
-    gemv_rows(lw.w_up, xb, n_tok, up);
+    matmul(lw.w_gate, xb, token_rows_, gate);
+    matmul(lw.w_up, xb, token_rows_, up);
     gpu::swiglu(gate, up, n_tok * c.ffn_dim, stream_);
-    gemv_rows(lw.w_down, gate, n_tok, delta);
+    matmul(lw.w_down, gate, token_rows_, delta);
     residual_delta = delta;
   }
   gpu::add_rmsnorm(x, residual_delta, w.output_norm, xb, n_tok, dim, c.rms_eps, stream_);
 
   // the rows that need logits, gathered, then the classifier
-  float* last = [&] {
-    last_.reserve(static_cast<size_t>(std::max<int64_t>(n_logits * dim, 1)) * sizeof(float));
-    return last_.get<float>();
-  }();
+  float* last = last_.get<float>();
   int64_t r = 0, t = 0;
   for (const BatchSeq& s : batch) {
     const auto n = static_cast<int64_t>(s.tokens.size());
@@ -283,13 +388,7 @@ void CudaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& a
     r += n - first;
     t += n;
   }
-  logits.resize(static_cast<size_t>(n_logits * c.vocab_size));
-  logits_.reserve(std::max<size_t>(logits.size() * sizeof(float), 1));
-  gemv_rows(w.output, last, n_logits, logits_.get<float>());
-  INFERSCOPE_CUDA_CHECK(cudaMemcpyAsync(logits.data(), logits_.get(), logits.size() * sizeof(float),
-                                        cudaMemcpyDeviceToHost, stream_));
-  INFERSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  timer_->sum(attention_seconds_, matmul_seconds_);
+  matmul(w.output, last, logit_rows_, logits_.get<float>());
 }
 
 }  // namespace inferscope

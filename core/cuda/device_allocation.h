@@ -23,14 +23,15 @@ class DeviceAllocation {
   DeviceAllocation& operator=(const DeviceAllocation&) = delete;
   ~DeviceAllocation() { cudaFree(data_); }
 
-  // At least `bytes` (contents lost when it grows; never shrinks).
-  void reserve(size_t bytes) {
-    if (bytes <= bytes_) return;
+  // At least `bytes` (contents lost when it grows; never shrinks). True when it grew, and so moved.
+  bool reserve(size_t bytes) {
+    if (bytes <= bytes_) return false;
     cudaFree(data_);
     data_ = nullptr;
     bytes_ = 0;
     INFERSCOPE_CUDA_CHECK(cudaMalloc(&data_, bytes));
     bytes_ = bytes;
+    return true;
   }
   template <typename T = void>
   T* get() const { return static_cast<T*>(data_); }

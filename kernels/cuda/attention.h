@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "kernels/cpu/dtype.h"
 
@@ -69,5 +70,26 @@ void flash_attention(std::span<const DeviceAttentionSeq> seqs, const DeviceAtten
 size_t decode_attention_scratch_bytes(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape);
 void decode_attention(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape, void* scratch,
                       size_t scratch_bytes, Stream stream);
+
+// The calls above in two halves, for a caller that places the parts itself (CudaForward uploads every
+// layer's plans before a step, so that the step's launches can be captured in a CUDA graph and
+// replayed): plan_attention plans on the host and throws as the calls do; launch_attention only
+// launches (no copy, no allocation), reading a device copy of plan.header at `header` (256-byte
+// aligned) and plan.data_bytes of scratch at `data`. Its launch parameters are the plan's counts and
+// those two addresses, nothing else of the plan: each call above is plan, header copy, launch.
+enum class AttentionSchedule { Naive, Flash, Decode };
+
+struct AttentionPlan {
+  AttentionSchedule schedule = AttentionSchedule::Flash;
+  std::vector<uint8_t> header;         // the sequences, then the work items, then the merges
+  size_t tasks_at = 0, merges_at = 0;  // where in the header
+  size_t data_bytes = 0;               // naive scores or decode split states
+  int32_t n_tasks = 0, n_merges = 0;
+};
+
+AttentionPlan plan_attention(AttentionSchedule schedule, std::span<const DeviceAttentionSeq> seqs,
+                             const DeviceAttentionShape& shape);
+void launch_attention(const AttentionPlan& plan, const void* header, void* data, const DeviceAttentionShape& shape,
+                      Stream stream);
 
 }  // namespace inferscope::gpu

@@ -1,5 +1,6 @@
 // Internal to kernels/cuda: device helpers the attention kernels share: reading one cached K/V
-// element through the block table, a query row's place, the dtype dispatch, and the plan's sections.
+// element through the block table, a query row's place, the dtype dispatch, the plan's sections and
+// the schedules' launchers.
 #pragma once
 #include <cuda_fp16.h>
 
@@ -25,7 +26,7 @@ __device__ inline size_t qo_offset(const DeviceAttentionShape& shape, int32_t to
   return (static_cast<size_t>(token) * shape.n_heads + head) * shape.head_dim;
 }
 
-// The plan's sections inside the device scratch.
+// The plan's sections in device memory: the header's at `header`, the data at `data`.
 struct DeviceSections {
   const DeviceAttentionSeq* seqs;
   const void* tasks;
@@ -33,19 +34,19 @@ struct DeviceSections {
   float* data;
 };
 
-// Checks the scratch is large enough and copies the plan's header into it.
-inline DeviceSections upload_plan(const LaunchPlan& plan, void* scratch, size_t scratch_bytes, Stream stream) {
-  if (scratch_bytes < plan.total_bytes) {
-    throw std::invalid_argument("CUDA attention: scratch of " + std::to_string(scratch_bytes) + " bytes, " +
-                                std::to_string(plan.total_bytes) + " needed");
-  }
-  auto* base = static_cast<uint8_t*>(scratch);
-  INFERSCOPE_CUDA_CHECK(cudaMemcpyAsync(base, plan.header.data(), plan.header.size(), cudaMemcpyHostToDevice,
-                                        static_cast<cudaStream_t>(stream)));
+inline DeviceSections sections(const AttentionPlan& plan, const void* header, void* data) {
+  const auto* base = static_cast<const uint8_t*>(header);
   return DeviceSections{reinterpret_cast<const DeviceAttentionSeq*>(base), base + plan.tasks_at,
-                        reinterpret_cast<const MergeTask*>(base + plan.merges_at),
-                        reinterpret_cast<float*>(base + plan.data_at)};
+                        reinterpret_cast<const MergeTask*>(base + plan.merges_at), static_cast<float*>(data)};
 }
+
+// Each schedule's launches (attention_naive.cu, attention_flash.cu): kernels only.
+void launch_naive(const AttentionPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape,
+                  Stream stream);
+void launch_flash(const AttentionPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape,
+                  Stream stream);
+void launch_decode(const AttentionPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape,
+                   Stream stream);
 
 // Calls launch.template operator()<KvT>() with KvT the C++ type of the shape's KV dtype.
 template <typename Launch>

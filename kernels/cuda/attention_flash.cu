@@ -142,7 +142,8 @@ __global__ void merge_splits_kernel(const DeviceAttentionSeq* seqs, const MergeT
 }
 
 template <int D, typename KvT>
-void launch_tiles(const LaunchPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape, cudaStream_t stream) {
+void launch_tiles(const AttentionPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape,
+                  cudaStream_t stream) {
   constexpr size_t bytes = tile_shared_bytes<D>();
   // above 48 KiB a kernel's dynamic shared memory must be opted into
   INFERSCOPE_CUDA_CHECK(cudaFuncSetAttribute(flash_tile_kernel<D, KvT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -152,8 +153,11 @@ void launch_tiles(const LaunchPlan& plan, const DeviceSections& at, const Device
   INFERSCOPE_CUDA_CHECK_LAUNCH("flash_tile_kernel");
 }
 
+}  // namespace
+
 // The tile kernel instantiated for the shape's head_dim and KV dtype (attention_plan checked both).
-void run_tiles(const LaunchPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape, Stream stream) {
+void launch_flash(const AttentionPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape,
+                  Stream stream) {
   if (plan.n_tasks == 0) return;
   const auto cu_stream = static_cast<cudaStream_t>(stream);
   with_kv_type(shape.kv_dtype, [&]<typename KvT>() {
@@ -166,27 +170,9 @@ void run_tiles(const LaunchPlan& plan, const DeviceSections& at, const DeviceAtt
   });
 }
 
-}  // namespace
-
-size_t flash_attention_scratch_bytes(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape) {
-  return plan_flash(seqs, shape).total_bytes;
-}
-
-void flash_attention(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape, void* scratch,
-                     size_t scratch_bytes, Stream stream) {
-  const LaunchPlan plan = plan_flash(seqs, shape);
-  run_tiles(plan, upload_plan(plan, scratch, scratch_bytes, stream), shape, stream);
-}
-
-size_t decode_attention_scratch_bytes(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape) {
-  return plan_decode(seqs, shape).total_bytes;
-}
-
-void decode_attention(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape, void* scratch,
-                      size_t scratch_bytes, Stream stream) {
-  const LaunchPlan plan = plan_decode(seqs, shape);
-  const DeviceSections at = upload_plan(plan, scratch, scratch_bytes, stream);
-  run_tiles(plan, at, shape, stream);
+void launch_decode(const AttentionPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape,
+                   Stream stream) {
+  launch_flash(plan, at, shape, stream);
   if (plan.n_merges == 0) return;
   merge_splits_kernel<<<plan.n_merges, 256, 0, static_cast<cudaStream_t>(stream)>>>(at.seqs, at.merges, at.data, shape);
   INFERSCOPE_CUDA_CHECK_LAUNCH("merge_splits_kernel");

@@ -69,14 +69,8 @@ __global__ void naive_attention_kernel(const DeviceAttentionSeq* seqs, const Nai
 
 }  // namespace
 
-size_t naive_attention_scratch_bytes(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape) {
-  return plan_naive(seqs, shape).total_bytes;
-}
-
-void naive_attention(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape, void* scratch,
-                     size_t scratch_bytes, Stream stream) {
-  const LaunchPlan plan = plan_naive(seqs, shape);
-  const DeviceSections at = upload_plan(plan, scratch, scratch_bytes, stream);
+void launch_naive(const AttentionPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape,
+                  Stream stream) {
   if (plan.n_tasks == 0) return;
   with_kv_type(shape.kv_dtype, [&]<typename KvT>() {
     const dim3 grid(plan.n_tasks, shape.n_heads);

@@ -45,16 +45,17 @@ size_t append(std::vector<uint8_t>& header, std::span<const T> items) {
   return at;
 }
 
-LaunchPlan assemble(std::span<const DeviceAttentionSeq> seqs, std::span<const NaiveTask> naive,
-                    std::span<const TileTask> tiles, std::span<const MergeTask> merges, int64_t data_floats) {
-  LaunchPlan plan;
+AttentionPlan assemble(AttentionSchedule schedule, std::span<const DeviceAttentionSeq> seqs,
+                       std::span<const NaiveTask> naive, std::span<const TileTask> tiles,
+                       std::span<const MergeTask> merges, int64_t data_floats) {
+  AttentionPlan plan;
+  plan.schedule = schedule;
   append(plan.header, seqs);
   plan.tasks_at = naive.empty() ? append(plan.header, tiles) : append(plan.header, naive);
   plan.n_tasks = static_cast<int32_t>(naive.empty() ? tiles.size() : naive.size());
   plan.merges_at = append(plan.header, merges);
   plan.n_merges = static_cast<int32_t>(merges.size());
-  plan.data_at = align_up(plan.header.size());
-  plan.total_bytes = plan.data_at + static_cast<size_t>(data_floats) * sizeof(float);
+  plan.data_bytes = static_cast<size_t>(data_floats) * sizeof(float);
   return plan;
 }
 
@@ -81,7 +82,10 @@ void for_each_row_tile(std::span<const DeviceAttentionSeq> seqs, const DeviceAtt
 
 }  // namespace
 
-LaunchPlan plan_naive(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape) {
+size_t data_offset(const AttentionPlan& plan) { return align_up(plan.header.size()); }
+size_t scratch_bytes(const AttentionPlan& plan) { return data_offset(plan) + plan.data_bytes; }
+
+AttentionPlan plan_naive(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape) {
   check_shape(shape);
   std::vector<NaiveTask> tasks;
   int64_t floats = 0;
@@ -95,16 +99,16 @@ LaunchPlan plan_naive(std::span<const DeviceAttentionSeq> seqs, const DeviceAtte
       floats += int64_t{shape.n_heads} * span;
     }
   }
-  return assemble(seqs, tasks, {}, {}, floats);
+  return assemble(AttentionSchedule::Naive, seqs, tasks, {}, {}, floats);
 }
 
-LaunchPlan plan_flash(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape) {
+AttentionPlan plan_flash(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape) {
   std::vector<TileTask> tiles;
   for_each_row_tile(seqs, shape, [&](const TileTask& tile) { tiles.push_back(tile); });
-  return assemble(seqs, {}, tiles, {}, 0);
+  return assemble(AttentionSchedule::Flash, seqs, {}, tiles, {}, 0);
 }
 
-LaunchPlan plan_decode(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape) {
+AttentionPlan plan_decode(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape) {
   for (size_t si = 0; si < seqs.size(); ++si) {
     if (seqs[si].n_q < 1 || seqs[si].n_q > kMaxDecodeQueries) {
       throw std::invalid_argument("CUDA decode attention: sequence " + std::to_string(si) + " has " +
@@ -128,7 +132,7 @@ LaunchPlan plan_decode(std::span<const DeviceAttentionSeq> seqs, const DeviceAtt
       floats += partial_floats(tile.n_rows, shape.head_dim);
     }
   });
-  return assemble(seqs, {}, tiles, merges, floats);
+  return assemble(AttentionSchedule::Decode, seqs, {}, tiles, merges, floats);
 }
 
 }  // namespace inferscope::gpu

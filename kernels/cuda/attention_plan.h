@@ -1,6 +1,7 @@
 // Internal to kernels/cuda: the work lists of the attention kernels, planned on the host from each
-// sequence's own n_q, pos0 and the shape (never from the rest of the batch), and the scratch layout
-// that carries them to the device: [sequences][work items][merges][scores or partial states].
+// sequence's own n_q, pos0 and the shape (never from the rest of the batch), and the layout that
+// carries them to the device: a header [sequences][work items][merges], and the data (scores or
+// partial states) after it in one scratch buffer or wherever the caller of launch_attention puts it.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -43,16 +44,14 @@ struct MergeTask {
 // Floats of one split's partial states for n_rows rows: m of each row, l of each row, then the O rows.
 INFERSCOPE_HD inline int64_t partial_floats(int32_t n_rows, int32_t head_dim) { return static_cast<int64_t>(n_rows) * (2 + head_dim); }
 
-struct LaunchPlan {
-  std::vector<uint8_t> header;  // sequences, work items, merges: copied to the start of the scratch
-  size_t tasks_at = 0, merges_at = 0, data_at = 0, total_bytes = 0;
-  int32_t n_tasks = 0, n_merges = 0;
-};
+// In one scratch buffer (the calls that take one): the header at its start, the data from data_offset.
+size_t data_offset(const AttentionPlan& plan);
+size_t scratch_bytes(const AttentionPlan& plan);
 
 // Each throws std::invalid_argument naming what it cannot run (shape, dtype, query count, a context
 // longer than the cache).
-LaunchPlan plan_naive(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape);
-LaunchPlan plan_flash(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape);
-LaunchPlan plan_decode(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape);
+AttentionPlan plan_naive(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape);
+AttentionPlan plan_flash(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape);
+AttentionPlan plan_decode(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape);
 
 }  // namespace inferscope::gpu

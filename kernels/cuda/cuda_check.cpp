@@ -8,6 +8,12 @@ void cuda_check(cudaError_t status, const char* call, const char* file, int line
                               cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
 }
 
+void cublas_check(cublasStatus_t status, const char* call, const char* file, int line) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  throw CublasError(status, std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
+                                cublasGetStatusString(status));
+}
+
 const std::string& device_unavailable_reason() {
   static const std::string reason = [] {
     int count = 0;

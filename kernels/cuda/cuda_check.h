@@ -1,6 +1,7 @@
-// Every CUDA runtime call and kernel launch goes through a check that throws CudaError naming the call
-// and CUDA's message.
+// Every CUDA runtime call, kernel launch and cuBLAS call goes through a check that throws (CudaError,
+// CublasError) naming the call and the library's message.
 #pragma once
+#include <cublas_api.h>
 #include <cuda_runtime_api.h>
 
 #include <stdexcept>
@@ -8,17 +9,26 @@
 
 namespace inferscope::gpu {
 
-class CudaError : public std::runtime_error {
+// A failed call of a CUDA library: the library's status code, and a message naming the call.
+template <typename Status>
+class LibraryError : public std::runtime_error {
  public:
-  CudaError(cudaError_t code, const std::string& what) : std::runtime_error(what), code_(code) {}
-  cudaError_t code() const { return code_; }
+  LibraryError(Status code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  Status code() const { return code_; }
 
  private:
-  cudaError_t code_;
+  Status code_;
 };
+
+using CudaError = LibraryError<cudaError_t>;
+using CublasError = LibraryError<cublasStatus_t>;
 
 // Throws CudaError("CALL failed at FILE:LINE: NAME (message)") unless status is cudaSuccess.
 void cuda_check(cudaError_t status, const char* call, const char* file, int line);
+
+// Throws CublasError("CALL failed at FILE:LINE: cublasGetStatusString's text") unless status is
+// CUBLAS_STATUS_SUCCESS.
+void cublas_check(cublasStatus_t status, const char* call, const char* file, int line);
 
 // Why no CUDA device can run a kernel here ("no CUDA device: cudaGetDeviceCount failed with ..." or
 // "... found none"), or "" when one can. Asked of the runtime once per process.
@@ -30,3 +40,5 @@ const std::string& device_unavailable_reason();
 #define INFERSCOPE_CUDA_CHECK(call) ::inferscope::gpu::cuda_check((call), #call, __FILE__, __LINE__)
 // After a kernel<<<...>>> launch: the launch error (bad configuration, no device), named by `what`.
 #define INFERSCOPE_CUDA_CHECK_LAUNCH(what) ::inferscope::gpu::cuda_check(cudaGetLastError(), what, __FILE__, __LINE__)
+// INFERSCOPE_CUBLAS_CHECK(cublasCreate(&handle)): the cuBLAS call, checked.
+#define INFERSCOPE_CUBLAS_CHECK(call) ::inferscope::gpu::cublas_check((call), #call, __FILE__, __LINE__)

@@ -63,6 +63,10 @@ constexpr int64_t kGemvMaxTokens = 8;
 // product in a fixed order that does not depend on n_tok (batch invariant, bit for bit).
 void gemv(const DeviceMatrix& w, const float* x, int64_t n_tok, float* y, cudaStream_t stream);
 
+// out (w.rows x w.cols IEEE halves, row-major, no padding) = every weight decoded as the GEMV decodes
+// it (weight_formats.cuh), rounded to the nearest half: the cuBLAS GEMM's weights (gemm.h).
+void dequantize_f16(const DeviceMatrix& w, uint16_t* out, cudaStream_t stream);
+
 // Stores n_tok tokens' K and V (k, v: n_tok x n_kv_heads x head_dim floats) into a KV cache's device
 // pools: token t's row of KV head h goes to k_rows[t] + h * head_stride (V: v_rows[t] + ...), in dtype
 // F16 or F32 (anything else throws std::invalid_argument). k_rows and v_rows are device arrays.

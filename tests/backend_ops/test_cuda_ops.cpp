@@ -21,6 +21,7 @@
 #include "kernels/cpu/ops_kernels.h"
 #include "kernels/cpu/quantize.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/gemm.h"
 #include "tests/support/cuda_device.h"
 #include "tests/support/quant_error.h"
 
@@ -135,6 +136,64 @@ TEST(CudaOps, GemvIsBatchInvariant) {
     expect_bitwise(three_dev.download(), std::vector<float>(batch.begin() + 2 * kRows, batch.begin() + 5 * kRows),
                    describe(type, kRows, cols, 3) + " from token 2");
   }
+}
+
+// Every weight decoded as the CPU dequantizes it, then rounded to the nearest half as the CPU rounds.
+TEST(CudaOps, DequantizeF16EqualsCpuDequantizedRowsRounded) {
+  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  for (DType type : kWeightTypes) {
+    for (int64_t cols : cols_for(type)) {
+      const HostMatrix w = random_matrix(type, 5, cols, 400);
+      const DeviceBuffer<uint8_t> w_dev(w.bytes);
+      std::vector<uint16_t> want(static_cast<size_t>(w.rows * cols));
+      std::vector<float> row(static_cast<size_t>(cols));
+      for (int64_t r = 0; r < w.rows; ++r) {
+        dequantize_row(type, w.bytes.data() + r * w.stride, row.data(), cols);
+        for (int64_t c = 0; c < cols; ++c) want[r * cols + c] = f32_to_fp16(row[c]);
+      }
+      DeviceBuffer<uint16_t> out_dev(want.size());
+      gpu::dequantize_f16(w.on(w_dev), out_dev.get(), nullptr);
+      EXPECT_EQ(out_dev.download(), want) << describe(type, w.rows, cols, 0);
+    }
+  }
+}
+
+// The prefill GEMM (f16 inputs, f32 accumulation) against the double reference, for 9..512 tokens.
+TEST(CudaOps, GemmMatchesCpuReference) {
+  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  struct Shape {
+    int64_t n_tok, rows, cols;
+  };
+  const gpu::CublasHandle handle;
+  for (DType type : kWeightTypes) {
+    const bool any_width = dtype_info(type).block_size == 1;
+    for (const Shape& shape : {Shape{9, 33, 64}, Shape{100, 257, any_width ? 1001 : 1024}, Shape{512, 96, 2048},
+                               Shape{17, 1000, 576}}) {
+      const HostMatrix w = random_matrix(type, shape.rows, shape.cols, 500);
+      const DeviceBuffer<uint8_t> w_dev(w.bytes);
+      const std::vector<float> x = test::gaussian_row(shape.n_tok * shape.cols, 11);
+      const DeviceBuffer<float> x_dev(x);
+      std::vector<float> want(static_cast<size_t>(shape.n_tok * shape.rows));
+      matmul_reference(w.ref(), x.data(), shape.n_tok, want.data());
+      // poisoned: every output must be written
+      DeviceBuffer<float> y_dev(std::vector<float>(want.size(), std::numeric_limits<float>::quiet_NaN()));
+      const size_t bytes = gpu::gemm_scratch_bytes(w.on(w_dev), shape.n_tok);
+      DeviceBuffer<uint8_t> scratch(bytes);
+      gpu::gemm(handle, w.on(w_dev), x_dev.get(), shape.n_tok, y_dev.get(), scratch.get(), bytes, nullptr);
+      const std::vector<float> got = y_dev.download();
+      const std::string what = describe(type, shape.rows, shape.cols, shape.n_tok);
+      ASSERT_TRUE(std::none_of(got.begin(), got.end(), [](float v) { return std::isnan(v); })) << what;
+      // the weights and activations rounded to f16 (2^-11 relative), the sums in f32
+      EXPECT_LE(nmse(got, want), 5e-4) << what;
+    }
+  }
+  // refused before anything runs: a type CUDA does not read, no tokens, too small a scratch
+  const gpu::DeviceMatrix q6{DType::Q6_K, nullptr, 4, 256, row_bytes(DType::Q6_K, 256)};
+  EXPECT_THROW(gpu::gemm(handle, q6, nullptr, 9, nullptr, nullptr, size_t{1} << 20, nullptr), std::invalid_argument);
+  const gpu::DeviceMatrix q4{DType::Q4_0, nullptr, 4, 32, row_bytes(DType::Q4_0, 32)};
+  EXPECT_THROW(gpu::gemm(handle, q4, nullptr, 0, nullptr, nullptr, size_t{1} << 20, nullptr), std::invalid_argument);
+  EXPECT_THROW(gpu::gemm(handle, q4, nullptr, 9, nullptr, nullptr, gpu::gemm_scratch_bytes(q4, 9) - 1, nullptr),
+               std::invalid_argument);
 }
 
 TEST(CudaOps, EmbeddingRowsEqualCpuDequantizedRows) {
@@ -281,6 +340,17 @@ TEST(CudaOps, CudaErrorNamesTheCallAndCudasMessage) {
     EXPECT_EQ(e.code(), cudaErrorInvalidValue);
     EXPECT_NE(std::string(e.what()).find("cudaErrorInvalidValue failed at"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("(invalid argument)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaOps, CublasErrorNamesTheCallAndCublasMessage) {
+  try {
+    INFERSCOPE_CUBLAS_CHECK(CUBLAS_STATUS_INVALID_VALUE);
+    FAIL() << "no CublasError";
+  } catch (const gpu::CublasError& e) {
+    EXPECT_EQ(e.code(), CUBLAS_STATUS_INVALID_VALUE);
+    EXPECT_NE(std::string(e.what()).find("CUBLAS_STATUS_INVALID_VALUE failed at"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(cublasGetStatusString(CUBLAS_STATUS_INVALID_VALUE)), std::string::npos) << e.what();
   }
 }
 
