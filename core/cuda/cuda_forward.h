@@ -28,13 +28,6 @@ namespace inferscope {
 
 class LlamaModel;
 
-// Device memory the forward pass holds, in bytes.
-struct CudaForwardMemory {
-  size_t weights = 0;
-  size_t kv = 0;       // the mirror of the engine's KV cache
-  size_t scratch = 0;  // activations, attention scratch, per-step tables
-};
-
 class CudaForward final : public ForwardPass {
  public:
   // Selects CUDA device `device` and uploads `weights` (the model's shapes; they may go once built).
@@ -47,8 +40,8 @@ class CudaForward final : public ForwardPass {
            std::vector<float>& logits, int32_t layers = 0) override;
   size_t last_attention_scratch_bytes() const override { return attention_scratch_bytes_; }
   double last_attention_seconds() const override { return attention_seconds_; }
-  double last_matmul_seconds() const { return matmul_seconds_; }  // every GEMV of the last run()
-  CudaForwardMemory device_memory() const;
+  double last_matmul_seconds() const override { return matmul_seconds_; }  // every GEMV of the last run()
+  std::optional<DeviceMemory> device_memory() const override;
 
  private:
   struct Timer;  // CUDA event pairs around attention and matmuls
