@@ -120,8 +120,8 @@ CudaForward::~CudaForward() {
   cudaStreamDestroy(stream_);
 }
 
-CudaForwardMemory CudaForward::device_memory() const {
-  CudaForwardMemory m;
+std::optional<DeviceMemory> CudaForward::device_memory() const {
+  DeviceMemory m;
   m.weights = weights_->bytes();
   m.kv = mirror_ ? mirror_->bytes() : 0;
   for (const DeviceAllocation* a : {&x_, &xb_, &delta_, &q_, &k_, &v_, &att_, &gate_, &up_, &last_, &logits_,

@@ -48,13 +48,6 @@ namespace inferscope {
 
 class LlamaModel;
 
-// Device memory the forward pass holds, in bytes.
-struct CudaForwardMemory {
-  size_t weights = 0;
-  size_t kv = 0;       // the mirror of the engine's KV cache
-  size_t scratch = 0;  // activations, attention scratch, per-step tables
-};
-
 class CudaForward final : public ForwardPass {
  public:
   // Selects CUDA device `device` and uploads `weights` (the model's shapes; they may go once built).
@@ -67,8 +60,8 @@ class CudaForward final : public ForwardPass {
            std::vector<float>& logits, int32_t layers = 0) override;
   size_t last_attention_scratch_bytes() const override { return attention_scratch_bytes_; }
   double last_attention_seconds() const override { return attention_seconds_; }
-  double last_matmul_seconds() const { return matmul_seconds_; }  // every GEMV and GEMM of the last run()
-  CudaForwardMemory device_memory() const;
+  double last_matmul_seconds() const override { return matmul_seconds_; }  // every GEMV and GEMM of the last run()
+  std::optional<DeviceMemory> device_memory() const override;
   // Decode steps from CUDA graphs (on unless INFERSCOPE_CUDA_GRAPHS=0 was set at construction).
   void set_cuda_graphs(bool on) { graphs_on_ = on; }
   size_t graph_captures() const { return graphs_.captures(); }

@@ -78,6 +78,10 @@ EngineConfig apply_config_overrides(EngineConfig c, const nlohmann::json& o, con
       c.scheduler.max_batch_tokens = json_field<int32_t>(o, "max_batch_tokens", w);
     } else if (key == "fuse") {
       c.matmul.fuse = json_field<bool>(o, "fuse", w);
+    } else if (key == "device") {
+      const auto device = compute_device_from_name(json_field<std::string>(o, "device", w));
+      if (!device) throw std::runtime_error(w + ": 'device' must be \"cpu\", \"cuda\" or \"cuda:N\", not " + value.dump());
+      c.device = *device;
     } else if (key == "threads") {
       c.threads = json_field<int32_t>(o, "threads", w);
     } else if (!apply_spec_override(c.spec, key, o, w, resolve)) {
@@ -101,6 +105,7 @@ nlohmann::json config_overrides_of(const EngineConfig& c) {
           {"max_batch_tokens", c.scheduler.max_batch_tokens},
           {"fuse", c.matmul.fuse},
           {"threads", c.threads},
+          {"device", compute_device_name(c.device)},
           {"spec", spec_mode_name(c.spec.mode)},
           {"spec_k", c.spec.k},
           {"ngram_min", c.spec.ngram_min},

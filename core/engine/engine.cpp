@@ -97,7 +97,13 @@ void Engine::run() {
       ++snapshot_generation_;
       snapshot_ready_.notify_all();
     }
+    const ComputeDevice device = core_.config().device;
     core_.step();
+    // A failed device sent the core to the CPU: config() says so from now on.
+    if (core_.config().device != device) {
+      std::lock_guard lock(mu_);
+      requested_config_.device = core_.config().device;
+    }
   }
   // Shutting down: whatever is left ends as aborted, requests never started included.
   std::vector<std::pair<RequestId, EngineRequest>> unstarted;

@@ -50,6 +50,7 @@ std::string describe_change(const EngineConfig& a, const EngineConfig& b) {
   }
   if (a.scheduler.max_running != b.scheduler.max_running) add("max_running " + std::to_string(b.scheduler.max_running));
   if (a.spec != b.spec) add(describe_spec(b.spec));
+  if (a.device != b.device) add("device " + compute_device_name(b.device));
   return s.empty() ? "no change" : s;
 }
 

@@ -1,5 +1,5 @@
-// What an Engine runs with. KV, attention, scheduler and quantization settings can change while it
-// runs (between steps); threads and matmul precision are fixed when it is built.
+// What an Engine runs with. KV, attention, scheduler, quantization and device settings can change
+// while it runs (between steps); threads and matmul precision are fixed when it is built.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -31,10 +31,13 @@ struct EngineConfig {
   // Speculative decoding: who drafts and how many tokens per step (scheduler.spec_tokens follows k).
   // A draft with a KV cache of its own takes its share of kv.budget_bytes.
   SpecConfig spec;
+  // Where the forward pass runs: the CPU (default) or a CUDA device. A change builds the forward pass
+  // there (refused, with the reason, where it cannot run) and a new KV cache, as a quantization
+  // level does; a device that fails mid-step sends the engine to the CPU.
+  ComputeDevice device;
   // Fixed at construction:
   int32_t threads = 0;         // 0 = every hardware thread
   MatmulOptions matmul;
-  ComputeDevice device;        // where the forward pass runs: the CPU (default) or a CUDA device
 };
 
 // The config with its defaults filled in for `model` (context length, max_seq_len, budget).

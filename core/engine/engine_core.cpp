@@ -8,6 +8,7 @@
 #include "core/common/text_format.h"
 #include "core/engine/failure_of.h"
 #include "core/engine/prompt.h"
+#include "core/model/device_failure.h"
 #include "core/model/llama_model.h"
 #include "core/sched/model_executor.h"
 #include "core/spec/proposer_factory.h"
@@ -27,14 +28,28 @@ std::unique_ptr<ConvertedWeights> convert_now(const LlamaModel& model, const Eng
   return ConvertedWeights::convert(model, c.quant, pool, ConversionControl{progress});
 }
 
+// A dry run runs no forward pass, so it has no device to run one on.
+void check_dry_run_device(const EngineCoreOptions& options, const ComputeDevice& device) {
+  if (options.dry_run && device.cuda) {
+    throw std::invalid_argument("--device " + compute_device_name(device) +
+                                ": a dry run models its steps and runs no forward pass on any device");
+  }
+}
+
+// An early-exit draft runs the target's first layers on the CPU over the target's cache, whose K/V
+// live on the GPU when the target runs there.
+void check_spec_device(const SpecConfig& spec, const ComputeDevice& device) {
+  if (device.cuda && spec.mode == SpecMode::EarlyExit) {
+    throw std::invalid_argument("--spec early-exit is not supported with --device " + compute_device_name(device) +
+                                " (the draft would read K/V that live on the GPU)");
+  }
+}
+
 std::unique_ptr<StepExecutor> build_executor(const LlamaModel& model, KvCache& kv, const EngineConfig& c,
                                              const EngineCoreOptions& options, const ConvertedWeights& weights,
                                              const LogitsFn& on_logits) {
+  check_dry_run_device(options, c.device);
   if (options.dry_run) {
-    if (c.device.cuda) {
-      throw std::invalid_argument("--device " + compute_device_name(c.device) +
-                                  ": a dry run models its steps and runs no forward pass on any device");
-    }
     // a roofline device prices each step by what it reads and computes at the weights' level
     const StepCostModel cost(model.config(), weights.weights(), kv.geometry().bytes_per_token());
     const StepDemandFn demand = [cost](const StepPlan& plan) {
@@ -50,6 +65,7 @@ std::unique_ptr<StepExecutor> build_executor(const LlamaModel& model, KvCache& k
   o.attention = c.attention;
   o.weights = &weights.weights();
   o.on_logits = on_logits;
+  o.forward_maker = options.forward_maker;
   return std::make_unique<ModelExecutor>(model, kv, o);
 }
 
@@ -85,6 +101,7 @@ EngineCore::EngineCore(const LlamaModel& model, EngineConfig config, EngineCallb
   use_proposer(std::move(spec.proposer));
   scheduler_ = std::make_unique<Scheduler>(*kv_, limit_, config_.scheduler);
   publish_weights();
+  publish_device("");
 }
 
 EngineCore::SpecSetup EngineCore::build_spec(EngineConfig& c, bool default_budget,
@@ -93,12 +110,7 @@ EngineCore::SpecSetup EngineCore::build_spec(EngineConfig& c, bool default_budge
     throw std::invalid_argument("speculative decoding needs the model's forward pass, which a dry run does not run");
   }
   validate_spec(c.spec, model_.config().n_layers);
-  // an early-exit draft runs the target's first layers on the CPU over the target's cache, whose K/V
-  // live on the GPU when the target runs there
-  if (c.device.cuda && c.spec.mode == SpecMode::EarlyExit) {
-    throw std::invalid_argument("--spec early-exit is not supported with --device " + compute_device_name(c.device) +
-                                " (the draft would read K/V that live on the GPU)");
-  }
+  check_spec_device(c.spec, c.device);
   SpecSetup setup{nullptr, c.kv};
   DraftModel draft = load_draft_model(c.spec, model_, target_weights, c.kv_dtype, c.threads);
   KvConfig draft_kv = c.kv;
@@ -127,7 +139,8 @@ struct EngineCore::PreparedConfig {
   std::string change;   // what changed, from describe_change
   bool new_settings_cache = false;  // the KV settings changed
   std::optional<SpecSetup> spec;    // a new proposer (spec or KV settings changed)
-  std::unique_ptr<KvCache> kv;      // a new cache, for new settings or new weights (or both)
+  std::unique_ptr<KvCache> kv;      // a new cache, for new settings, weights or device
+  std::unique_ptr<ForwardPass> forward;  // built on a new device (its cache is kv)
   KvConfig target_kv;               // what kv is built with
   RequestLimit limit;               // with kv
   bool cancel_conversion = false;   // a conversion in flight is to another level
@@ -152,7 +165,6 @@ EngineCore::PreparedConfig EngineCore::prepare_config(const EngineConfig& reques
   EngineConfig next = requested;
   next.threads = config_.threads;  // fixed at construction
   next.matmul = config_.matmul;
-  next.device = config_.device;
   p.config = resolve_config(next, model_);
   p.change = describe_change(config_, p.config);
   make_attention(p.config.attention);  // validates the name
@@ -178,8 +190,17 @@ EngineCore::PreparedConfig EngineCore::prepare_config(const EngineConfig& reques
     p.spec = build_spec(p.config, requested.kv.budget_bytes == 0, weights_->weights());
     p.target_kv = p.spec->target_kv;
   }
-  // New weights make the cached K/V stale as well: one new cache serves both.
-  if (p.new_settings_cache || p.weights) {
+  // Another device: its forward pass built now, over the weights it will run, so a device that cannot
+  // run them refuses the whole config with the factory's reason.
+  if (p.config.device != config_.device) {
+    check_dry_run_device(options_, p.config.device);
+    check_spec_device(p.config.spec, p.config.device);
+    p.forward = options_.forward_maker(model_, p.weights ? p.weights->weights() : weights_->weights(),
+                                       config_.matmul, p.config.device);
+  }
+  // New weights or a new device make the cached K/V stale as well (a device keeps K/V where it
+  // computes them): one new cache serves all.
+  if (p.new_settings_cache || p.weights || p.forward) {
     p.kv = build_cache(model_, p.config, p.target_kv);
     p.limit = request_limit(*p.kv, p.config.kv, p.config.context_length);
   }
@@ -199,8 +220,17 @@ std::string EngineCore::commit_config(PreparedConfig p) {
             " running requests preempted (recomputed on the new cache)";
     if (!swap.refused.empty()) note += ", " + std::to_string(swap.refused.size()) + " no longer fit and failed";
   }
+  const bool new_device = p.forward != nullptr;
+  if (new_device) {
+    executor_->set_forward(std::move(p.forward), p.config.device);
+    if (!p.new_settings_cache) {
+      note += ": new KV cache; " + std::to_string(swap.preempted) + " running requests recomputed on " +
+              compute_device_name(p.config.device);
+    }
+  }
   executor_->set_attention(p.config.attention);
   config_ = p.config;
+  if (new_device) publish_device("");
   if (p.spec) use_proposer(std::move(p.spec->proposer));
   if (p.cancel_conversion) {
     conversion_.reset();  // cancels it and waits for its worker
@@ -281,6 +311,20 @@ void EngineCore::finish_conversion() {
   report_config(applied, note);
 }
 
+void EngineCore::fall_back_to_cpu(const std::string& failure) {
+  const std::string from = compute_device_name(config_.device);
+  // The quant switch's path onto the CPU: what is in use now stays (a conversion in flight goes on).
+  EngineConfig cpu = config_;
+  cpu.device = ComputeDevice{};
+  if (conversion_) cpu.quant = conversion_->level();
+  std::string note;
+  if (const auto failed = failure_of([&] { note = commit_config(prepare_config(cpu)); })) {
+    return report_config(false, "device " + from + " failed (" + failure + "); moving to the CPU failed too: " + *failed);
+  }
+  publish_device("fell back from " + from + " after: " + failure);
+  report_config(true, "device " + from + " failed (" + failure + "): " + note);
+}
+
 void EngineCore::report_config(bool applied, const std::string& note) const {
   // Concerns no request: what the callback throws has nothing to fail, and goes no further.
   if (callbacks_.on_config) failure_of([&] { callbacks_.on_config(applied, note); });
@@ -288,6 +332,10 @@ void EngineCore::report_config(bool applied, const std::string& note) const {
 
 void EngineCore::publish_weights() {
   metrics_.set_weights(std::string(weight_quant_name(config_.quant)), weights_->weight_bytes());
+}
+
+void EngineCore::publish_device(const std::string& fallback) {
+  metrics_.set_device(compute_device_name(config_.device), fallback, executor_->device_memory());
 }
 
 void EngineCore::reject(RequestId id, double arrival_s, int32_t prompt_tokens, const std::string& message) {
@@ -380,9 +428,20 @@ void EngineCore::step() {
   const KvStats during = kv_->stats();  // what the step holds, before finished requests let go
   double seconds = 0;
   const int64_t dispatches = executor_->pool_dispatches();
-  if (const auto failure = failure_of([&] { seconds = executor_->execute(plan, sampled_); })) {
-    // The step's sequences hold slots never written: drop them; everyone else goes on.
-    return fail_scheduled(plan, "step failed: " + *failure);
+  bool device_failed = false;
+  if (const auto failure = failure_of([&] {
+        try {
+          seconds = executor_->execute(plan, sampled_);
+        } catch (const DeviceFailure&) {
+          device_failed = true;
+          throw;
+        }
+      })) {
+    // The step's sequences hold slots never written: drop them; everyone else goes on (on the CPU
+    // when the device failed).
+    fail_scheduled(plan, "step failed: " + *failure);
+    if (device_failed) fall_back_to_cpu(*failure);
+    return;
   }
   clock_.advance(seconds);
   StepOutcome outcome;
@@ -437,6 +496,7 @@ void EngineCore::step() {
   m.kv_reserved_unused_perc = during.kv_reserved_unused_perc();
   m.attention_scratch_bytes = attention.scratch_bytes;
   m.attention_seconds = attention.seconds;
+  m.matmul_seconds = executor_->last_matmul_seconds();
   m.prefix_cache_queries = plan.prefix_queried_tokens;
   m.prefix_cache_hits = plan.prefix_cached_tokens;
   const StepCost cost = step_cost_model().step(plan, drafted);
@@ -446,6 +506,7 @@ void EngineCore::step() {
   m.preempted = plan.preempted;
   m.pool_dispatches = executor_->pool_dispatches() - dispatches;
   metrics_.on_step(m, kv_->stats());
+  metrics_.set_device_memory(executor_->device_memory());  // the device's scratch follows the batch
   publish_queue();
 }
 

@@ -21,6 +21,7 @@
 #include "core/engine/stop_strings.h"
 #include "core/kv/kv_cache.h"
 #include "core/sched/dry_run_executor.h"
+#include "core/sched/forward_factory.h"
 #include "core/sched/scheduler.h"
 #include "core/sched/step_executor.h"
 #include "core/spec/proposer.h"
@@ -41,6 +42,9 @@ struct EngineCoreOptions {
   // Test seam, empty otherwise: called just before steps that fail only on exhaustion in practice
   // ("convert weights" at once, "schedule", "complete"), so tests can make them throw.
   std::function<void(std::string_view where)> test_fault;
+  // Builds the forward passes (at construction, on a device switch, for new weights); tests give one
+  // whose device fails.
+  ForwardMaker forward_maker = inferscope::make_forward;
 };
 
 class EngineCore {
@@ -56,9 +60,11 @@ class EngineCore {
   void add(RequestId id, EngineRequest request, double arrival_s = -1);
   // Ends a live request (on_finished(Aborted)); unknown or ended ids are ignored.
   void cancel(RequestId id);
-  // Applies a config between steps (on_config says what happened); threads and matmul stay fixed.
+  // Applies a config between steps (on_config says what happened); threads and matmul stay fixed. A
+  // new device is refused (on_config says why) when a forward pass cannot be built there.
   void apply_config(const EngineConfig& requested);
-  // Swaps in finished converted weights, then runs one scheduling step (none when idle).
+  // Swaps in finished converted weights, then runs one scheduling step (none when idle). A step
+  // whose device fails (DeviceFailure) ends its requests and moves the engine to the CPU.
   void step();
   // True when step() has something to do: requests, or converted weights to swap in.
   bool has_work() const { return !idle() || (conversion_ && conversion_->done()); }
@@ -126,9 +132,14 @@ class EngineCore {
   std::string install_weights(std::unique_ptr<ConvertedWeights> weights);
   // Swaps in a finished background conversion (or reports its failure).
   void finish_conversion();
+  // After `failure` on the device in use: the CPU from now on (a new cache, running requests
+  // recomputed there); the metrics say why, on_config says what happened.
+  void fall_back_to_cpu(const std::string& failure);
   // Calls on_config; what it throws goes no further.
   void report_config(bool applied, const std::string& note) const;
   void publish_weights();
+  // The device in use and, when it is not the one asked for, why (`fallback`).
+  void publish_device(const std::string& fallback);
   // Fails a request that never reached the scheduler (bad prompt, too long).
   void reject(RequestId id, double arrival_s, int32_t prompt_tokens, const std::string& message);
   // Streams output token `index` of `id`'s tokens; true when a stop string ended it.

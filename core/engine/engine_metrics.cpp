@@ -122,6 +122,19 @@ void EngineMetrics::set_conversion(const std::string& level, double progress) {
   totals_.conversion_progress = progress;
 }
 
+void EngineMetrics::set_device(const std::string& device, const std::string& fallback,
+                               const std::optional<DeviceMemory>& memory) {
+  std::lock_guard lock(mu_);
+  totals_.device = device;
+  totals_.device_fallback = fallback;
+  totals_.device_memory = memory;
+}
+
+void EngineMetrics::set_device_memory(const std::optional<DeviceMemory>& memory) {
+  std::lock_guard lock(mu_);
+  totals_.device_memory = memory;
+}
+
 EngineMetricsSnapshot EngineMetrics::snapshot(double now) const {
   std::lock_guard lock(mu_);
   EngineMetricsSnapshot s = totals_;
@@ -163,6 +176,7 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
                      {"kv_reserved_unused_perc", st.kv_reserved_unused_perc},
                      {"attention_scratch_bytes", st.attention_scratch_bytes},
                      {"attention_seconds", st.attention_seconds},
+                     {"matmul_seconds", st.matmul_seconds},
                      {"prefix_cache_queries", st.prefix_cache_queries},
                      {"prefix_cache_hits", st.prefix_cache_hits},
                      {"spec_draft_tokens", st.spec_draft_tokens},
@@ -207,12 +221,22 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
           {"weight_bytes", s.weight_bytes},
           {"converting_to", s.converting_to},
           {"conversion_progress", s.conversion_progress},
+          {"device", s.device},
+          {"device_fallback", s.device_fallback},
+          {"device_memory", s.device_memory ? nlohmann::json{{"weights_bytes", s.device_memory->weights},
+                                                             {"kv_bytes", s.device_memory->kv},
+                                                             {"scratch_bytes", s.device_memory->scratch}}
+                                            : nlohmann::json()},
           {"prefix_cache_queries", s.prefix_cache_queries},
           {"prefix_cache_hits", s.prefix_cache_hits},
           {"spec_mode", s.spec_mode},
           {"spec_decode", spec_json(s.spec)},
           {"steps", std::move(steps)},
           {"requests", std::move(requests)}};
+}
+
+std::string device_line(const EngineMetricsSnapshot& s) {
+  return s.device_fallback.empty() ? s.device : s.device + " (" + s.device_fallback + ")";
 }
 
 std::optional<double> reported_kv_usage(const EngineMetricsSnapshot& s) {

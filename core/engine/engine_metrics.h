@@ -15,6 +15,7 @@
 
 #include "core/engine/ring.h"
 #include "core/kv/kv_cache.h"
+#include "core/model/device_memory.h"
 #include "core/sched/request.h"
 
 namespace inferscope {
@@ -72,6 +73,7 @@ struct StepMetrics {
   double kv_cache_usage_perc = 0, kv_internal_fragmentation_perc = 0, kv_reserved_unused_perc = 0;
   size_t attention_scratch_bytes = 0;  // the attention implementation's scratch at its peak
   double attention_seconds = 0;        // time spent in attention, all layers
+  double matmul_seconds = 0;           // time spent in matmuls, all layers and the output head
   int32_t prefix_cache_queries = 0;    // prompt tokens of the step's admissions looked up in the prefix cache
   int32_t prefix_cache_hits = 0;       // of those, tokens found cached (not computed)
   int32_t spec_draft_tokens = 0;       // draft tokens scored in the step
@@ -107,6 +109,9 @@ struct EngineMetricsSnapshot {
   size_t weight_bytes = 0;               // bytes of its matrices (what a decode step streams)
   std::string converting_to;             // a level being converted to in the background ("" when none)
   double conversion_progress = 0;        // of that conversion, 0..1
+  std::string device = "cpu";            // where the forward pass runs ("cpu", "cuda:N")
+  std::string device_fallback;           // why it runs there when the device asked for failed ("" when not)
+  std::optional<DeviceMemory> device_memory;  // what the forward pass holds on its device (none on the CPU)
   std::vector<StepMetrics> steps;        // the most recent steps, oldest first
   std::vector<RequestMetrics> requests;  // recently finished (oldest first), then in flight by id
   // Where the numbers come from: "" for the local engine, else the remote server ("llama.cpp at
@@ -142,6 +147,8 @@ class EngineMetrics {
   void set_weights(const std::string& quant, size_t bytes);
   // A background conversion to `level` has come this far ("" level: none running). Any thread.
   void set_conversion(const std::string& level, double progress);
+  void set_device(const std::string& device, const std::string& fallback, const std::optional<DeviceMemory>& memory);
+  void set_device_memory(const std::optional<DeviceMemory>& memory);
   // Windows of SIZE_MAX keep everything (a finite workload's whole timeline).
   explicit EngineMetrics(size_t step_window = kStepWindow, size_t finished_window = kFinishedWindow)
       : finished_(finished_window), steps_(step_window) {}
@@ -156,6 +163,8 @@ class EngineMetrics {
 };
 
 nlohmann::json metrics_json(const EngineMetricsSnapshot& s);
+// "cpu", "cuda:0", or after a device failure "cpu (fell back from cuda:0 after: cudaMemcpy failed ...)".
+std::string device_line(const EngineMetricsSnapshot& s);
 // The KV usage (0..1) the snapshot's source reports: the local cache's, or a remote server's newest
 // interval; nullopt when the server does not report it.
 std::optional<double> reported_kv_usage(const EngineMetricsSnapshot& s);

@@ -22,7 +22,7 @@ void add_run_values(ValueMap& v, const MeasuredRun& run) {
   struct Phase {
     double seconds = 0, tokens = 0, flops = 0, bytes = 0;
   } prefill, decode;
-  double attention_seconds = 0, scratch_peak = 0, decode_dispatches = 0, decode_steps = 0;
+  double attention_seconds = 0, matmul_seconds = 0, scratch_peak = 0, decode_dispatches = 0, decode_steps = 0;
   for (const StepMetrics& st : run.result.metrics.steps) {
     Phase& ph = st.prefill_tokens > 0 ? prefill : decode;
     ph.seconds += st.duration_s;
@@ -30,6 +30,7 @@ void add_run_values(ValueMap& v, const MeasuredRun& run) {
     ph.flops += st.flops;
     ph.bytes += st.weight_bytes_read + st.kv_bytes_read;
     attention_seconds += st.attention_seconds;
+    matmul_seconds += st.matmul_seconds;
     if (st.prefill_tokens == 0) {
       decode_dispatches += static_cast<double>(st.pool_dispatches);
       ++decode_steps;
@@ -46,6 +47,7 @@ void add_run_values(ValueMap& v, const MeasuredRun& run) {
     v[n + "_bytes_per_second"] = ratio(ph.bytes, ph.seconds);
   }
   v[p + "attention_seconds"] = attention_seconds;
+  v[p + "matmul_seconds"] = matmul_seconds;
   v[p + "decode_steps"] = decode_steps;
   v[p + "decode_dispatches_per_step"] = ratio(decode_dispatches, decode_steps);
   v[p + "decode_seconds_per_step"] = ratio(decode.seconds, decode_steps);

@@ -6,7 +6,7 @@
 //   RUN.prefill_tokens_per_second / decode_tokens_per_second   engine throughput in those steps
 //   RUN.prefill_intensity / decode_intensity     FLOPs per byte read in those steps (step_cost.h)
 //   RUN.prefill_flops_per_second / decode_flops_per_second, RUN.prefill_bytes_per_second / decode_bytes_per_second
-//   RUN.attention_seconds, RUN.attention_scratch_bytes_peak
+//   RUN.attention_seconds, RUN.matmul_seconds, RUN.attention_scratch_bytes_peak
 //   RUN.decode_steps, decode_dispatches_per_step (thread-pool wake-ups and joins), decode_seconds_per_step
 //   RUN.weight_bytes              the weights the run's steps read, at its quantization level
 //   RUN.kv_bytes_per_token        K and V of one token, every layer, in the run's KV dtype

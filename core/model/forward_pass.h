@@ -4,10 +4,12 @@
 // LlamaForward on the CPU, CudaForward (core/cuda) on a GPU.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "core/kv/kv_cache.h"
+#include "core/model/device_memory.h"
 #include "core/tokenizer/vocab.h"
 
 namespace inferscope {
@@ -29,11 +31,15 @@ class ForwardPass {
   // requested position, sequences in batch order. `attention` is the engine's choice (an
   // implementation that runs elsewhere follows its name()); `pool` the CPU's workers. `layers` > 0
   // runs only the first `layers` layers before the final norm and output head (an early-exit draft).
-  // Throws std::invalid_argument for a bad token id or a batch the cache has no room for.
+  // Throws std::invalid_argument for a bad token id or a batch the cache has no room for, and
+  // DeviceFailure (core/model/device_failure.h) when the device it runs on fails.
   virtual void run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
                    std::vector<float>& logits, int32_t layers = 0) = 0;
   virtual size_t last_attention_scratch_bytes() const = 0;
   virtual double last_attention_seconds() const = 0;  // all layers of the last run()
+  virtual double last_matmul_seconds() const = 0;     // every matmul of the last run()
+  // What it holds on a device; nullopt on the CPU.
+  virtual std::optional<DeviceMemory> device_memory() const { return std::nullopt; }
 };
 
 // The tokens a batch computes, and the logits rows it asks for.

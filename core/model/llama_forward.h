@@ -29,6 +29,7 @@ class LlamaForward final : public ForwardPass {
 
   size_t last_attention_scratch_bytes() const override { return attention_scratch_bytes_; }
   double last_attention_seconds() const override { return attention_seconds_; }
+  double last_matmul_seconds() const override { return matmul_seconds_; }
 
  private:
   // With int8 activations, the matrices whose kernel multiplies packed rows get them (matmul.h's
@@ -46,6 +47,7 @@ class LlamaForward final : public ForwardPass {
   std::vector<float> rope_cos_local_, rope_sin_local_;  // the same for gemma3's local layers
   size_t attention_scratch_bytes_ = 0;
   double attention_seconds_ = 0;
+  double matmul_seconds_ = 0;
 };
 
 }  // namespace inferscope

@@ -4,6 +4,7 @@
 
 #include "core/model/llama_forward.h"
 #ifdef INFERSCOPE_HAVE_CUDA
+#include "core/cuda/cuda_failure_mapping.h"
 #include "core/cuda/cuda_forward.h"
 #endif
 
@@ -13,7 +14,8 @@ std::unique_ptr<ForwardPass> make_forward(const LlamaModel& model, const LlamaWe
                                           const MatmulOptions& matmul, const ComputeDevice& device) {
   if (!device.cuda) return std::make_unique<LlamaForward>(model, weights, matmul);
 #ifdef INFERSCOPE_HAVE_CUDA
-  return std::make_unique<CudaForward>(model, weights, matmul, device.index);
+  return std::make_unique<CudaFailureMapping>(std::make_unique<CudaForward>(model, weights, matmul, device.index),
+                                              compute_device_name(device));
 #else
   throw std::runtime_error("--device " + compute_device_name(device) +
                            ": this build has no CUDA support (INFERSCOPE_CUDA=OFF)");

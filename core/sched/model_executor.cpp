@@ -4,7 +4,6 @@
 
 #include "core/attention/attention_factory.h"
 #include "core/model/llama_model.h"
-#include "core/sched/forward_factory.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace inferscope {
@@ -15,8 +14,8 @@ ModelExecutor::ModelExecutor(const LlamaModel& model, KvCache& kv, const ModelEx
       options_(options),
       pool_(std::make_unique<ThreadPool>(options.threads)),
       attention_(make_attention(options.attention)),
-      forward_(make_forward(model, options.weights ? *options.weights : model.weights(), options.matmul,
-                            options.device)) {}
+      forward_(options.forward_maker(model, options.weights ? *options.weights : model.weights(), options.matmul,
+                                     options.device)) {}
 
 ModelExecutor::~ModelExecutor() = default;
 
@@ -33,7 +32,12 @@ void ModelExecutor::set_logits_output(RequestId id, LogitsOutput output) {
 }
 
 void ModelExecutor::set_weights(const LlamaWeights& weights) {
-  forward_ = make_forward(model_, weights, options_.matmul, options_.device);
+  forward_ = options_.forward_maker(model_, weights, options_.matmul, options_.device);
+}
+
+void ModelExecutor::set_forward(std::unique_ptr<ForwardPass> forward, const ComputeDevice& device) {
+  forward_ = std::move(forward);
+  options_.device = device;  // later weights are built for it
 }
 
 void ModelExecutor::set_attention(const std::string& name) {

@@ -8,6 +8,7 @@
 #include "core/attention/attention.h"
 #include "core/model/forward_pass.h"
 #include "core/sched/compute_device.h"
+#include "core/sched/forward_factory.h"
 #include "core/sample/sampler.h"
 #include "core/sched/step_executor.h"
 #include "core/spec/proposer.h"
@@ -21,7 +22,8 @@ struct ModelExecutorOptions {
   int32_t threads = 0;          // 0 = every hardware thread
   MatmulOptions matmul;
   std::string attention = "flash";  // "flash" or "naive"
-  ComputeDevice device;         // where the forward pass runs (fixed for the executor's life)
+  ComputeDevice device;         // where the forward pass runs (set_forward moves it)
+  ForwardMaker forward_maker = inferscope::make_forward;  // builds the forward pass (tests give their own)
   const LlamaWeights* weights = nullptr;  // what the matmuls read (another quantization level); null: the model's own
   SamplingParams sampling;      // the sampler of a request without its own (greedy by default)
   LogitsFn on_logits;           // receives the logits that requests ask for (set_logits_output)
@@ -40,9 +42,12 @@ class ModelExecutor final : public StepExecutor {
   // Runs later steps on other weights (the model's at another quantization level; they must outlive
   // their use). The KV cache holds K/V of the old weights: the caller rebuilds it.
   void set_weights(const LlamaWeights& weights) override;
+  void set_forward(std::unique_ptr<ForwardPass> forward, const ComputeDevice& device) override;
   AttentionUse last_attention() const override {
     return {forward_->last_attention_scratch_bytes(), forward_->last_attention_seconds()};
   }
+  double last_matmul_seconds() const override { return forward_->last_matmul_seconds(); }
+  std::optional<DeviceMemory> device_memory() const override { return forward_->device_memory(); }
   void set_proposer(Proposer* proposer) override { proposer_ = proposer; }
   SpecUse last_spec() const override { return spec_use_; }
 

@@ -3,11 +3,15 @@
 #pragma once
 #include <cstddef>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/model/forward_pass.h"
 #include "core/model/llama_weights.h"
+#include "core/sched/compute_device.h"
 #include "core/sample/sampler.h"
 #include "core/sched/scheduler.h"
 
@@ -58,7 +62,14 @@ class StepExecutor {
   virtual void set_attention(const std::string& /*name*/) {}
   // Runs later steps on other weights (another quantization level), which must outlive their use.
   virtual void set_weights(const LlamaWeights& /*weights*/) {}
+  // Runs later steps with `forward`, a forward pass on `device` over the weights in use (the engine
+  // moved to another device between steps; it rebuilds the cache). Executors without a model ignore it.
+  virtual void set_forward(std::unique_ptr<ForwardPass> /*forward*/, const ComputeDevice& /*device*/) {}
   virtual AttentionUse last_attention() const { return {}; }
+  // Seconds the last step spent in matmuls (0 without a model).
+  virtual double last_matmul_seconds() const { return 0; }
+  // What the forward pass holds on its device; nullopt on the CPU or without a model.
+  virtual std::optional<DeviceMemory> device_memory() const { return std::nullopt; }
   // Drafts for the speculating decodes of later steps come from `proposer` (null: none; it must
   // outlive its use). Executors without a model ignore it.
   virtual void set_proposer(Proposer* /*proposer*/) {}

@@ -45,6 +45,8 @@ std::optional<nlohmann::json> typed_like(const nlohmann::json& like, const QStri
 void save_engine_config(QSettings& settings, const EngineConfig& config) {
   const nlohmann::json overrides = config_overrides_of(config);
   for (const auto& [key, value] : overrides.items()) {
+    // The device is chosen each session: a GPU gone by the next start would leave no engine to run.
+    if (key == "device") continue;
     settings.setValue(kGroup + QString::fromStdString(key), to_variant(value));
   }
 }

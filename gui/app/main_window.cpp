@@ -58,7 +58,10 @@ QString mark_label(const QString& message) {
   return label;
 }
 
-QString local_device_text() { return QString("device: CPU · %1 threads  ").arg(std::thread::hardware_concurrency()); }
+// The local engine's device ("cpu", "cuda:0", or the CPU after a device failed and why), and the CPU's threads.
+QString local_device_text(const std::string& device = "cpu") {
+  return QString("device: %1 · %2 threads  ").arg(QString::fromStdString(device)).arg(std::thread::hardware_concurrency());
+}
 
 // The first local .gguf file among dropped URLs ("" when none).
 QString dropped_model(const QMimeData* mime) {
@@ -209,7 +212,7 @@ void MainWindow::build_menus() {
   spacer->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
   bar->addWidget(spacer);
   device_label_->setText(local_device_text());
-  device_label_->setToolTip("Where the engine runs; the Config panel lists CUDA when a GPU is usable");
+  device_label_->setToolTip("Where the engine runs; the Config panel's device toggle lists the CUDA devices");
   bar->addWidget(device_label_);
 }
 
@@ -307,6 +310,8 @@ void MainWindow::on_config_result(bool applied, const QString& message) {
   const bool restoring = std::exchange(restoring_config_, false);
   if (applied) {
     const EngineConfig config = bridge_->config();
+    // The engine moved on its own (a failed device sent it to the CPU): the toggle follows.
+    if (config.device != config_->config().device) config_->set_config(config);
     if (restoring) {
       // The panels show what the saved configuration set.
       config_->set_config(config);
@@ -347,6 +352,8 @@ void MainWindow::on_metrics(const EngineMetricsSnapshot& m) {
     blocks_->set_remote_detail(QString::fromStdString(slots_summary(bridge_->remote_slots())));
   }
   config_->show_weights(m);
+  config_->show_device(m);
+  if (m.source.empty()) device_label_->setText(local_device_text(device_line(m)));
   status_->show_metrics(m);
   if (!model_text_.isEmpty() && m.source.empty()) model_label_->setText(model_text_ + " · " + StatusFields::weights_text(m));
   const std::optional<WeightQuant> level = weight_quant_from_name(m.weights_quant);

@@ -260,8 +260,14 @@ void EngineBridge::on_finished(Key key, StopReason reason) {
 }
 
 void EngineBridge::settle_config(bool applied) {
-  // An answer with none pending was nobody's request: a background weight conversion ended.
-  if (sent_.empty()) return;
+  // An answer with none pending was nobody's request: a background weight conversion ended, or a
+  // failed device sent the engine to the CPU (the device to ask for from now on).
+  if (sent_.empty()) {
+    if (const auto device = compute_device_from_name(engine_->metrics_snapshot().device)) {
+      config_.device = accepted_.device = *device;
+    }
+    return;
+  }
   EngineConfig answered = std::move(sent_.front());
   sent_.pop_front();
   if (applied) {

@@ -10,35 +10,35 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <map>
 #include <thread>
 
 #include "core/device/device_probe.h"
+#include "gui/config/device_choices.h"
 #include "gui/model/model_info_panel.h"
 #include "gui/plot/vertical_scroll.h"
 
 namespace inferscope::gui {
-namespace {
-
-// Why the CUDA device cannot be chosen in this build on this machine.
-QString cuda_unavailable_reason() {
-  if (!cuda_compiled_in()) return "built without CUDA (configure with INFERSCOPE_CUDA=ON)";
-  const GpuProbe probe = probe_gpus();
-  if (probe.gpus.empty()) return QString::fromStdString(probe.unavailable_reason);
-  return QString("%1 found, but the engine has no CUDA backend yet").arg(QString::fromStdString(probe.gpus[0].name));
-}
-
-}  // namespace
 
 ConfigPanel::ConfigPanel(QWidget* parent)
     : QWidget(parent),
       device_(new QComboBox),
+      device_status_(new QLabel),
       threads_(new QSpinBox),
       weights_(new QLabel("weights: no model")),
       result_(new QLabel),
       conversion_(new QProgressBar),
       scroll_(nullptr) {
-  device_->addItems({"CPU", "CUDA"});
+  // Each device the probe found, a device it cannot run on disabled with the reason as its tooltip.
+  auto* devices = qobject_cast<QStandardItemModel*>(device_->model());
+  for (const DeviceChoice& choice : device_choices(probe_gpus(), cuda_compiled_in())) {
+    device_->addItem(choice.label, QString::fromStdString(compute_device_name(choice.device)));
+    if (choice.unavailable.isEmpty()) continue;
+    QStandardItem* item = devices->item(devices->rowCount() - 1);
+    item->setEnabled(false);
+    item->setToolTip(choice.unavailable);
+  }
   threads_->setRange(0, 1024);
   threads_->setSpecialValueText(QString("all (%1)").arg(std::thread::hardware_concurrency()));
 
@@ -65,13 +65,17 @@ ConfigPanel::ConfigPanel(QWidget* parent)
     }
   }
   add_row(section("Compute"), "threads", threads_, "Matmul worker threads; a change builds a new engine once no request runs.");
-  add_row(section("Compute"), "device", device_, "Where the model runs.");
+  add_row(section("Compute"), "device", device_,
+          "Where the model runs; a change rebuilds the forward pass there and recomputes running requests. "
+          "A device that fails sends the engine to the CPU.");
+  section("Compute")->addWidget(device_status_);
   column->addStretch(1);
 
   // Object names let tests and scripts find each toggle.
   fields_.name_widgets({});
   threads_->setObjectName("threads");
   device_->setObjectName("device");
+  device_status_->setObjectName("device_status");
   weights_->setObjectName("weights_status");
   conversion_->setObjectName("conversion_progress");
 
@@ -81,11 +85,8 @@ ConfigPanel::ConfigPanel(QWidget* parent)
   conversion_->setVisible(false);
   conversion_->setToolTip("Weights converting in the background; requests go on with the old ones until the swap");
 
-  const QString cuda_reason = cuda_unavailable_reason();
-  auto* devices = qobject_cast<QStandardItemModel*>(device_->model());
-  devices->item(1)->setEnabled(false);
-  devices->item(1)->setToolTip(cuda_reason);
-  device_->setToolTip("CUDA: " + cuda_reason);
+  device_status_->setStyleSheet("color:#374151; font-size:8pt;");
+  device_status_->setWordWrap(true);
 
   result_->setWordWrap(true);
   result_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -99,6 +100,7 @@ ConfigPanel::ConfigPanel(QWidget* parent)
   layout->addWidget(result_);
 
   fields_.on_change(this, [this] { changed(); });
+  connect(device_, &QComboBox::currentIndexChanged, this, [this] { changed(); });
   connect(threads_, &QSpinBox::editingFinished, this, [this] {
     if (threads_->value() != base_.threads) changed();
   });
@@ -123,12 +125,14 @@ void ConfigPanel::set_config(const EngineConfig& c) {
   base_ = c;
   fields_.show(c);
   threads_->setValue(c.threads);
+  device_->setCurrentIndex(std::max(0, device_->findData(QString::fromStdString(compute_device_name(c.device)))));
   updating_ = false;
 }
 
 EngineConfig ConfigPanel::config() const {
   EngineConfig c = fields_.read(base_);
   c.threads = threads_->value();
+  c.device = compute_device_from_name(device_->currentData().toString().toStdString()).value_or(ComputeDevice{});
   return c;
 }
 
@@ -159,6 +163,12 @@ void ConfigPanel::show_weights(const EngineMetricsSnapshot& m) {
 }
 
 QString ConfigPanel::weights_text() const { return weights_->text(); }
+
+void ConfigPanel::show_device(const EngineMetricsSnapshot& m) {
+  device_status_->setText("running on: " + QString::fromStdString(device_line(m)));
+}
+
+QString ConfigPanel::device_text() const { return device_status_->text(); }
 
 bool ConfigPanel::converting() const { return !conversion_->isHidden(); }
 

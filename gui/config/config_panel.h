@@ -34,6 +34,9 @@ class ConfigPanel : public QWidget {
   // The weights in use and any conversion running (from the engine's metrics).
   void show_weights(const EngineMetricsSnapshot& snapshot);
   QString weights_text() const;
+  // Where the engine runs, and why when a device failed (from the engine's metrics).
+  void show_device(const EngineMetricsSnapshot& snapshot);
+  QString device_text() const;
   bool converting() const;
   // Scrolls the toggle whose objectName is `name` (and its section) into view; false when there is none.
   bool reveal(const QString& name);
@@ -49,6 +52,7 @@ class ConfigPanel : public QWidget {
   bool updating_ = false;
   ConfigFields fields_;
   QComboBox* device_;
+  QLabel* device_status_;
   QSpinBox* threads_;
   QLabel *weights_, *result_;
   QProgressBar* conversion_;

@@ -31,7 +31,7 @@ namespace {
 
 // One colour per quantity, the same in every plot and in the overlay (dashed there).
 const QColor kDuration(90, 90, 90), kUsage(148, 103, 189), kFragmentation(140, 86, 75), kReservedUnused(214, 39, 40), kHits(23, 190, 207),
-    kHitsRecent(188, 189, 34), kScratch(227, 119, 194), kAttentionTime(60, 60, 140), kE2e(148, 103, 189), kQueue(140, 86, 75);
+    kHitsRecent(188, 189, 34), kScratch(227, 119, 194), kAttentionTime(60, 60, 140), kMatmulTime(200, 120, 40), kE2e(148, 103, 189), kQueue(140, 86, 75);
 
 constexpr int kPlotMinWidth = 360;  // a column per this many pixels of width, 1 to 4 columns
 constexpr int kMaxConfigMarks = 64;  // configuration changes marked on the time plots, newest kept
@@ -89,11 +89,13 @@ struct MetricsDashboard::Impl {
   QCPGraph *server_hit_rate = nullptr, *server_acceptance = nullptr, *server_accept_length = nullptr;
   QCPGraph *e2e = nullptr, *queue = nullptr, *itl = nullptr, *e2e_b = nullptr;
   QCPGraph *ttft = nullptr, *rate = nullptr, *duration = nullptr, *usage = nullptr, *fragmentation = nullptr,
-           *reserved_unused = nullptr, *hits = nullptr, *hits_recent = nullptr, *scratch = nullptr, *attention_time = nullptr;
+           *reserved_unused = nullptr, *hits = nullptr, *hits_recent = nullptr, *scratch = nullptr, *attention_time = nullptr,
+           *matmul_time = nullptr;
   QCPBars *prefill = nullptr, *decode = nullptr;
   QCPGraph* usage_marks = nullptr;  // the preemption lines that get a legend entry
   QCPGraph *ttft_b = nullptr, *rate_b = nullptr, *tokens_b = nullptr, *usage_b = nullptr, *fragmentation_b = nullptr,
-           *reserved_unused_b = nullptr, *hits_b = nullptr, *scratch_b = nullptr, *attention_time_b = nullptr;
+           *reserved_unused_b = nullptr, *hits_b = nullptr, *scratch_b = nullptr, *attention_time_b = nullptr,
+           *matmul_time_b = nullptr;
 
   std::unique_ptr<SpecPlots> spec;
   QCPGraph* spec_window_b = nullptr;
@@ -198,7 +200,7 @@ void MetricsDashboard::Impl::draw_overlay() {
   spec->set_overlay(on ? &*overlay : nullptr, label_a, label_b);
   roofline->set_overlay(on ? &*overlay : nullptr);
   for (QCPGraph* g : {ttft_b, e2e_b, rate_b, tokens_b, usage_b, fragmentation_b, reserved_unused_b, hits_b, scratch_b,
-                      attention_time_b, spec_window_b}) {
+                      attention_time_b, matmul_time_b, spec_window_b}) {
     g->setVisible(on);
     if (on) {
       g->addToLegend();
@@ -220,6 +222,7 @@ void MetricsDashboard::Impl::draw_overlay() {
   set_series(reserved_unused_b, step_series(s, [](const StepMetrics& m) { return m.kv_reserved_unused_perc; }));
   set_series(scratch_b, step_series(s, [](const StepMetrics& m) { return double(m.attention_scratch_bytes); }));
   set_series(attention_time_b, step_series(s, [](const StepMetrics& m) { return m.attention_seconds; }));
+  set_series(matmul_time_b, step_series(s, [](const StepMetrics& m) { return m.matmul_seconds; }));
   set_series(spec_window_b, acceptance_window_series(s));
   // Only its totals are known: the run's overall hit rate, drawn flat across the run.
   hits_b->data()->clear();
@@ -382,14 +385,18 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
 
   p = d.add_panel(this, {"attention", tr("scratch"), Unit::Bytes}, true, 0).plot;
   p->yAxis2->setVisible(true);
-  p->yAxis2->setLabel(tr("attention time"));
+  p->yAxis2->setLabel(tr("attention, matmul time"));
   set_axis_unit(p->yAxis2, Unit::Seconds);
   d.scratch = add_graph(p, tr("scratch bytes"), kScratch, Look::Line);
   d.attention_time = add_graph(p, tr("attention time"), kAttentionTime, Look::Line, p->yAxis2);
+  // the step's matmuls beside its attention: where the rest of a step's time goes
+  d.matmul_time = add_graph(p, tr("matmul time"), kMatmulTime, Look::Line, p->yAxis2);
   d.name(d.scratch, d.scratch->name(), false);
   d.name(d.attention_time, d.attention_time->name(), false);
+  d.name(d.matmul_time, d.matmul_time->name(), false);
   d.scratch_b = d.overlay_of(d.scratch);
   d.attention_time_b = d.overlay_of(d.attention_time);
+  d.matmul_time_b = d.overlay_of(d.matmul_time);
 
   QCustomPlot* over_time = d.add_panel(this, {"spec_acceptance", tr("acceptance"), Unit::Fraction}, true, 1.02).plot;
   QCustomPlot* by_position = d.add_panel(this, {"spec_decode", tr("acceptance"), Unit::Fraction}, false, 1.02).plot;
@@ -495,6 +502,7 @@ void MetricsDashboard::update_from(const EngineMetricsSnapshot& s) {
   set_series(d.hits_recent, d.prefix.interval());
   set_series(d.scratch, step_series(s, [](const StepMetrics& m) { return double(m.attention_scratch_bytes); }));
   set_series(d.attention_time, step_series(s, [](const StepMetrics& m) { return m.attention_seconds; }));
+  set_series(d.matmul_time, step_series(s, [](const StepMetrics& m) { return m.matmul_seconds; }));
   d.spec->update_from(s);
   d.timeline->update_from(s);
   d.roofline->update_from(s);
@@ -518,7 +526,7 @@ void MetricsDashboard::clear() {
   d.uptime = 0;
   d.following = true;
   for (QCPGraph* g : {d.ttft, d.e2e, d.queue, d.itl, d.rate, d.duration, d.usage, d.fragmentation, d.reserved_unused, d.hits,
-                      d.hits_recent, d.scratch, d.attention_time})
+                      d.hits_recent, d.scratch, d.attention_time, d.matmul_time})
     g->data()->clear();
   for (QCPGraph* g : d.server_graphs()) g->data()->clear();
   d.prefill->data()->clear();

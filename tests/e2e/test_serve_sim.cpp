@@ -163,6 +163,9 @@ TEST(ServeSimCli, MetricsJsonHoldsTheEngineTimeline) {
     EXPECT_GT(step["duration_s"].get<double>(), 0.0);
     EXPECT_GE(step["time_s"].get<double>(), previous);
     EXPECT_GT(step["attention_seconds"].get<double>(), 0.0);
+    EXPECT_GT(step["matmul_seconds"].get<double>(), 0.0);
+    EXPECT_LE(step["attention_seconds"].get<double>() + step["matmul_seconds"].get<double>(),
+              step["duration_s"].get<double>());
     previous = step["time_s"].get<double>();
     prefill += step["prefill_tokens"].get<int64_t>();
     decode += step["decode_tokens"].get<int64_t>();

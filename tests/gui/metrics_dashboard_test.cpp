@@ -144,6 +144,7 @@ TEST_F(Dashboard, PanelsTheServerDoesNotReportSaySoAndDrawNothing) {
   EXPECT_EQ(points(plot("kv_usage"), "KV usage"), 0);
   EXPECT_EQ(points(plot("attention"), "scratch bytes"), 0);
   EXPECT_EQ(points(plot("attention"), "attention time"), 0);
+  EXPECT_EQ(points(plot("attention"), "matmul time"), 0);
   EXPECT_EQ(note(plot("kv_usage")), "llama.cpp at http://127.0.0.1:8080:\nthis server does not report\nKV usage");
   EXPECT_EQ(note(plot("attention")), "llama.cpp at http://127.0.0.1:8080:\nthis server does not report\nattention scratch or time");
   // The others draw as before.
@@ -250,6 +251,7 @@ TEST_F(Dashboard, SeriesHoldTheSnapshotsPoints) {
   EXPECT_EQ(points(plot("kv_waste"), "reserved unused"), steps + 1);
   EXPECT_EQ(points(plot("attention"), "scratch bytes"), steps + 1);
   EXPECT_EQ(points(plot("attention"), "attention time"), steps + 1);
+  EXPECT_EQ(points(plot("attention"), "matmul time"), steps + 1);
   auto* usage = qobject_cast<QCPGraph*>(series(plot("kv_usage"), "KV usage"));
   ASSERT_NE(usage, nullptr);
   EXPECT_TRUE(std::isnan(usage->data()->at(kFirstStretch)->value)) << "the line breaks over the idle gap";
@@ -270,6 +272,7 @@ TEST_F(Dashboard, SeriesHoldTheSnapshotsPoints) {
   EXPECT_DOUBLE_EQ(scratch->interface1D()->dataMainValue(2), 3 * 4096.0);
   EXPECT_EQ(scratch->valueAxis(), plot("attention")->yAxis);
   EXPECT_EQ(series(plot("attention"), "attention time")->valueAxis(), plot("attention")->yAxis2);
+  EXPECT_EQ(series(plot("attention"), "matmul time")->valueAxis(), plot("attention")->yAxis2);
 
   // One time axis, following the data: every time plot shows the same range, covering all points.
   const QCPRange x = plot("ttft")->xAxis->range();

@@ -33,6 +33,7 @@ EngineConfig changed_config() {
   c.spec.mode = SpecMode::Ngram;
   c.spec.k = 3;
   c.spec.draft_p_min = 0.5f;
+  c.device = ComputeDevice{true, 0};
   return c;
 }
 
@@ -55,6 +56,7 @@ TEST(EngineSettings, RoundTripThroughAnIniFile) {
   EXPECT_EQ(stored.config.spec.mode, SpecMode::Ngram);
   EXPECT_EQ(stored.config.spec.k, 3);
   EXPECT_FLOAT_EQ(stored.config.spec.draft_p_min, 0.5f);
+  EXPECT_EQ(stored.config.device, ComputeDevice{}) << "the device is chosen each session, never restored";
 }
 
 TEST(EngineSettings, NothingStoredGivesTheDefaults) {

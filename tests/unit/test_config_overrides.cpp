@@ -32,6 +32,7 @@ TEST(ConfigOverrides, EveryToggleRoundTrips) {
   c.spec.draft_quant = WeightQuant::Q8;
   c.spec.draft_layers = 3;
   c.spec.draft_p_min = 0.25f;
+  c.device = ComputeDevice{true, 1};
 
   const nlohmann::json overrides = config_overrides_of(c);
   const EngineConfig back = apply_config_overrides(EngineConfig{}, overrides, "test");
@@ -44,6 +45,16 @@ TEST(ConfigOverrides, EveryToggleRoundTrips) {
   EXPECT_EQ(back.spec.draft_model, "/models/draft.gguf");
   EXPECT_FLOAT_EQ(back.spec.draft_p_min, 0.25f);
   EXPECT_FALSE(back.matmul.fuse);
+  EXPECT_EQ(back.device, (ComputeDevice{true, 1}));
+}
+
+TEST(ConfigOverrides, ABadDeviceIsRefusedByName) {
+  try {
+    apply_config_overrides(EngineConfig{}, {{"device", "gpu0"}}, "test");
+    FAIL() << "device gpu0 was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "test: config: 'device' must be \"cpu\", \"cuda\" or \"cuda:N\", not \"gpu0\"");
+  }
 }
 
 TEST(ConfigOverrides, TheDefaultsReadBackAsTheDefaults) {
