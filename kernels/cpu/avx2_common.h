@@ -33,7 +33,7 @@ void quantize_q8_k(const float* x, void* dst, int64_t n);
 // The AVX2 int8-activation kernels of Q5_0 and Q5_1, with tiled GEMMs (gemm_avx2.cpp).
 const DotKernel* avx2_block_kernel(DType weight_type);
 
-// The AVX2 int8-activation kernels of Q4_0, Q4_1, Q8_0 and Q4_K, one row per lane over rows packed
+// The AVX2 int8-activation kernels of Q4_0, Q4_1, Q8_0, Q4_K and Q6_K, one row per lane over rows packed
 // eight at a time (gemm_rows8_avx2.cpp).
 const DotKernel* avx2_rows8_kernel(DType weight_type);
 

@@ -50,16 +50,15 @@ __m128 half_pair(const void* p) {
 // A single f16 as a float in lane 0, zeros above.
 __m128 half_one(f16_bits h) { return _mm_cvtph_ps(_mm_cvtsi32_si128(h)); }
 
-// Weights stored as unsigned codes u with value (u - kOffset) * d [+ m].
-template <class Block, int kOffset, bool kHasMin, bool kFifthBit>
+// Weights stored as unsigned 5-bit codes u with value (u - kOffset) * d [+ m].
+template <class Block, int kOffset, bool kHasMin>
 struct UnsignedCodes {
   struct W {
     __m256i u;
     __m128 dm;  // (d, m); m = 0 without mins
   };
   static W load(const Block& x) {
-    __m256i u = nibbles(x.qs);
-    if constexpr (kFifthBit) u = _mm256_or_si256(u, fifth_bits(x.qh));
+    const __m256i u = _mm256_or_si256(nibbles(x.qs), fifth_bits(x.qh));
     if constexpr (kHasMin) {
       static_assert(offsetof(Block, m) == offsetof(Block, d) + 2);
       return {u, half_pair(&x.d)};
@@ -89,12 +88,12 @@ struct SignedActs {
   }
 };
 
-template <class WBlock, class ABlock, int kOffset, bool kHasMin, bool kFifthBit>
+template <class WBlock, class ABlock, int kOffset, bool kHasMin>
 struct OffsetPolicy {
   using WeightBlock = WBlock;
   using ActBlock = ABlock;
   static constexpr bool kMin = kHasMin;
-  using Wt = UnsignedCodes<WBlock, kOffset, kHasMin, kFifthBit>;
+  using Wt = UnsignedCodes<WBlock, kOffset, kHasMin>;
   using Ac = SignedActs<ABlock, kOffset, kHasMin>;
   using W = typename Wt::W;
   using A = typename Ac::A;
@@ -107,8 +106,8 @@ struct OffsetPolicy {
   }
 };
 
-using Q5_0Policy = OffsetPolicy<BlockQ5_0, BlockQ8_0, 16, false, true>;
-using Q5_1Policy = OffsetPolicy<BlockQ5_1, BlockQ8_1, 0, true, true>;
+using Q5_0Policy = OffsetPolicy<BlockQ5_0, BlockQ8_0, 16, false>;
+using Q5_1Policy = OffsetPolicy<BlockQ5_1, BlockQ8_1, 0, true>;
 
 // The mins term of a tile, m_r * s_t summed over the blocks for every (row r, token t) pair, kept in
 // the lanes of one vector: one fma per block instead of one per pair. Lane of pair (r, t): r*T + t,

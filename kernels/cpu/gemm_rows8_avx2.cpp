@@ -1,8 +1,9 @@
-// AVX2 kernels of Q4_0, Q4_1, Q8_0 and Q4_K weights with int8 activations (Q8_0/Q8_1/Q8_K), over
+// AVX2 kernels of Q4_0, Q4_1, Q8_0, Q4_K and Q6_K weights with int8 activations (Q8_0/Q8_1/Q8_K), over
 // rows packed eight at a time (packed_rows.h) so that lane i of every vector belongs to row i: no
 // horizontal sums. Per output (row, token) and block b the operations are fixed:
 //   isum = the exact integer dot of the block's codes (Q4_0: minus 8 * the sum of the activation
-//          codes; Q4_K: each 32-element sub-block's dot times its 6-bit scale)
+//          codes; Q4_K: each 32-element sub-block's dot times its 6-bit scale; Q6_K: each
+//          16-element sub-block's dot with the codes - 32, times its 8-bit scale)
 //   acc  = fma(float(isum), d_w * d_a, acc)
 //   mins = fma(m_w, s_a, mins) (Q4_1), or fma(float(sum of min_j * activation sum_j), dmin_w * d_a,
 //          mins) (Q4_K)
@@ -22,6 +23,12 @@ __m256i piece(const int8_t* qs, int c) {
   int32_t v;
   std::memcpy(&v, qs + 4 * c, sizeof v);
   return _mm256_set1_epi32(v);
+}
+
+// (lo, hi) as an int16 pair in every 32-bit lane.
+__m256i int16_pair(int lo, int hi) {
+  return _mm256_set1_epi32(static_cast<int>((static_cast<uint32_t>(static_cast<uint16_t>(hi)) << 16) |
+                                            static_cast<uint16_t>(lo)));
 }
 
 // Eight f16 values as floats.
@@ -146,8 +153,7 @@ struct Q4_KTile {
                                                                 _mm256_madd_epi16(s_hi[t], sc_hi)));
           // the activation sums of sub-blocks 2k and 2k + 1 as an int16 pair in every lane
           const int16_t* bs = act[t][b].bsums + 4 * k;
-          const int32_t pair = (bs[0] + bs[1]) & 0xFFFF, high = (bs[2] + bs[3]) & 0xFFFF;
-          msum[t] = _mm256_add_epi32(msum[t], _mm256_madd_epi16(mn, _mm256_set1_epi32(pair | (high << 16))));
+          msum[t] = _mm256_add_epi32(msum[t], _mm256_madd_epi16(mn, int16_pair(bs[0] + bs[1], bs[2] + bs[3])));
         }
       }
       const __m256 dw = halves8(wb.d), dmin = halves8(wb.dmin);
@@ -158,6 +164,71 @@ struct Q4_KTile {
       }
     }
     for (int t = 0; t < T; ++t) _mm256_storeu_ps(out + t * out_stride, _mm256_sub_ps(acc[t], mins[t]));
+  }
+};
+
+// ---- Q6_K x Q8_K: super-blocks of 256, sixteen sub-blocks of 16 with int8 scales, codes of 6 bits
+// (a nibble of ql and two bits of qh) stored + 32.
+
+struct Q6_KTile {
+  static constexpr int kBlock = QK_K;
+  static constexpr bool kPrepared = false;
+  static int32_t prepare(const uint8_t*, int64_t) { return 0; }
+
+  // Sub-block j's and j2's scales (eight bytes each, one per row) as int16 lanes 2i (j) and 2i + 1 (j2).
+  static __m256i scale_pairs(const int8_t* j8, const int8_t* j2_8) {
+    const __m128i a = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(j8));
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(j2_8));
+    return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b));
+  }
+
+  template <int T>
+  static void run(const uint8_t* group, const uint8_t* a, size_t a_stride, int64_t nb, const int32_t*, float* out,
+                  int64_t out_stride) {
+    const auto* w = reinterpret_cast<const PackedQ6_Kx8*>(group);
+    const BlockQ8_K* act[T];
+    for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const BlockQ8_K*>(a + t * a_stride);
+    const __m256i low4 = _mm256_set1_epi8(0x0F), low2 = _mm256_set1_epi8(0x03);
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const PackedQ6_Kx8& wb = w[b];
+      __m256i scale[QK_K / 16];  // row i's scale of sub-block j in int16 lanes 2i and 2i + 1
+      for (int j = 0; j < QK_K / 16; ++j) scale[j] = scale_pairs(wb.scales[j], wb.scales[j]);
+      __m256i isum[T];
+      for (int t = 0; t < T; ++t) isum[t] = _mm256_setzero_si256();
+      for (int h = 0; h < 2; ++h)
+        for (int c = 0; c < 8; ++c) {
+          // elements 128h + 32k + 4c..4c+3: the low (k < 2) or high nibble of ql piece 16h + 8(k % 2) + c,
+          // topped by bits 2k, 2k + 1 of qh piece 8h + c
+          const auto load = [](const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
+          const __m256i qh = load(wb.qh + 32 * (8 * h + c));
+          const __m256i ql0 = load(wb.ql + 32 * (16 * h + c)), ql1 = load(wb.ql + 32 * (16 * h + 8 + c));
+          const __m256i low[4] = {ql0, ql1, _mm256_srli_epi16(ql0, 4), _mm256_srli_epi16(ql1, 4)};
+          for (int k = 0; k < 4; ++k) {
+            const __m256i top = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), low2), 4);
+            const __m256i codes = _mm256_or_si256(_mm256_and_si256(low[k], low4), top);
+            const __m256i& sc = scale[8 * h + 2 * k + c / 4];
+            // a pair of 63 * 127 products fits int16; times the scale in int32
+            for (int t = 0; t < T; ++t) {
+              const __m256i p = _mm256_maddubs_epi16(codes, piece(act[t][b].qs + 128 * h + 32 * k, c));
+              isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, sc));
+            }
+          }
+        }
+      const __m256 dw = halves8(wb.d);
+      for (int t = 0; t < T; ++t) {
+        // the codes' + 32: subtract 32 * sum over sub-blocks of scale_j * (sum of its activation codes)
+        __m256i offset = _mm256_setzero_si256();
+        const int16_t* bs = act[t][b].bsums;
+        for (int j = 0; j < QK_K / 16; j += 2)
+          offset = _mm256_add_epi32(offset, _mm256_madd_epi16(scale_pairs(wb.scales[j], wb.scales[j + 1]),
+                                                              int16_pair(bs[j], bs[j + 1])));
+        isum[t] = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(offset, 5));
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(dw, _mm256_set1_ps(act[t][b].d)), acc[t]);
+      }
+    }
+    for (int t = 0; t < T; ++t) _mm256_storeu_ps(out + t * out_stride, acc[t]);
   }
 };
 
@@ -238,6 +309,7 @@ const DotKernel* avx2_rows8_kernel(DType weight_type) {
     case DType::Q4_1: return &kernel<Q4_1Tile, DType::Q4_1, DType::Q8_1, quantize_q8_1_avx2>;
     case DType::Q8_0: return &kernel<Q8_0Tile, DType::Q8_0, DType::Q8_0, quantize_q8_0_avx2>;
     case DType::Q4_K: return &kernel<Q4_KTile, DType::Q4_K, DType::Q8_K, quantize_q8_k>;
+    case DType::Q6_K: return &kernel<Q6_KTile, DType::Q6_K, DType::Q8_K, quantize_q8_k>;
     default: return nullptr;
   }
 }

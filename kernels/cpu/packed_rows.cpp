@@ -9,9 +9,10 @@ namespace inferscope {
 namespace {
 
 // Where one block's parts lie, in the file and packed: its f16 scale fields (d, then m/dmin where
-// present) at the start of both, its codes, and Q4_K's unpacked scales and mins between the two.
+// present; at a packed block's start), its codes, and the K-quants' sub-block scales between the two.
 struct BlockParts {
-  size_t scale_fields;     // f16 values at the block's start
+  size_t scales_at;        // the f16 values' offset in the file's block
+  size_t scale_fields;     // f16 values there
   size_t codes_at;         // the codes' offset in the file's block
   size_t code_bytes;       // per row
   size_t packed_bytes;     // a packed block of eight rows
@@ -20,7 +21,7 @@ struct BlockParts {
 
 template <class Block, class Packed>
 constexpr BlockParts parts(size_t scale_fields) {
-  return {scale_fields, offsetof(Block, qs), sizeof(Block::qs), sizeof(Packed), offsetof(Packed, qs)};
+  return {0, scale_fields, offsetof(Block, qs), sizeof(Block::qs), sizeof(Packed), offsetof(Packed, qs)};
 }
 
 BlockParts parts_of(DType type) {
@@ -29,6 +30,9 @@ BlockParts parts_of(DType type) {
     case DType::Q4_1: return parts<BlockQ4_1, PackedQ4_1x8>(2);
     case DType::Q8_0: return parts<BlockQ8_0, PackedQ8_0x8>(1);
     case DType::Q4_K: return parts<BlockQ4_K, PackedQ4_Kx8>(2);
+    case DType::Q6_K:  // d at the end; ql and qh together form the codes
+      return {offsetof(BlockQ6_K, d), 1, offsetof(BlockQ6_K, ql), sizeof(BlockQ6_K::ql) + sizeof(BlockQ6_K::qh),
+              sizeof(PackedQ6_Kx8), offsetof(PackedQ6_Kx8, ql)};
     default: throw std::invalid_argument("pack_rows: type " + std::string(dtype_name(type)) + " does not pack");
   }
 }
@@ -41,7 +45,14 @@ void unpack_k_scales(const BlockQ4_K& src, int64_t i, PackedQ4_Kx8& dst) {
 }  // namespace
 
 bool rows_packable(DType type) {
-  return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q4_K;
+  switch (type) {
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q8_0:
+    case DType::Q4_K:
+    case DType::Q6_K: return true;
+    default: return false;
+  }
 }
 
 size_t packed_group_bytes(DType type, int64_t cols) {
@@ -60,9 +71,13 @@ void pack_row_group(const MatrixRef& w, int64_t row0, int64_t n, uint8_t* dst) {
       uint8_t* group = dst + b * p.packed_bytes;
       // scale field f of row i at f16 slot f * 8 + i
       for (size_t f = 0; f < p.scale_fields; ++f)
-        std::memcpy(group + (f * kPackedRows + i) * sizeof(f16_bits), src + f * sizeof(f16_bits), sizeof(f16_bits));
+        std::memcpy(group + (f * kPackedRows + i) * sizeof(f16_bits), src + p.scales_at + f * sizeof(f16_bits),
+                    sizeof(f16_bits));
       if (w.type == DType::Q4_K)
         unpack_k_scales(*reinterpret_cast<const BlockQ4_K*>(src), i, *reinterpret_cast<PackedQ4_Kx8*>(group));
+      if (w.type == DType::Q6_K)
+        for (int j = 0; j < QK_K / 16; ++j)
+          reinterpret_cast<PackedQ6_Kx8*>(group)->scales[j][i] = reinterpret_cast<const BlockQ6_K*>(src)->scales[j];
       // 4-byte piece c of row i at piece slot c * 8 + i
       uint8_t* codes = group + p.packed_codes_at;
       for (size_t c = 0; c < p.code_bytes / 4; ++c)

@@ -1,9 +1,10 @@
-// Weight rows interleaved eight at a time for the int8-activation kernels of Q4_0, Q4_1, Q8_0 and
-// Q4_K: block b of eight rows lies together, their f16 scales first (d of rows 0..7, then m/dmin),
-// then their codes in 4-byte pieces, piece c of row 0, of row 1, ... of row 7, then piece c + 1. One
-// 256-bit load then holds the same four elements of eight rows, and the kernel keeps one row per lane
-// (no horizontal sums). A piece's bytes are the row's own qs bytes, so the 32-element types pack to
-// exactly their size; Q4_K also unpacks its 6-bit sub-block scales and mins into bytes (+2.8%).
+// Weight rows interleaved eight at a time for the int8-activation kernels of Q4_0, Q4_1, Q8_0, Q4_K
+// and Q6_K: block b of eight rows lies together, their f16 scales first (d of rows 0..7, then
+// m/dmin), then their codes in 4-byte pieces, piece c of row 0, of row 1, ... of row 7, then piece
+// c + 1. One 256-bit load then holds the same four elements of eight rows, and the kernel keeps one
+// row per lane (no horizontal sums). A piece's bytes are the row's own code bytes (Q6_K: ql, then
+// qh), so every type packs to its own size, except Q4_K, whose 6-bit sub-block scales and mins are
+// unpacked into bytes (+2.8%); the K-quants' sub-block scales lie between the f16 scales and the codes.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -29,11 +30,20 @@ struct PackedQ4_Kx8 {
   uint8_t qs[kPackedRows * QK_K / 2];
 };
 
+// scales[j][i]: sub-block j's scale in row i; ql and qh as pieces, the ql pieces first.
+struct PackedQ6_Kx8 {
+  f16_bits d[kPackedRows];
+  int8_t scales[QK_K / 16][kPackedRows];
+  uint8_t ql[kPackedRows * QK_K / 2];
+  uint8_t qh[kPackedRows * QK_K / 4];
+};
+
 static_assert(sizeof(PackedQ4_0x8) == kPackedRows * sizeof(BlockQ4_0));
 static_assert(sizeof(PackedQ4_1x8) == kPackedRows * sizeof(BlockQ4_1));
 static_assert(sizeof(PackedQ8_0x8) == kPackedRows * sizeof(BlockQ8_0));
+static_assert(sizeof(PackedQ6_Kx8) == kPackedRows * sizeof(BlockQ6_K));
 
-// Q4_0, Q4_1, Q8_0 and Q4_K.
+// Q4_0, Q4_1, Q8_0, Q4_K and Q6_K.
 bool rows_packable(DType type);
 
 // Bytes of one group of eight packed rows of `cols` elements.

@@ -346,20 +346,22 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest,
                                             ::testing::Values(KernelChoice::Scalar, KernelChoice::Avx2)),
                          param_name);
 
-// The packed layout: block b of a group holds the rows' d fields (then m/dmin fields), Q4_K's
-// unpacked 6-bit scales and mins, then each row's 4-byte code piece c in turn; a short group's
-// missing rows are zero.
+// The packed layout: block b of a group holds the rows' d fields (then m/dmin fields), the K-quants'
+// sub-block scales (Q4_K's 6-bit scales and mins unpacked), then each row's 4-byte code piece c in
+// turn (Q6_K: ql, then qh); a short group's missing rows are zero.
 TEST(PackedRows, InterleaveScalesAndFourBytePieces) {
-  for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K}) {
+  for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
     SCOPED_TRACE(std::string(dtype_name(type)));
-    const bool k_quant = type == DType::Q4_K;
+    const bool k_quant = type == DType::Q4_K, q6_k = type == DType::Q6_K;
     const int64_t rows = 3, cols = 512;
     const int64_t nb = cols / dtype_info(type).block_size;
     const size_t block = dtype_info(type).block_bytes, stride = row_bytes(type, cols);
     const size_t n_fields = type == DType::Q4_1 || k_quant ? 2 : 1;
-    const size_t codes_at = k_quant ? offsetof(BlockQ4_K, qs) : 2 * n_fields;
-    const size_t packed_codes_at = k_quant ? offsetof(PackedQ4_Kx8, qs) : 8 * 2 * n_fields;
-    const size_t packed_block = packed_group_bytes(type, cols) / nb, pieces = (block - codes_at) / 4;
+    const size_t scales_at = q6_k ? offsetof(BlockQ6_K, d) : 0;
+    const size_t codes_at = k_quant ? offsetof(BlockQ4_K, qs) : q6_k ? 0 : 2 * n_fields;
+    const size_t packed_codes_at = k_quant ? offsetof(PackedQ4_Kx8, qs) : q6_k ? offsetof(PackedQ6_Kx8, ql) : 16 * n_fields;
+    const size_t code_bytes = q6_k ? sizeof(BlockQ6_K::ql) + sizeof(BlockQ6_K::qh) : block - codes_at;
+    const size_t packed_block = packed_group_bytes(type, cols) / nb, pieces = code_bytes / 4;
     std::vector<uint8_t> bytes(stride * rows);
     for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7 + 1);
     const MatrixRef w{type, bytes.data(), rows, cols, stride};
@@ -371,10 +373,15 @@ TEST(PackedRows, InterleaveScalesAndFourBytePieces) {
         SCOPED_TRACE("block " + std::to_string(b) + " row " + std::to_string(i));
         const uint8_t* src = bytes.data() + i * stride + b * block;
         for (size_t f = 0; f < n_fields; ++f)
-          for (size_t k = 0; k < 2; ++k) EXPECT_EQ(g[(f * 8 + i) * 2 + k], i < rows ? src[2 * f + k] : 0);
+          for (size_t k = 0; k < 2; ++k) EXPECT_EQ(g[(f * 8 + i) * 2 + k], i < rows ? src[scales_at + 2 * f + k] : 0);
         for (size_t c = 0; c < pieces; ++c)
           for (size_t k = 0; k < 4; ++k)
             EXPECT_EQ(g[packed_codes_at + (c * 8 + i) * 4 + k], i < rows ? src[codes_at + 4 * c + k] : 0) << "piece " << c;
+        if (q6_k) {
+          for (int j = 0; j < 16; ++j)
+            EXPECT_EQ(reinterpret_cast<const PackedQ6_Kx8*>(g)->scales[j][i],
+                      i < rows ? reinterpret_cast<const BlockQ6_K*>(src)->scales[j] : 0) << "sub-block " << j;
+        }
         if (!k_quant) continue;
         const auto& packed = *reinterpret_cast<const PackedQ4_Kx8*>(g);
         for (int j = 0; j < 8; ++j) {
