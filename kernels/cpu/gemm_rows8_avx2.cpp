@@ -217,13 +217,14 @@ struct Q6_KTile {
           }
         }
       const __m256 dw = halves8(wb.d);
+      __m256i scales_2j[QK_K / 32];  // row i's scales of sub-blocks 2j, 2j + 1 in int16 lanes 2i, 2i + 1
+      for (int j = 0; j < QK_K / 32; ++j) scales_2j[j] = scale_pairs(wb.scales[2 * j], wb.scales[2 * j + 1]);
       for (int t = 0; t < T; ++t) {
         // the codes' + 32: subtract 32 * sum over sub-blocks of scale_j * (sum of its activation codes)
         __m256i offset = _mm256_setzero_si256();
         const int16_t* bs = act[t][b].bsums;
-        for (int j = 0; j < QK_K / 16; j += 2)
-          offset = _mm256_add_epi32(offset, _mm256_madd_epi16(scale_pairs(wb.scales[j], wb.scales[j + 1]),
-                                                              int16_pair(bs[j], bs[j + 1])));
+        for (int j = 0; j < QK_K / 32; ++j)
+          offset = _mm256_add_epi32(offset, _mm256_madd_epi16(scales_2j[j], int16_pair(bs[2 * j], bs[2 * j + 1])));
         isum[t] = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(offset, 5));
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(dw, _mm256_set1_ps(act[t][b].d)), acc[t]);
       }
