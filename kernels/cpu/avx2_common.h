@@ -24,11 +24,10 @@ static inline float fma1(float a, float b, float c) {
   return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
 }
 
-// quantize_row() to Q8_0 / Q8_1, byte for byte, eight elements at a time (quantize_avx2.cpp).
+// quantize_row() to Q8_0 / Q8_1 / Q8_K, byte for byte, eight elements at a time (quantize_avx2.cpp).
 void quantize_q8_0_avx2(const float* x, void* dst, int64_t n);
 void quantize_q8_1_avx2(const float* x, void* dst, int64_t n);
-// quantize_row() to Q8_K (vec_dot_avx2.cpp).
-void quantize_q8_k(const float* x, void* dst, int64_t n);
+void quantize_q8_k_avx2(const float* x, void* dst, int64_t n);
 
 // The AVX2 int8-activation kernels of Q5_0 and Q5_1, with tiled GEMMs (gemm_avx2.cpp).
 const DotKernel* avx2_block_kernel(DType weight_type);

@@ -43,6 +43,15 @@ void nibble_dots(const uint8_t* bytes32, __m256i a_lo, __m256i a_hi, __m256i& s_
   s_hi = _mm256_add_epi16(s_hi, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4), a_hi));
 }
 
+// The weights kPrefetchAhead bytes past block wb, requested now: with the hardware prefetcher alone,
+// two cores streaming packed groups from memory read 5-18% slower (Q6_K, Q4_K, Q4_0; Q8_0 level).
+constexpr size_t kPrefetchAhead = 4096;
+template <class Block>
+void prefetch_ahead(const Block& wb) {
+  for (size_t off = 0; off < sizeof(Block); off += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(&wb) + kPrefetchAhead + off, _MM_HINT_T0);
+}
+
 // ---- The 32-element block types. T tokens x one group over nb blocks; out[t * out_stride + i].
 
 template <class Block, class Act, bool kOffset, bool kMins>
@@ -71,6 +80,7 @@ struct Block32Tile {
     for (int t = 0; t < T; ++t) acc[t] = mins[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
       const Block& wb = w[b];
+      prefetch_ahead(wb);
       __m256i isum[T];
       if constexpr (sizeof(wb.qs) == kPackedRows * 16) {
         // 4-bit codes: int16 lanes hold pair sums of 16 products of 15 * 127 at most, no overflow
@@ -134,6 +144,7 @@ struct Q4_KTile {
     for (int t = 0; t < T; ++t) acc[t] = mins[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
       const PackedQ4_Kx8& wb = w[b];
+      prefetch_ahead(wb);
       __m256i isum[T], msum[T];
       for (int t = 0; t < T; ++t) isum[t] = msum[t] = _mm256_setzero_si256();
       for (int k = 0; k < QK_K / 64; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high nibbles)
@@ -193,6 +204,7 @@ struct Q6_KTile {
     for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
       const PackedQ6_Kx8& wb = w[b];
+      prefetch_ahead(wb);
       __m256i scale[QK_K / 16];  // row i's scale of sub-block j in int16 lanes 2i and 2i + 1
       for (int j = 0; j < QK_K / 16; ++j) scale[j] = scale_pairs(wb.scales[j], wb.scales[j]);
       __m256i isum[T];
@@ -200,10 +212,10 @@ struct Q6_KTile {
       for (int h = 0; h < 2; ++h)
         for (int c = 0; c < 8; ++c) {
           // elements 128h + 32k + 4c..4c+3: the low (k < 2) or high nibble of ql piece 16h + 8(k % 2) + c,
-          // topped by bits 2k, 2k + 1 of qh piece 8h + c
+          // topped by bits 2k, 2k + 1 of qh piece 8h + c; the three pieces lie together
           const auto load = [](const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
-          const __m256i qh = load(wb.qh + 32 * (8 * h + c));
-          const __m256i ql0 = load(wb.ql + 32 * (16 * h + c)), ql1 = load(wb.ql + 32 * (16 * h + 8 + c));
+          const uint8_t* trio = wb.codes + 3 * 32 * (8 * h + c);
+          const __m256i ql0 = load(trio), ql1 = load(trio + 32), qh = load(trio + 64);
           const __m256i low[4] = {ql0, ql1, _mm256_srli_epi16(ql0, 4), _mm256_srli_epi16(ql1, 4)};
           for (int k = 0; k < 4; ++k) {
             const __m256i top = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), low2), 4);
@@ -309,8 +321,8 @@ const DotKernel* avx2_rows8_kernel(DType weight_type) {
     case DType::Q4_0: return &kernel<Q4_0Tile, DType::Q4_0, DType::Q8_0, quantize_q8_0_avx2>;
     case DType::Q4_1: return &kernel<Q4_1Tile, DType::Q4_1, DType::Q8_1, quantize_q8_1_avx2>;
     case DType::Q8_0: return &kernel<Q8_0Tile, DType::Q8_0, DType::Q8_0, quantize_q8_0_avx2>;
-    case DType::Q4_K: return &kernel<Q4_KTile, DType::Q4_K, DType::Q8_K, quantize_q8_k>;
-    case DType::Q6_K: return &kernel<Q6_KTile, DType::Q6_K, DType::Q8_K, quantize_q8_k>;
+    case DType::Q4_K: return &kernel<Q4_KTile, DType::Q4_K, DType::Q8_K, quantize_q8_k_avx2>;
+    case DType::Q6_K: return &kernel<Q6_KTile, DType::Q6_K, DType::Q8_K, quantize_q8_k_avx2>;
     default: return nullptr;
   }
 }

@@ -32,7 +32,7 @@ BlockParts parts_of(DType type) {
     case DType::Q4_K: return parts<BlockQ4_K, PackedQ4_Kx8>(2);
     case DType::Q6_K:  // d at the end; ql and qh together form the codes
       return {offsetof(BlockQ6_K, d), 1, offsetof(BlockQ6_K, ql), sizeof(BlockQ6_K::ql) + sizeof(BlockQ6_K::qh),
-              sizeof(PackedQ6_Kx8), offsetof(PackedQ6_Kx8, ql)};
+              sizeof(PackedQ6_Kx8), offsetof(PackedQ6_Kx8, codes)};
     default: throw std::invalid_argument("pack_rows: type " + std::string(dtype_name(type)) + " does not pack");
   }
 }
@@ -53,6 +53,16 @@ bool rows_packable(DType type) {
     case DType::Q6_K: return true;
     default: return false;
   }
+}
+
+size_t packed_piece_slot(DType type, size_t p) {
+  if (type != DType::Q6_K) return p;
+  constexpr size_t kQlPieces = QK_K / 2 / 4;
+  if (p < kQlPieces) {  // ql piece 16h + 8m + c: the m-th of trio 8h + c
+    const size_t h = p / 16, m = p % 16 / 8, c = p % 8;
+    return 3 * (8 * h + c) + m;
+  }
+  return 3 * (p - kQlPieces) + 2;  // qh piece 8h + c: the last of trio 8h + c
 }
 
 size_t packed_group_bytes(DType type, int64_t cols) {
@@ -78,10 +88,10 @@ void pack_row_group(const MatrixRef& w, int64_t row0, int64_t n, uint8_t* dst) {
       if (w.type == DType::Q6_K)
         for (int j = 0; j < QK_K / 16; ++j)
           reinterpret_cast<PackedQ6_Kx8*>(group)->scales[j][i] = reinterpret_cast<const BlockQ6_K*>(src)->scales[j];
-      // 4-byte piece c of row i at piece slot c * 8 + i
+      // 4-byte piece c of row i at place i of its slot
       uint8_t* codes = group + p.packed_codes_at;
       for (size_t c = 0; c < p.code_bytes / 4; ++c)
-        std::memcpy(codes + (c * kPackedRows + i) * 4, src + p.codes_at + c * 4, 4);
+        std::memcpy(codes + (packed_piece_slot(w.type, c) * kPackedRows + i) * 4, src + p.codes_at + c * 4, 4);
     }
   }
 }

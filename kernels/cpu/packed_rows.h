@@ -5,6 +5,8 @@
 // row per lane (no horizontal sums). A piece's bytes are the row's own code bytes (Q6_K: ql, then
 // qh), so every type packs to its own size, except Q4_K, whose 6-bit sub-block scales and mins are
 // unpacked into bytes (+2.8%); the K-quants' sub-block scales lie between the f16 scales and the codes.
+// The pieces lie in the order the kernel reads them, so a group streams from memory front to back:
+// file order, except Q6_K (packed_piece_slot).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -30,12 +32,13 @@ struct PackedQ4_Kx8 {
   uint8_t qs[kPackedRows * QK_K / 2];
 };
 
-// scales[j][i]: sub-block j's scale in row i; ql and qh as pieces, the ql pieces first.
+// scales[j][i]: sub-block j's scale in row i; codes: for half h and piece c (0..7) in turn, the ql
+// pieces 16h + c and 16h + 8 + c, then the qh piece 8h + c (the three that hold elements
+// 128h + 32k + 4c..4c+3, k = 0..3), each as eight rows' pieces.
 struct PackedQ6_Kx8 {
   f16_bits d[kPackedRows];
   int8_t scales[QK_K / 16][kPackedRows];
-  uint8_t ql[kPackedRows * QK_K / 2];
-  uint8_t qh[kPackedRows * QK_K / 4];
+  uint8_t codes[kPackedRows * (QK_K / 2 + QK_K / 4)];
 };
 
 static_assert(sizeof(PackedQ4_0x8) == kPackedRows * sizeof(BlockQ4_0));
@@ -45,6 +48,10 @@ static_assert(sizeof(PackedQ6_Kx8) == kPackedRows * sizeof(BlockQ6_K));
 
 // Q4_0, Q4_1, Q8_0, Q4_K and Q6_K.
 bool rows_packable(DType type);
+
+// Where a row's 4-byte code piece p (its code bytes 4p..4p+3 in the file's block; Q6_K: ql, then qh)
+// lies among a packed block's pieces: slot s holds the eight rows' pieces at codes + 32 * s.
+size_t packed_piece_slot(DType type, size_t p);
 
 // Bytes of one group of eight packed rows of `cols` elements.
 size_t packed_group_bytes(DType type, int64_t cols);

@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "kernels/cpu/avx2_common.h"
-#include "kernels/cpu/quantize.h"
 
 namespace inferscope::cpu {
 namespace {
@@ -111,11 +110,9 @@ float dot_q5_k(const void* w, const void* a, int64_t n) {
 constexpr DotKernel kF32{DType::F32, nullptr, dot_f32, nullptr, "avx2"};
 constexpr DotKernel kF16{DType::F32, nullptr, dot_f16, nullptr, "avx2"};
 constexpr DotKernel kBF16{DType::F32, nullptr, dot_bf16, nullptr, "avx2"};
-constexpr DotKernel kQ5_K{DType::Q8_K, quantize_q8_k, dot_q5_k, nullptr, "avx2"};
+constexpr DotKernel kQ5_K{DType::Q8_K, quantize_q8_k_avx2, dot_q5_k, nullptr, "avx2"};
 
 }  // namespace
-
-void quantize_q8_k(const float* x, void* dst, int64_t n) { quantize_row(DType::Q8_K, x, dst, n); }
 
 const DotKernel* avx2_kernel(DType weight_type, ActivationPrecision activations) {
   switch (weight_type) {

@@ -348,7 +348,8 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest,
 
 // The packed layout: block b of a group holds the rows' d fields (then m/dmin fields), the K-quants'
 // sub-block scales (Q4_K's 6-bit scales and mins unpacked), then each row's 4-byte code piece c in
-// turn (Q6_K: ql, then qh); a short group's missing rows are zero.
+// turn (Q6_K: ql, then qh, placed in the order the kernel reads them: ql pieces 16h + c and
+// 16h + 8 + c, then qh piece 8h + c, for h = 0, 1 and c = 0..7); a short group's missing rows are zero.
 TEST(PackedRows, InterleaveScalesAndFourBytePieces) {
   for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
     SCOPED_TRACE(std::string(dtype_name(type)));
@@ -359,9 +360,15 @@ TEST(PackedRows, InterleaveScalesAndFourBytePieces) {
     const size_t n_fields = type == DType::Q4_1 || k_quant ? 2 : 1;
     const size_t scales_at = q6_k ? offsetof(BlockQ6_K, d) : 0;
     const size_t codes_at = k_quant ? offsetof(BlockQ4_K, qs) : q6_k ? 0 : 2 * n_fields;
-    const size_t packed_codes_at = k_quant ? offsetof(PackedQ4_Kx8, qs) : q6_k ? offsetof(PackedQ6_Kx8, ql) : 16 * n_fields;
+    const size_t packed_codes_at = k_quant ? offsetof(PackedQ4_Kx8, qs) : q6_k ? offsetof(PackedQ6_Kx8, codes) : 16 * n_fields;
     const size_t code_bytes = q6_k ? sizeof(BlockQ6_K::ql) + sizeof(BlockQ6_K::qh) : block - codes_at;
     const size_t packed_block = packed_group_bytes(type, cols) / nb, pieces = code_bytes / 4;
+    // the slot of file piece c: Q6_K's trios (ql of elements 0..31 of a 128, ql of 32..63, qh), else c
+    const auto slot = [&](size_t c) -> size_t {
+      if (!q6_k) return c;
+      if (c < 32) return 3 * (8 * (c / 16) + c % 8) + c % 16 / 8;
+      return 3 * (c - 32) + 2;
+    };
     std::vector<uint8_t> bytes(stride * rows);
     for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7 + 1);
     const MatrixRef w{type, bytes.data(), rows, cols, stride};
@@ -376,7 +383,8 @@ TEST(PackedRows, InterleaveScalesAndFourBytePieces) {
           for (size_t k = 0; k < 2; ++k) EXPECT_EQ(g[(f * 8 + i) * 2 + k], i < rows ? src[scales_at + 2 * f + k] : 0);
         for (size_t c = 0; c < pieces; ++c)
           for (size_t k = 0; k < 4; ++k)
-            EXPECT_EQ(g[packed_codes_at + (c * 8 + i) * 4 + k], i < rows ? src[codes_at + 4 * c + k] : 0) << "piece " << c;
+            EXPECT_EQ(g[packed_codes_at + (slot(c) * 8 + i) * 4 + k], i < rows ? src[codes_at + 4 * c + k] : 0)
+                << "piece " << c;
         if (q6_k) {
           for (int j = 0; j < 16; ++j)
             EXPECT_EQ(reinterpret_cast<const PackedQ6_Kx8*>(g)->scales[j][i],
@@ -407,6 +415,10 @@ TEST(MatmulKernels, ActivationQuantizersMatchQuantizeRow) {
   x[1024] = 127.0f;  // with amax 127, d = 1 and the tie-making values below round exactly
   for (int64_t i = 1025; i < 1056; ++i) x[i] = static_cast<float>(i - 1040) + 0.5f;
   for (int64_t i = 1056; i < 1088; ++i) x[i] = 1e7f * static_cast<float>(i - 1070);  // d beyond the f16 range
+  // the largest magnitude twice with opposite signs in one 256-block: the first one's sign sets Q8_K's d
+  for (int64_t i = 1280; i < 1536; ++i) x[i] = 0.01f * static_cast<float>(i % 97) - 0.4f;
+  x[1287] = -5.0f;
+  x[1380] = 5.0f;
   int checked = 0;
   for (DType t : kWeightTypes) {
     for (const cpu::DotKernel* k : {cpu::scalar_kernel(t, ActivationPrecision::Q8),
@@ -421,6 +433,29 @@ TEST(MatmulKernels, ActivationQuantizersMatchQuantizeRow) {
     }
   }
   EXPECT_GE(checked, 10) << "every quantized weight type has an int8 kernel per family";
+}
+
+// Q8_K's quantizers agree on blocks holding a NaN or an infinity too (one block each, among finite ones).
+TEST(MatmulKernels, Q8KQuantizersAgreeOnNonFiniteBlocks) {
+  std::mt19937 rng(12);
+  const int64_t cols = 1024;
+  std::vector<float> x = random_activations(1, cols, rng);
+  x[300] = std::numeric_limits<float>::quiet_NaN();
+  x[600] = std::numeric_limits<float>::infinity();
+  x[601] = -std::numeric_limits<float>::infinity();
+  std::vector<uint8_t> want(row_bytes(DType::Q8_K, cols));
+  quantize_row(DType::Q8_K, x.data(), want.data(), cols);
+  int checked = 0;
+  for (const cpu::DotKernel* k : {cpu::scalar_kernel(DType::Q4_K, ActivationPrecision::Q8),
+                                  avx2_available() ? cpu::avx2_kernel(DType::Q4_K, ActivationPrecision::Q8) : nullptr}) {
+    if (k == nullptr) continue;
+    SCOPED_TRACE(k->name);
+    std::vector<uint8_t> got(want.size(), 0xAB);
+    k->quantize(x.data(), got.data(), cols);
+    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size()));
+    ++checked;
+  }
+  EXPECT_GE(checked, 1);
 }
 
 TEST(MatmulDispatch, ScalarAndAvx2AgreeClosely) {
