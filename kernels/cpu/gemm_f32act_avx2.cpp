@@ -95,59 +95,87 @@ struct Codes45K {
   using Block = B;
   static constexpr int kChunks = QK_K / 8;
   struct State {
-    float scale[8], neg_min[8];  // d * scale_j and -(dmin * min_j)
+    alignas(32) float scale[8];  // d * scale_j
+    alignas(32) float neg_min[8];  // -(dmin * min_j)
   };
   static State load(const B& x) {
+    // the 6-bit scales and mins of sub-blocks 0..3 and 4..7 as bytes, four to a word (as k_scale_min)
+    uint32_t u[3];
+    std::memcpy(u, x.scales, sizeof u);
+    const uint32_t top2 = 0x03030303;
+    const __m128i scales = _mm_setr_epi32(static_cast<int>(u[0] & 0x3f3f3f3f),
+                                          static_cast<int>((u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & top2) << 4)), 0, 0);
+    const __m128i mins = _mm_setr_epi32(static_cast<int>(u[1] & 0x3f3f3f3f),
+                                        static_cast<int>(((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & top2) << 4)), 0, 0);
     State s;
-    const float d = f16(x.d), dmin = f16(x.dmin);
-    for (int j = 0; j < 8; ++j) {
-      int sc, mn;
-      k_scale_min(x.scales, j, sc, mn);
-      s.scale[j] = d * static_cast<float>(sc);
-      s.neg_min[j] = -(dmin * static_cast<float>(mn));
-    }
+    _mm256_store_ps(s.scale, _mm256_mul_ps(_mm256_set1_ps(f16(x.d)), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(scales))));
+    const __m256 min = _mm256_mul_ps(_mm256_set1_ps(f16(x.dmin)), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mins)));
+    _mm256_store_ps(s.neg_min, _mm256_xor_ps(min, _mm256_set1_ps(-0.0f)));
     return s;
   }
   static __m256 chunk(const B& x, const State& s, int c) {
     const int j = c / 4, l = 8 * (c % 4);
-    // even sub-blocks take the low nibbles of qs[32 * (j / 2) + l], odd ones the high nibbles
+    // even sub-blocks take the low nibbles of qs[32 * (j / 2) + l], odd ones the high nibbles (a shift
+    // by 0 or 4: j varies within the unrolled loop)
     const __m256i b = bytes8(x.qs + 32 * (j / 2) + l);
-    __m256i q = j % 2 == 0 ? _mm256_and_si256(b, _mm256_set1_epi32(0xF)) : _mm256_srli_epi32(b, 4);
+    __m256i q = _mm256_and_si256(_mm256_srlv_epi32(b, _mm256_set1_epi32(4 * (j % 2))), _mm256_set1_epi32(0xF));
     if constexpr (kFifthBit) {  // bit j of qh[l] is the fifth bit of element 32j + l
       const __m256i top = _mm256_and_si256(_mm256_srli_epi32(bytes8(x.qh + l), j), _mm256_set1_epi32(1));
       q = _mm256_or_si256(q, _mm256_slli_epi32(top, 4));
     }
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), _mm256_set1_ps(s.scale[j]), _mm256_set1_ps(s.neg_min[j]));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), _mm256_broadcast_ss(&s.scale[j]), _mm256_broadcast_ss(&s.neg_min[j]));
   }
 };
 
 using Q4_K = Codes45K<BlockQ4_K, false>;
 using Q5_K = Codes45K<BlockQ5_K, true>;
 
-// Q6_K: element e = 128h + 32k + l (see BlockQ6_K), x = (d * scales[e / 16]) * (q - 32), exact.
+// Q6_K: element e = 128h + 32k + l (see BlockQ6_K), x = (d * scales[e / 16]) * (q - 32), exact; computed
+// as fma(q, d * scale, -32 * d * scale), whose exact result is that same representable value.
 struct Q6_K {
   using Block = BlockQ6_K;
   static constexpr int kChunks = QK_K / 8;
   struct State {
-    float scale[QK_K / 16];  // d * scales[i]
+    alignas(32) float scale[QK_K / 16];  // d * scales[i]
+    alignas(32) float offset[QK_K / 16];  // -32 * d * scales[i]
   };
   static State load(const BlockQ6_K& x) {
     State s;
-    const float d = f16(x.d);
-    for (int i = 0; i < QK_K / 16; ++i) s.scale[i] = d * static_cast<float>(x.scales[i]);
+    const __m256 d = _mm256_set1_ps(f16(x.d));
+    for (int half = 0; half < 2; ++half) {
+      const __m128i scales = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x.scales + 8 * half));
+      const __m256 scale = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(scales)));
+      _mm256_store_ps(s.scale + 8 * half, scale);
+      _mm256_store_ps(s.offset + 8 * half, _mm256_mul_ps(scale, _mm256_set1_ps(-32.0f)));
+    }
     return s;
   }
   static __m256 chunk(const BlockQ6_K& x, const State& s, int c) {
     const int h = c / 16, k = (c / 4) % 4, l = 8 * (c % 4);
-    const __m256i b = bytes8(x.ql + 64 * h + 32 * (k % 2) + l);
-    const __m256i low = k < 2 ? _mm256_and_si256(b, _mm256_set1_epi32(0xF)) : _mm256_srli_epi32(b, 4);
-    const __m256i high = _mm256_and_si256(_mm256_srli_epi32(bytes8(x.qh + 32 * h + l), 2 * k), _mm256_set1_epi32(3));
-    const __m256i q = _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)), _mm256_set1_epi32(32));
-    return _mm256_mul_ps(_mm256_cvtepi32_ps(q), _mm256_set1_ps(s.scale[c / 2]));
+    // the low (k < 2) or high nibble of ql, and bits 2k, 2k + 1 of qh moved to bits 4, 5 (shifts by
+    // variable amounts: k varies within the unrolled loop; each lane holds one zero-extended byte)
+    const __m256i low = _mm256_and_si256(_mm256_srlv_epi32(bytes8(x.ql + 64 * h + 32 * (k % 2) + l),
+                                                           _mm256_set1_epi32(4 * (k / 2))),
+                                         _mm256_set1_epi32(0xF));
+    const __m256i moved = _mm256_srlv_epi32(_mm256_slli_epi32(bytes8(x.qh + 32 * h + l), 4), _mm256_set1_epi32(2 * k));
+    const __m256i q = _mm256_or_si256(low, _mm256_and_si256(moved, _mm256_set1_epi32(0x30)));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), _mm256_broadcast_ss(&s.scale[c / 2]),
+                           _mm256_broadcast_ss(&s.offset[c / 2]));
   }
 };
 
-// R weight rows x T tokens over nb blocks; x rows are x_stride floats apart.
+// acc[t] = fma(chunk c of a row's block, token t's elements of that chunk, acc[t]) for the T tokens.
+template <class P, int T>
+__attribute__((always_inline)) inline void multiply_chunk(const typename P::Block& block, const typename P::State& s,
+                                                          int c, const float* xc, size_t x_stride, __m256 (&acc)[T]) {
+  const __m256 wc = P::chunk(block, s, c);
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) acc[t] = _mm256_fmadd_ps(wc, _mm256_loadu_ps(xc + t * x_stride), acc[t]);
+}
+
+// R weight rows x T tokens over nb blocks; x rows are x_stride floats apart. The loops are unrolled
+// (by 4 over chunks, so that a chunk's place in its 32-element block or sub-block is a constant), so
+// that the accumulators live in registers.
 template <class P, int R, int T>
 void gemm_tile(const uint8_t* w, size_t w_stride, const float* x, size_t x_stride, int64_t nb, float* out,
                int64_t out_stride) {
@@ -157,20 +185,32 @@ void gemm_tile(const uint8_t* w, size_t w_stride, const float* x, size_t x_strid
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
-    // unrolled, so that the accumulators live in registers
+    const float* xb = x + b * kBlockSize;
+    const B* block[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      const B& block = reinterpret_cast<const B*>(w + r * w_stride)[b];
+      block[r] = reinterpret_cast<const B*>(w + r * w_stride) + b;
       // the same block R rows on is the next tile's: start reading it from memory now
-      _mm_prefetch(reinterpret_cast<const char*>(&block) + R * w_stride, _MM_HINT_T0);
-      const typename P::State s = P::load(block);
-#pragma GCC unroll 4
-      for (int c = 0; c < P::kChunks; ++c) {
-        const __m256 wc = P::chunk(block, s, c);
-        const float* xc = x + b * kBlockSize + 8 * c;
+      for (size_t off = 0; off < sizeof(B); off += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(block[r]) + R * w_stride + off, _MM_HINT_T0);
+    }
+    if constexpr (P::kChunks <= 4) {
+      // a 32-element block: row by row (its four chunks, then the next row's)
 #pragma GCC unroll 8
-        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_fmadd_ps(wc, _mm256_loadu_ps(xc + t * x_stride), acc[r][t]);
+      for (int r = 0; r < R; ++r) {
+        const typename P::State s = P::load(*block[r]);
+#pragma GCC unroll 4
+        for (int c = 0; c < P::kChunks; ++c) multiply_chunk<P, T>(*block[r], s, c, xb + 8 * c, x_stride, acc[r]);
       }
+    } else {
+      // a 256-element K-quant block: chunk by chunk across the rows, so that R * T independent fma
+      // chains are in flight (one row's 32 chunks alone would wait on one chain: 3x slower)
+      typename P::State s[R];
+      for (int r = 0; r < R; ++r) s[r] = P::load(*block[r]);
+#pragma GCC unroll 4
+      for (int c = 0; c < P::kChunks; ++c)
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) multiply_chunk<P, T>(*block[r], s[r], c, xb + 8 * c, x_stride, acc[r]);
     }
   }
   for (int r = 0; r < R; ++r)
