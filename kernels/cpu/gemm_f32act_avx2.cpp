@@ -182,7 +182,9 @@ void gemm_tile(const uint8_t* w, size_t w_stride, const float* x, size_t x_strid
   using B = typename P::Block;
   constexpr int64_t kBlockSize = 8 * P::kChunks;
   __m256 acc[R][T];
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const float* xb = x + b * kBlockSize;
@@ -213,7 +215,9 @@ void gemm_tile(const uint8_t* w, size_t w_stride, const float* x, size_t x_strid
         for (int r = 0; r < R; ++r) multiply_chunk<P, T>(*block[r], s[r], c, xb + 8 * c, x_stride, acc[r]);
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) out[t * out_stride + r] = hsum(acc[r][t]);
 }
 
