@@ -97,8 +97,9 @@ bool quantize_block_q8_k(const float* x, BlockQ8_K& b) {
   for (int g = 0; g < QK_K / 32; ++g) {
     __m256i q[4];
     for (int k = 0; k < 4; ++k) {
-      // clamp, then round half to even, as round_clamped
-      const __m256 v = _mm256_max_ps(lo, _mm256_min_ps(hi, _mm256_mul_ps(vs, _mm256_loadu_ps(x + 32 * g + 8 * k))));
+      // clamp, then round half to even, as round_clamped; min's second operand is what a NaN product
+      // (0 times an overflowed scale) becomes, 127, as fmin gives
+      const __m256 v = _mm256_max_ps(_mm256_min_ps(_mm256_mul_ps(vs, _mm256_loadu_ps(x + 32 * g + 8 * k)), hi), lo);
       q[k] = _mm256_cvtps_epi32(_mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     }
     store_codes32(q, b.qs + 32 * g);

@@ -435,14 +435,19 @@ TEST(MatmulKernels, ActivationQuantizersMatchQuantizeRow) {
   EXPECT_GE(checked, 10) << "every quantized weight type has an int8 kernel per family";
 }
 
-// Q8_K's quantizers agree on blocks holding a NaN or an infinity too (one block each, among finite ones).
-TEST(MatmulKernels, Q8KQuantizersAgreeOnNonFiniteBlocks) {
+// Q8_K's quantizers agree on blocks holding a NaN or an infinity too (one block each, among finite
+// ones), and on a block so small that its scale -127 / max overflows to infinity (its zeros then
+// scale to NaN, which quantize_row's clamp turns into 127).
+TEST(MatmulKernels, Q8KQuantizersAgreeOnNonFiniteValues) {
   std::mt19937 rng(12);
   const int64_t cols = 1024;
   std::vector<float> x = random_activations(1, cols, rng);
   x[300] = std::numeric_limits<float>::quiet_NaN();
   x[600] = std::numeric_limits<float>::infinity();
   x[601] = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 768; i < 1024; ++i) x[i] = 0.0f;
+  x[770] = 1e-38f;
+  x[771] = -5e-39f;
   std::vector<uint8_t> want(row_bytes(DType::Q8_K, cols));
   quantize_row(DType::Q8_K, x.data(), want.data(), cols);
   int checked = 0;
