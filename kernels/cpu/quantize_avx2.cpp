@@ -27,6 +27,15 @@ void store_codes32(const __m256i* q, int8_t* qs) {
                       _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
 }
 
+// The largest of eight floats (none NaN).
+float hmax(__m256 v) {
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+  return _mm_cvtss_f32(m4);
+}
+
+// The sum of eight int32 lanes.
 int hsum_i32(__m256i v) {
   __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
   s4 = _mm_add_epi32(s4, _mm_unpackhi_epi64(s4, s4));
@@ -43,10 +52,7 @@ float quantize_block(const float* x, int8_t* qs, int32_t& sum) {
     v[k] = _mm256_loadu_ps(x + 8 * k);
     amax = _mm256_max_ps(amax, _mm256_and_ps(v[k], abs_mask));
   }
-  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
-  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-  const float d = _mm_cvtss_f32(m4) / 127.0f;
+  const float d = hmax(amax) / 127.0f;
   const __m256 id = _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
   __m256i q[4];
   __m256i sums = _mm256_setzero_si256();
@@ -74,10 +80,7 @@ bool quantize_block_q8_k(const float* x, BlockQ8_K& b) {
     bad = _mm256_or_ps(bad, _mm256_cmp_ps(a, inf, _CMP_NLT_UQ));  // |x| >= inf, or NaN
   }
   if (_mm256_movemask_ps(bad) != 0) return false;
-  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
-  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-  const float amax1 = _mm_cvtss_f32(m4);
+  const float amax1 = hmax(amax);
   if (amax1 == 0.0f) {
     std::memset(&b, 0, sizeof b);
     return true;
