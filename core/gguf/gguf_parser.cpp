@@ -8,8 +8,6 @@ namespace inferscope {
 
 namespace {
 
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian uint32
-
 // Smallest encoding of one value of `t`: the bound used to refuse absurd counts before allocating.
 uint64_t min_value_bytes(GgufType t) {
   switch (t) {
@@ -46,7 +44,7 @@ void GgufParser::parse() {
 
 void GgufParser::read_header(uint64_t& n_tensors, uint64_t& n_kv) {
   const auto magic = cur_.read<uint32_t>("magic");
-  if (magic != kMagic) {
+  if (magic != kGgufMagic) {
     std::string shown(reinterpret_cast<const char*>(file_.base_), 4);
     for (char& c : shown)
       if (c < 0x20 || c > 0x7e) c = '?';

@@ -7,6 +7,9 @@
 
 namespace inferscope {
 
+// The file's first four bytes, "GGUF", read as a little-endian uint32.
+inline constexpr uint32_t kGgufMagic = 0x46554747;
+
 // Type ids as stored in the file.
 enum class GgufType : uint32_t {
   UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6,

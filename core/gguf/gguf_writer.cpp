@@ -17,7 +17,6 @@ namespace inferscope {
 
 namespace {
 
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF" as a little-endian uint32
 constexpr uint32_t kVersion = 3;
 constexpr uint64_t kDefaultAlignment = 32;
 
@@ -184,7 +183,7 @@ void GgufWriter::write(const std::string& path) const {
 
   // Header, metadata and tensor infos, with each tensor's offset in the data section.
   Encoder head;
-  head.put(kMagic);
+  head.put(kGgufMagic);
   head.put(kVersion);
   head.put<uint64_t>(tensors_.size());
   head.put<uint64_t>(kv_.size());

@@ -115,28 +115,43 @@ inline LogitsTrace trace_preempted(const LlamaModel& model, EngineConfig config,
   return trace;
 }
 
-// Every way of computing `prompt` and `decode` greedy tokens on `base`'s config gives the bits of one
-// prefill: its prompt in steps of each of `chunks` tokens, paged blocks of 8 and 32, one contiguous
-// region, and preempted and recomputed.
+// One way of computing a request: its prompt in steps of `chunk` tokens (0: one prefill), in paged
+// blocks of `block` tokens (0: the config's) or one contiguous region, and whether it is preempted
+// and recomputed (trace_preempted; paged).
+struct ComputeWay {
+  std::string name;
+  int32_t chunk = 0;
+  int32_t block = 0;
+  bool contiguous = false;
+  bool preempted = false;
+};
+
+// Each of `ways` gives the bits of one prefill on `base`'s config, for `prompt` and `decode` greedy tokens.
+inline void expect_ways_identical(const LlamaModel& model, const EngineConfig& base, const std::vector<TokenId>& prompt,
+                                  int32_t decode, const std::vector<ComputeWay>& ways) {
+  const LogitsTrace want = trace_alone(model, base, prompt, decode);
+  ASSERT_EQ(want.rows.size(), prompt.size() + decode - 1);
+  for (const ComputeWay& way : ways) {
+    EngineConfig c = base;
+    if (way.chunk > 0) c.scheduler.max_batch_tokens = way.chunk;
+    if (way.block > 0) c.kv.block_size = way.block;
+    if (way.contiguous) c.kv.kind = KvKind::Contiguous;
+    const LogitsTrace got = way.preempted ? trace_preempted(model, c, prompt, decode) : trace_alone(model, c, prompt, decode);
+    EXPECT_TRUE(same_trace(got, want)) << way.name;
+  }
+}
+
+// Every way of computing `prompt`, one thing changed at a time: its prompt in steps of each of
+// `chunks` tokens, paged blocks of 8 and 32, one contiguous region, and preempted and recomputed.
 inline void expect_every_way_identical(const LlamaModel& model, const EngineConfig& base,
                                        const std::vector<TokenId>& prompt, int32_t decode,
                                        const std::vector<int32_t>& chunks) {
-  const LogitsTrace want = trace_alone(model, base, prompt, decode);
-  ASSERT_EQ(want.rows.size(), prompt.size() + decode - 1);
-  for (const int32_t chunk : chunks) {
-    EngineConfig c = base;
-    c.scheduler.max_batch_tokens = chunk;
-    EXPECT_TRUE(same_trace(trace_alone(model, c, prompt, decode), want)) << "prompt in steps of " << chunk;
-  }
-  for (const int32_t block : {8, 32}) {
-    EngineConfig c = base;
-    c.kv.block_size = block;
-    EXPECT_TRUE(same_trace(trace_alone(model, c, prompt, decode), want)) << "paged, block " << block;
-  }
-  EngineConfig contiguous = base;
-  contiguous.kv.kind = KvKind::Contiguous;
-  EXPECT_TRUE(same_trace(trace_alone(model, contiguous, prompt, decode), want)) << "contiguous";
-  EXPECT_TRUE(same_trace(trace_preempted(model, base, prompt, decode), want)) << "preempted and recomputed";
+  std::vector<ComputeWay> ways;
+  for (const int32_t chunk : chunks) ways.push_back({.name = "prompt in steps of " + std::to_string(chunk), .chunk = chunk});
+  for (const int32_t block : {8, 32}) ways.push_back({.name = "paged, block " + std::to_string(block), .block = block});
+  ways.push_back({.name = "contiguous", .contiguous = true});
+  ways.push_back({.name = "preempted and recomputed", .preempted = true});
+  expect_ways_identical(model, base, prompt, decode, ways);
 }
 
 // A random-weight model with the head size of real ones (64), two query heads per KV head, and
