@@ -40,7 +40,7 @@ LlamaForward::LlamaForward(const LlamaModel& model, const LlamaWeights& weights,
     throw std::invalid_argument("forward: the weights have " + std::to_string(weights.layers.size()) +
                                 " layers, the model " + std::to_string(model.config().n_layers));
   }
-  if (matmul.activations == ActivationPrecision::Q8) pack_rows(weights);
+  pack_rows(weights);
 }
 
 void LlamaForward::pack_rows(const LlamaWeights& weights) {

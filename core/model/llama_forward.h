@@ -32,8 +32,9 @@ class LlamaForward final : public ForwardPass {
   double last_matmul_seconds() const override { return matmul_seconds_; }
 
  private:
-  // With int8 activations, the matrices whose kernel multiplies packed rows get them (matmul.h's
-  // pack_rows_for): packed_weights_ is the caller's weights pointing at those rows.
+  // The matrices whose kernel multiplies packed rows get them (matmul.h's pack_rows_for; the int8
+  // kernels and the f32-activation ones of Q4_0/Q4_1): packed_weights_ is the caller's weights
+  // pointing at those rows.
   void pack_rows(const LlamaWeights& weights);
 
   const LlamaModel& model_;

@@ -34,8 +34,9 @@ __m256i fifth_chunk(uint32_t qh, int c) {
 // Per type: State load(block) reads the scales once per block; chunk(block, state, c) returns the
 // 8 dequantized values of chunk c (of kChunks).
 
-// Q4_0, Q4_1, Q5_0, Q5_1: x = (q - kOffset) * d [+ m].
-template <class B, int kOffset, bool kHasMin, bool kFifthBit>
+// Q5_0, Q5_1: x = (q - kOffset) * d [+ m], q = a nibble and a fifth bit from qh. (Q4_0 and Q4_1
+// have the packed-row kernels of gemm_rows8_f32act_avx2.cpp.)
+template <class B, int kOffset, bool kHasMin>
 struct Codes32 {
   using Block = B;
   static constexpr int kChunks = 4;
@@ -55,12 +56,11 @@ struct Codes32 {
     } else {
       s.d = _mm256_set1_ps(f16(x.d));
     }
-    if constexpr (kFifthBit) std::memcpy(&s.qh, x.qh, sizeof s.qh);
+    std::memcpy(&s.qh, x.qh, sizeof s.qh);
     return s;
   }
   static __m256 chunk(const B& x, const State& s, int c) {
-    __m256i q = nibble_chunk(x.qs, c);
-    if constexpr (kFifthBit) q = _mm256_or_si256(q, fifth_chunk(s.qh, c));
+    __m256i q = _mm256_or_si256(nibble_chunk(x.qs, c), fifth_chunk(s.qh, c));
     if constexpr (kOffset != 0) q = _mm256_sub_epi32(q, _mm256_set1_epi32(kOffset));
     const __m256 qf = _mm256_cvtepi32_ps(q);
     // q * d is exact, so the fma rounds the sum once, as q * d + m does
@@ -69,10 +69,8 @@ struct Codes32 {
   }
 };
 
-using Q4_0 = Codes32<BlockQ4_0, 8, false, false>;
-using Q4_1 = Codes32<BlockQ4_1, 0, true, false>;
-using Q5_0 = Codes32<BlockQ5_0, 16, false, true>;
-using Q5_1 = Codes32<BlockQ5_1, 0, true, true>;
+using Q5_0 = Codes32<BlockQ5_0, 16, false>;
+using Q5_1 = Codes32<BlockQ5_1, 0, true>;
 
 // x = q * d, q signed 8-bit.
 struct Q8_0 {
@@ -279,8 +277,8 @@ constexpr DotKernel kernel{DType::F32, nullptr, dot_f32act<P>, gemm_f32act<P>, "
 const DotKernel* avx2_f32act_kernel(DType weight_type) {
   switch (weight_type) {
     case DType::Q8_0: return &kernel<Q8_0>;
-    case DType::Q4_0: return &kernel<Q4_0>;
-    case DType::Q4_1: return &kernel<Q4_1>;
+    case DType::Q4_0:
+    case DType::Q4_1: return avx2_rows8_f32act_kernel(weight_type);
     case DType::Q5_0: return &kernel<Q5_0>;
     case DType::Q5_1: return &kernel<Q5_1>;
     case DType::Q4_K: return &kernel<Q4_K>;

@@ -14,6 +14,7 @@
 
 #include "kernels/cpu/avx2_common.h"
 #include "kernels/cpu/packed_rows.h"
+#include "kernels/cpu/packed_rows_driver.h"
 
 namespace inferscope::cpu {
 namespace {
@@ -31,9 +32,6 @@ __m256i int16_pair(int lo, int hi) {
                                             static_cast<uint16_t>(lo)));
 }
 
-// Eight f16 values as floats.
-__m256 halves8(const f16_bits* h) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h))); }
-
 // int16 pair sums of 4-bit codes x the four activation codes each lane's bytes meet, for the low and
 // the high nibbles of one 32-byte load: s_lo += lo x a_lo, s_hi += hi x a_hi.
 void nibble_dots(const uint8_t* bytes32, __m256i a_lo, __m256i a_hi, __m256i& s_lo, __m256i& s_hi) {
@@ -41,15 +39,6 @@ void nibble_dots(const uint8_t* bytes32, __m256i a_lo, __m256i a_hi, __m256i& s_
   const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bytes32));
   s_lo = _mm256_add_epi16(s_lo, _mm256_maddubs_epi16(_mm256_and_si256(bytes, low4), a_lo));
   s_hi = _mm256_add_epi16(s_hi, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4), a_hi));
-}
-
-// The weights kPrefetchAhead bytes past block wb, requested now: with the hardware prefetcher alone,
-// two cores streaming packed groups from memory read 5-18% slower (Q6_K, Q4_K, Q4_0; Q8_0 level).
-constexpr size_t kPrefetchAhead = 4096;
-template <class Block>
-void prefetch_ahead(const Block& wb) {
-  for (size_t off = 0; off < sizeof(Block); off += 64)
-    _mm_prefetch(reinterpret_cast<const char*>(&wb) + kPrefetchAhead + off, _MM_HINT_T0);
 }
 
 // ---- The 32-element block types. T tokens x one group over nb blocks; out[t * out_stride + i].
@@ -245,7 +234,7 @@ struct Q6_KTile {
   }
 };
 
-// ---- The driver: token strips x packed groups; unpacked rows packed on the fly.
+// ---- The driver: token strips x packed groups (unpacked rows: packed_rows_driver.h).
 
 constexpr int kTileTokens = 4;
 
@@ -277,42 +266,13 @@ void gemm_packed(const void* w, size_t group_stride, int64_t n_groups, const voi
   }
 }
 
-// Rows in the file's layout: each run of up to eight packed on the fly, then multiplied as above.
-template <class Tile, DType kType>
-void gemm_unpacked(const void* w, size_t w_stride, int64_t n_rows, const void* a, size_t a_stride, int64_t n_tok,
-                   int64_t n, float* out, int64_t out_stride) {
-  const size_t group_bytes = packed_group_bytes(kType, n);
-  auto* group = static_cast<uint8_t*>(__builtin_alloca(group_bytes));
-  float strip[kTileTokens * kPackedRows];
-  const auto* ab = static_cast<const uint8_t*>(a);
-  for (int64_t r0 = 0; r0 < n_rows; r0 += kPackedRows) {
-    const int64_t nr = n_rows - r0 < kPackedRows ? n_rows - r0 : kPackedRows;
-    const MatrixRef rows{kType, static_cast<const uint8_t*>(w) + r0 * w_stride, nr, n, w_stride};
-    pack_row_group(rows, 0, nr, group);
-    if (nr == kPackedRows) {
-      gemm_packed<Tile, kType>(group, group_bytes, 1, a, a_stride, n_tok, n, out + r0, out_stride);
-      continue;
-    }
-    // a short group: through a strip buffer, keeping only the real rows
-    for (int64_t t0 = 0; t0 < n_tok; t0 += kTileTokens) {
-      const int64_t nt = n_tok - t0 < kTileTokens ? n_tok - t0 : kTileTokens;
-      gemm_packed<Tile, kType>(group, group_bytes, 1, ab + t0 * a_stride, a_stride, nt, n, strip, kPackedRows);
-      for (int64_t t = 0; t < nt; ++t)
-        std::memcpy(out + (t0 + t) * out_stride + r0, strip + t * kPackedRows, sizeof(float) * nr);
-    }
-  }
-}
-
-template <class Tile, DType kType>
-float dot(const void* w, const void* a, int64_t n) {
-  float out;
-  gemm_unpacked<Tile, kType>(w, 0, 1, a, 0, 1, n, &out, 0);
-  return out;
-}
-
 template <class Tile, DType kType, DType kAct, QuantizeFn kQuantize>
-constexpr DotKernel kernel{kAct,   kQuantize, dot<Tile, kType>, gemm_unpacked<Tile, kType>,
-                           "avx2", gemm_packed<Tile, kType>};
+constexpr DotKernel kernel{kAct,
+                           kQuantize,
+                           dot_packing_on_the_fly<gemm_packed<Tile, kType>, kType>,
+                           gemm_packing_on_the_fly<gemm_packed<Tile, kType>, kType>,
+                           "avx2",
+                           gemm_packed<Tile, kType>};
 
 }  // namespace
 

@@ -18,8 +18,9 @@
 namespace inferscope {
 namespace {
 
-// Output rows handed to one gemm call: its weight rows stay in L1 while all tokens stream past (a
-// multiple of the packed kernels' eight rows).
+// Output rows per block of the parallel job, handed to one gemm call (unless the kernel prepares its
+// activations per call): its weight rows stay in L1 while all tokens stream past (a multiple of the
+// packed kernels' eight rows).
 constexpr int64_t kRowBlock = 32;
 static_assert(kRowBlock % kPackedRows == 0);
 // Activation rows per quantization chunk (quantizing a row costs about as much as one small dot).
@@ -133,13 +134,17 @@ void matmul_fused(std::span<const MatmulTarget> targets, const float* x, int64_t
   }
 
   // Row blocks of every product in one job: block b is block b - first_block of the product holding it.
+  // A chunk's consecutive blocks of one product go in one call where the kernel prepares the
+  // activations per call; otherwise a call per block keeps its rows in L1 while the token strips pass.
   pool.parallel_for(n_blocks, 1, [&](int64_t b0, int64_t b1) {
     size_t i = 0;
-    for (int64_t b = b0; b < b1; ++b) {
+    for (int64_t b = b0; b < b1;) {
       while (b >= products[i].end_block) ++i;
       const Product& p = products[i];
+      const int64_t end = p.k->prepares_per_call ? std::min(b1, p.end_block) : b + 1;
       const int64_t r0 = (b - p.first_block) * kRowBlock;
-      run_rows(*p.k, *p.w, p.a, p.a_stride, n_tok, r0, std::min(kRowBlock, p.w->rows - r0), p.y);
+      run_rows(*p.k, *p.w, p.a, p.a_stride, n_tok, r0, std::min((end - b) * kRowBlock, p.w->rows - r0), p.y);
+      b = end;
     }
   });
 }

@@ -33,6 +33,9 @@ struct DotKernel {
   GemmFn gemm;          // a tile of outputs reusing weight loads across tokens; nullptr: loop over dot
   const char* name;     // "scalar" or "avx2"
   PackedGemmFn gemm_packed = nullptr;  // the same products over packed rows; nullptr: the kernel does not pack
+  // The gemm prepares every token's activations per call (and reads each weight row once whatever
+  // the token count): matmul hands it all of a chunk's consecutive rows in one call.
+  bool prepares_per_call = false;
 };
 
 // Scale and min (6 bits each) of sub-block j (0..7) of a Q4_K/Q5_K block's packed scales[12].

@@ -47,8 +47,10 @@ std::vector<uint8_t> ggml_blocks(DType type, const std::vector<float>& x, const 
   const std::string in = ::testing::TempDir() + "/kquant-" + tag + ".f32", out = in + ".ggml";
   std::ofstream(in, std::ios::binary)
       .write(reinterpret_cast<const char*>(x.data()), static_cast<std::streamsize>(x.size() * sizeof(float)));
-  const std::string command = std::string(GGML_QUANTIZE) + " " + std::to_string(static_cast<uint32_t>(type)) + " " +
-                              std::to_string(kCols) + " " + in + " " + out;
+  // appended piece by piece: GCC 12 reports a false -Wrestrict for the chain of operator+ here
+  std::string command = GGML_QUANTIZE;
+  for (const std::string& arg : {std::to_string(static_cast<uint32_t>(type)), std::to_string(kCols), in, out})
+    command += " " + arg;
   if (std::system(command.c_str()) != 0) throw std::runtime_error(command + " failed");
   std::ifstream file(out, std::ios::binary);
   std::vector<uint8_t> blocks((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());

@@ -1,0 +1,228 @@
+// AVX2 kernels of Q4_0 and Q4_1 weights with f32 activations ("weight-only quantization") over rows
+// packed eight at a time (packed_rows.h). A 4-bit code meets its activation as an exact product and
+// the block's scale comes in once per block (Q4_1's min once per block too, against the block's
+// activation sum), instead of every weight being dequantized first. Per output (row, token) the
+// operations are fixed:
+//   a_e = 0, mins = 0                                                               e = 0..7
+//   for each block b:  p_e = code(0, e) x(0, e);  for pieces c = 1..3: p_e = fma(code(c, e), x(c, e), p_e)
+//                      a_e = fma(d_b, p_e, a_e);  mins = fma(m_b, xsum_b, mins)  (Q4_0: m = -8 d)
+//   output = (((a_0 + a_1) + (a_2 + a_3)) + ((a_4 + a_5) + (a_6 + a_7))) + mins
+// code(c, e) is element e of code piece c (the code bytes 4c..4c+3; e < 4: the low nibble of byte e,
+// element 4c + e; else the high nibble of byte e - 4, element 4c + 12 + e), x(c, e) its activation and
+// xsum_b the block's activation sum in a fixed order. A code is taken in place (masked, not shifted:
+// the code times 2^k) and its activation comes scaled by 2^-k, so every product is code x activation
+// exactly (unless |x| < 2^-98, where x 2^-k leaves f32's normal range; the kernels agree even then).
+// One token keeps row i in lane i (the codes of eight rows against one activation); several tokens
+// keep code e in lane e (one row's piece against eight activations), with every row's codes converted
+// once for all of them. Each lane runs the same operations either way, so no output depends on the
+// token count or the tile.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "kernels/cpu/avx2_common.h"
+#include "kernels/cpu/packed_rows.h"
+#include "kernels/cpu/packed_rows_driver.h"
+
+namespace inferscope::cpu {
+namespace {
+
+constexpr int kBlock = 32;
+constexpr int kPieces = 4;      // 4-byte code pieces per row and block
+constexpr int kPieceCodes = 8;  // codes per piece
+
+// The power of two in which code e of a piece is taken: its bit in the 32-bit piece, except the top
+// nibble, which is shifted down (in place it would be negative as an int32).
+constexpr int code_power(int e) { return e == 7 ? 0 : e < 4 ? 8 * e : 8 * (e - 4) + 4; }
+
+// Floats that grow on demand and stay with the thread (prepared activations, converted codes).
+class Scratch {
+ public:
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() { std::free(data_); }
+  float* get(size_t floats) {
+    if (floats > capacity_) {
+      std::free(data_);
+      capacity_ = 0;
+      data_ = static_cast<float*>(std::aligned_alloc(32, (floats * sizeof(float) + 31) / 32 * 32));
+      if (data_ == nullptr) throw std::bad_alloc();
+      capacity_ = floats;
+    }
+    return data_;
+  }
+
+ private:
+  float* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+// One token's activations as the kernels read them: xs[32 b + 8 c + e] = x(c, e) of block b times
+// 2^-code_power(e) (exact), then xsum[b] = (x0..7 + x8..15) + (x16..23 + x24..31), then hsum, for
+// every block.
+void prepare(const float* x, int64_t nb, float* xs) {
+  const __m256 scale = _mm256_setr_ps(1.0f, 0x1p-8f, 0x1p-16f, 0x1p-24f, 0x1p-4f, 0x1p-12f, 0x1p-20f, 1.0f);
+  float* xsum = xs + nb * kBlock;
+  for (int64_t b = 0; b < nb; ++b) {
+    const float* xb = x + b * kBlock;
+    // elements 4c..4c+3 (the low nibbles) and 4c+16..4c+19 (the high ones)
+    for (int c = 0; c < kPieces; ++c) {
+      const __m256 v = _mm256_set_m128(_mm_loadu_ps(xb + 16 + 4 * c), _mm_loadu_ps(xb + 4 * c));
+      _mm256_storeu_ps(xs + b * kBlock + kPieceCodes * c, _mm256_mul_ps(v, scale));
+    }
+    const __m256 lo = _mm256_add_ps(_mm256_loadu_ps(xb), _mm256_loadu_ps(xb + 8));
+    const __m256 hi = _mm256_add_ps(_mm256_loadu_ps(xb + 16), _mm256_loadu_ps(xb + 24));
+    xsum[b] = hsum(_mm256_add_ps(lo, hi));
+  }
+}
+
+template <class Packed>
+constexpr bool kHasMin = requires(const Packed& p) { p.m; };
+
+// The block's m of the eight rows (Q4_0: -8 d, exact).
+template <class Packed>
+__attribute__((always_inline)) inline __m256 block_mins(const Packed& wb, __m256 d) {
+  if constexpr (kHasMin<Packed>) return halves8(wb.m);
+  return _mm256_mul_ps(d, _mm256_set1_ps(-8.0f));
+}
+
+// ((v_0 + v_1) + (v_2 + v_3)) + ((v_4 + v_5) + (v_6 + v_7)), lane by lane.
+__attribute__((always_inline)) inline __m256 tree8(const __m256 (&v)[kPieceCodes]) {
+  return _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(v[0], v[1]), _mm256_add_ps(v[2], v[3])),
+                       _mm256_add_ps(_mm256_add_ps(v[4], v[5]), _mm256_add_ps(v[6], v[7])));
+}
+
+// The same tree over the lanes of each v[i], into lane i. hadd pairs lanes within each 128-bit half
+// (lanes 0..3, then 4..7).
+__attribute__((always_inline)) inline __m256 lane_tree8(const __m256 (&v)[kPackedRows]) {
+  const __m256 rows0_3 = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+  const __m256 rows4_7 = _mm256_hadd_ps(_mm256_hadd_ps(v[4], v[5]), _mm256_hadd_ps(v[6], v[7]));
+  return _mm256_add_ps(_mm256_permute2f128_ps(rows0_3, rows4_7, 0x20), _mm256_permute2f128_ps(rows0_3, rows4_7, 0x31));
+}
+
+// One token, row i in lane i: xs is the token's prepared activations.
+template <class Packed>
+void run_one(const Packed* w, int64_t nb, const float* xs, float* out) {
+  const __m256 zero = _mm256_setzero_ps();
+  __m256 a[kPieceCodes] = {zero, zero, zero, zero, zero, zero, zero, zero}, mins = zero;
+  for (int64_t b = 0; b < nb; ++b) {
+    const Packed& wb = w[b];
+    prefetch_ahead(wb);
+    const float* xb = xs + b * kBlock;
+    __m256 p[kPieceCodes];
+#pragma GCC unroll 4
+    for (int c = 0; c < kPieces; ++c) {
+      const __m256i piece = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs + 32 * c));
+#pragma GCC unroll 8
+      for (int e = 0; e < kPieceCodes; ++e) {
+        // code e of the eight rows' pieces: in place, or (the top nibble) shifted down
+        const __m256i q = e == 7 ? _mm256_srli_epi32(piece, 28)
+                                 : _mm256_and_si256(piece, _mm256_set1_epi32(0xF << code_power(e)));
+        const __m256 code = _mm256_cvtepi32_ps(q), x = _mm256_broadcast_ss(xb + kPieceCodes * c + e);
+        p[e] = c == 0 ? _mm256_mul_ps(code, x) : _mm256_fmadd_ps(code, x, p[e]);
+      }
+    }
+    const __m256 d = halves8(wb.d);
+#pragma GCC unroll 8
+    for (int e = 0; e < kPieceCodes; ++e) a[e] = _mm256_fmadd_ps(d, p[e], a[e]);
+    mins = _mm256_fmadd_ps(block_mins(wb, d), _mm256_broadcast_ss(xs + nb * kBlock + b), mins);
+  }
+  _mm256_storeu_ps(out, _mm256_add_ps(tree8(a), mins));
+}
+
+// A group's codes and scales converted for the several-token path: per block, row i's piece c (code
+// e in lane e) at codes[(32 b + 4 i + c) * 8], row i's d at scales[8 (2 b) + i], the rows' m at
+// scales[8 (2 b + 1)].
+template <class Packed>
+void convert_group(const Packed* w, int64_t nb, float* codes, float* scales) {
+  const __m256i shifts = _mm256_setr_epi32(0, 0, 0, 0, 0, 0, 0, 28);
+  const __m256i masks = _mm256_setr_epi32(0xF, 0xF << 8, 0xF << 16, 0xF << 24, 0xF << 4, 0xF << 12, 0xF << 20, 0xF);
+  for (int64_t b = 0; b < nb; ++b) {
+    const Packed& wb = w[b];
+    for (int i = 0; i < kPackedRows; ++i)
+      for (int c = 0; c < kPieces; ++c) {
+        int32_t piece;
+        std::memcpy(&piece, wb.qs + 32 * c + 4 * i, sizeof piece);
+        const __m256i q = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(piece), shifts), masks);
+        _mm256_store_ps(codes + (b * kBlock + kPieces * i + c) * kPieceCodes, _mm256_cvtepi32_ps(q));
+      }
+    const __m256 d = halves8(wb.d);
+    _mm256_store_ps(scales + 2 * b * kPackedRows, d);
+    _mm256_store_ps(scales + (2 * b + 1) * kPackedRows, block_mins(wb, d));
+  }
+}
+
+// Several tokens, code e in lane e: one token of a converted group (convert_group).
+void run_converted(const float* codes, const float* scales, int64_t nb, const float* xs, float* out) {
+  const __m256 zero = _mm256_setzero_ps();
+  __m256 a[kPackedRows] = {zero, zero, zero, zero, zero, zero, zero, zero}, mins = zero;
+  for (int64_t b = 0; b < nb; ++b) {
+    const float* xb = xs + b * kBlock;
+    __m256 x[kPieces];
+#pragma GCC unroll 4
+    for (int c = 0; c < kPieces; ++c) x[c] = _mm256_loadu_ps(xb + kPieceCodes * c);
+    const float* cb = codes + b * kBlock * kPieceCodes;
+#pragma GCC unroll 8
+    for (int i = 0; i < kPackedRows; ++i) {
+      const float* ci = cb + kPieces * i * kPieceCodes;
+      __m256 p = _mm256_mul_ps(_mm256_load_ps(ci), x[0]);
+#pragma GCC unroll 4
+      for (int c = 1; c < kPieces; ++c) p = _mm256_fmadd_ps(_mm256_load_ps(ci + c * kPieceCodes), x[c], p);
+      a[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(scales + 2 * b * kPackedRows + i), p, a[i]);
+    }
+    mins = _mm256_fmadd_ps(_mm256_load_ps(scales + (2 * b + 1) * kPackedRows), _mm256_broadcast_ss(xs + nb * kBlock + b),
+                           mins);
+  }
+  _mm256_storeu_ps(out, _mm256_add_ps(lane_tree8(a), mins));
+}
+
+thread_local Scratch prepared_scratch, codes_scratch;
+
+// Packed groups x n_tok tokens: every token's activations prepared once; one token runs each group in
+// registers, several run each group's converted codes token after token.
+template <class Packed>
+void gemm_packed(const void* w, size_t group_stride, int64_t n_groups, const void* a, size_t a_stride, int64_t n_tok,
+                 int64_t n, float* out, int64_t out_stride) {
+  const int64_t nb = n / kBlock;
+  const auto* x = static_cast<const float*>(a);
+  const int64_t x_stride = static_cast<int64_t>(a_stride / sizeof(float));
+  const int64_t per_token = n + nb;  // prepared floats: xs, then xsum
+  float* prepared = prepared_scratch.get(static_cast<size_t>(n_tok * per_token));
+  for (int64_t t = 0; t < n_tok; ++t) prepare(x + t * x_stride, nb, prepared + t * per_token);
+  const auto group = [&](int64_t g) {
+    return reinterpret_cast<const Packed*>(static_cast<const uint8_t*>(w) + g * group_stride);
+  };
+  if (n_tok == 1) {
+    for (int64_t g = 0; g < n_groups; ++g) run_one(group(g), nb, prepared, out + g * kPackedRows);
+    return;
+  }
+  float* codes = codes_scratch.get(static_cast<size_t>(nb * (kBlock * kPieceCodes + 2 * kPackedRows)));
+  float* scales = codes + nb * kBlock * kPieceCodes;
+  for (int64_t g = 0; g < n_groups; ++g) {
+    convert_group(group(g), nb, codes, scales);
+    for (int64_t t = 0; t < n_tok; ++t)
+      run_converted(codes, scales, nb, prepared + t * per_token, out + t * out_stride + g * kPackedRows);
+  }
+}
+
+template <class Packed, DType kType>
+constexpr DotKernel kernel{DType::F32,
+                           nullptr,
+                           dot_packing_on_the_fly<gemm_packed<Packed>, kType>,
+                           gemm_packing_on_the_fly<gemm_packed<Packed>, kType>,
+                           "avx2",
+                           gemm_packed<Packed>,
+                           true};
+
+}  // namespace
+
+const DotKernel* avx2_rows8_f32act_kernel(DType weight_type) {
+  switch (weight_type) {
+    case DType::Q4_0: return &kernel<PackedQ4_0x8, DType::Q4_0>;
+    case DType::Q4_1: return &kernel<PackedQ4_1x8, DType::Q4_1>;
+    default: return nullptr;
+  }
+}
+
+}  // namespace inferscope::cpu
