@@ -11,12 +11,11 @@
 // element 4c + e; else the high nibble of byte e - 4, element 4c + 12 + e), x(c, e) its activation and
 // xsum_b the block's activation sum in a fixed order. A code is taken in place (masked, not shifted:
 // the code times 2^k) and its activation comes scaled by 2^-k, so every product is code x activation
-// exactly (unless |x| < 2^-98, where x 2^-k leaves f32's normal range; the kernels agree even then).
+// exactly (unless |x| < 2^-102, where x 2^-k leaves f32's normal range; the kernels agree even then).
 // One token keeps row i in lane i (the codes of eight rows against one activation); several tokens
 // keep code e in lane e (one row's piece against eight activations), with every row's codes converted
 // once for all of them. Each lane runs the same operations either way, so no output depends on the
 // token count or the tile.
-#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -35,25 +34,32 @@ constexpr int kPieceCodes = 8;  // codes per piece
 // nibble, which is shifted down (in place it would be negative as an int32).
 constexpr int code_power(int e) { return e == 7 ? 0 : e < 4 ? 8 * e : 8 * (e - 4) + 4; }
 
-// Floats that grow on demand and stay with the thread (prepared activations, converted codes).
+constexpr size_t kPreparedBytes = 4 << 20;  // the tokens prepared at once take this much at most
+
+// Floats that grow on demand and stay with the thread (prepared activations, converted codes). The
+// allocation is the library's operator new (this file keeps to out-of-line library functions).
 class Scratch {
  public:
   Scratch() = default;
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
-  ~Scratch() { std::free(data_); }
+  ~Scratch() { release(); }
   float* get(size_t floats) {
     if (floats > capacity_) {
-      std::free(data_);
-      capacity_ = 0;
-      data_ = static_cast<float*>(std::aligned_alloc(32, (floats * sizeof(float) + 31) / 32 * 32));
-      if (data_ == nullptr) throw std::bad_alloc();
+      release();
+      data_ = static_cast<float*>(::operator new(floats * sizeof(float), kAlign));
       capacity_ = floats;
     }
     return data_;
   }
 
  private:
+  static constexpr std::align_val_t kAlign{32};
+  void release() {
+    if (data_ != nullptr) ::operator delete(data_, kAlign);
+    data_ = nullptr;
+    capacity_ = 0;
+  }
   float* data_ = nullptr;
   size_t capacity_ = 0;
 };
@@ -179,8 +185,9 @@ void run_converted(const float* codes, const float* scales, int64_t nb, const fl
 
 thread_local Scratch prepared_scratch, codes_scratch;
 
-// Packed groups x n_tok tokens: every token's activations prepared once; one token runs each group in
-// registers, several run each group's converted codes token after token.
+// Packed groups x n_tok tokens, in strips of as many tokens as kPreparedBytes holds (all of them but
+// for very long batches of very wide rows), each strip's activations prepared once: one token runs
+// each group in registers, several run each group's converted codes token after token.
 template <class Packed>
 void gemm_packed(const void* w, size_t group_stride, int64_t n_groups, const void* a, size_t a_stride, int64_t n_tok,
                  int64_t n, float* out, int64_t out_stride) {
@@ -188,21 +195,30 @@ void gemm_packed(const void* w, size_t group_stride, int64_t n_groups, const voi
   const auto* x = static_cast<const float*>(a);
   const int64_t x_stride = static_cast<int64_t>(a_stride / sizeof(float));
   const int64_t per_token = n + nb;  // prepared floats: xs, then xsum
-  float* prepared = prepared_scratch.get(static_cast<size_t>(n_tok * per_token));
-  for (int64_t t = 0; t < n_tok; ++t) prepare(x + t * x_stride, nb, prepared + t * per_token);
+  const int64_t fit = static_cast<int64_t>(kPreparedBytes / (sizeof(float) * per_token));
+  const int64_t strip = fit < 1 ? 1 : fit < n_tok ? fit : n_tok;
+  float* prepared = prepared_scratch.get(static_cast<size_t>(strip * per_token));
   const auto group = [&](int64_t g) {
     return reinterpret_cast<const Packed*>(static_cast<const uint8_t*>(w) + g * group_stride);
   };
-  if (n_tok == 1) {
-    for (int64_t g = 0; g < n_groups; ++g) run_one(group(g), nb, prepared, out + g * kPackedRows);
-    return;
+  float* codes = nullptr;
+  float* scales = nullptr;
+  if (n_tok > 1) {
+    codes = codes_scratch.get(static_cast<size_t>(nb * (kBlock * kPieceCodes + 2 * kPackedRows)));
+    scales = codes + nb * kBlock * kPieceCodes;
   }
-  float* codes = codes_scratch.get(static_cast<size_t>(nb * (kBlock * kPieceCodes + 2 * kPackedRows)));
-  float* scales = codes + nb * kBlock * kPieceCodes;
-  for (int64_t g = 0; g < n_groups; ++g) {
-    convert_group(group(g), nb, codes, scales);
-    for (int64_t t = 0; t < n_tok; ++t)
-      run_converted(codes, scales, nb, prepared + t * per_token, out + t * out_stride + g * kPackedRows);
+  for (int64_t t0 = 0; t0 < n_tok; t0 += strip) {
+    const int64_t nt = n_tok - t0 < strip ? n_tok - t0 : strip;
+    for (int64_t t = 0; t < nt; ++t) prepare(x + (t0 + t) * x_stride, nb, prepared + t * per_token);
+    for (int64_t g = 0; g < n_groups; ++g) {
+      float* og = out + t0 * out_stride + g * kPackedRows;
+      if (n_tok == 1) {
+        run_one(group(g), nb, prepared, og);
+        continue;
+      }
+      convert_group(group(g), nb, codes, scales);
+      for (int64_t t = 0; t < nt; ++t) run_converted(codes, scales, nb, prepared + t * per_token, og + t * out_stride);
+    }
   }
 }
 

@@ -268,6 +268,25 @@ TEST_P(MatmulTest, BatchInvariantAcrossBatchAndThreads) {
   }
 }
 
+// Wide rows and a long batch: more tokens than some kernels prepare at once (the packed f32-activation
+// kernels take 4 MiB of prepared activations, 124 tokens of 8192 columns), and every token still gets
+// the bits it gets alone.
+TEST_P(MatmulTest, LongBatchOfWideRowsMatchesTokenByToken) {
+  std::mt19937 rng(11);
+  const int64_t rows = 9, cols = 8192, n_tok = 130;
+  const Weights w = random_weights(type(), rows, cols, rng);
+  const std::vector<float> x = random_activations(n_tok, cols, rng);
+  ThreadPool pool(2);
+  std::vector<float> full = poisoned(static_cast<size_t>(rows * n_tok));
+  matmul(w.ref, x.data(), n_tok, full.data(), pool, options());
+  for (float v : full) ASSERT_TRUE(std::isfinite(v));
+  for (int64_t t : {int64_t{0}, int64_t{123}, int64_t{124}, int64_t{129}}) {
+    std::vector<float> alone = poisoned(static_cast<size_t>(rows));
+    matmul(w.ref, x.data() + t * cols, 1, alone.data(), pool, options());
+    EXPECT_EQ(std::memcmp(alone.data(), &full[t * rows], rows * sizeof(float)), 0) << "token " << t;
+  }
+}
+
 TEST_P(MatmulTest, FusedEqualsSeparate) {
   std::mt19937 rng(21);
   const int64_t cols = col_grid().back();
