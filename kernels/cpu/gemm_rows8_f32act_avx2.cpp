@@ -30,9 +30,30 @@ constexpr int kBlock = 32;
 constexpr int kPieces = 4;      // 4-byte code pieces per row and block
 constexpr int kPieceCodes = 8;  // codes per piece
 
-// The power of two in which code e of a piece is taken: its bit in the 32-bit piece, except the top
-// nibble, which is shifted down (in place it would be negative as an int32).
-constexpr int code_power(int e) { return e == 7 ? 0 : e < 4 ? 8 * e : 8 * (e - 4) + 4; }
+// Code e of a piece: its bit in the 32-bit piece; the top nibble is shifted down to bit 0 first (in
+// place it would be negative as an int32), so it is taken as itself and the rest as code x 2^bit.
+constexpr int code_bit(int e) { return e < 4 ? 8 * e : 8 * (e - 4) + 4; }
+constexpr int kTopCode = 7;
+constexpr int code_shift(int e) { return e == kTopCode ? code_bit(e) : 0; }
+constexpr int code_power(int e) { return code_bit(e) - code_shift(e); }
+
+// Per lane e: the shift and mask that take code e out of a piece, and 2^-code_power(e), the scale of
+// its activation.
+struct CodeLanes {
+  alignas(32) int32_t shift[kPieceCodes];
+  alignas(32) int32_t mask[kPieceCodes];
+  alignas(32) float scale[kPieceCodes];
+};
+constexpr CodeLanes code_lanes() {
+  CodeLanes lanes{};
+  for (int e = 0; e < kPieceCodes; ++e) {
+    lanes.shift[e] = code_shift(e);
+    lanes.mask[e] = 0xF << code_power(e);
+    lanes.scale[e] = 1.0f / static_cast<float>(1 << code_power(e));  // exact: a power of two
+  }
+  return lanes;
+}
+constexpr CodeLanes kCodeLanes = code_lanes();
 
 constexpr size_t kPreparedBytes = 4 << 20;  // the tokens prepared at once take this much at most
 
@@ -68,7 +89,7 @@ class Scratch {
 // 2^-code_power(e) (exact), then xsum[b] = (x0..7 + x8..15) + (x16..23 + x24..31), then hsum, for
 // every block.
 void prepare(const float* x, int64_t nb, float* xs) {
-  const __m256 scale = _mm256_setr_ps(1.0f, 0x1p-8f, 0x1p-16f, 0x1p-24f, 0x1p-4f, 0x1p-12f, 0x1p-20f, 1.0f);
+  const __m256 scale = _mm256_load_ps(kCodeLanes.scale);
   float* xsum = xs + nb * kBlock;
   for (int64_t b = 0; b < nb; ++b) {
     const float* xb = x + b * kBlock;
@@ -123,8 +144,8 @@ void run_one(const Packed* w, int64_t nb, const float* xs, float* out) {
 #pragma GCC unroll 8
       for (int e = 0; e < kPieceCodes; ++e) {
         // code e of the eight rows' pieces: in place, or (the top nibble) shifted down
-        const __m256i q = e == 7 ? _mm256_srli_epi32(piece, 28)
-                                 : _mm256_and_si256(piece, _mm256_set1_epi32(0xF << code_power(e)));
+        const __m256i q = e == kTopCode ? _mm256_srli_epi32(piece, code_shift(e))
+                                        : _mm256_and_si256(piece, _mm256_set1_epi32(kCodeLanes.mask[e]));
         const __m256 code = _mm256_cvtepi32_ps(q), x = _mm256_broadcast_ss(xb + kPieceCodes * c + e);
         p[e] = c == 0 ? _mm256_mul_ps(code, x) : _mm256_fmadd_ps(code, x, p[e]);
       }
@@ -142,8 +163,8 @@ void run_one(const Packed* w, int64_t nb, const float* xs, float* out) {
 // scales[8 (2 b + 1)].
 template <class Packed>
 void convert_group(const Packed* w, int64_t nb, float* codes, float* scales) {
-  const __m256i shifts = _mm256_setr_epi32(0, 0, 0, 0, 0, 0, 0, 28);
-  const __m256i masks = _mm256_setr_epi32(0xF, 0xF << 8, 0xF << 16, 0xF << 24, 0xF << 4, 0xF << 12, 0xF << 20, 0xF);
+  const __m256i shifts = _mm256_load_si256(reinterpret_cast<const __m256i*>(kCodeLanes.shift));
+  const __m256i masks = _mm256_load_si256(reinterpret_cast<const __m256i*>(kCodeLanes.mask));
   for (int64_t b = 0; b < nb; ++b) {
     const Packed& wb = w[b];
     for (int i = 0; i < kPackedRows; ++i)
