@@ -1,4 +1,4 @@
-// AVX2 kernels of the quantized types with f32 activations ("weight-only quantization"). A weight
+// AVX2 kernels of the K-quants and Q5_0/Q5_1 with f32 activations ("weight-only quantization"). A weight
 // block is dequantized 8 elements (one chunk) at a time, exactly: every value is an exact product
 // (code x f16 scale) plus at most one add rounded once, as in dequantize_row. Every output (weight
 // row r, token t) is then
@@ -34,8 +34,8 @@ __m256i fifth_chunk(uint32_t qh, int c) {
 // Per type: State load(block) reads the scales once per block; chunk(block, state, c) returns the
 // 8 dequantized values of chunk c (of kChunks).
 
-// Q5_0, Q5_1: x = (q - kOffset) * d [+ m], q = a nibble and a fifth bit from qh. (Q4_0 and Q4_1
-// have the packed-row kernels of gemm_rows8_f32act_avx2.cpp.)
+// Q5_0, Q5_1: x = (q - kOffset) * d [+ m], q = a nibble and a fifth bit from qh. (Q4_0, Q4_1 and
+// Q8_0 have the packed-row kernels of gemm_rows8_f32act_avx2.cpp.)
 template <class B, int kOffset, bool kHasMin>
 struct Codes32 {
   using Block = B;
@@ -71,20 +71,6 @@ struct Codes32 {
 
 using Q5_0 = Codes32<BlockQ5_0, 16, false>;
 using Q5_1 = Codes32<BlockQ5_1, 0, true>;
-
-// x = q * d, q signed 8-bit.
-struct Q8_0 {
-  using Block = BlockQ8_0;
-  static constexpr int kChunks = 4;
-  struct State {
-    __m256 d;
-  };
-  static State load(const BlockQ8_0& x) { return {_mm256_set1_ps(f16(x.d))}; }
-  static __m256 chunk(const BlockQ8_0& x, const State& s, int c) {
-    const __m256i q = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x.qs + 8 * c)));
-    return _mm256_mul_ps(_mm256_cvtepi32_ps(q), s.d);
-  }
-};
 
 // Q4_K, Q5_K: chunk c lies in sub-block j = c / 4, x = (d * scale_j) * q - dmin * min_j; both products
 // are exact, so one fma gives dequantize_row's value.
@@ -276,7 +262,7 @@ constexpr DotKernel kernel{DType::F32, nullptr, dot_f32act<P>, gemm_f32act<P>, "
 
 const DotKernel* avx2_f32act_kernel(DType weight_type) {
   switch (weight_type) {
-    case DType::Q8_0: return &kernel<Q8_0>;
+    case DType::Q8_0:
     case DType::Q4_0:
     case DType::Q4_1: return avx2_rows8_f32act_kernel(weight_type);
     case DType::Q5_0: return &kernel<Q5_0>;
