@@ -1,4 +1,4 @@
-// AVX2 kernels of the K-quants and Q5_0/Q5_1 with f32 activations ("weight-only quantization"). A weight
+// AVX2 kernels of Q5_0, Q5_1, Q5_K and Q6_K with f32 activations ("weight-only quantization"). A weight
 // block is dequantized 8 elements (one chunk) at a time, exactly: every value is an exact product
 // (code x f16 scale) plus at most one add rounded once, as in dequantize_row. Every output (weight
 // row r, token t) is then
@@ -34,8 +34,8 @@ __m256i fifth_chunk(uint32_t qh, int c) {
 // Per type: State load(block) reads the scales once per block; chunk(block, state, c) returns the
 // 8 dequantized values of chunk c (of kChunks).
 
-// Q5_0, Q5_1: x = (q - kOffset) * d [+ m], q = a nibble and a fifth bit from qh. (Q4_0, Q4_1 and
-// Q8_0 have the packed-row kernels of gemm_rows8_f32act_avx2.cpp.)
+// Q5_0, Q5_1: x = (q - kOffset) * d [+ m], q = a nibble and a fifth bit from qh. (Q4_0, Q4_1, Q8_0
+// and Q4_K have the packed-row kernels of gemm_rows8_f32act_avx2.cpp.)
 template <class B, int kOffset, bool kHasMin>
 struct Codes32 {
   using Block = B;
@@ -72,17 +72,16 @@ struct Codes32 {
 using Q5_0 = Codes32<BlockQ5_0, 16, false>;
 using Q5_1 = Codes32<BlockQ5_1, 0, true>;
 
-// Q4_K, Q5_K: chunk c lies in sub-block j = c / 4, x = (d * scale_j) * q - dmin * min_j; both products
-// are exact, so one fma gives dequantize_row's value.
-template <class B, bool kFifthBit>
-struct Codes45K {
-  using Block = B;
+// Q5_K: chunk c lies in sub-block j = c / 4, x = (d * scale_j) * q - dmin * min_j; both products are
+// exact, so one fma gives dequantize_row's value.
+struct Q5_K {
+  using Block = BlockQ5_K;
   static constexpr int kChunks = QK_K / 8;
   struct State {
     alignas(32) float scale[8];  // d * scale_j
     alignas(32) float neg_min[8];  // -(dmin * min_j)
   };
-  static State load(const B& x) {
+  static State load(const BlockQ5_K& x) {
     // the 6-bit scales and mins of sub-blocks 0..3 and 4..7 as bytes, four to a word (as k_scale_min)
     uint32_t u[3];
     std::memcpy(u, x.scales, sizeof u);
@@ -97,22 +96,18 @@ struct Codes45K {
     _mm256_store_ps(s.neg_min, _mm256_xor_ps(min, _mm256_set1_ps(-0.0f)));
     return s;
   }
-  static __m256 chunk(const B& x, const State& s, int c) {
+  static __m256 chunk(const BlockQ5_K& x, const State& s, int c) {
     const int j = c / 4, l = 8 * (c % 4);
     // even sub-blocks take the low nibbles of qs[32 * (j / 2) + l], odd ones the high nibbles (a shift
     // by 0 or 4: j varies within the unrolled loop)
     const __m256i b = bytes8(x.qs + 32 * (j / 2) + l);
-    __m256i q = _mm256_and_si256(_mm256_srlv_epi32(b, _mm256_set1_epi32(4 * (j % 2))), _mm256_set1_epi32(0xF));
-    if constexpr (kFifthBit) {  // bit j of qh[l] is the fifth bit of element 32j + l
-      const __m256i top = _mm256_and_si256(_mm256_srli_epi32(bytes8(x.qh + l), j), _mm256_set1_epi32(1));
-      q = _mm256_or_si256(q, _mm256_slli_epi32(top, 4));
-    }
+    const __m256i low = _mm256_and_si256(_mm256_srlv_epi32(b, _mm256_set1_epi32(4 * (j % 2))), _mm256_set1_epi32(0xF));
+    // bit j of qh[l] is the fifth bit of element 32j + l
+    const __m256i top = _mm256_and_si256(_mm256_srli_epi32(bytes8(x.qh + l), j), _mm256_set1_epi32(1));
+    const __m256i q = _mm256_or_si256(low, _mm256_slli_epi32(top, 4));
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), _mm256_broadcast_ss(&s.scale[j]), _mm256_broadcast_ss(&s.neg_min[j]));
   }
 };
-
-using Q4_K = Codes45K<BlockQ4_K, false>;
-using Q5_K = Codes45K<BlockQ5_K, true>;
 
 // Q6_K: element e = 128h + 32k + l (see BlockQ6_K), x = (d * scales[e / 16]) * (q - 32), exact; computed
 // as fma(q, d * scale, -32 * d * scale), whose exact result is that same representable value.
@@ -264,10 +259,10 @@ const DotKernel* avx2_f32act_kernel(DType weight_type) {
   switch (weight_type) {
     case DType::Q8_0:
     case DType::Q4_0:
-    case DType::Q4_1: return avx2_rows8_f32act_kernel(weight_type);
+    case DType::Q4_1:
+    case DType::Q4_K: return avx2_rows8_f32act_kernel(weight_type);
     case DType::Q5_0: return &kernel<Q5_0>;
     case DType::Q5_1: return &kernel<Q5_1>;
-    case DType::Q4_K: return &kernel<Q4_K>;
     case DType::Q5_K: return &kernel<Q5_K>;
     case DType::Q6_K: return &kernel<Q6_K>;
     default: return nullptr;
