@@ -1,4 +1,4 @@
-// AVX2 kernels of Q5_0, Q5_1, Q5_K and Q6_K with f32 activations ("weight-only quantization"). A weight
+// AVX2 kernels of Q5_0, Q5_1 and Q5_K with f32 activations ("weight-only quantization"). A weight
 // block is dequantized 8 elements (one chunk) at a time, exactly: every value is an exact product
 // (code x f16 scale) plus at most one add rounded once, as in dequantize_row. Every output (weight
 // row r, token t) is then
@@ -34,8 +34,8 @@ __m256i fifth_chunk(uint32_t qh, int c) {
 // Per type: State load(block) reads the scales once per block; chunk(block, state, c) returns the
 // 8 dequantized values of chunk c (of kChunks).
 
-// Q5_0, Q5_1: x = (q - kOffset) * d [+ m], q = a nibble and a fifth bit from qh. (Q4_0, Q4_1, Q8_0
-// and Q4_K have the packed-row kernels of gemm_rows8_f32act_avx2.cpp.)
+// Q5_0, Q5_1: x = (q - kOffset) * d [+ m], q = a nibble and a fifth bit from qh. (Q4_0, Q4_1, Q8_0,
+// Q4_K and Q6_K have the packed-row kernels of gemm_rows8_f32act_avx2.cpp.)
 template <class B, int kOffset, bool kHasMin>
 struct Codes32 {
   using Block = B;
@@ -106,40 +106,6 @@ struct Q5_K {
     const __m256i top = _mm256_and_si256(_mm256_srli_epi32(bytes8(x.qh + l), j), _mm256_set1_epi32(1));
     const __m256i q = _mm256_or_si256(low, _mm256_slli_epi32(top, 4));
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), _mm256_broadcast_ss(&s.scale[j]), _mm256_broadcast_ss(&s.neg_min[j]));
-  }
-};
-
-// Q6_K: element e = 128h + 32k + l (see BlockQ6_K), x = (d * scales[e / 16]) * (q - 32), exact; computed
-// as fma(q, d * scale, -32 * d * scale), whose exact result is that same representable value.
-struct Q6_K {
-  using Block = BlockQ6_K;
-  static constexpr int kChunks = QK_K / 8;
-  struct State {
-    alignas(32) float scale[QK_K / 16];  // d * scales[i]
-    alignas(32) float offset[QK_K / 16];  // -32 * d * scales[i]
-  };
-  static State load(const BlockQ6_K& x) {
-    State s;
-    const __m256 d = _mm256_set1_ps(f16(x.d));
-    for (int half = 0; half < 2; ++half) {
-      const __m128i scales = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x.scales + 8 * half));
-      const __m256 scale = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(scales)));
-      _mm256_store_ps(s.scale + 8 * half, scale);
-      _mm256_store_ps(s.offset + 8 * half, _mm256_mul_ps(scale, _mm256_set1_ps(-32.0f)));
-    }
-    return s;
-  }
-  static __m256 chunk(const BlockQ6_K& x, const State& s, int c) {
-    const int h = c / 16, k = (c / 4) % 4, l = 8 * (c % 4);
-    // the low (k < 2) or high nibble of ql, and bits 2k, 2k + 1 of qh moved to bits 4, 5 (shifts by
-    // variable amounts: k varies within the unrolled loop; each lane holds one zero-extended byte)
-    const __m256i low = _mm256_and_si256(_mm256_srlv_epi32(bytes8(x.ql + 64 * h + 32 * (k % 2) + l),
-                                                           _mm256_set1_epi32(4 * (k / 2))),
-                                         _mm256_set1_epi32(0xF));
-    const __m256i moved = _mm256_srlv_epi32(_mm256_slli_epi32(bytes8(x.qh + 32 * h + l), 4), _mm256_set1_epi32(2 * k));
-    const __m256i q = _mm256_or_si256(low, _mm256_and_si256(moved, _mm256_set1_epi32(0x30)));
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), _mm256_broadcast_ss(&s.scale[c / 2]),
-                           _mm256_broadcast_ss(&s.offset[c / 2]));
   }
 };
 
@@ -260,11 +226,11 @@ const DotKernel* avx2_f32act_kernel(DType weight_type) {
     case DType::Q8_0:
     case DType::Q4_0:
     case DType::Q4_1:
-    case DType::Q4_K: return avx2_rows8_f32act_kernel(weight_type);
+    case DType::Q4_K:
+    case DType::Q6_K: return avx2_rows8_f32act_kernel(weight_type);
     case DType::Q5_0: return &kernel<Q5_0>;
     case DType::Q5_1: return &kernel<Q5_1>;
     case DType::Q5_K: return &kernel<Q5_K>;
-    case DType::Q6_K: return &kernel<Q6_K>;
     default: return nullptr;
   }
 }

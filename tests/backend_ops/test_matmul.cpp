@@ -327,13 +327,10 @@ TEST_P(MatmulTest, FusedEqualsSeparate) {
 }
 
 // Where the kernel multiplies rows packed eight at a time (the AVX2 int8 kernels of Q4_0, Q4_1, Q8_0,
-// Q4_K and Q6_K, and the AVX2 f32-activation ones of Q4_0, Q4_1, Q8_0 and Q4_K), every output is the same bytes
+// Q4_K and Q6_K, and the AVX2 f32-activation ones too), every output is the same bytes
 // with the packed rows as without: whole groups packed, the last rows % 8 unpacked, any token count.
 TEST_P(MatmulTest, PackedRowsGiveTheSameOutputs) {
-  const bool packs_f32act =
-      type() == DType::Q4_0 || type() == DType::Q4_1 || type() == DType::Q8_0 || type() == DType::Q4_K;
-  const bool packs = choice() == KernelChoice::Avx2 && rows_packable(type()) &&
-                     (precision() == ActivationPrecision::Q8 || packs_f32act);
+  const bool packs = choice() == KernelChoice::Avx2 && rows_packable(type());
   EXPECT_EQ(kernel().gemm_packed != nullptr, packs);
   std::mt19937 rng(21);
   const int64_t cols = col_grid().back();
