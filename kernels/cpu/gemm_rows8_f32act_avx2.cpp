@@ -10,8 +10,8 @@
 //   output = (((a_0 + a_1) + (a_2 + a_3)) + ((a_4 + a_5) + (a_6 + a_7))) + mins
 // Each format's codes are taken where they lie in the packed bytes, as code x 2^k, exactly
 // (rows8_f32act_formats.h). Every product is code x activation exactly unless an activation leaves
-// f32's normal range when scaled (|x| < 2^-102 for the nibbles, |x| > 2^97 for Q8_0; the kernels agree
-// with each other even then).
+// f32's normal range when scaled (|x| below 2^-102 for the prepared formats, above 2^97 for Q8_0;
+// the kernels agree with each other even then).
 // One token keeps row i in lane i (code e of eight rows against one activation); several tokens keep
 // code e in lane e (one row's step against eight activations), with every row's codes converted once
 // for all of them. Each lane runs the same operations either way, so no output depends on the token
