@@ -79,8 +79,8 @@ __attribute__((always_inline)) inline __m256 lane_tree8(const __m256 (&v)[kPacke
   return _mm256_add_ps(_mm256_permute2f128_ps(rows0_3, rows4_7, 0x20), _mm256_permute2f128_ps(rows0_3, rows4_7, 0x31));
 }
 
-// One token, row i in lane i, over n_spans spans: xs is the token's activations (prepared for the
-// nibble formats), xsum its sums of 32 elements.
+// One token, row i in lane i, over n_spans spans: xs is the token's activations (as prepare made them, for the
+// prepared formats), xsum the sums its mins meet (kMins a span).
 template <class F>
 void run_one(const typename F::Packed* w, int64_t n_spans, const float* xs, const float* xsum, float* out) {
   const __m256 zero = _mm256_setzero_ps();
@@ -142,7 +142,7 @@ void convert_group(const typename F::Packed* w, int64_t s0, int64_t n_spans, flo
 }
 
 // Several tokens, code e in lane e: one token over n_spans converted spans (convert_group), its
-// activations at xs and sums of 32 elements at xsum, carrying its accumulators in acc (a_0..7, then
+// activations at xs and the sums its mins meet at xsum, carrying its accumulators in acc (a_0..7, then
 // mins, eight floats each).
 template <class F>
 void run_converted(const float* converted, int64_t n_spans, const float* xs, const float* xsum, float* acc) {
@@ -220,8 +220,8 @@ class Scratch {
 
 thread_local Scratch prepared_scratch, codes_scratch;
 
-// Packed groups x n_tok tokens of n columns whose activations (as run_one reads them, then with the
-// nibble formats their sums of 32 elements) are xs_stride floats apart: one token runs each group in
+// Packed groups x n_tok tokens of n columns whose activations (as run_one reads them, then, for the
+// prepared formats, the sums their mins meet) are xs_stride floats apart: one token runs each group in
 // registers, several run each group's converted codes token after token.
 template <class F>
 void run_groups(const void* w, size_t group_stride, int64_t n_groups, const float* xs, int64_t xs_stride,
@@ -255,7 +255,7 @@ void run_groups(const void* w, size_t group_stride, int64_t n_groups, const floa
   }
 }
 
-// PackedGemmFn. The nibble formats prepare the tokens in strips of as many as kPreparedBytes holds
+// PackedGemmFn. The prepared formats prepare the tokens in strips of as many as kPreparedBytes holds
 // (all of them but for very long batches of very wide rows); Q8_0 reads the activations as they are.
 template <class F>
 void gemm_packed(const void* w, size_t group_stride, int64_t n_groups, const void* a, size_t a_stride, int64_t n_tok,

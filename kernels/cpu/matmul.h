@@ -26,8 +26,8 @@ struct MatrixRef {
 // How activations meet quantized weights. F32: the activations stay f32 and meet the weights exactly
 // ("weight-only quantization"): each weight block is dequantized on the fly (every dequantized value
 // is representable in f32), or, for Q4_0/Q4_1/Q8_0/Q4_K/Q6_K, its codes multiply the activations
-// exactly and each scale and min apply once per run of codes they cover; either way the result differs from a
-// dequantize-then-dot reference only by f32 rounding. Q8: the activations are rounded to 8-bit
+// exactly and each scale and min apply once per run of codes they cover; either way the result
+// differs from a dequantize-then-dot reference only by f32 rounding. Q8: the activations are rounded to 8-bit
 // blocks (Q8_0/Q8_1/Q8_K) and multiplied in integers, as llama.cpp does: faster, but the rounding can
 // change greedy output. F32/F16/BF16 weights use f32 activations under both.
 enum class ActivationPrecision { F32, Q8 };

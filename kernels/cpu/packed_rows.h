@@ -1,8 +1,8 @@
 // Weight rows interleaved eight at a time for the packed-row kernels (int8 and f32 activations) of
 // Q4_0, Q4_1, Q8_0, Q4_K and Q6_K: block b of eight rows lies together, their f16 scales first (d of
 // rows 0..7, then m/dmin), then their codes in 4-byte pieces, piece c of row 0, of row 1, ... of row
-// 7, then piece c + 1. One 256-bit load then holds the same four elements of eight rows, and the kernel keeps one
-// row per lane (no horizontal sums). A piece's bytes are the row's own code bytes (Q6_K: ql, then
+// 7, then piece c + 1. One 256-bit load then holds the same four elements of eight rows, and the
+// kernel keeps one row per lane (no horizontal sums). A piece's bytes are the row's own code bytes (Q6_K: ql, then
 // qh), so every type packs to its own size, except Q4_K, whose 6-bit sub-block scales and mins are
 // unpacked into bytes (+2.8%); the K-quants' sub-block scales lie between the f16 scales and the codes.
 // The pieces lie in the order the kernel reads them, so a group streams from memory front to back:

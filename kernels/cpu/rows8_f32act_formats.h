@@ -56,23 +56,32 @@ constexpr CodeLanes code_lanes() {
 }
 inline constexpr CodeLanes kCodeLanes = code_lanes();
 
-// Nibble piece p of the eight rows, code e of row i in lane i of q[e]: in place, or (the top nibble)
-// shifted down.
+// Code e of the eight rows' words w, row i in lane i, by the lanes' table: in place (masked), or,
+// where the table shifts it, shifted down (a top code, which its shift leaves alone in the word).
+__attribute__((always_inline)) inline __m256i row_code(const CodeLanes& lanes, int e, __m256i w) {
+  return lanes.shift[e] != 0 ? _mm256_srli_epi32(w, lanes.shift[e])
+                             : _mm256_and_si256(w, _mm256_set1_epi32(lanes.mask[e]));
+}
+
+// The eight codes of one row's words w (lane e holds the word of code e), code e in lane e, as floats.
+__attribute__((always_inline)) inline __m256 lane_codes_of(const CodeLanes& lanes, __m256i w) {
+  const __m256i shifts = _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes.shift));
+  const __m256i masks = _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes.mask));
+  return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(w, shifts), masks));
+}
+
+// Nibble piece p of the eight rows, code e of row i in lane i of q[e].
 __attribute__((always_inline)) inline void nibble_row_codes(const uint8_t* qs, int p, __m256i (&q)[kStepCodes]) {
   const __m256i piece = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * p));
 #pragma GCC unroll 8
-  for (int e = 0; e < kStepCodes; ++e)
-    q[e] = e == kTopCode ? _mm256_srli_epi32(piece, code_shift(e))
-                         : _mm256_and_si256(piece, _mm256_set1_epi32(kCodeLanes.mask[e]));
+  for (int e = 0; e < kStepCodes; ++e) q[e] = row_code(kCodeLanes, e, piece);
 }
 
 // Nibble piece p of row i, code e in lane e.
 __attribute__((always_inline)) inline __m256 nibble_lane_codes(const uint8_t* qs, int p, int i) {
   int32_t piece;
   std::memcpy(&piece, qs + 32 * p + 4 * i, sizeof piece);
-  const __m256i shifts = _mm256_load_si256(reinterpret_cast<const __m256i*>(kCodeLanes.shift));
-  const __m256i masks = _mm256_load_si256(reinterpret_cast<const __m256i*>(kCodeLanes.mask));
-  return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(piece), shifts), masks));
+  return lane_codes_of(kCodeLanes, _mm256_set1_epi32(piece));
 }
 
 // The scales of a span, rows in lanes: of its codes e < 4 and e >= 4.
@@ -230,10 +239,7 @@ struct SixBits {
     __m256i lo, hi;
     join(load(p), load(p + 32), load(p + 64), pair(k), lo, hi);
 #pragma GCC unroll 8
-    for (int e = 0; e < kStepCodes; ++e) {
-      const __m256i w = e < 4 ? lo : hi;
-      q[e] = e % 4 == 3 ? _mm256_srli_epi32(w, 24) : _mm256_and_si256(w, _mm256_set1_epi32(kSixBitLanes.mask[e]));
-    }
+    for (int e = 0; e < kStepCodes; ++e) q[e] = row_code(kSixBitLanes, e, e < 4 ? lo : hi);
   }
   static __attribute__((always_inline)) __m256 lane_codes(const Packed& wb, int k, int c, int i) {
     const uint8_t* p = wb.codes + 32 * slot(k, c) + 4 * i;
@@ -244,10 +250,8 @@ struct SixBits {
     };
     __m256i lo, hi;
     join(load(p), load(p + 32), load(p + 64), pair(k), lo, hi);
-    const __m256i w = _mm256_blend_epi32(lo, hi, 0xF0);  // lanes 0..3 the lower sub-block's word, 4..7 the upper's
-    const __m256i shifts = _mm256_load_si256(reinterpret_cast<const __m256i*>(kSixBitLanes.shift));
-    const __m256i masks = _mm256_load_si256(reinterpret_cast<const __m256i*>(kSixBitLanes.mask));
-    return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(w, shifts), masks));
+    // lanes 0..3 the lower sub-block's word, 4..7 the upper's
+    return lane_codes_of(kSixBitLanes, _mm256_blend_epi32(lo, hi, 0xF0));
   }
   // d x the 8-bit scales of the span's two 16-element groups, exact
   static __attribute__((always_inline)) SpanScales scales(const Packed& wb, int k) {
