@@ -1,5 +1,5 @@
-// AVX2 kernels of Q4_0, Q4_1, Q8_0, Q4_K and Q6_K weights with f32 activations ("weight-only
-// quantization") over rows packed eight at a time (packed_rows.h). A code meets its activation as an
+// AVX2 kernels of the quantized weight types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K) with
+// f32 activations ("weight-only quantization") over rows packed eight at a time (packed_rows.h). A code meets its activation as an
 // exact product and each scale comes in once per span of codes (each min, or code offset, once per
 // run of elements it covers, against their activation sum), instead of every weight being
 // dequantized first. A row's codes are read in spans of kSteps steps of eight, code(c, e) (step c,
@@ -293,7 +293,10 @@ const DotKernel* avx2_rows8_f32act_kernel(DType weight_type) {
     case DType::Q4_0: return &kernel<Nibbles<PackedQ4_0x8>, DType::Q4_0>;
     case DType::Q4_1: return &kernel<Nibbles<PackedQ4_1x8>, DType::Q4_1>;
     case DType::Q8_0: return &kernel<Bytes, DType::Q8_0>;
-    case DType::Q4_K: return &kernel<KNibbles, DType::Q4_K>;
+    case DType::Q5_0: return &kernel<FifthBits<Nibbles<PackedQ5_0x8, 16>>, DType::Q5_0>;
+    case DType::Q5_1: return &kernel<FifthBits<Nibbles<PackedQ5_1x8>>, DType::Q5_1>;
+    case DType::Q4_K: return &kernel<KNibbles<PackedQ4_Kx8>, DType::Q4_K>;
+    case DType::Q5_K: return &kernel<FifthBits<KNibbles<PackedQ5_Kx8>>, DType::Q5_K>;
     case DType::Q6_K: return &kernel<SixBits, DType::Q6_K>;
     default: return nullptr;
   }

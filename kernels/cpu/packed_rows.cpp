@@ -30,6 +30,9 @@ BlockParts parts_of(DType type) {
     case DType::Q4_1: return parts<BlockQ4_1, PackedQ4_1x8>(2);
     case DType::Q8_0: return parts<BlockQ8_0, PackedQ8_0x8>(1);
     case DType::Q4_K: return parts<BlockQ4_K, PackedQ4_Kx8>(2);
+    case DType::Q5_0: return parts<BlockQ5_0, PackedQ5_0x8>(1);
+    case DType::Q5_1: return parts<BlockQ5_1, PackedQ5_1x8>(2);
+    case DType::Q5_K: return parts<BlockQ5_K, PackedQ5_Kx8>(2);
     case DType::Q6_K:  // d at the end; ql and qh together form the codes
       return {offsetof(BlockQ6_K, d), 1, offsetof(BlockQ6_K, ql), sizeof(BlockQ6_K::ql) + sizeof(BlockQ6_K::qh),
               sizeof(PackedQ6_Kx8), offsetof(PackedQ6_Kx8, codes)};
@@ -37,9 +40,29 @@ BlockParts parts_of(DType type) {
   }
 }
 
-// Q4_K: row i's 6-bit scales and mins of one block, unpacked into the group's bytes.
-void unpack_k_scales(const BlockQ4_K& src, int64_t i, PackedQ4_Kx8& dst) {
-  for (int j = 0; j < QK_K / 32; ++j) k_scale_min(j, src.scales, dst.scales[j][i], dst.mins[j / 2][i][j % 2]);
+// Q4_K, Q5_K: row i's 6-bit scales and mins of one block, unpacked into the group's bytes.
+template <class Block, class Packed>
+void unpack_k_scales(const uint8_t* src, int64_t i, uint8_t* dst) {
+  const auto& block = *reinterpret_cast<const Block*>(src);
+  auto& packed = *reinterpret_cast<Packed*>(dst);
+  for (int j = 0; j < QK_K / 32; ++j) k_scale_min(j, block.scales, packed.scales[j][i], packed.mins[j / 2][i][j % 2]);
+}
+
+// Q5_0, Q5_1, Q5_K: row i's fifth bits of one block as fifth-bit words (packed_rows.h). Element x of
+// span k (of S elements) is code b of step c of the span's low run, or of its high run, the second
+// half; its bit goes to bit c % 4 (+ 4 for the high run) of byte b of word (S / 8 k + c) / 4.
+template <class Block, class Packed>
+void pack_fifth_bits(const uint8_t* src, int64_t i, uint8_t* dst) {
+  const auto& block = *reinterpret_cast<const Block*>(src);
+  auto& packed = *reinterpret_cast<Packed*>(dst);
+  constexpr bool k_quant = sizeof(block.qh) == QK_K / 8;
+  constexpr int kBlockElems = k_quant ? QK_K : 32, S = k_quant ? 64 : 32, kSteps = S / 8;
+  for (int x = 0; x < kBlockElems; ++x) {
+    // Q5_0/Q5_1: bit x of qh (little-endian); Q5_K: x = 32 j + l, bit j of qh[l]
+    const int fifth = k_quant ? block.qh[x % 32] >> (x / 32) & 1 : block.qh[x / 8] >> (x % 8) & 1;
+    const int k = x / S, r = x % S, high = r / (S / 2), c = r % (S / 2) / 4, b = r % 4;
+    packed.qh[(kSteps * k + c) / 4][i][b] |= static_cast<uint8_t>(fifth << (c % 4 + 4 * high));
+  }
 }
 
 }  // namespace
@@ -50,7 +73,10 @@ bool rows_packable(DType type) {
     case DType::Q4_1:
     case DType::Q8_0:
     case DType::Q4_K:
-    case DType::Q6_K: return true;
+    case DType::Q6_K:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q5_K: return true;
     default: return false;
   }
 }
@@ -83,8 +109,11 @@ void pack_row_group(const MatrixRef& w, int64_t row0, int64_t n, uint8_t* dst) {
       for (size_t f = 0; f < p.scale_fields; ++f)
         std::memcpy(group + (f * kPackedRows + i) * sizeof(f16_bits), src + p.scales_at + f * sizeof(f16_bits),
                     sizeof(f16_bits));
-      if (w.type == DType::Q4_K)
-        unpack_k_scales(*reinterpret_cast<const BlockQ4_K*>(src), i, *reinterpret_cast<PackedQ4_Kx8*>(group));
+      if (w.type == DType::Q4_K) unpack_k_scales<BlockQ4_K, PackedQ4_Kx8>(src, i, group);
+      if (w.type == DType::Q5_K) unpack_k_scales<BlockQ5_K, PackedQ5_Kx8>(src, i, group);
+      if (w.type == DType::Q5_0) pack_fifth_bits<BlockQ5_0, PackedQ5_0x8>(src, i, group);
+      if (w.type == DType::Q5_1) pack_fifth_bits<BlockQ5_1, PackedQ5_1x8>(src, i, group);
+      if (w.type == DType::Q5_K) pack_fifth_bits<BlockQ5_K, PackedQ5_Kx8>(src, i, group);
       if (w.type == DType::Q6_K)
         for (int j = 0; j < QK_K / 16; ++j)
           reinterpret_cast<PackedQ6_Kx8*>(group)->scales[j][i] = reinterpret_cast<const BlockQ6_K*>(src)->scales[j];

@@ -1,10 +1,12 @@
 // Weight rows interleaved eight at a time for the packed-row kernels (int8 and f32 activations) of
-// Q4_0, Q4_1, Q8_0, Q4_K and Q6_K: block b of eight rows lies together, their f16 scales first (d of
-// rows 0..7, then m/dmin), then their codes in 4-byte pieces, piece c of row 0, of row 1, ... of row
-// 7, then piece c + 1. One 256-bit load then holds the same four elements of eight rows, and the
-// kernel keeps one row per lane (no horizontal sums). A piece's bytes are the row's own code bytes (Q6_K: ql, then
-// qh), so every type packs to its own size, except Q4_K, whose 6-bit sub-block scales and mins are
-// unpacked into bytes (+2.8%); the K-quants' sub-block scales lie between the f16 scales and the codes.
+// Q4_0, Q4_1, Q8_0, Q4_K and Q6_K, and (f32 activations only) Q5_0, Q5_1 and Q5_K: block b of eight
+// rows lies together, their f16 scales first (d of rows 0..7, then m/dmin), then their codes in
+// 4-byte pieces, piece c of row 0, of row 1, ... of row 7, then piece c + 1. One 256-bit load then
+// holds the same four elements of eight rows, and the kernel keeps one row per lane (no horizontal
+// sums). A piece's bytes are the row's own code bytes (Q6_K: ql, then qh; the Q5 types: qs), so every
+// type packs to its own size, except Q4_K and Q5_K, whose 6-bit sub-block scales and mins are unpacked
+// into bytes (+2.8%, +2.3%); the K-quants' sub-block scales lie between the f16 scales and the codes.
+// The Q5 types' fifth bits lie before the codes, regrouped into fifth-bit words (below).
 // The pieces lie in the order the kernel reads them, so a group streams from memory front to back:
 // file order, except Q6_K (packed_piece_slot).
 #pragma once
@@ -41,12 +43,37 @@ struct PackedQ6_Kx8 {
   uint8_t codes[kPackedRows * (QK_K / 2 + QK_K / 4)];
 };
 
+// The Q5 types' fifth bits, one 32-bit word per row for four steps of a span (as the kernel reads
+// the nibble pieces: step c's piece holds the low run's elements 4c..4c+3 in its low nibbles, the high
+// run's in its high ones): bit j of byte b is the fifth bit of step j's low code b, bit 4 + j that of
+// its high code b, so each step's bits come to bit 4 of their bytes with one shift and one mask.
+// qh[w][i] is row i's word w: Q5_0/Q5_1 one per block, Q5_K two per span of sub-blocks 2k, 2k + 1
+// (words 2k, 2k + 1: steps 0..3 and 4..7).
+struct PackedQ5_0x8 { f16_bits d[kPackedRows]; uint8_t qh[1][kPackedRows][4]; uint8_t qs[kPackedRows * QK5_0 / 2]; };
+struct PackedQ5_1x8 {
+  f16_bits d[kPackedRows];
+  f16_bits m[kPackedRows];
+  uint8_t qh[1][kPackedRows][4];
+  uint8_t qs[kPackedRows * QK5_1 / 2];
+};
+// As PackedQ4_Kx8, with the fifth-bit words before the nibble pieces.
+struct PackedQ5_Kx8 {
+  f16_bits d[kPackedRows];
+  f16_bits dmin[kPackedRows];
+  uint8_t scales[QK_K / 32][kPackedRows];
+  uint8_t mins[QK_K / 64][kPackedRows][2];
+  uint8_t qh[QK_K / 32][kPackedRows][4];
+  uint8_t qs[kPackedRows * QK_K / 2];
+};
+
 static_assert(sizeof(PackedQ4_0x8) == kPackedRows * sizeof(BlockQ4_0));
 static_assert(sizeof(PackedQ4_1x8) == kPackedRows * sizeof(BlockQ4_1));
 static_assert(sizeof(PackedQ8_0x8) == kPackedRows * sizeof(BlockQ8_0));
 static_assert(sizeof(PackedQ6_Kx8) == kPackedRows * sizeof(BlockQ6_K));
+static_assert(sizeof(PackedQ5_0x8) == kPackedRows * sizeof(BlockQ5_0));
+static_assert(sizeof(PackedQ5_1x8) == kPackedRows * sizeof(BlockQ5_1));
 
-// Q4_0, Q4_1, Q8_0, Q4_K and Q6_K.
+// Q4_0, Q4_1, Q8_0, Q4_K, Q6_K and the Q5 types.
 bool rows_packable(DType type);
 
 // Where a row's 4-byte code piece p (its code bytes 4p..4p+3 in the file's block; Q6_K: ql, then qh)

@@ -11,6 +11,9 @@
 //   nibbles are sub-block 2k's elements 4c + e, the high ones sub-block 2k + 1's, so codes e < 4 take
 //   the scale d x scale_2k and codes e >= 4 d x scale_2k+1 (both exact), the mins -dmin x min_j
 //   against each sub-block's sum.
+// - Q5_0, Q5_1, Q5_K: spans and steps as Q4_0, Q4_1 and Q4_K; each nibble joined with its fifth bit
+//   in its byte (the low runs' codes in one word, the high runs' in another), then masked in place as
+//   for Q6_K; Q5_0's offset is -16 d.
 // - Q6_K: a span is 16 elements of each of two 32-element sub-blocks (four steps); code e < 4 of step
 //   c is byte e of the lower sub-block's word of four joined 6-bit codes (nibble and two high bits),
 //   e >= 4 byte e - 4 of the upper's, masked in place; scales d x scale_g of the two 16-element
@@ -95,8 +98,9 @@ struct SpanScales {
 // span s's lower run) and kHiOffset (its upper run's distance); row_codes / lane_codes of step c of
 // span k of a packed block, scales(block, k), mins(block, k, j, its scales).
 
-// Q4_0, Q4_1.
-template <class P>
+// Q4_0, Q4_1 (and, with their fifth bits, Q5_0, Q5_1); kOffset: the codes' offset where there is no
+// m (Q4_0: 8, Q5_0: 16).
+template <class P, int kOffset = 8>
 struct Nibbles {
   using Packed = P;
   static constexpr int kSteps = 4, kSpans = 1, kMins = 1;
@@ -113,13 +117,15 @@ struct Nibbles {
   static __attribute__((always_inline)) SpanScales scales(const P& wb, int) { return {halves8(wb.d), halves8(wb.d)}; }
   static __attribute__((always_inline)) __m256 mins(const P& wb, int, int, const SpanScales& sc) {
     if constexpr (requires { wb.m; }) return halves8(wb.m);
-    return _mm256_mul_ps(sc.lo, _mm256_set1_ps(-8.0f));
+    return _mm256_mul_ps(sc.lo, _mm256_set1_ps(-static_cast<float>(kOffset)));
   }
 };
 
-// Q4_K: span k is sub-blocks 2k (the low nibbles) and 2k + 1 (the high ones).
+// Q4_K (and, with its fifth bits, Q5_K): span k is sub-blocks 2k (the low nibbles) and 2k + 1 (the
+// high ones).
+template <class P>
 struct KNibbles {
-  using Packed = PackedQ4_Kx8;
+  using Packed = P;
   static constexpr int kSteps = 8, kSpans = QK_K / 64, kMins = 2;
   static constexpr bool kPrepared = true;
   static constexpr const float* kLaneScale = kCodeLanes.scale;
@@ -186,20 +192,61 @@ struct Bytes {
   static __m256 mins(const Packed&, int, int, const SpanScales&) { return _mm256_setzero_ps(); }
 };
 
-// Per lane e: the shift and mask that take Q6_K's code e out of a word of four 6-bit codes (e < 4: the
-// word of the lower sub-block, else the upper's; code e lies in byte e % 4, the top byte shifted
-// down), and 2^-8(e % 4) (1 for the top byte), the scale of its activation.
-constexpr CodeLanes six_bit_lanes() {
+// Per lane e: the shift and mask that take code e out of a word of four codes of `bits` bits, one a
+// byte (e < 4: the low run's word, else the high run's; code e lies in byte e % 4, the top byte
+// shifted down), and 2^-8(e % 4) (1 for the top byte), the scale of its activation.
+constexpr CodeLanes byte_code_lanes(int bits) {
   CodeLanes lanes{};
   for (int e = 0; e < kStepCodes; ++e) {
     const int power = e % 4 == 3 ? 0 : 8 * (e % 4);
     lanes.shift[e] = e % 4 == 3 ? 24 : 0;
-    lanes.mask[e] = 0x3F << power;
+    lanes.mask[e] = ((1 << bits) - 1) << power;
     lanes.scale[e] = 1.0f / static_cast<float>(1 << power);  // exact: a power of two
   }
   return lanes;
 }
-inline constexpr CodeLanes kSixBitLanes = six_bit_lanes();
+inline constexpr CodeLanes kFiveBitLanes = byte_code_lanes(5), kSixBitLanes = byte_code_lanes(6);
+
+// Four bytes at b in every 32-bit lane.
+__attribute__((always_inline)) inline __m256i broadcast_word(const uint8_t* b) {
+  int32_t v;
+  std::memcpy(&v, b, sizeof v);
+  return _mm256_set1_epi32(v);
+}
+
+// Q5_0, Q5_1, Q5_K: the nibble format Base (Nibbles, KNibbles) with each code's fifth bit, from the
+// fifth-bit words (packed_rows.h), joined to its nibble in the nibble's byte: the low run's codes
+// in one word, the high run's in another, then taken in place as bytes.
+template <class Base>
+struct FifthBits : Base {
+  using typename Base::Packed;
+  using Base::kSteps;
+  static constexpr const float* kLaneScale = kFiveBitLanes.scale;
+  // the 5-bit codes of step c, from its nibble piece a and its fifth-bit word h: bits c % 4 (low run)
+  // and 4 + c % 4 (high run) of each byte of h moved to bit 4
+  static __attribute__((always_inline)) void join(__m256i a, __m256i h, int c, __m256i& lo, __m256i& hi) {
+    const __m256i nib = _mm256_set1_epi32(0x0F0F0F0F), fifth = _mm256_set1_epi32(0x10101010);
+    const int j = c % 4;
+    lo = _mm256_or_si256(_mm256_and_si256(a, nib), _mm256_and_si256(_mm256_slli_epi32(h, 4 - j), fifth));
+    hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(a, 4), nib), _mm256_and_si256(_mm256_srli_epi32(h, j), fifth));
+  }
+  // step c of span k: its nibble piece and fifth-bit word (slots of eight rows' 4-byte words)
+  static constexpr int piece(int k, int c) { return kSteps * k + c; }
+  static constexpr int word(int k, int c) { return piece(k, c) / 4; }
+  static __attribute__((always_inline)) void row_codes(const Packed& wb, int k, int c, __m256i (&q)[kStepCodes]) {
+    const auto load = [](const uint8_t* b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)); };
+    __m256i lo, hi;
+    join(load(wb.qs + 32 * piece(k, c)), load(wb.qh[word(k, c)][0]), c, lo, hi);
+#pragma GCC unroll 8
+    for (int e = 0; e < kStepCodes; ++e) q[e] = row_code(kFiveBitLanes, e, e < 4 ? lo : hi);
+  }
+  static __attribute__((always_inline)) __m256 lane_codes(const Packed& wb, int k, int c, int i) {
+    __m256i lo, hi;
+    join(broadcast_word(wb.qs + 32 * piece(k, c) + 4 * i), broadcast_word(wb.qh[word(k, c)][i]), c, lo, hi);
+    // lanes 0..3 the low run's word, 4..7 the high run's
+    return lane_codes_of(kFiveBitLanes, _mm256_blend_epi32(lo, hi, 0xF0));
+  }
+};
 
 // Q6_K: a half of a block is four sub-blocks m = 0..3 of 32 elements; element 32m + l's code is a
 // nibble of ql (pieces a for m = 0, 2, pieces b for m = 1, 3; the low nibbles for m < 2) topped with
@@ -243,13 +290,8 @@ struct SixBits {
   }
   static __attribute__((always_inline)) __m256 lane_codes(const Packed& wb, int k, int c, int i) {
     const uint8_t* p = wb.codes + 32 * slot(k, c) + 4 * i;
-    const auto load = [](const uint8_t* b) {
-      int32_t v;
-      std::memcpy(&v, b, sizeof v);
-      return _mm256_set1_epi32(v);
-    };
     __m256i lo, hi;
-    join(load(p), load(p + 32), load(p + 64), pair(k), lo, hi);
+    join(broadcast_word(p), broadcast_word(p + 32), broadcast_word(p + 64), pair(k), lo, hi);
     // lanes 0..3 the lower sub-block's word, 4..7 the upper's
     return lane_codes_of(kSixBitLanes, _mm256_blend_epi32(lo, hi, 0xF0));
   }

@@ -1,7 +1,7 @@
 // AVX2/FMA/F16C dot products of the float types and of Q5_K with Q8_K activations (compiled
 // with -mavx2 -mfma -mf16c; run only when use_avx2()); the other int8-activation kernels live in
 // gemm_rows8_avx2.cpp (Q4_0, Q4_1, Q8_0, Q4_K, Q6_K) and gemm_avx2.cpp (Q5_0, Q5_1), the
-// f32-activation kernels in gemm_f32act_avx2.cpp.
+// f32-activation kernels of the quantized types in gemm_rows8_f32act_avx2.cpp.
 #include <cstring>
 
 #include "kernels/cpu/avx2_common.h"
@@ -121,7 +121,7 @@ const DotKernel* avx2_kernel(DType weight_type, ActivationPrecision activations)
     case DType::BF16: return &kBF16;
     default: break;
   }
-  if (activations == ActivationPrecision::F32) return avx2_f32act_kernel(weight_type);
+  if (activations == ActivationPrecision::F32) return avx2_rows8_f32act_kernel(weight_type);
   switch (weight_type) {
     case DType::Q5_K: return &kQ5_K;
     case DType::Q4_0:

@@ -327,10 +327,12 @@ TEST_P(MatmulTest, FusedEqualsSeparate) {
 }
 
 // Where the kernel multiplies rows packed eight at a time (the AVX2 int8 kernels of Q4_0, Q4_1, Q8_0,
-// Q4_K and Q6_K, and the AVX2 f32-activation ones too), every output is the same bytes
-// with the packed rows as without: whole groups packed, the last rows % 8 unpacked, any token count.
+// Q4_K and Q6_K, and the AVX2 f32-activation kernels of every quantized type), every output is the same
+// bytes with the packed rows as without: whole groups packed, the last rows % 8 unpacked, any token count.
 TEST_P(MatmulTest, PackedRowsGiveTheSameOutputs) {
-  const bool packs = choice() == KernelChoice::Avx2 && rows_packable(type());
+  const bool q5 = type() == DType::Q5_0 || type() == DType::Q5_1 || type() == DType::Q5_K;
+  const bool packs = choice() == KernelChoice::Avx2 && rows_packable(type()) &&
+                     (precision() == ActivationPrecision::F32 || !q5);  // the Q5 int8 kernels read the file's rows
   EXPECT_EQ(kernel().gemm_packed != nullptr, packs);
   std::mt19937 rng(21);
   const int64_t cols = col_grid().back();
@@ -365,6 +367,19 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest,
                                             ::testing::Values(KernelChoice::Scalar, KernelChoice::Avx2)),
                          param_name);
 
+// Q4_K, Q5_K: row i's sub-block scales and mins of the file's block src unpacked into bytes in the
+// packed block g (zero for a missing row, i >= rows).
+template <class Block, class Packed>
+void expect_k_scales_unpacked(const uint8_t* src, const uint8_t* g, int64_t i, int64_t rows) {
+  const auto& packed = *reinterpret_cast<const Packed*>(g);
+  for (int j = 0; j < 8; ++j) {
+    uint8_t scale = 0, min = 0;
+    if (i < rows) k_scale_min(j, reinterpret_cast<const Block*>(src)->scales, scale, min);
+    EXPECT_EQ(packed.scales[j][i], scale) << "sub-block " << j;
+    EXPECT_EQ(packed.mins[j / 2][i][j % 2], min) << "sub-block " << j;
+  }
+}
+
 // The packed layout: block b of a group holds the rows' d fields (then m/dmin fields), the K-quants'
 // sub-block scales (Q4_K's 6-bit scales and mins unpacked), then each row's 4-byte code piece c in
 // turn (Q6_K: ql, then qh, placed in the order the kernel reads them: ql pieces 16h + c and
@@ -373,6 +388,7 @@ TEST(PackedRows, InterleaveScalesAndFourBytePieces) {
   for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
     SCOPED_TRACE(std::string(dtype_name(type)));
     const bool k_quant = type == DType::Q4_K, q6_k = type == DType::Q6_K;
+    EXPECT_TRUE(rows_packable(type));
     const int64_t rows = 3, cols = 512;
     const int64_t nb = cols / dtype_info(type).block_size;
     const size_t block = dtype_info(type).block_bytes, stride = row_bytes(type, cols);
@@ -409,16 +425,61 @@ TEST(PackedRows, InterleaveScalesAndFourBytePieces) {
             EXPECT_EQ(reinterpret_cast<const PackedQ6_Kx8*>(g)->scales[j][i],
                       i < rows ? reinterpret_cast<const BlockQ6_K*>(src)->scales[j] : 0) << "sub-block " << j;
         }
-        if (!k_quant) continue;
-        const auto& packed = *reinterpret_cast<const PackedQ4_Kx8*>(g);
-        for (int j = 0; j < 8; ++j) {
-          uint8_t scale = 0, min = 0;
-          if (i < rows) k_scale_min(j, reinterpret_cast<const BlockQ4_K*>(src)->scales, scale, min);
-          EXPECT_EQ(packed.scales[j][i], scale) << "sub-block " << j;
-          EXPECT_EQ(packed.mins[j / 2][i][j % 2], min) << "sub-block " << j;
-        }
+        if (k_quant) expect_k_scales_unpacked<BlockQ4_K, PackedQ4_Kx8>(src, g, i, rows);
       }
     }
+  }
+}
+
+// The Q5 types pack as their nibble formats (the f16 scales first; Q5_K's sub-block scales and mins
+// unpacked as Q4_K's), with each row's fifth bits in 32-bit words: word w covers steps 4w..4w+3 of
+// the kernel's reading order (a step: the low run's elements 4c..4c+3 and the high run's, whose runs
+// are the block's two halves for Q5_0/Q5_1 and sub-blocks 2k, 2k + 1 for Q5_K, eight steps a span);
+// bit j of byte b is the fifth bit of step 4w + j's low element b, bit 4 + j its high element b's.
+// A short group's missing rows are zero.
+TEST(PackedRows, Q5FifthBitsLieInStepWords) {
+  std::mt19937 rng(5);
+  for (DType type : {DType::Q5_0, DType::Q5_1, DType::Q5_K}) {
+    SCOPED_TRACE(std::string(dtype_name(type)));
+    EXPECT_TRUE(rows_packable(type));
+    const bool k_quant = type == DType::Q5_K;
+    const int64_t rows = 5, cols = 512, nb = cols / dtype_info(type).block_size;
+    const Weights w = random_weights(type, rows, cols, rng);
+    std::vector<uint8_t> group(packed_group_bytes(type, cols), 0xAA);
+    pack_row_group(w.ref, 0, rows, group.data());
+    ASSERT_EQ(group.size(), static_cast<size_t>(nb) * (k_quant ? sizeof(PackedQ5_Kx8)
+                                                               : type == DType::Q5_0 ? sizeof(PackedQ5_0x8)
+                                                                                     : sizeof(PackedQ5_1x8)));
+    const size_t block = dtype_info(type).block_bytes, packed_block = group.size() / nb;
+    const size_t qh_at = k_quant ? offsetof(PackedQ5_Kx8, qh) : type == DType::Q5_0 ? offsetof(PackedQ5_0x8, qh)
+                                                                                       : offsetof(PackedQ5_1x8, qh);
+    const size_t qs_at = k_quant ? offsetof(PackedQ5_Kx8, qs) : qh_at + 32;
+    const int run = k_quant ? 32 : 16, steps = run / 4;  // elements per run, steps per span
+    for (int64_t b = 0; b < nb; ++b)
+      for (int64_t i = 0; i < 8; ++i) {
+        SCOPED_TRACE("block " + std::to_string(b) + " row " + std::to_string(i));
+        const uint8_t* g = group.data() + b * packed_block;
+        const uint8_t* src = w.bytes.data() + i * w.ref.row_stride + b * block;
+        const size_t src_qh = k_quant ? offsetof(BlockQ5_K, qh) : type == DType::Q5_0 ? offsetof(BlockQ5_0, qh)
+                                                                                       : offsetof(BlockQ5_1, qh);
+        const size_t src_qs = k_quant ? offsetof(BlockQ5_K, qs) : src_qh + 4;
+        for (size_t f = 0; f < scale_fields(type).size(); ++f)
+          for (size_t k = 0; k < 2; ++k)
+            EXPECT_EQ(g[(f * 8 + i) * 2 + k], i < rows ? src[scale_fields(type)[f] + k] : 0) << "scale field " << f;
+        for (int p = 0; p < (k_quant ? 32 : 4); ++p)
+          for (int k = 0; k < 4; ++k)
+            EXPECT_EQ(g[qs_at + (p * 8 + i) * 4 + k], i < rows ? src[src_qs + 4 * p + k] : 0) << "piece " << p;
+        if (k_quant) expect_k_scales_unpacked<BlockQ5_K, PackedQ5_Kx8>(src, g, i, rows);
+        // every element's fifth bit, from the file's qh (Q5_0/Q5_1: bit x of a little-endian word;
+        // Q5_K: element 32 j + l in bit j of qh[l]) to its word, byte and bit
+        for (int x = 0; x < dtype_info(type).block_size; ++x) {
+          const int file_bit = i >= rows ? 0 : k_quant ? src[src_qh + x % 32] >> (x / 32) & 1 : src[src_qh + x / 8] >> (x % 8) & 1;
+          const int span = x / (2 * run), in_span = x % (2 * run), high = in_span / run;
+          const int step = steps * span + in_span % run / 4, byte = x % 4;
+          const int packed_bit = g[qh_at + (step / 4 * 8 + i) * 4 + byte] >> (step % 4 + 4 * high) & 1;
+          EXPECT_EQ(packed_bit, file_bit) << "element " << x;
+        }
+      }
   }
 }
 
