@@ -5,8 +5,10 @@
 
 #include <QTest>
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <qcustomplot.h>
 
 #include "core/engine/engine.h"
@@ -35,8 +37,15 @@ TEST(WidgetsOnEngine, TwoRequestsShowInTheDashboardAndTheBlockTable) {
   std::map<RequestId, int> tokens;
   EngineCallbacks callbacks;
   callbacks.on_token = [&](RequestId id, std::string_view, TokenId token, const TokenTiming&) {
-    std::lock_guard lock(mu);
-    tokens[id] += token >= 0;
+    bool both = false;
+    {
+      std::lock_guard lock(mu);
+      tokens[id] += token >= 0;
+      both = tokens.size() == 2 && tokens.begin()->second >= 3 && tokens.rbegin()->second >= 3;
+    }
+    // Once both stream, hold the engine back so the test catches them running: the 260K model
+    // would otherwise finish both (even on a loaded machine, before the GUI thread looks).
+    if (both) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   };
   EngineConfig config;
   config.threads = 2;
@@ -58,6 +67,7 @@ TEST(WidgetsOnEngine, TwoRequestsShowInTheDashboardAndTheBlockTable) {
   a.prompt = "Once upon a time, there was a little girl named Lily.";
   b.prompt = "The little dog";
   a.max_tokens = b.max_tokens = 200;  // long enough to be caught while both run
+  a.sampling.ignore_eos = b.sampling.ignore_eos = true;  // neither ends early
   const RequestId ida = engine.submit(a), idb = engine.submit(b);
   auto both_streaming = [&] {
     std::lock_guard lock(mu);
