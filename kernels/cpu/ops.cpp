@@ -105,10 +105,10 @@ void swiglu(float* gate, const float* up, int64_t n) {
 }
 
 void geglu(float* gate, const float* up, int64_t n) {
-  constexpr float kSqrt2OverPi = 0.7978845608028654f, kCubic = 0.044715f;
-  for (int64_t i = 0; i < n; ++i) {
-    const float x = gate[i];
-    gate[i] = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x))) * up[i];
+  if (use_avx2()) {
+    cpu::geglu_avx2(gate, up, n);
+  } else {
+    cpu::geglu_scalar(gate, up, n);
   }
 }
 
@@ -145,6 +145,14 @@ void softmax_scalar(float* x, int64_t n) {
 
 void swiglu_scalar(float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+void geglu_scalar(float* gate, const float* up, int64_t n) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f, kCubic = 0.044715f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = gate[i];
+    gate[i] = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x))) * up[i];
+  }
 }
 
 }  // namespace cpu

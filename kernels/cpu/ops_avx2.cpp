@@ -1,4 +1,4 @@
-// softmax and SwiGLU eight lanes at a time, with a vector exp. Every element, tails included, goes
+// softmax, SwiGLU and GeGLU eight lanes at a time, with a vector exp. Every element, tails included, goes
 // through the same exp8, so an element's value never depends on where it sits in the row.
 #include "kernels/cpu/ops_kernels.h"
 
@@ -74,13 +74,15 @@ void softmax_avx2(float* x, int64_t n) {
   for (; i < n; ++i) x[i] *= inv;
 }
 
-void swiglu_avx2(float* gate, const float* up, int64_t n) {
-  // silu(g) * u = g / (1 + e^-g) * u
-  auto block = [](const float* g_in, const float* u_in, float* out) {
+namespace {
+
+// gate[i] = g / (1 + e^z) * up[i], g = gate[i], z = exponent(g) in 8 lanes: SwiGLU and GeGLU.
+template <class Exponent>
+void gated_avx2(float* gate, const float* up, int64_t n, Exponent exponent) {
+  auto block = [&](const float* g_in, const float* u_in, float* out) {
     const __m256 g = _mm256_loadu_ps(g_in);
-    const __m256 neg_g = _mm256_xor_ps(g, _mm256_set1_ps(-0.0f));
-    const __m256 silu = _mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), exp8(neg_g)));
-    _mm256_storeu_ps(out, _mm256_mul_ps(silu, _mm256_loadu_ps(u_in)));
+    const __m256 act = _mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), exp8(exponent(g))));
+    _mm256_storeu_ps(out, _mm256_mul_ps(act, _mm256_loadu_ps(u_in)));
   };
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) block(gate + i, up + i, gate + i);
@@ -93,6 +95,22 @@ void swiglu_avx2(float* gate, const float* up, int64_t n) {
     block(g, u, out);
     for (int64_t k = 0; i + k < n; ++k) gate[i + k] = out[k];
   }
+}
+
+}  // namespace
+
+// silu(g) = g / (1 + e^-g)
+void swiglu_avx2(float* gate, const float* up, int64_t n) {
+  gated_avx2(gate, up, n, [](__m256 g) { return _mm256_xor_ps(g, _mm256_set1_ps(-0.0f)); });
+}
+
+// The tanh GELU as a sigmoid: 0.5 g (1 + tanh u) = g / (1 + e^-2u), u = sqrt(2/pi) (g + 0.044715 g^3),
+// so -2u = g (k1 + k2 g^2)
+void geglu_avx2(float* gate, const float* up, int64_t n) {
+  constexpr float k1 = -2.0f * 0.7978845608028654f, k2 = k1 * 0.044715f;
+  gated_avx2(gate, up, n, [](__m256 g) {
+    return _mm256_mul_ps(g, _mm256_fmadd_ps(_mm256_set1_ps(k2), _mm256_mul_ps(g, g), _mm256_set1_ps(k1)));
+  });
 }
 
 }  // namespace inferscope::cpu

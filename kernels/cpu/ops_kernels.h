@@ -7,8 +7,10 @@ namespace inferscope::cpu {
 
 void softmax_scalar(float* x, int64_t n);
 void swiglu_scalar(float* gate, const float* up, int64_t n);
+void geglu_scalar(float* gate, const float* up, int64_t n);
 
 void softmax_avx2(float* x, int64_t n);
 void swiglu_avx2(float* gate, const float* up, int64_t n);
+void geglu_avx2(float* gate, const float* up, int64_t n);
 
 }  // namespace inferscope::cpu

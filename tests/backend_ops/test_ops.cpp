@@ -169,6 +169,7 @@ struct ExpOps {
   const char* name;
   void (*softmax)(float*, int64_t);
   void (*swiglu)(float*, const float*, int64_t);
+  void (*geglu)(float*, const float*, int64_t);
 };
 
 class ExpOpsTest : public ::testing::TestWithParam<ExpOps> {
@@ -226,15 +227,9 @@ TEST_P(ExpOpsTest, SwigluMatchesFormulaOverTheWholeRange) {
   EXPECT_TRUE(std::isnan(nan_gate[0]));
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, ExpOpsTest,
-                         ::testing::Values(ExpOps{"public", softmax, swiglu},
-                                           ExpOps{"scalar", cpu::softmax_scalar, cpu::swiglu_scalar},
-                                           ExpOps{"avx2", cpu::softmax_avx2, cpu::swiglu_avx2}),
-                         [](const ::testing::TestParamInfo<ExpOps>& p) { return std::string(p.param.name); });
-
 // Gemma's gated GELU (tanh approximation) against the formula in double, over the range where tanh
-// saturates too.
-TEST(Ops, GegluMatchesTanhGeluFormula) {
+// saturates too (the AVX2 family computes it as g / (1 + e^-2u), the scalar one with tanh).
+TEST_P(ExpOpsTest, GegluMatchesTanhGeluFormula) {
   std::mt19937 rng(6);
   for (int64_t n : {1, 9, 2048}) {
     std::vector<float> gate = random_vec(n, rng, 6.0f);
@@ -246,12 +241,21 @@ TEST(Ops, GegluMatchesTanhGeluFormula) {
       const double x = gate[i];
       want[i] = 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))) * up[i];
     }
-    geglu(gate.data(), up.data(), n);
+    GetParam().geglu(gate.data(), up.data(), n);
     // f32 tanh and a few products: a few 2^-24 of max(1, |x|) (1 + tanh cancels for negative x, but
     // the product with x stays within that of the absolute value)
     expect_close(gate, want, 1e-6);
   }
+  std::vector<float> nan_gate = {std::numeric_limits<float>::quiet_NaN()}, one = {1.0f};
+  GetParam().geglu(nan_gate.data(), one.data(), 1);
+  EXPECT_TRUE(std::isnan(nan_gate[0]));
 }
+
+INSTANTIATE_TEST_SUITE_P(Families, ExpOpsTest,
+                         ::testing::Values(ExpOps{"public", softmax, swiglu, geglu},
+                                           ExpOps{"scalar", cpu::softmax_scalar, cpu::swiglu_scalar, cpu::geglu_scalar},
+                                           ExpOps{"avx2", cpu::softmax_avx2, cpu::swiglu_avx2, cpu::geglu_avx2}),
+                         [](const ::testing::TestParamInfo<ExpOps>& p) { return std::string(p.param.name); });
 
 TEST(Ops, AddInplaceAdds) {
   std::mt19937 rng(6);
