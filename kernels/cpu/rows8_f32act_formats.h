@@ -59,6 +59,18 @@ constexpr CodeLanes code_lanes() {
 }
 inline constexpr CodeLanes kCodeLanes = code_lanes();
 
+// The eight rows' 4-byte words of one slot at b (32 bytes), row i's in lane i.
+__attribute__((always_inline)) inline __m256i row_words(const void* b) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+}
+
+// One row's 4-byte word at b in every lane.
+__attribute__((always_inline)) inline __m256i broadcast_word(const uint8_t* b) {
+  int32_t v;
+  std::memcpy(&v, b, sizeof v);
+  return _mm256_set1_epi32(v);
+}
+
 // Code e of the eight rows' words w, row i in lane i, by the lanes' table: in place (masked), or,
 // where the table shifts it, shifted down (a top code, which its shift leaves alone in the word).
 __attribute__((always_inline)) inline __m256i row_code(const CodeLanes& lanes, int e, __m256i w) {
@@ -75,16 +87,14 @@ __attribute__((always_inline)) inline __m256 lane_codes_of(const CodeLanes& lane
 
 // Nibble piece p of the eight rows, code e of row i in lane i of q[e].
 __attribute__((always_inline)) inline void nibble_row_codes(const uint8_t* qs, int p, __m256i (&q)[kStepCodes]) {
-  const __m256i piece = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * p));
+  const __m256i piece = row_words(qs + 32 * p);
 #pragma GCC unroll 8
   for (int e = 0; e < kStepCodes; ++e) q[e] = row_code(kCodeLanes, e, piece);
 }
 
 // Nibble piece p of row i, code e in lane e.
 __attribute__((always_inline)) inline __m256 nibble_lane_codes(const uint8_t* qs, int p, int i) {
-  int32_t piece;
-  std::memcpy(&piece, qs + 32 * p + 4 * i, sizeof piece);
-  return lane_codes_of(kCodeLanes, _mm256_set1_epi32(piece));
+  return lane_codes_of(kCodeLanes, broadcast_word(qs + 32 * p + 4 * i));
 }
 
 // The scales of a span, rows in lanes: of its codes e < 4 and e >= 4.
@@ -168,7 +178,7 @@ struct Bytes {
   static __attribute__((always_inline)) void row_codes(const Packed& wb, int, int c, __m256i (&q)[kStepCodes]) {
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
-      const __m256i piece = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs + 32 * (2 * c + h)));
+      const __m256i piece = row_words(wb.qs + 32 * (2 * c + h));
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
         const __m256i control = _mm256_setr_epi32(to_top(j, 0), to_top(j, 1), to_top(j, 2), to_top(j, 3),
@@ -207,13 +217,6 @@ constexpr CodeLanes byte_code_lanes(int bits) {
 }
 inline constexpr CodeLanes kFiveBitLanes = byte_code_lanes(5), kSixBitLanes = byte_code_lanes(6);
 
-// Four bytes at b in every 32-bit lane.
-__attribute__((always_inline)) inline __m256i broadcast_word(const uint8_t* b) {
-  int32_t v;
-  std::memcpy(&v, b, sizeof v);
-  return _mm256_set1_epi32(v);
-}
-
 // Q5_0, Q5_1, Q5_K: the nibble format Base (Nibbles, KNibbles) with each code's fifth bit, from the
 // fifth-bit words (packed_rows.h), joined to its nibble in the nibble's byte: the low run's codes
 // in one word, the high run's in another, then taken in place as bytes.
@@ -234,9 +237,8 @@ struct FifthBits : Base {
   static constexpr int piece(int k, int c) { return kSteps * k + c; }
   static constexpr int word(int k, int c) { return piece(k, c) / 4; }
   static __attribute__((always_inline)) void row_codes(const Packed& wb, int k, int c, __m256i (&q)[kStepCodes]) {
-    const auto load = [](const uint8_t* b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)); };
     __m256i lo, hi;
-    join(load(wb.qs + 32 * piece(k, c)), load(wb.qh[word(k, c)][0]), c, lo, hi);
+    join(row_words(wb.qs + 32 * piece(k, c)), row_words(wb.qh[word(k, c)][0]), c, lo, hi);
 #pragma GCC unroll 8
     for (int e = 0; e < kStepCodes; ++e) q[e] = row_code(kFiveBitLanes, e, e < 4 ? lo : hi);
   }
@@ -282,9 +284,8 @@ struct SixBits {
   }
   static __attribute__((always_inline)) void row_codes(const Packed& wb, int k, int c, __m256i (&q)[kStepCodes]) {
     const uint8_t* p = wb.codes + 32 * slot(k, c);
-    const auto load = [](const uint8_t* b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)); };
     __m256i lo, hi;
-    join(load(p), load(p + 32), load(p + 64), pair(k), lo, hi);
+    join(row_words(p), row_words(p + 32), row_words(p + 64), pair(k), lo, hi);
 #pragma GCC unroll 8
     for (int e = 0; e < kStepCodes; ++e) q[e] = row_code(kSixBitLanes, e, e < 4 ? lo : hi);
   }
