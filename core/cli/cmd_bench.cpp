@@ -270,7 +270,10 @@ int cmd_bench(int argc, char** argv) {
   const double params_m = static_cast<double>(model->parameter_count()) / 1e6;
   const std::string activations = config.matmul.activations == ActivationPrecision::Q8 ? "q8" : "f32";
   const std::string quant(weight_quant_name(config.quant));
-  const std::string backend = std::string(use_avx2() ? "CPU AVX2" : "CPU scalar") + " act " + activations +
+  // the exact quantized matmuls run their AVX-512VL build where the CPU has one (same bits)
+  const bool avx512 = config.matmul.activations == ActivationPrecision::F32 && use_avx512vl();
+  const std::string backend = std::string(!use_avx2() ? "CPU scalar" : avx512 ? "CPU AVX2+AVX-512VL" : "CPU AVX2") +
+                              " act " + activations +
                               (config.quant == WeightQuant::Native ? "" : " weights " + quant);
   if (output == "json") {
     nlohmann::json arr = nlohmann::json::array();

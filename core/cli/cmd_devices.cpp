@@ -15,8 +15,13 @@ int cmd_devices(int argc, char** argv) {
   auto yes = [](bool b) { return b ? "yes" : "no"; };
   std::cout << "CPU: " << (cpu.model_name.empty() ? "unknown model" : cpu.model_name) << "\n"
             << "  threads " << cpu.hardware_threads << ", AVX2 " << yes(cpu.avx2) << ", FMA " << yes(cpu.fma)
-            << ", F16C " << yes(cpu.f16c) << ", AVX-512F " << yes(cpu.avx512f) << "\n"
-            << "  kernels in use: " << (use_avx2() ? "AVX2/FMA/F16C" : "scalar") << "\n";
+            << ", F16C " << yes(cpu.f16c) << ", AVX-512F " << yes(cpu.avx512f) << ", AVX-512VL " << yes(cpu.avx512vl)
+            << "\n"
+            << "  kernels in use: "
+            << (!use_avx2()        ? "scalar"
+                : use_avx512vl() ? "AVX2/FMA/F16C; the exact quantized matmuls built for AVX-512VL"
+                                 : "AVX2/FMA/F16C")
+            << "\n";
   std::cout << "Engine: runs on the CPU by default; --device cuda[:N] runs the forward pass on a CUDA device "
                "(CUDA builds only; not yet validated on a GPU in this repository's CI)\n";
   std::cout << "CUDA support in this build: "

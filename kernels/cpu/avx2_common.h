@@ -54,5 +54,7 @@ const DotKernel* avx2_rows8_kernel(DType weight_type);
 // Q6_K), one row per lane over rows packed eight at a time (gemm_rows8_f32act_avx2.cpp); nullptr for
 // the others.
 const DotKernel* avx2_rows8_f32act_kernel(DType weight_type);
+// The same kernels compiled for AVX-512VL (gemm_rows8_f32act_avx512vl.cpp); call only when use_avx512vl().
+const DotKernel* avx512vl_rows8_f32act_kernel(DType weight_type);
 
 }  // namespace inferscope::cpu

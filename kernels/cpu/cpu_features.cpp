@@ -29,7 +29,8 @@ CpuFeatures detect() {
   f.avx2 = __builtin_cpu_supports("avx2");
   f.fma = __builtin_cpu_supports("fma");
   f.f16c = __builtin_cpu_supports("f16c");
-  f.avx512f = __builtin_cpu_supports("avx512f");
+  f.avx512f = __builtin_cpu_supports("avx512f");  // libgcc also checks that the OS saves the state
+  f.avx512vl = __builtin_cpu_supports("avx512vl");
 #endif
   const unsigned threads = std::thread::hardware_concurrency();
   f.hardware_threads = threads == 0 ? 1 : static_cast<int>(threads);
@@ -53,6 +54,16 @@ bool use_avx2() {
     return f.avx2 && f.fma && f.f16c;
   }();
   return avx2;
+}
+
+bool use_avx512vl() {
+  static const bool avx512vl = [] {
+    const CpuFeatures& f = cpu_features();
+    const char* off = std::getenv("INFERSCOPE_NO_AVX512");
+    if (off != nullptr && std::strcmp(off, "1") == 0) return false;
+    return use_avx2() && f.avx512f && f.avx512vl;
+  }();
+  return avx512vl;
 }
 
 }  // namespace inferscope

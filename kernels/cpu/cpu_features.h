@@ -9,6 +9,7 @@ struct CpuFeatures {
   bool fma = false;
   bool f16c = false;
   bool avx512f = false;
+  bool avx512vl = false;
   int hardware_threads = 1;
   std::string model_name;  // from /proc/cpuinfo when available
 };
@@ -18,5 +19,9 @@ const CpuFeatures& cpu_features();
 // True when the AVX2 kernels may run (AVX2 + FMA + F16C), unless INFERSCOPE_FORCE_SCALAR=1
 // (the environment is read once, at the first call).
 bool use_avx2();
+
+// True when the AVX-512VL builds of the kernels may run (use_avx2() and AVX-512F/VL, with the OS
+// saving their registers), unless INFERSCOPE_NO_AVX512=1 (read once, at the first call).
+bool use_avx512vl();
 
 }  // namespace inferscope

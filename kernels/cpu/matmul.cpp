@@ -30,9 +30,14 @@ const cpu::DotKernel* find_kernel(DType type, const MatmulOptions& options) {
   const CpuFeatures& f = cpu_features();
   const ActivationPrecision act = options.activations;
   switch (options.kernels) {
-    case KernelChoice::Auto: return use_avx2() ? cpu::avx2_kernel(type, act) : cpu::scalar_kernel(type, act);
+    case KernelChoice::Auto:
+      return use_avx512vl() ? cpu::avx512_kernel(type, act)
+             : use_avx2()   ? cpu::avx2_kernel(type, act)
+                            : cpu::scalar_kernel(type, act);
     case KernelChoice::Scalar: return cpu::scalar_kernel(type, act);
     case KernelChoice::Avx2: return f.avx2 && f.fma && f.f16c ? cpu::avx2_kernel(type, act) : nullptr;
+    case KernelChoice::Avx512:
+      return f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512vl ? cpu::avx512_kernel(type, act) : nullptr;
   }
   return nullptr;
 }

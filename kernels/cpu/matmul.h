@@ -32,8 +32,9 @@ struct MatrixRef {
 // change greedy output. F32/F16/BF16 weights use f32 activations under both.
 enum class ActivationPrecision { F32, Q8 };
 
-// Which kernel family runs: Auto = AVX2 when use_avx2(), else scalar.
-enum class KernelChoice { Auto, Scalar, Avx2 };
+// Which kernel family runs: Auto = AVX-512 when use_avx512vl(), else AVX2 when use_avx2(), else
+// scalar. Avx512 is the AVX2 family with its AVX-512VL builds (the exact quantized kernels), same bits.
+enum class KernelChoice { Auto, Scalar, Avx2, Avx512 };
 
 struct MatmulOptions {
   ActivationPrecision activations = ActivationPrecision::F32;
@@ -47,7 +48,7 @@ struct MatmulOptions {
 // Batch invariance: Y[t][r] is bit-identical whatever n_tok, the other rows of X, and the thread
 // count are (each output is one dot product with a fixed reduction order).
 // Throws std::invalid_argument for a weight type the family cannot multiply, for partial blocks, and
-// for KernelChoice::Avx2 on a CPU without AVX2/FMA/F16C.
+// for KernelChoice::Avx2 on a CPU without AVX2/FMA/F16C (Avx512: without AVX-512F/VL too).
 void matmul(const MatrixRef& w, const float* x, int64_t n_tok, float* y, ThreadPool& pool,
             const MatmulOptions& options = {});
 

@@ -31,6 +31,8 @@
 #include "kernels/cpu/packed_rows.h"
 
 namespace inferscope::cpu::rows8_f32act {
+// internal linkage: each build of the kernels (AVX2, AVX-512VL) keeps its own copy
+namespace {
 
 inline constexpr int kStepCodes = 8;  // codes per step
 
@@ -311,4 +313,5 @@ struct SixBits {
   }
 };
 
+}  // namespace
 }  // namespace inferscope::cpu::rows8_f32act

@@ -31,7 +31,7 @@ struct DotKernel {
   QuantizeFn quantize;  // into act_type, byte-identical in both families; nullptr for F32
   VecDotFn dot;         // one output
   GemmFn gemm;          // a tile of outputs reusing weight loads across tokens; nullptr: loop over dot
-  const char* name;     // "scalar" or "avx2"
+  const char* name;     // "scalar", "avx2" or "avx512vl"
   PackedGemmFn gemm_packed = nullptr;  // the same products over packed rows; nullptr: the kernel does not pack
   // The gemm prepares every token's activations per call (and reads each weight row once whatever
   // the token count): matmul hands it all of a chunk's consecutive rows in one call.
@@ -54,6 +54,9 @@ static inline void k_scale_min(const uint8_t* scales, int j, int& scale, int& mi
 const DotKernel* scalar_kernel(DType weight_type, ActivationPrecision activations);
 // call only when use_avx2() (or the CPU has AVX2+FMA+F16C)
 const DotKernel* avx2_kernel(DType weight_type, ActivationPrecision activations);
+// The AVX2 family with its AVX-512VL builds where it has them (the f32-activation kernels of the
+// quantized types): the same outputs, bit for bit. Call only when use_avx512vl().
+const DotKernel* avx512_kernel(DType weight_type, ActivationPrecision activations);
 
 // The scalar f32-activation kernels of the quantized types (vec_dot_f32act_scalar.cpp), nullptr for others.
 const DotKernel* scalar_f32act_kernel(DType weight_type);

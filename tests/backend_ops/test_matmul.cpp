@@ -163,20 +163,34 @@ bool avx2_available() {
   return f.avx2 && f.fma && f.f16c;
 }
 
+bool avx512vl_available() {
+  const CpuFeatures& f = cpu_features();
+  return avx2_available() && f.avx512f && f.avx512vl;
+}
+
+// The family's kernel for this weight type and activation precision (the CPU has the family).
+const cpu::DotKernel* family_kernel(KernelChoice choice, DType t, ActivationPrecision p) {
+  switch (choice) {
+    case KernelChoice::Avx2: return cpu::avx2_kernel(t, p);
+    case KernelChoice::Avx512: return cpu::avx512_kernel(t, p);
+    default: return cpu::scalar_kernel(t, p);
+  }
+}
+
 using Param = std::tuple<DType, ActivationPrecision, KernelChoice>;
 
 class MatmulTest : public ::testing::TestWithParam<Param> {
  protected:
   void SetUp() override {
     if (choice() == KernelChoice::Avx2 && !avx2_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C";
+    if (choice() == KernelChoice::Avx512 && !avx512vl_available()) GTEST_SKIP() << "CPU lacks AVX-512F/VL";
   }
   DType type() const { return std::get<0>(GetParam()); }
   ActivationPrecision precision() const { return std::get<1>(GetParam()); }
   KernelChoice choice() const { return std::get<2>(GetParam()); }
   MatmulOptions options() const { return MatmulOptions{precision(), choice()}; }
   const cpu::DotKernel& kernel() const {
-    return *(choice() == KernelChoice::Avx2 ? cpu::avx2_kernel(type(), precision())
-                                            : cpu::scalar_kernel(type(), precision()));
+    return *family_kernel(choice(), type(), precision());
   }
   // Column counts: whole blocks, including a single block and odd block counts.
   std::vector<int64_t> col_grid() const {
@@ -327,11 +341,11 @@ TEST_P(MatmulTest, FusedEqualsSeparate) {
 }
 
 // Where the kernel multiplies rows packed eight at a time (the AVX2 int8 kernels of Q4_0, Q4_1, Q8_0,
-// Q4_K and Q6_K, and the AVX2 f32-activation kernels of every quantized type), every output is the same
+// Q4_K and Q6_K, and the AVX2 and AVX-512VL f32-activation kernels of every quantized type), every output is the same
 // bytes with the packed rows as without: whole groups packed, the last rows % 8 unpacked, any token count.
 TEST_P(MatmulTest, PackedRowsGiveTheSameOutputs) {
   const bool q5 = type() == DType::Q5_0 || type() == DType::Q5_1 || type() == DType::Q5_K;
-  const bool packs = choice() == KernelChoice::Avx2 && rows_packable(type()) &&
+  const bool packs = choice() != KernelChoice::Scalar && rows_packable(type()) &&
                      (precision() == ActivationPrecision::F32 || !q5);  // the Q5 int8 kernels read the file's rows
   EXPECT_EQ(kernel().gemm_packed != nullptr, packs);
   std::mt19937 rng(21);
@@ -358,13 +372,16 @@ TEST_P(MatmulTest, PackedRowsGiveTheSameOutputs) {
 std::string param_name(const ::testing::TestParamInfo<Param>& info) {
   return std::string(dtype_name(std::get<0>(info.param))) +
          (std::get<1>(info.param) == ActivationPrecision::F32 ? "_f32act" : "_q8act") +
-         (std::get<2>(info.param) == KernelChoice::Avx2 ? "_avx2" : "_scalar");
+         (std::get<2>(info.param) == KernelChoice::Avx512 ? "_avx512"
+          : std::get<2>(info.param) == KernelChoice::Avx2 ? "_avx2"
+                                                           : "_scalar");
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest,
                          ::testing::Combine(::testing::ValuesIn(kWeightTypes),
                                             ::testing::Values(ActivationPrecision::F32, ActivationPrecision::Q8),
-                                            ::testing::Values(KernelChoice::Scalar, KernelChoice::Avx2)),
+                                            ::testing::Values(KernelChoice::Scalar, KernelChoice::Avx2,
+                                                              KernelChoice::Avx512)),
                          param_name);
 
 // Q4_K, Q5_K: row i's sub-block scales and mins of the file's block src unpacked into bytes in the
@@ -565,6 +582,46 @@ TEST(MatmulDispatch, ScalarAndAvx2AgreeClosely) {
     }
 }
 
+// The AVX-512VL build of the exact kernels is the AVX2 build's source with more registers: the same
+// bits for every type, packed or not, every token count up to two 8-token strips and a partial one,
+// and activations near the ends of f32's range.
+TEST(MatmulDispatch, Avx512AndAvx2BuildsGiveTheSameBits) {
+  if (!avx512vl_available()) GTEST_SKIP() << "CPU lacks AVX-512F/VL";
+  std::mt19937 rng(31);
+  ThreadPool pool(2);
+  int checked = 0;
+  for (DType t : kWeightTypes) {
+    if (cpu::avx512_kernel(t, ActivationPrecision::F32)->gemm_packed == nullptr) continue;
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    const int64_t rows = 21, cols = dtype_info(t).block_size == 256 ? 768 : 576;
+    const Weights w = random_weights(t, rows, cols, rng);
+    const MatmulOptions avx2{ActivationPrecision::F32, KernelChoice::Avx2}, avx512{ActivationPrecision::F32, KernelChoice::Avx512};
+    const std::vector<uint8_t> packed = pack_rows_for(w.ref, avx512);
+    ASSERT_EQ(packed, pack_rows_for(w.ref, avx2));
+    MatrixRef with = w.ref;
+    with.packed = packed.data();
+    for (int64_t n_tok = 1; n_tok <= 17; ++n_tok) {
+      std::vector<float> x = random_activations(n_tok, cols, rng);
+      // the last token of a batch: activations whose scaled products leave f32's normal range (a
+      // normal near the bottom, a subnormal) and a large one that keeps every output finite
+      if (n_tok > 1) {
+        float* last = x.data() + (n_tok - 1) * cols;
+        last[0] = 1e-38f, last[1] = 2.5e-40f, last[cols - 1] = -3e28f;
+      }
+      for (const MatrixRef& m : {w.ref, with}) {
+        std::vector<float> y2 = poisoned(static_cast<size_t>(rows * n_tok)), y5 = y2;
+        matmul(m, x.data(), n_tok, y2.data(), pool, avx2);
+        matmul(m, x.data(), n_tok, y5.data(), pool, avx512);
+        for (float v : y2) ASSERT_TRUE(std::isfinite(v));  // equal bytes below mean equal results
+        ASSERT_EQ(std::memcmp(y2.data(), y5.data(), y2.size() * sizeof(float)), 0)
+            << n_tok << " tokens, " << (m.packed != nullptr ? "packed" : "file's rows");
+      }
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8) << "Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K";
+}
+
 TEST(MatmulDispatch, DefaultIsF32ActivationsAndKeepsOutlierBlocksExact) {
   // one large activation per block: rounding to 8 bits wipes out the block's small ones, f32 keeps them
   std::mt19937 rng(17);
@@ -617,13 +674,16 @@ TEST(MatmulDispatch, FusedRejectsDifferentColumnCounts) {
 }
 
 TEST(MatmulDispatch, KernelNameFollowsCpu) {
-  const char* expected = use_avx2() ? "avx2" : "scalar";
+  const char* family = use_avx2() ? "avx2" : "scalar";
   for (ActivationPrecision p : {ActivationPrecision::F32, ActivationPrecision::Q8}) {
+    // the exact quantized kernels have an AVX-512VL build
+    const char* expected = p == ActivationPrecision::F32 && use_avx512vl() ? "avx512vl" : family;
     EXPECT_STREQ(matmul_kernel_name(DType::Q4_1, p), expected);
     EXPECT_STREQ(matmul_kernel_name(DType::Q8_0, p), expected);
     EXPECT_STREQ(matmul_kernel_name(DType::Q6_K, p), expected);
     EXPECT_STREQ(matmul_kernel_name(DType::Q2_K, p), "none");
   }
+  EXPECT_STREQ(matmul_kernel_name(DType::F16), family);
 }
 
 TEST(MatmulDispatch, RejectsUnsupportedTypesAndPartialBlocks) {
