@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "core/cli/bench_cpu_kernels.h"
 #include "core/cli/bench_cuda_kernels.h"
 #include "core/cli/bench_roofline.h"
 #include "core/cli/measured_profile.h"
@@ -125,6 +126,14 @@ int attention_sweep(const LlamaModel& model, const EngineConfig& config, int32_t
   return 0;
 }
 
+// bench --cpu-kernels: md or json (csv is not offered: the table's columns are the kernels found).
+int cpu_kernels(int32_t reps, const std::string& output) {
+  if (output == "csv") throw UsageError("--cpu-kernels prints md or json, not csv");
+  const CpuKernelBench bench = run_cpu_kernel_bench(reps);
+  std::cout << (output == "json" ? cpu_kernel_bench_json(bench).dump(2) + "\n" : cpu_kernel_bench_markdown(bench));
+  return 0;
+}
+
 // bench --cuda-kernels: md or json (csv is not offered: the tables differ in their columns).
 int cuda_kernels(int32_t reps, const std::string& output) {
 #ifdef INFERSCOPE_HAVE_CUDA
@@ -168,6 +177,10 @@ int cmd_bench(int argc, char** argv) {
        "speed-up on --sweep-chat (or --sweep-prompt) over -n tokens"},
       {"--sweep-chat", "", true, "spec sweep: the user message (default: a prose request)"},
       {"--sweep-prompt", "", true, "spec sweep: plain prompt text instead of a chat message"},
+      {"--cpu-kernels", "", false,
+       "instead, without a model: one L2-resident matmul per quantized weight type, activation precision and "
+       "token count (1, 4) through each CPU kernel family this machine runs (scalar, AVX2, AVX-512VL), on one "
+       "thread (md or json)"},
       {"--cuda-kernels", "", false,
        "instead, without a model: the CUDA kernels' bandwidth on device 0 against a device-to-device copy (GEMV "
        "per weight type, paged decode attention at 1k/4k/16k), the cuBLAS prefill GEMM's TFLOP/s per weight type "
@@ -193,6 +206,7 @@ int cmd_bench(int argc, char** argv) {
   if (!llama_bench.empty() && ::access(llama_bench.c_str(), X_OK) != 0) {
     throw UsageError("--compare-llama-bench: " + llama_bench + " is not an executable file");
   }
+  if (args.has("--cpu-kernels")) return cpu_kernels(static_cast<int32_t>(reps), output);
   if (args.has("--cuda-kernels")) return cuda_kernels(static_cast<int32_t>(reps), output);
   EngineConfig config = engine_config(args);
   auto model = load_model(args);
@@ -270,9 +284,8 @@ int cmd_bench(int argc, char** argv) {
   const double params_m = static_cast<double>(model->parameter_count()) / 1e6;
   const std::string activations = config.matmul.activations == ActivationPrecision::Q8 ? "q8" : "f32";
   const std::string quant(weight_quant_name(config.quant));
-  // the exact quantized matmuls run their AVX-512VL build where the CPU has one (same bits)
-  const bool avx512 = config.matmul.activations == ActivationPrecision::F32 && use_avx512vl();
-  const std::string backend = std::string(!use_avx2() ? "CPU scalar" : avx512 ? "CPU AVX2+AVX-512VL" : "CPU AVX2") +
+  // the packed-row quantized matmuls run their AVX-512VL build where the CPU has one (same bits)
+  const std::string backend = std::string(!use_avx2() ? "CPU scalar" : use_avx512vl() ? "CPU AVX2+AVX-512VL" : "CPU AVX2") +
                               " act " + activations +
                               (config.quant == WeightQuant::Native ? "" : " weights " + quant);
   if (output == "json") {

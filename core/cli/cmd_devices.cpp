@@ -19,7 +19,7 @@ int cmd_devices(int argc, char** argv) {
             << "\n"
             << "  kernels in use: "
             << (!use_avx2()        ? "scalar"
-                : use_avx512vl() ? "AVX2/FMA/F16C; the exact quantized matmuls built for AVX-512VL"
+                : use_avx512vl() ? "AVX2/FMA/F16C; the packed-row quantized matmuls built for AVX-512VL"
                                  : "AVX2/FMA/F16C")
             << "\n";
   std::cout << "Engine: runs on the CPU by default; --device cuda[:N] runs the forward pass on a CUDA device "

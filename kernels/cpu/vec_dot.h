@@ -54,8 +54,9 @@ static inline void k_scale_min(const uint8_t* scales, int j, int& scale, int& mi
 const DotKernel* scalar_kernel(DType weight_type, ActivationPrecision activations);
 // call only when use_avx2() (or the CPU has AVX2+FMA+F16C)
 const DotKernel* avx2_kernel(DType weight_type, ActivationPrecision activations);
-// The AVX2 family with its AVX-512VL builds where it has them (the f32-activation kernels of the
-// quantized types): the same outputs, bit for bit. Call only when use_avx512vl().
+// The AVX2 family with its AVX-512VL builds where it has them (the packed-row kernels: f32
+// activations on every quantized type, int8 on Q4_0, Q4_1, Q8_0, Q4_K, Q6_K): the same outputs, bit
+// for bit. Call only when use_avx512vl().
 const DotKernel* avx512_kernel(DType weight_type, ActivationPrecision activations);
 
 // The scalar f32-activation kernels of the quantized types (vec_dot_f32act_scalar.cpp), nullptr for others.

@@ -582,20 +582,21 @@ TEST(MatmulDispatch, ScalarAndAvx2AgreeClosely) {
     }
 }
 
-// The AVX-512VL build of the exact kernels is the AVX2 build's source with more registers: the same
-// bits for every type, packed or not, every token count up to two 8-token strips and a partial one,
-// and activations near the ends of f32's range.
+// The AVX-512VL builds of the packed-row kernels are the AVX2 builds' source with more registers: the
+// same bits for every type and activation precision they cover, packed or not, every token count up
+// to two 8-token strips and a partial one, and activations near the ends of f32's range.
 TEST(MatmulDispatch, Avx512AndAvx2BuildsGiveTheSameBits) {
   if (!avx512vl_available()) GTEST_SKIP() << "CPU lacks AVX-512F/VL";
   std::mt19937 rng(31);
   ThreadPool pool(2);
   int checked = 0;
+  for (ActivationPrecision p : {ActivationPrecision::F32, ActivationPrecision::Q8})
   for (DType t : kWeightTypes) {
-    if (cpu::avx512_kernel(t, ActivationPrecision::F32)->gemm_packed == nullptr) continue;
-    SCOPED_TRACE(std::string(dtype_name(t)));
+    if (std::string(cpu::avx512_kernel(t, p)->name) != "avx512vl") continue;
+    SCOPED_TRACE(std::string(dtype_name(t)) + (p == ActivationPrecision::F32 ? " f32act" : " q8act"));
     const int64_t rows = 21, cols = dtype_info(t).block_size == 256 ? 768 : 576;
     const Weights w = random_weights(t, rows, cols, rng);
-    const MatmulOptions avx2{ActivationPrecision::F32, KernelChoice::Avx2}, avx512{ActivationPrecision::F32, KernelChoice::Avx512};
+    const MatmulOptions avx2{p, KernelChoice::Avx2}, avx512{p, KernelChoice::Avx512};
     const std::vector<uint8_t> packed = pack_rows_for(w.ref, avx512);
     ASSERT_EQ(packed, pack_rows_for(w.ref, avx2));
     MatrixRef with = w.ref;
@@ -603,10 +604,11 @@ TEST(MatmulDispatch, Avx512AndAvx2BuildsGiveTheSameBits) {
     for (int64_t n_tok = 1; n_tok <= 17; ++n_tok) {
       std::vector<float> x = random_activations(n_tok, cols, rng);
       // the last token of a batch: activations whose scaled products leave f32's normal range (a
-      // normal near the bottom, a subnormal) and a large one that keeps every output finite
+      // normal near the bottom, a subnormal) and a large one that keeps every output finite (int8
+      // activations keep each block's scale as an f16)
       if (n_tok > 1) {
         float* last = x.data() + (n_tok - 1) * cols;
-        last[0] = 1e-38f, last[1] = 2.5e-40f, last[cols - 1] = -3e28f;
+        last[0] = 1e-38f, last[1] = 2.5e-40f, last[cols - 1] = p == ActivationPrecision::F32 ? -3e28f : -6e4f;
       }
       for (const MatrixRef& m : {w.ref, with}) {
         std::vector<float> y2 = poisoned(static_cast<size_t>(rows * n_tok)), y5 = y2;
@@ -619,7 +621,7 @@ TEST(MatmulDispatch, Avx512AndAvx2BuildsGiveTheSameBits) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 8) << "Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K";
+  EXPECT_EQ(checked, 8 + 5) << "f32: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K; q8: Q4_0, Q4_1, Q8_0, Q4_K, Q6_K";
 }
 
 TEST(MatmulDispatch, DefaultIsF32ActivationsAndKeepsOutlierBlocksExact) {
@@ -676,14 +678,15 @@ TEST(MatmulDispatch, FusedRejectsDifferentColumnCounts) {
 TEST(MatmulDispatch, KernelNameFollowsCpu) {
   const char* family = use_avx2() ? "avx2" : "scalar";
   for (ActivationPrecision p : {ActivationPrecision::F32, ActivationPrecision::Q8}) {
-    // the exact quantized kernels have an AVX-512VL build
-    const char* expected = p == ActivationPrecision::F32 && use_avx512vl() ? "avx512vl" : family;
+    // the packed-row kernels have an AVX-512VL build
+    const char* expected = use_avx512vl() ? "avx512vl" : family;
     EXPECT_STREQ(matmul_kernel_name(DType::Q4_1, p), expected);
     EXPECT_STREQ(matmul_kernel_name(DType::Q8_0, p), expected);
     EXPECT_STREQ(matmul_kernel_name(DType::Q6_K, p), expected);
     EXPECT_STREQ(matmul_kernel_name(DType::Q2_K, p), "none");
   }
   EXPECT_STREQ(matmul_kernel_name(DType::F16), family);
+  EXPECT_STREQ(matmul_kernel_name(DType::Q5_0, ActivationPrecision::Q8), family);  // not packed: AVX2 only
 }
 
 TEST(MatmulDispatch, RejectsUnsupportedTypesAndPartialBlocks) {
