@@ -173,8 +173,8 @@ void matmul_reference(const MatrixRef& w, const float* x, int64_t n_tok, float* 
   }
 }
 
-const char* matmul_kernel_name(DType type, ActivationPrecision activations) {
-  const cpu::DotKernel* k = find_kernel(type, MatmulOptions{activations, KernelChoice::Auto});
+const char* matmul_kernel_name(DType type, ActivationPrecision activations, KernelChoice kernels) {
+  const cpu::DotKernel* k = find_kernel(type, MatmulOptions{activations, kernels});
   return k == nullptr ? "none" : k->name;
 }
 

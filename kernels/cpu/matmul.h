@@ -72,8 +72,9 @@ std::vector<uint8_t> pack_rows_for(const MatrixRef& w, const MatmulOptions& opti
 // The plain reference: dequantize each row, dot in double. Slow, obviously right.
 void matmul_reference(const MatrixRef& w, const float* x, int64_t n_tok, float* y);
 
-// Which kernel family matmul() uses for this type and precision on this CPU ("avx2", "scalar";
-// "none" if unsupported).
-const char* matmul_kernel_name(DType type, ActivationPrecision activations = ActivationPrecision::F32);
+// The kernel matmul() uses for this type and precision on this CPU, by the family `kernels` picks:
+// "avx512vl", "avx2", "scalar", or "none" (unsupported, or the family unavailable here).
+const char* matmul_kernel_name(DType type, ActivationPrecision activations = ActivationPrecision::F32,
+                               KernelChoice kernels = KernelChoice::Auto);
 
 }  // namespace inferscope

@@ -5,12 +5,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "core/gguf/gguf_file.h"
 #include "core/gguf/gguf_writer.h"
+#include "kernels/cpu/cpu_features.h"
 #include "tests/support/cli_runner.h"
 #ifdef INFERSCOPE_HAVE_CUDA
 #include "kernels/cuda/cuda_check.h"
@@ -305,6 +307,26 @@ TEST(Cli, DeviceOptionNamesABadValue) {
   const CliRun r = cli("generate --model " + path + " --prompt hi --device tpu -n 1");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.out.find("--device: 'tpu' is not a device"), std::string::npos) << r.out;
+}
+
+// Without a model: each CPU kernel family this machine runs, timed on every quantized type, both
+// activation precisions and 1 and 4 tokens; a family without its own kernel for a row is not timed
+// twice (the AVX-512VL builds cover the packed-row kernels: every type exact, five with int8).
+TEST(Cli, BenchCpuKernelsTimesEveryFamilyTheCpuRuns) {
+  const nlohmann::json j = inferscope::test::cli_json("bench --cpu-kernels -r 1 -o json");
+  std::map<std::string, int> rows_by_kernel;
+  for (const nlohmann::json& r : j["kernels"]) {
+    ++rows_by_kernel[r["kernel"].get<std::string>()];
+    EXPECT_GT(r["seconds"].get<double>(), 0) << r.dump();
+    EXPECT_GT(r["macs_per_s"].get<double>(), 0) << r.dump();
+  }
+  const int rows = 8 * 2 * 2;  // types x precisions x token counts
+  EXPECT_EQ(rows_by_kernel["scalar"], rows);
+  EXPECT_EQ(rows_by_kernel["avx2"], inferscope::use_avx2() ? rows : 0);
+  EXPECT_EQ(rows_by_kernel["avx512vl"], inferscope::use_avx512vl() ? (8 + 5) * 2 : 0);
+  const CliRun csv = cli("bench --cpu-kernels -r 1 -o csv");
+  EXPECT_NE(csv.exit_code, 0);
+  EXPECT_NE(csv.out.find("--cpu-kernels prints md or json, not csv"), std::string::npos) << csv.out;
 }
 
 // Without a model: the CUDA kernels against the device's copy bandwidth; where nothing CUDA can run,
