@@ -591,36 +591,36 @@ TEST(MatmulDispatch, Avx512AndAvx2BuildsGiveTheSameBits) {
   ThreadPool pool(2);
   int checked = 0;
   for (ActivationPrecision p : {ActivationPrecision::F32, ActivationPrecision::Q8})
-  for (DType t : kWeightTypes) {
-    if (std::string(cpu::avx512_kernel(t, p)->name) != "avx512vl") continue;
-    SCOPED_TRACE(std::string(dtype_name(t)) + (p == ActivationPrecision::F32 ? " f32act" : " q8act"));
-    const int64_t rows = 21, cols = dtype_info(t).block_size == 256 ? 768 : 576;
-    const Weights w = random_weights(t, rows, cols, rng);
-    const MatmulOptions avx2{p, KernelChoice::Avx2}, avx512{p, KernelChoice::Avx512};
-    const std::vector<uint8_t> packed = pack_rows_for(w.ref, avx512);
-    ASSERT_EQ(packed, pack_rows_for(w.ref, avx2));
-    MatrixRef with = w.ref;
-    with.packed = packed.data();
-    for (int64_t n_tok = 1; n_tok <= 17; ++n_tok) {
-      std::vector<float> x = random_activations(n_tok, cols, rng);
-      // the last token of a batch: activations whose scaled products leave f32's normal range (a
-      // normal near the bottom, a subnormal) and a large one that keeps every output finite (int8
-      // activations keep each block's scale as an f16)
-      if (n_tok > 1) {
-        float* last = x.data() + (n_tok - 1) * cols;
-        last[0] = 1e-38f, last[1] = 2.5e-40f, last[cols - 1] = p == ActivationPrecision::F32 ? -3e28f : -6e4f;
+    for (DType t : kWeightTypes) {
+      if (std::string(cpu::avx512_kernel(t, p)->name) != "avx512vl") continue;
+      SCOPED_TRACE(std::string(dtype_name(t)) + (p == ActivationPrecision::F32 ? " f32act" : " q8act"));
+      const int64_t rows = 21, cols = dtype_info(t).block_size == 256 ? 768 : 576;
+      const Weights w = random_weights(t, rows, cols, rng);
+      const MatmulOptions avx2{p, KernelChoice::Avx2}, avx512{p, KernelChoice::Avx512};
+      const std::vector<uint8_t> packed = pack_rows_for(w.ref, avx512);
+      ASSERT_EQ(packed, pack_rows_for(w.ref, avx2));
+      MatrixRef with = w.ref;
+      with.packed = packed.data();
+      for (int64_t n_tok = 1; n_tok <= 17; ++n_tok) {
+        std::vector<float> x = random_activations(n_tok, cols, rng);
+        // the last token of a batch: activations whose scaled products leave f32's normal range (a
+        // normal near the bottom, a subnormal) and a large one that keeps every output finite (int8
+        // activations keep each block's scale as an f16)
+        if (n_tok > 1) {
+          float* last = x.data() + (n_tok - 1) * cols;
+          last[0] = 1e-38f, last[1] = 2.5e-40f, last[cols - 1] = p == ActivationPrecision::F32 ? -3e28f : -6e4f;
+        }
+        for (const MatrixRef& m : {w.ref, with}) {
+          std::vector<float> y2 = poisoned(static_cast<size_t>(rows * n_tok)), y5 = y2;
+          matmul(m, x.data(), n_tok, y2.data(), pool, avx2);
+          matmul(m, x.data(), n_tok, y5.data(), pool, avx512);
+          for (float v : y2) ASSERT_TRUE(std::isfinite(v));  // equal bytes below mean equal results
+          ASSERT_EQ(std::memcmp(y2.data(), y5.data(), y2.size() * sizeof(float)), 0)
+              << n_tok << " tokens, " << (m.packed != nullptr ? "packed" : "file's rows");
+        }
       }
-      for (const MatrixRef& m : {w.ref, with}) {
-        std::vector<float> y2 = poisoned(static_cast<size_t>(rows * n_tok)), y5 = y2;
-        matmul(m, x.data(), n_tok, y2.data(), pool, avx2);
-        matmul(m, x.data(), n_tok, y5.data(), pool, avx512);
-        for (float v : y2) ASSERT_TRUE(std::isfinite(v));  // equal bytes below mean equal results
-        ASSERT_EQ(std::memcmp(y2.data(), y5.data(), y2.size() * sizeof(float)), 0)
-            << n_tok << " tokens, " << (m.packed != nullptr ? "packed" : "file's rows");
-      }
+      ++checked;
     }
-    ++checked;
-  }
   EXPECT_EQ(checked, 8 + 5) << "f32: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K; q8: Q4_0, Q4_1, Q8_0, Q4_K, Q6_K";
 }
 
