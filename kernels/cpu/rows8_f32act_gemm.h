@@ -2,8 +2,9 @@
 // f32 activations ("weight-only quantization") over rows packed eight at a time (packed_rows.h). A
 // code meets its activation as an exact product and each scale comes in once per span of codes (each
 // min, or code offset, once per run of elements it covers, against their activation sum), instead of
-// every weight being dequantized first. A row's codes are read in spans of kSteps steps of eight, code(c, e) (step c,
-// e = 0..7) against its activation x(c, e); per output (row, token) the operations are fixed:
+// every weight being dequantized first. A row's codes are read in spans of kSteps steps of eight,
+// code(c, e) (step c, e = 0..7) against its activation x(c, e); per output (row, token) the
+// operations are fixed:
 //   a_e = 0, mins = 0                                                               e = 0..7
 //   for each span s:  p_e = code(0, e) x(0, e);  for steps c = 1..kSteps-1: p_e = fma(code(c, e), x(c, e), p_e)
 //                     a_e = fma(scale_s(e), p_e, a_e);  for each min j of s: mins = fma(m_j, xsum_j, mins)
