@@ -22,6 +22,12 @@ std::string read_model_name() {
   return {};
 }
 
+// Whether the environment variable `name` is set to "1".
+bool env_is_one(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && std::strcmp(value, "1") == 0;
+}
+
 CpuFeatures detect() {
   CpuFeatures f;
 #if defined(__x86_64__) || defined(__i386__)
@@ -47,22 +53,12 @@ const CpuFeatures& cpu_features() {
 
 bool use_avx2() {
   // decided once (the environment is read at the first call): hot loops ask on every call
-  static const bool avx2 = [] {
-    const CpuFeatures& f = cpu_features();
-    const char* force = std::getenv("INFERSCOPE_FORCE_SCALAR");
-    if (force != nullptr && std::strcmp(force, "1") == 0) return false;
-    return f.avx2 && f.fma && f.f16c;
-  }();
+  static const bool avx2 = !env_is_one("INFERSCOPE_FORCE_SCALAR") && cpu_features().runs_avx2_kernels();
   return avx2;
 }
 
 bool use_avx512vl() {
-  static const bool avx512vl = [] {
-    const CpuFeatures& f = cpu_features();
-    const char* off = std::getenv("INFERSCOPE_NO_AVX512");
-    if (off != nullptr && std::strcmp(off, "1") == 0) return false;
-    return use_avx2() && f.avx512f && f.avx512vl;
-  }();
+  static const bool avx512vl = use_avx2() && !env_is_one("INFERSCOPE_NO_AVX512") && cpu_features().runs_avx512vl_kernels();
   return avx512vl;
 }
 

@@ -35,9 +35,8 @@ const cpu::DotKernel* find_kernel(DType type, const MatmulOptions& options) {
              : use_avx2()   ? cpu::avx2_kernel(type, act)
                             : cpu::scalar_kernel(type, act);
     case KernelChoice::Scalar: return cpu::scalar_kernel(type, act);
-    case KernelChoice::Avx2: return f.avx2 && f.fma && f.f16c ? cpu::avx2_kernel(type, act) : nullptr;
-    case KernelChoice::Avx512:
-      return f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512vl ? cpu::avx512_kernel(type, act) : nullptr;
+    case KernelChoice::Avx2: return f.runs_avx2_kernels() ? cpu::avx2_kernel(type, act) : nullptr;
+    case KernelChoice::Avx512: return f.runs_avx512vl_kernels() ? cpu::avx512_kernel(type, act) : nullptr;
   }
   return nullptr;
 }

@@ -33,7 +33,7 @@ struct MatrixRef {
 enum class ActivationPrecision { F32, Q8 };
 
 // Which kernel family runs: Auto = AVX-512 when use_avx512vl(), else AVX2 when use_avx2(), else
-// scalar. Avx512 is the AVX2 family with its AVX-512VL builds (the exact quantized kernels), same bits.
+// scalar. Avx512 is the AVX2 family with its AVX-512VL builds (the packed-row kernels), same bits.
 enum class KernelChoice { Auto, Scalar, Avx2, Avx512 };
 
 struct MatmulOptions {

@@ -19,10 +19,7 @@
 namespace inferscope {
 namespace {
 
-bool f16c_available() {
-  const CpuFeatures& f = cpu_features();
-  return f.avx2 && f.fma && f.f16c;
-}
+bool f16c_available() { return cpu_features().runs_avx2_kernels(); }
 
 std::vector<uint16_t> every_half() {
   std::vector<uint16_t> h(65536);

@@ -158,15 +158,8 @@ std::vector<float> as_kernel_sees(const std::vector<float>& x, int64_t n_tok, in
   return back;
 }
 
-bool avx2_available() {
-  const CpuFeatures& f = cpu_features();
-  return f.avx2 && f.fma && f.f16c;
-}
-
-bool avx512vl_available() {
-  const CpuFeatures& f = cpu_features();
-  return avx2_available() && f.avx512f && f.avx512vl;
-}
+bool avx2_available() { return cpu_features().runs_avx2_kernels(); }
+bool avx512vl_available() { return cpu_features().runs_avx512vl_kernels(); }
 
 // The family's kernel for this weight type and activation precision (the CPU has the family).
 const cpu::DotKernel* family_kernel(KernelChoice choice, DType t, ActivationPrecision p) {
@@ -341,8 +334,9 @@ TEST_P(MatmulTest, FusedEqualsSeparate) {
 }
 
 // Where the kernel multiplies rows packed eight at a time (the AVX2 int8 kernels of Q4_0, Q4_1, Q8_0,
-// Q4_K and Q6_K, and the AVX2 and AVX-512VL f32-activation kernels of every quantized type), every output is the same
-// bytes with the packed rows as without: whole groups packed, the last rows % 8 unpacked, any token count.
+// Q4_K and Q6_K, and the AVX2 and AVX-512VL f32-activation kernels of every quantized type), every
+// output is the same bytes with the packed rows as without: whole groups packed, the last rows % 8
+// unpacked, any token count.
 TEST_P(MatmulTest, PackedRowsGiveTheSameOutputs) {
   const bool q5 = type() == DType::Q5_0 || type() == DType::Q5_1 || type() == DType::Q5_K;
   const bool packs = choice() != KernelChoice::Scalar && rows_packable(type()) &&
