@@ -69,7 +69,7 @@ CpuKernelBench run_cpu_kernel_bench(int32_t reps) {
           seen.push_back(kernel);
           const MatmulOptions options{act, family};
           MatrixRef w{type, data.data(), kRows, kCols, row_stride};
-          const std::vector<uint8_t> packed = pack_rows_for(w, options);
+          const LargePageBytes packed = pack_rows_for(w, options);
           if (!packed.empty()) w.packed = packed.data();
           const double s = time_call([&] { matmul(w, x.data(), tokens, y.data(), pool, options); }, reps);
           bench.rows_measured.push_back({std::string(dtype_name(type)), act == ActivationPrecision::F32 ? "f32" : "q8",

@@ -5,6 +5,7 @@
 #include "core/cli/commands.h"
 #include "core/device/device_probe.h"
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/large_pages.h"
 
 namespace inferscope::cli {
 
@@ -21,7 +22,8 @@ int cmd_devices(int argc, char** argv) {
             << (!use_avx2()        ? "scalar"
                 : use_avx512vl() ? "AVX2/FMA/F16C; the packed-row quantized matmuls built for AVX-512VL"
                                  : "AVX2/FMA/F16C")
-            << "\n";
+            << "\n"
+            << "  packed weight rows: " << describe_large_pages() << "\n";
   std::cout << "Engine: runs on the CPU by default; --device cuda[:N] runs the forward pass on a CUDA device "
                "(CUDA builds only; not yet validated on a GPU in this repository's CI)\n";
   std::cout << "CUDA support in this build: "

@@ -48,7 +48,7 @@ void LlamaForward::pack_rows(const LlamaWeights& weights) {
   // the norm pointers still point into the caller's owned_norms, which outlive this pass
   packed_weights_.owned_norms.clear();
   auto pack = [this](MatrixRef& m) {
-    std::vector<uint8_t> rows = pack_rows_for(m, matmul_);
+    LargePageBytes rows = pack_rows_for(m, matmul_);
     if (rows.empty()) return;
     m.packed = rows.data();
     packed_rows_.push_back(std::move(rows));

@@ -41,7 +41,7 @@ class LlamaForward final : public ForwardPass {
   const LlamaWeights* weights_;  // the caller's, or packed_weights_
   MatmulOptions matmul_;
   LlamaWeights packed_weights_;
-  std::vector<std::vector<uint8_t>> packed_rows_;
+  std::vector<LargePageBytes> packed_rows_;
   // Activations of the step, (tokens, width) row-major.
   std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, last_;
   std::vector<float> rope_cos_, rope_sin_;  // (tokens, rope_dim / 2)

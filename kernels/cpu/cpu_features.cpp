@@ -22,12 +22,6 @@ std::string read_model_name() {
   return {};
 }
 
-// Whether the environment variable `name` is set to "1".
-bool env_is_one(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && std::strcmp(value, "1") == 0;
-}
-
 CpuFeatures detect() {
   CpuFeatures f;
 #if defined(__x86_64__) || defined(__i386__)
@@ -45,6 +39,11 @@ CpuFeatures detect() {
 }
 
 }  // namespace
+
+bool env_is_one(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && std::strcmp(value, "1") == 0;
+}
 
 const CpuFeatures& cpu_features() {
   static const CpuFeatures features = detect();

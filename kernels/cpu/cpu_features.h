@@ -20,6 +20,10 @@ struct CpuFeatures {
 
 const CpuFeatures& cpu_features();
 
+// Whether the environment variable `name` is set to "1" (the kernels' switches for before/after
+// measurements).
+bool env_is_one(const char* name);
+
 // True when the AVX2 kernels may run (AVX2 + FMA + F16C), unless INFERSCOPE_FORCE_SCALAR=1
 // (the environment is read once, at the first call).
 bool use_avx2();

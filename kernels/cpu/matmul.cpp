@@ -153,7 +153,7 @@ void matmul_fused(std::span<const MatmulTarget> targets, const float* x, int64_t
   });
 }
 
-std::vector<uint8_t> pack_rows_for(const MatrixRef& w, const MatmulOptions& options) {
+LargePageBytes pack_rows_for(const MatrixRef& w, const MatmulOptions& options) {
   const cpu::DotKernel* k = find_kernel(w.type, options);
   if (k == nullptr || k->gemm_packed == nullptr) return {};
   return pack_rows(w);

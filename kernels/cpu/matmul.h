@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/cpu/dtype.h"
+#include "kernels/cpu/large_pages.h"
 
 namespace inferscope {
 
@@ -67,7 +68,7 @@ void matmul_fused(std::span<const MatmulTarget> targets, const float* x, int64_t
 
 // The rows of w packed for the kernel matmul() picks for w.type under `options` (point w.packed at
 // them); empty when that kernel does not use packed rows (then w.packed stays null).
-std::vector<uint8_t> pack_rows_for(const MatrixRef& w, const MatmulOptions& options = {});
+LargePageBytes pack_rows_for(const MatrixRef& w, const MatmulOptions& options = {});
 
 // The plain reference: dequantize each row, dot in double. Slow, obviously right.
 void matmul_reference(const MatrixRef& w, const float* x, int64_t n_tok, float* y);

@@ -5,15 +5,17 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <memory>
+#include <vector>
 
+#include "kernels/cpu/large_pages.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace inferscope {
 
 BandwidthResult measure_read_bandwidth(ThreadPool& pool, size_t buffer_bytes, int repetitions) {
   const size_t n = std::max<size_t>(buffer_bytes / sizeof(uint64_t), 1024);
-  auto buffer = std::make_unique<uint64_t[]>(n);
+  // in large pages, as the packed weights it bounds
+  std::vector<uint64_t, LargePageAllocator<uint64_t>> buffer(n);
   for (size_t i = 0; i < n; ++i) buffer[i] = i * 0x9E3779B97F4A7C15ull;  // touch every page
   std::atomic<uint64_t> sink{0};
   BandwidthResult r;

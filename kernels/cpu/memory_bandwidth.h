@@ -13,8 +13,8 @@ struct BandwidthResult {
   int repetitions = 0;
 };
 
-// Reads a buffer of `buffer_bytes` (much larger than the caches) `repetitions` times on every pool
-// thread and reports the best pass.
+// Reads a buffer of `buffer_bytes` (much larger than the caches, in large pages as the packed weights
+// are) `repetitions` times on every pool thread and reports the best pass.
 BandwidthResult measure_read_bandwidth(ThreadPool& pool, size_t buffer_bytes, int repetitions);
 
 }  // namespace inferscope

@@ -125,10 +125,10 @@ void pack_row_group(const MatrixRef& w, int64_t row0, int64_t n, uint8_t* dst) {
   }
 }
 
-std::vector<uint8_t> pack_rows(const MatrixRef& w) {
+LargePageBytes pack_rows(const MatrixRef& w) {
   const int64_t groups = w.rows / kPackedRows;
   const size_t group_bytes = packed_group_bytes(w.type, w.cols);
-  std::vector<uint8_t> packed(static_cast<size_t>(groups) * group_bytes);
+  LargePageBytes packed(static_cast<size_t>(groups) * group_bytes);
   for (int64_t g = 0; g < groups; ++g) pack_row_group(w, g * kPackedRows, kPackedRows, packed.data() + g * group_bytes);
   return packed;
 }

@@ -12,7 +12,6 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/quant_blocks.h"
@@ -88,7 +87,7 @@ size_t packed_group_bytes(DType type, int64_t cols);
 void pack_row_group(const MatrixRef& w, int64_t row0, int64_t n, uint8_t* dst);
 
 // The whole groups of w (rows / 8 of them) packed one after another; the last rows % 8 rows are left
-// out (the kernels pack those on the fly).
-std::vector<uint8_t> pack_rows(const MatrixRef& w);
+// out (the kernels pack those on the fly). They are read at every token, so they lie in large pages.
+LargePageBytes pack_rows(const MatrixRef& w);
 
 }  // namespace inferscope

@@ -347,7 +347,7 @@ TEST_P(MatmulTest, PackedRowsGiveTheSameOutputs) {
   ThreadPool pool(2);
   for (int64_t rows : {3, 8, 37, 72}) {
     const Weights w = random_weights(type(), rows, cols, rng);
-    const std::vector<uint8_t> packed = pack_rows_for(w.ref, options());
+    const LargePageBytes packed = pack_rows_for(w.ref, options());
     ASSERT_EQ(packed.size(), packs ? static_cast<size_t>(rows / 8) * packed_group_bytes(type(), cols) : 0u) << rows << " rows";
     MatrixRef with = w.ref;
     with.packed = packed.empty() ? nullptr : packed.data();
@@ -591,7 +591,7 @@ TEST(MatmulDispatch, Avx512AndAvx2BuildsGiveTheSameBits) {
       const int64_t rows = 21, cols = dtype_info(t).block_size == 256 ? 768 : 576;
       const Weights w = random_weights(t, rows, cols, rng);
       const MatmulOptions avx2{p, KernelChoice::Avx2}, avx512{p, KernelChoice::Avx512};
-      const std::vector<uint8_t> packed = pack_rows_for(w.ref, avx512);
+      const LargePageBytes packed = pack_rows_for(w.ref, avx512);
       ASSERT_EQ(packed, pack_rows_for(w.ref, avx2));
       MatrixRef with = w.ref;
       with.packed = packed.data();

@@ -13,6 +13,7 @@
 #include "core/gguf/gguf_file.h"
 #include "core/gguf/gguf_writer.h"
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/large_pages.h"
 #include "tests/support/cli_runner.h"
 #ifdef INFERSCOPE_HAVE_CUDA
 #include "kernels/cuda/cuda_check.h"
@@ -291,6 +292,7 @@ TEST(Cli, DevicesListsCpuFeatures) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("AVX2"), std::string::npos);
   EXPECT_NE(r.out.find("CUDA"), std::string::npos);
+  EXPECT_NE(r.out.find("  packed weight rows: " + inferscope::describe_large_pages() + "\n"), std::string::npos) << r.out;
 }
 
 // `devices` says where the engine runs, that --device cuda chooses the GPU, and that the CUDA path
