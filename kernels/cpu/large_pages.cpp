@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <new>
 
 #include "kernels/cpu/cpu_features.h"
 
@@ -10,24 +11,34 @@
 #endif
 
 namespace inferscope {
+namespace {
+
+constexpr std::align_val_t kSmallAlign{64};
+
+}  // namespace
 
 bool huge_pages_requested() {
   static const bool requested = !env_is_one("INFERSCOPE_NO_HUGE_PAGES");
   return requested;
 }
 
-void* allocate_large_pages(size_t bytes) {
+void* allocate_large_page_bytes(size_t bytes) {
+  if (bytes < kLargePageBytes) return ::operator new(bytes, kSmallAlign);
   // aligned_alloc wants a multiple of the alignment
   const size_t rounded = (bytes + kLargePageBytes - 1) / kLargePageBytes * kLargePageBytes;
   void* p = std::aligned_alloc(kLargePageBytes, rounded);
+  if (p == nullptr) throw std::bad_alloc();
 #if defined(__linux__)
   // advice only: a kernel without transparent huge pages (or with them off) leaves 4 KiB pages
-  if (p != nullptr && huge_pages_requested()) madvise(p, rounded, MADV_HUGEPAGE);
+  if (huge_pages_requested()) madvise(p, rounded, MADV_HUGEPAGE);
 #endif
   return p;
 }
 
-void free_large_pages(void* p) { std::free(p); }
+void free_large_page_bytes(void* p, size_t bytes) {
+  if (bytes < kLargePageBytes) ::operator delete(p, kSmallAlign);
+  else std::free(p);
+}
 
 std::string transparent_huge_pages_mode() {
   std::ifstream file("/sys/kernel/mm/transparent_hugepage/enabled");

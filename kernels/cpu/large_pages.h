@@ -1,11 +1,11 @@
 // Memory for bytes streamed at every token (the packed weight rows): an allocation of 2 MiB or more
 // is 2 MiB-aligned and asked to be backed by transparent huge pages (Linux madvise MADV_HUGEPAGE), so
 // the stream crosses a page 512 times less often: fewer TLB misses and page walks, and prefetchers
-// that stop at page boundaries keep going. Where the kernel gives no huge pages it is ordinary memory.
+// that stop at page boundaries keep going. Where the kernel gives no huge pages it is ordinary
+// memory. Smaller allocations are ordinary, 64-byte aligned.
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -13,10 +13,11 @@ namespace inferscope {
 
 constexpr size_t kLargePageBytes = size_t{2} << 20;
 
-// Allocates `bytes` (>= kLargePageBytes) 2 MiB-aligned and advises huge pages; nullptr on failure.
-void* allocate_large_pages(size_t bytes);
-void free_large_pages(void* p);
-// Whether large-page allocations ask for huge pages: not when INFERSCOPE_NO_HUGE_PAGES=1 (for
+// `bytes` of uninitialised memory as above (throws std::bad_alloc); free_large_page_bytes takes the
+// same size back.
+void* allocate_large_page_bytes(size_t bytes);
+void free_large_page_bytes(void* p, size_t bytes);
+// Whether large allocations ask for huge pages: not when INFERSCOPE_NO_HUGE_PAGES=1 (for
 // before/after measurements).
 bool huge_pages_requested();
 // The kernel's transparent-huge-page mode (the bracketed word of
@@ -31,23 +32,13 @@ struct LargePageAllocator {
   LargePageAllocator() = default;
   template <class U>
   LargePageAllocator(const LargePageAllocator<U>&) {}
-
-  T* allocate(size_t n) {
-    const size_t bytes = n * sizeof(T);
-    if (bytes < kLargePageBytes) return static_cast<T*>(::operator new(bytes));
-    void* p = allocate_large_pages(bytes);
-    if (p == nullptr) throw std::bad_alloc();
-    return static_cast<T*>(p);
-  }
-  void deallocate(T* p, size_t n) {
-    if (n * sizeof(T) < kLargePageBytes) ::operator delete(p);
-    else free_large_pages(p);
-  }
+  T* allocate(size_t n) { return static_cast<T*>(allocate_large_page_bytes(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { free_large_page_bytes(p, n * sizeof(T)); }
   template <class U>
   bool operator==(const LargePageAllocator<U>&) const { return true; }
 };
 
-// Bytes in large pages where big enough (packed weight rows).
+// Bytes in large pages where big enough, zeroed (packed weight rows).
 using LargePageBytes = std::vector<uint8_t, LargePageAllocator<uint8_t>>;
 
 }  // namespace inferscope
