@@ -10,6 +10,7 @@
 #include "core/model/llama_model.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/ops.h"
+#include "kernels/cpu/packed_rows.h"
 #include "kernels/cpu/quantize.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -47,16 +48,26 @@ void LlamaForward::pack_rows(const LlamaWeights& weights) {
   packed_weights_ = weights;
   // the norm pointers still point into the caller's owned_norms, which outlive this pass
   packed_weights_.owned_norms.clear();
-  auto pack = [this](MatrixRef& m) {
-    LargePageBytes rows = pack_rows_for(m, matmul_);
-    if (rows.empty()) return;
-    m.packed = rows.data();
-    packed_rows_.push_back(std::move(rows));
-  };
+  std::vector<MatrixRef*> to_pack;
   for (LlamaLayerWeights& l : packed_weights_.layers)
-    for (MatrixRef* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) pack(*m);
-  pack(packed_weights_.output);
-  if (!packed_rows_.empty()) weights_ = &packed_weights_;
+    for (MatrixRef* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+      if (uses_packed_rows(*m, matmul_)) to_pack.push_back(m);
+  if (uses_packed_rows(packed_weights_.output, matmul_)) to_pack.push_back(&packed_weights_.output);
+  if (to_pack.empty()) return;
+  // One arena for them all, so that a small model's matrices share 2 MiB pages too; each 64-byte aligned.
+  constexpr size_t kAlign = 64;
+  std::vector<size_t> offsets;
+  size_t total = 0;
+  for (const MatrixRef* m : to_pack) {
+    offsets.push_back(total);
+    total += (packed_rows_bytes(*m) + kAlign - 1) / kAlign * kAlign;
+  }
+  packed_rows_ = LargePageBytes(total);
+  for (size_t i = 0; i < to_pack.size(); ++i) {
+    pack_rows_into(*to_pack[i], packed_rows_.data() + offsets[i]);
+    to_pack[i]->packed = packed_rows_.data() + offsets[i];
+  }
+  weights_ = &packed_weights_;
 }
 
 void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,

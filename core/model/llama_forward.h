@@ -32,16 +32,15 @@ class LlamaForward final : public ForwardPass {
   double last_matmul_seconds() const override { return matmul_seconds_; }
 
  private:
-  // The matrices whose kernel multiplies packed rows get them (matmul.h's pack_rows_for; the int8
-  // kernels and the f32-activation ones of Q4_0/Q4_1): packed_weights_ is the caller's weights
-  // pointing at those rows.
+  // The matrices whose kernel multiplies packed rows (matmul.h's uses_packed_rows) get them, all in
+  // one arena of large pages: packed_weights_ is the caller's weights pointing at those rows.
   void pack_rows(const LlamaWeights& weights);
 
   const LlamaModel& model_;
   const LlamaWeights* weights_;  // the caller's, or packed_weights_
   MatmulOptions matmul_;
   LlamaWeights packed_weights_;
-  std::vector<LargePageBytes> packed_rows_;
+  LargePageBytes packed_rows_;  // every packed matrix, one after another
   // Activations of the step, (tokens, width) row-major.
   std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, last_;
   std::vector<float> rope_cos_, rope_sin_;  // (tokens, rope_dim / 2)

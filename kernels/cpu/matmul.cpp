@@ -153,10 +153,13 @@ void matmul_fused(std::span<const MatmulTarget> targets, const float* x, int64_t
   });
 }
 
-LargePageBytes pack_rows_for(const MatrixRef& w, const MatmulOptions& options) {
+bool uses_packed_rows(const MatrixRef& w, const MatmulOptions& options) {
   const cpu::DotKernel* k = find_kernel(w.type, options);
-  if (k == nullptr || k->gemm_packed == nullptr) return {};
-  return pack_rows(w);
+  return k != nullptr && k->gemm_packed != nullptr;
+}
+
+LargePageBytes pack_rows_for(const MatrixRef& w, const MatmulOptions& options) {
+  return uses_packed_rows(w, options) ? pack_rows(w) : LargePageBytes{};
 }
 
 void matmul_reference(const MatrixRef& w, const float* x, int64_t n_tok, float* y) {

@@ -66,8 +66,10 @@ struct MatmulTarget {
 void matmul_fused(std::span<const MatmulTarget> targets, const float* x, int64_t n_tok, ThreadPool& pool,
                   const MatmulOptions& options = {});
 
-// The rows of w packed for the kernel matmul() picks for w.type under `options` (point w.packed at
-// them); empty when that kernel does not use packed rows (then w.packed stays null).
+// Whether the kernel matmul() picks for w.type under `options` multiplies packed rows
+// (packed_rows.h; point w.packed at them), and those rows.
+bool uses_packed_rows(const MatrixRef& w, const MatmulOptions& options = {});
+// Empty when the kernel does not use packed rows (then w.packed stays null).
 LargePageBytes pack_rows_for(const MatrixRef& w, const MatmulOptions& options = {});
 
 // The plain reference: dequantize each row, dot in double. Slow, obviously right.

@@ -125,11 +125,18 @@ void pack_row_group(const MatrixRef& w, int64_t row0, int64_t n, uint8_t* dst) {
   }
 }
 
-LargePageBytes pack_rows(const MatrixRef& w) {
-  const int64_t groups = w.rows / kPackedRows;
+size_t packed_rows_bytes(const MatrixRef& w) {
+  return static_cast<size_t>(w.rows / kPackedRows) * packed_group_bytes(w.type, w.cols);
+}
+
+void pack_rows_into(const MatrixRef& w, uint8_t* dst) {
   const size_t group_bytes = packed_group_bytes(w.type, w.cols);
-  LargePageBytes packed(static_cast<size_t>(groups) * group_bytes);
-  for (int64_t g = 0; g < groups; ++g) pack_row_group(w, g * kPackedRows, kPackedRows, packed.data() + g * group_bytes);
+  for (int64_t g = 0; g < w.rows / kPackedRows; ++g) pack_row_group(w, g * kPackedRows, kPackedRows, dst + g * group_bytes);
+}
+
+LargePageBytes pack_rows(const MatrixRef& w) {
+  LargePageBytes packed(packed_rows_bytes(w));
+  pack_rows_into(w, packed.data());
   return packed;
 }
 

@@ -87,7 +87,10 @@ size_t packed_group_bytes(DType type, int64_t cols);
 void pack_row_group(const MatrixRef& w, int64_t row0, int64_t n, uint8_t* dst);
 
 // The whole groups of w (rows / 8 of them) packed one after another; the last rows % 8 rows are left
-// out (the kernels pack those on the fly). They are read at every token, so they lie in large pages.
+// out (the kernels pack those on the fly). packed_rows_bytes(w) bytes, written at dst by
+// pack_rows_into, or returned by pack_rows (in large pages: they are read at every token).
+size_t packed_rows_bytes(const MatrixRef& w);
+void pack_rows_into(const MatrixRef& w, uint8_t* dst);
 LargePageBytes pack_rows(const MatrixRef& w);
 
 }  // namespace inferscope
