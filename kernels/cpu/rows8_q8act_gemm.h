@@ -193,7 +193,7 @@ struct Q6_KTile {
     const auto* w = reinterpret_cast<const PackedQ6_Kx8*>(group);
     const BlockQ8_K* act[T];
     for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const BlockQ8_K*>(a + t * a_stride);
-    const __m256i low4 = _mm256_set1_epi8(0x0F), low2 = _mm256_set1_epi8(0x03);
+    const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
     __m256 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
@@ -203,21 +203,31 @@ struct Q6_KTile {
       for (int j = 0; j < QK_K / 16; ++j) scale[j] = scale_pairs(wb.scales[j], wb.scales[j]);
       __m256i isum[T];
       for (int t = 0; t < T; ++t) isum[t] = _mm256_setzero_si256();
+      // elements 128h + 32k + 4c..4c+3: the low (k < 2) or high nibble of ql piece 16h + 8(k % 2) + c,
+      // topped by bits 2k, 2k + 1 of qh piece 8h + c; the three pieces lie together
+      const auto codes_of = [&](int h, int c, __m256i (&codes)[4]) {
+        const auto load = [](const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
+        const uint8_t* trio = wb.codes + 3 * 32 * (8 * h + c);
+        const __m256i ql0 = load(trio), ql1 = load(trio + 32), qh = load(trio + 64);
+        const __m256i low[4] = {ql0, ql1, _mm256_srli_epi16(ql0, 4), _mm256_srli_epi16(ql1, 4)};
+        for (int k = 0; k < 4; ++k) {
+          // bits 2k, 2k + 1 of each qh byte moved to bits 4, 5 (what crosses into a neighbour byte is masked off)
+          const __m256i moved = k < 2 ? _mm256_slli_epi16(qh, 4 - 2 * k) : k == 2 ? qh : _mm256_srli_epi16(qh, 2);
+          codes[k] = _mm256_or_si256(_mm256_and_si256(low[k], low4), _mm256_and_si256(moved, bits45));
+        }
+      };
       for (int h = 0; h < 2; ++h)
-        for (int c = 0; c < 8; ++c) {
-          // elements 128h + 32k + 4c..4c+3: the low (k < 2) or high nibble of ql piece 16h + 8(k % 2) + c,
-          // topped by bits 2k, 2k + 1 of qh piece 8h + c; the three pieces lie together
-          const auto load = [](const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
-          const uint8_t* trio = wb.codes + 3 * 32 * (8 * h + c);
-          const __m256i ql0 = load(trio), ql1 = load(trio + 32), qh = load(trio + 64);
-          const __m256i low[4] = {ql0, ql1, _mm256_srli_epi16(ql0, 4), _mm256_srli_epi16(ql1, 4)};
+        for (int c = 0; c < 8; c += 2) {  // pieces c and c + 1 share their sub-block's scale
+          __m256i codes0[4], codes1[4];
+          codes_of(h, c, codes0);
+          codes_of(h, c + 1, codes1);
           for (int k = 0; k < 4; ++k) {
-            const __m256i top = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), low2), 4);
-            const __m256i codes = _mm256_or_si256(_mm256_and_si256(low[k], low4), top);
             const __m256i& sc = scale[8 * h + 2 * k + c / 4];
-            // a pair of 63 * 127 products fits int16; times the scale in int32
+            // a pair of 63 * 128 products fits int16, and so do two pairs (32256); times the scale in int32
             for (int t = 0; t < T; ++t) {
-              const __m256i p = _mm256_maddubs_epi16(codes, piece(act[t][b].qs + 128 * h + 32 * k, c));
+              const int8_t* q = act[t][b].qs + 128 * h + 32 * k;
+              const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(codes0[k], piece(q, c)),
+                                                 _mm256_maddubs_epi16(codes1[k], piece(q, c + 1)));
               isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, sc));
             }
           }
