@@ -554,6 +554,43 @@ TEST(MatmulKernels, Q8KQuantizersAgreeOnNonFiniteValues) {
   EXPECT_GE(checked, 1);
 }
 
+// The Q6_K int8 kernels sum two pieces' products in int16 before the scale: at the codes' and
+// activations' limits (every code 63, every activation code -128, as Q8_K gives a block of equal
+// values) a pair of pieces is -32256, inside int16; the outputs stay the exact integer dot (a wrap
+// would be off by 65536 x the scale). Also codes 0 against the same activations, packed or not.
+TEST(MatmulKernels, Q6KInt8SumsAtTheirLimitsStayExact) {
+  constexpr int64_t rows = 16, cols = 2 * QK_K;
+  for (uint8_t code_bits : {uint8_t{0xFF}, uint8_t{0x00}}) {
+    std::vector<BlockQ6_K> blocks(rows * cols / QK_K);
+    for (BlockQ6_K& b : blocks) {
+      std::memset(b.ql, code_bits, sizeof b.ql);
+      std::memset(b.qh, code_bits, sizeof b.qh);
+      std::memset(b.scales, 127, sizeof b.scales);
+      b.d = 0x3C00;  // 1.0 in f16
+    }
+    MatrixRef w{DType::Q6_K, blocks.data(), rows, cols, cols / QK_K * sizeof(BlockQ6_K)};
+    const std::vector<float> x(cols, -1.0f);
+    // code 63 is weight 31, code 0 weight -32; every activation code is -128 with d = 1/128
+    const float expected = 127.0f * (code_bits ? 31.0f : -32.0f) * -128.0f * cols / 128.0f;
+    for (KernelChoice choice : {KernelChoice::Scalar, KernelChoice::Avx2, KernelChoice::Avx512}) {
+      if (choice == KernelChoice::Avx2 && !avx2_available()) continue;
+      if (choice == KernelChoice::Avx512 && !avx512vl_available()) continue;
+      const MatmulOptions options{ActivationPrecision::Q8, choice};
+      const LargePageBytes packed = pack_rows_for(w, options);
+      for (const void* rows_packed : {static_cast<const void*>(nullptr), static_cast<const void*>(packed.data())}) {
+        if (rows_packed != nullptr && packed.empty()) continue;
+        w.packed = rows_packed;
+        ThreadPool pool(1);
+        std::vector<float> y = poisoned(rows);
+        matmul(w, x.data(), 1, y.data(), pool, options);
+        for (int64_t r = 0; r < rows; ++r)
+          EXPECT_EQ(y[r], expected) << "kernel " << static_cast<int>(choice) << (rows_packed ? " packed" : "") << " row " << r;
+      }
+      w.packed = nullptr;
+    }
+  }
+}
+
 TEST(MatmulDispatch, ScalarAndAvx2AgreeClosely) {
   if (!avx2_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C";
   std::mt19937 rng(5);
