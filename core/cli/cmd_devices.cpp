@@ -17,6 +17,7 @@ int cmd_devices(int argc, char** argv) {
   std::cout << "CPU: " << (cpu.model_name.empty() ? "unknown model" : cpu.model_name) << "\n"
             << "  threads " << cpu.hardware_threads << ", AVX2 " << yes(cpu.avx2) << ", FMA " << yes(cpu.fma)
             << ", F16C " << yes(cpu.f16c) << ", AVX-512F " << yes(cpu.avx512f) << ", AVX-512VL " << yes(cpu.avx512vl)
+            << ", AVX-512 VNNI " << yes(cpu.avx512vnni)
             << "\n"
             << "  kernels in use: "
             << (!use_avx2()        ? "scalar"

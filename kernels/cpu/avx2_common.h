@@ -52,8 +52,9 @@ const DotKernel* avx2_block_kernel(DType weight_type);
 // The AVX2 int8-activation kernels of Q4_0, Q4_1, Q8_0, Q4_K and Q6_K, one row per lane over rows packed
 // eight at a time (gemm_rows8_avx2.cpp).
 const DotKernel* avx2_rows8_kernel(DType weight_type);
-// The same kernels compiled for AVX-512VL (gemm_rows8_avx512vl.cpp); call only when use_avx512vl().
-const DotKernel* avx512vl_rows8_kernel(DType weight_type);
+// The same kernels compiled for AVX-512VL with VNNI (gemm_rows8_avx512vnni.cpp); call only when
+// use_avx512vl() and the CPU has AVX-512 VNNI (CpuFeatures::runs_avx512vnni_kernels).
+const DotKernel* avx512vnni_rows8_kernel(DType weight_type);
 
 // The AVX2 f32-activation kernels of the quantized types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K,
 // Q6_K), one row per lane over rows packed eight at a time (gemm_rows8_f32act_avx2.cpp); nullptr for

@@ -76,7 +76,7 @@ LargePageBytes pack_rows_for(const MatrixRef& w, const MatmulOptions& options = 
 void matmul_reference(const MatrixRef& w, const float* x, int64_t n_tok, float* y);
 
 // The kernel matmul() uses for this type and precision on this CPU, by the family `kernels` picks:
-// "avx512vl", "avx2", "scalar", or "none" (unsupported, or the family unavailable here).
+// "avx512vnni", "avx512vl", "avx2", "scalar", or "none" (unsupported, or the family unavailable here).
 const char* matmul_kernel_name(DType type, ActivationPrecision activations = ActivationPrecision::F32,
                                KernelChoice kernels = KernelChoice::Auto);
 

@@ -11,9 +11,11 @@
 // result does not depend on the token count, the tile or the packing: rows that come unpacked are
 // packed on the fly, and the single dot is one row padded to eight with zero rows.
 //
-// Internal to gemm_rows8_avx2.cpp and gemm_rows8_avx512vl.cpp, which compile it for AVX2 and for
-// AVX-512VL (the same operations, so the same bits): everything here has internal linkage, so
-// neither build's code can stand in for the other's at link time.
+// Internal to gemm_rows8_avx2.cpp and gemm_rows8_avx512vnni.cpp, which compile it for AVX2 and for
+// AVX-512VL with VNNI (the same integers: where VNNI is there, the K-quants sum four code products
+// into int32 with vpdpbusd instead of pairs into int16, and multiply by the scale in int32; so the
+// same bits): everything here has internal linkage, so neither build's code can stand in for the
+// other's at link time.
 #pragma once
 #include <cstring>
 
@@ -144,6 +146,21 @@ struct Q4_KTile {
       for (int k = 0; k < QK_K / 64; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high nibbles)
         __m256i s_lo[T], s_hi[T];
         for (int t = 0; t < T; ++t) s_lo[t] = s_hi[t] = _mm256_setzero_si256();
+#if defined(__AVX512VNNI__)
+        // 8 pieces of 4 codes: each row's 32 products summed in its int32 lane
+        const __m256i low4 = _mm256_set1_epi8(0x0F);
+        for (int c = 0; c < 8; ++c) {
+          const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs + 32 * (8 * k + c)));
+          const __m256i lo = _mm256_and_si256(bytes, low4), hi = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
+          for (int t = 0; t < T; ++t) {
+            const int8_t* q = act[t][b].qs + 64 * k;
+            s_lo[t] = _mm256_dpbusd_epi32(s_lo[t], lo, piece(q, c));
+            s_hi[t] = _mm256_dpbusd_epi32(s_hi[t], hi, piece(q + 32, c));
+          }
+        }
+        const __m256i sc_lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(wb.scales[2 * k])));
+        const __m256i sc_hi = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(wb.scales[2 * k + 1])));
+#else
         // 8 pieces of 4 codes: int16 lanes hold 8 pair sums of 15 * 127 at most
         for (int c = 0; c < 8; ++c)
           for (int t = 0; t < T; ++t) {
@@ -151,11 +168,17 @@ struct Q4_KTile {
             nibble_dots(wb.qs + 32 * (8 * k + c), piece(q, c), piece(q + 32, c), s_lo[t], s_hi[t]);
           }
         const __m256i sc_lo = per_row_pairs(wb.scales[2 * k]), sc_hi = per_row_pairs(wb.scales[2 * k + 1]);
+#endif
         // row i's mins of sub-blocks 2k, 2k + 1 in int16 lanes 2i, 2i + 1
         const __m256i mn = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb.mins[k])));
         for (int t = 0; t < T; ++t) {
+#if defined(__AVX512VNNI__)
+          isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_mullo_epi32(s_lo[t], sc_lo),
+                                                                _mm256_mullo_epi32(s_hi[t], sc_hi)));
+#else
           isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_madd_epi16(s_lo[t], sc_lo),
                                                                 _mm256_madd_epi16(s_hi[t], sc_hi)));
+#endif
           // the activation sums of sub-blocks 2k and 2k + 1 as an int16 pair in every lane
           const int16_t* bs = act[t][b].bsums + 4 * k;
           msum[t] = _mm256_add_epi32(msum[t], _mm256_madd_epi16(mn, int16_pair(bs[0] + bs[1], bs[2] + bs[3])));
@@ -199,8 +222,6 @@ struct Q6_KTile {
     for (int64_t b = 0; b < nb; ++b) {
       const PackedQ6_Kx8& wb = w[b];
       prefetch_ahead(wb);
-      __m256i scale[QK_K / 16];  // row i's scale of sub-block j in int16 lanes 2i and 2i + 1
-      for (int j = 0; j < QK_K / 16; ++j) scale[j] = scale_pairs(wb.scales[j], wb.scales[j]);
       __m256i isum[T];
       for (int t = 0; t < T; ++t) isum[t] = _mm256_setzero_si256();
       // elements 128h + 32k + 4c..4c+3: the low (k < 2) or high nibble of ql piece 16h + 8(k % 2) + c,
@@ -216,6 +237,28 @@ struct Q6_KTile {
           codes[k] = _mm256_or_si256(_mm256_and_si256(low[k], low4), _mm256_and_si256(moved, bits45));
         }
       };
+#if defined(__AVX512VNNI__)
+      for (int h = 0; h < 2; ++h)
+        for (int c0 = 0; c0 < 8; c0 += 4) {  // pieces c0..c0 + 3 share each sub-block's scale
+          __m256i s_k[4][T];  // row i's products in sub-block 8h + 2k + c0 / 4, summed in int32 lane i
+          for (int k = 0; k < 4; ++k)
+            for (int t = 0; t < T; ++t) s_k[k][t] = _mm256_setzero_si256();
+          for (int c = c0; c < c0 + 4; ++c) {
+            __m256i codes[4];
+            codes_of(h, c, codes);
+            for (int k = 0; k < 4; ++k)
+              for (int t = 0; t < T; ++t)
+                s_k[k][t] = _mm256_dpbusd_epi32(s_k[k][t], codes[k], piece(act[t][b].qs + 128 * h + 32 * k, c));
+          }
+          for (int k = 0; k < 4; ++k) {
+            const int8_t* sc8 = wb.scales[8 * h + 2 * k + c0 / 4];
+            const __m256i sc = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc8)));
+            for (int t = 0; t < T; ++t) isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(s_k[k][t], sc));
+          }
+        }
+#else
+      __m256i scale[QK_K / 16];  // row i's scale of sub-block j in int16 lanes 2i and 2i + 1
+      for (int j = 0; j < QK_K / 16; ++j) scale[j] = scale_pairs(wb.scales[j], wb.scales[j]);
       for (int h = 0; h < 2; ++h)
         for (int c = 0; c < 8; c += 2) {  // pieces c and c + 1 share their sub-block's scale
           __m256i codes0[4], codes1[4];
@@ -232,6 +275,7 @@ struct Q6_KTile {
             }
           }
         }
+#endif
       const __m256 dw = halves8(wb.d);
       __m256i scales_2j[QK_K / 32];  // row i's scales of sub-blocks 2j, 2j + 1 in int16 lanes 2i, 2i + 1
       for (int j = 0; j < QK_K / 32; ++j) scales_2j[j] = scale_pairs(wb.scales[2 * j], wb.scales[2 * j + 1]);

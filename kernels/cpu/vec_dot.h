@@ -31,7 +31,7 @@ struct DotKernel {
   QuantizeFn quantize;  // into act_type, byte-identical in both families; nullptr for F32
   VecDotFn dot;         // one output
   GemmFn gemm;          // a tile of outputs reusing weight loads across tokens; nullptr: loop over dot
-  const char* name;     // "scalar", "avx2" or "avx512vl"
+  const char* name;     // "scalar", "avx2", "avx512vl" or "avx512vnni"
   PackedGemmFn gemm_packed = nullptr;  // the same products over packed rows; nullptr: the kernel does not pack
   // The gemm prepares every token's activations per call (and reads each weight row once whatever
   // the token count): matmul hands it all of a chunk's consecutive rows in one call.
@@ -54,9 +54,9 @@ static inline void k_scale_min(const uint8_t* scales, int j, int& scale, int& mi
 const DotKernel* scalar_kernel(DType weight_type, ActivationPrecision activations);
 // call only when use_avx2() (or the CPU has AVX2+FMA+F16C)
 const DotKernel* avx2_kernel(DType weight_type, ActivationPrecision activations);
-// The AVX2 family with its AVX-512VL builds where it has them (the packed-row kernels: f32
-// activations on every quantized type, int8 on Q4_0, Q4_1, Q8_0, Q4_K, Q6_K): the same outputs, bit
-// for bit. Call only when use_avx512vl().
+// The AVX2 family with its AVX-512 builds where it has them (the packed-row kernels: f32 activations
+// on every quantized type for AVX-512VL, int8 on Q4_0, Q4_1, Q8_0, Q4_K, Q6_K for AVX-512VL with
+// VNNI, where the CPU has VNNI): the same outputs, bit for bit. Call only when use_avx512vl().
 const DotKernel* avx512_kernel(DType weight_type, ActivationPrecision activations);
 
 // The scalar f32-activation kernels of the quantized types (vec_dot_f32act_scalar.cpp), nullptr for others.

@@ -2,10 +2,11 @@
 // with -mavx2 -mfma -mf16c; run only when use_avx2()); the other int8-activation kernels live in
 // gemm_rows8_avx2.cpp (Q4_0, Q4_1, Q8_0, Q4_K, Q6_K) and gemm_avx2.cpp (Q5_0, Q5_1), the
 // f32-activation kernels of the quantized types in gemm_rows8_f32act_avx2.cpp (the packed-row ones
-// also built for AVX-512VL: gemm_rows8_avx512vl.cpp, gemm_rows8_f32act_avx512vl.cpp).
+// also built for AVX-512: gemm_rows8_avx512vnni.cpp, gemm_rows8_f32act_avx512vl.cpp).
 #include <cstring>
 
 #include "kernels/cpu/avx2_common.h"
+#include "kernels/cpu/cpu_features.h"
 
 namespace inferscope::cpu {
 namespace {
@@ -136,7 +137,8 @@ const DotKernel* avx2_kernel(DType weight_type, ActivationPrecision activations)
 
 const DotKernel* avx512_kernel(DType weight_type, ActivationPrecision activations) {
   const DotKernel* k = activations == ActivationPrecision::F32 ? avx512vl_rows8_f32act_kernel(weight_type)
-                                                                : avx512vl_rows8_kernel(weight_type);
+                       : cpu_features().runs_avx512vnni_kernels() ? avx512vnni_rows8_kernel(weight_type)
+                                                                  : nullptr;
   return k != nullptr ? k : avx2_kernel(weight_type, activations);
 }
 

@@ -8,11 +8,11 @@ set -euo pipefail
 status=0 checked=0
 for lib in "$@"; do
   [[ -f $lib ]] || { echo "no library $lib"; exit 1; }
-  members=$(ar t "$lib" | grep -cE '_(avx2|avx512vl)\.cpp\.o$' || true)
+  members=$(ar t "$lib" | grep -cE '_(avx2|avx512vl|avx512vnni)\.cpp\.o$' || true)
   checked=$((checked + members))
   # nm -A: "LIBRARY:MEMBER:VALUE TYPE NAME"; weak types are W, V and u (DW.ref.__gxx_personality_v0,
   # a pointer to the one C++ personality routine that sanitizer builds emit, is data, the same everywhere)
-  weak=$(nm -A -C --defined-only "$lib" | awk '$1 ~ /_(avx2|avx512vl)\.cpp\.o:/ && $2 ~ /^[WVu]$/ && $3 !~ /^DW\.ref\./' || true)
+  weak=$(nm -A -C --defined-only "$lib" | awk '$1 ~ /_(avx2|avx512vl|avx512vnni)\.cpp\.o:/ && $2 ~ /^[WVu]$/ && $3 !~ /^DW\.ref\./' || true)
   if [[ -n $weak ]]; then
     echo "weak symbols in instruction-set objects of $lib:"
     echo "$weak"

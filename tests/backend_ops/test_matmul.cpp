@@ -613,9 +613,10 @@ TEST(MatmulDispatch, ScalarAndAvx2AgreeClosely) {
     }
 }
 
-// The AVX-512VL builds of the packed-row kernels are the AVX2 builds' source with more registers: the
-// same bits for every type and activation precision they cover, packed or not, every token count up
-// to two 8-token strips and a partial one, and activations near the ends of f32's range.
+// The AVX-512 builds of the packed-row kernels are the AVX2 builds' source with more registers (and,
+// for int8, VNNI's four-product dot into int32): the same bits for every type and activation
+// precision they cover, packed or not, every token count up to two 8-token strips and a partial one,
+// and activations near the ends of f32's range.
 TEST(MatmulDispatch, Avx512AndAvx2BuildsGiveTheSameBits) {
   if (!avx512vl_available()) GTEST_SKIP() << "CPU lacks AVX-512F/VL";
   std::mt19937 rng(31);
@@ -623,7 +624,7 @@ TEST(MatmulDispatch, Avx512AndAvx2BuildsGiveTheSameBits) {
   int checked = 0;
   for (ActivationPrecision p : {ActivationPrecision::F32, ActivationPrecision::Q8})
     for (DType t : kWeightTypes) {
-      if (std::string(cpu::avx512_kernel(t, p)->name) != "avx512vl") continue;
+      if (std::string(cpu::avx512_kernel(t, p)->name) == "avx2") continue;
       SCOPED_TRACE(std::string(dtype_name(t)) + (p == ActivationPrecision::F32 ? " f32act" : " q8act"));
       const int64_t rows = 21, cols = dtype_info(t).block_size == 256 ? 768 : 576;
       const Weights w = random_weights(t, rows, cols, rng);
@@ -652,7 +653,8 @@ TEST(MatmulDispatch, Avx512AndAvx2BuildsGiveTheSameBits) {
       }
       ++checked;
     }
-  EXPECT_EQ(checked, 8 + 5) << "f32: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K; q8: Q4_0, Q4_1, Q8_0, Q4_K, Q6_K";
+  const int int8 = cpu_features().runs_avx512vnni_kernels() ? 5 : 0;
+  EXPECT_EQ(checked, 8 + int8) << "f32: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K; q8 (with VNNI): Q4_0, Q4_1, Q8_0, Q4_K, Q6_K";
 }
 
 TEST(MatmulDispatch, DefaultIsF32ActivationsAndKeepsOutlierBlocksExact) {
@@ -709,8 +711,12 @@ TEST(MatmulDispatch, FusedRejectsDifferentColumnCounts) {
 TEST(MatmulDispatch, KernelNameFollowsCpu) {
   const char* family = use_avx2() ? "avx2" : "scalar";
   for (ActivationPrecision p : {ActivationPrecision::F32, ActivationPrecision::Q8}) {
-    // the packed-row kernels have an AVX-512VL build
-    const char* expected = use_avx512vl() ? "avx512vl" : family;
+    // the packed-row kernels have an AVX-512VL build, the int8 ones with VNNI where the CPU has it
+    const bool vnni = cpu_features().runs_avx512vnni_kernels();
+    const char* expected = !use_avx512vl()                 ? family
+                           : p == ActivationPrecision::F32 ? "avx512vl"
+                           : vnni                          ? "avx512vnni"
+                                                           : family;
     EXPECT_STREQ(matmul_kernel_name(DType::Q4_1, p), expected);
     EXPECT_STREQ(matmul_kernel_name(DType::Q8_0, p), expected);
     EXPECT_STREQ(matmul_kernel_name(DType::Q6_K, p), expected);
