@@ -5,8 +5,10 @@
 // memory. Smaller allocations are ordinary, 64-byte aligned.
 #pragma once
 #include <cstddef>
+#include <new>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace inferscope {
@@ -34,11 +36,21 @@ struct LargePageAllocator {
   LargePageAllocator(const LargePageAllocator<U>&) {}
   T* allocate(size_t n) { return static_cast<T*>(allocate_large_page_bytes(n * sizeof(T))); }
   void deallocate(T* p, size_t n) { free_large_page_bytes(p, n * sizeof(T)); }
+  // A sized vector's elements are default-initialised, so left as they are: its bytes are written
+  // over at once (packed), and zeroing them first would write them twice.
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
   template <class U>
   bool operator==(const LargePageAllocator<U>&) const { return true; }
 };
 
-// Bytes in large pages where big enough, zeroed (packed weight rows).
+// Bytes in large pages where big enough, uninitialised until written (packed weight rows).
 using LargePageBytes = std::vector<uint8_t, LargePageAllocator<uint8_t>>;
 
 }  // namespace inferscope

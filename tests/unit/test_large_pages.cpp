@@ -16,8 +16,8 @@
 namespace inferscope {
 namespace {
 
-// The VmFlags of the mapping that holds p ("" when no mapping does).
-std::string vm_flags_at(const void* p) {
+// The line of /proc/self/smaps that starts with `field` in the mapping that holds p ("" when none does).
+std::string smaps_line_at(const void* p, const std::string& field) {
   std::ifstream smaps("/proc/self/smaps");
   const auto addr = reinterpret_cast<uintptr_t>(p);
   bool inside = false;
@@ -27,11 +27,22 @@ std::string vm_flags_at(const void* p) {
     std::istringstream range(line);
     if (range >> std::hex >> start >> dash >> end && dash == '-') {
       inside = start <= addr && addr < end;
-    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+    } else if (inside && line.rfind(field, 0) == 0) {
       return line;
     }
   }
   return "";
+}
+
+std::string vm_flags_at(const void* p) { return smaps_line_at(p, "VmFlags:"); }
+
+// The resident kilobytes of the mapping that holds p.
+int64_t resident_kib_at(const void* p) {
+  std::istringstream line(smaps_line_at(p, "Rss:"));
+  std::string field;
+  int64_t kib = -1;
+  line >> field >> kib;
+  return kib;
 }
 
 bool kernel_has_transparent_huge_pages() {
@@ -46,6 +57,15 @@ TEST(LargePages, ABigAllocationIsAlignedToTwoMebibytesAndAdvisedHuge) {
   EXPECT_EQ(bytes.back(), 7);
   ASSERT_NE(vm_flags_at(bytes.data()), "") << "no mapping in /proc/self/smaps holds the allocation";
   EXPECT_EQ(advised_huge(bytes.data()), kernel_has_transparent_huge_pages()) << vm_flags_at(bytes.data());
+}
+
+// A sized allocation is not written before the packer writes it: its pages stay untouched.
+TEST(LargePages, SizingLeavesTheBytesUntouched) {
+  const size_t size = 32 * kLargePageBytes;
+  LargePageBytes bytes(size);
+  const int64_t resident = resident_kib_at(bytes.data());
+  ASSERT_GE(resident, 0) << "no Rss line for the allocation in /proc/self/smaps";
+  EXPECT_LT(resident, static_cast<int64_t>(size / 1024 / 4)) << "KiB resident of " << size / 1024;
 }
 
 TEST(LargePages, ASmallAllocationIsOrdinaryMemory) {
