@@ -19,11 +19,7 @@ int cmd_devices(int argc, char** argv) {
             << ", F16C " << yes(cpu.f16c) << ", AVX-512F " << yes(cpu.avx512f) << ", AVX-512VL " << yes(cpu.avx512vl)
             << ", AVX-512 VNNI " << yes(cpu.avx512vnni)
             << "\n"
-            << "  kernels in use: "
-            << (!use_avx2()        ? "scalar"
-                : use_avx512vl() ? "AVX2/FMA/F16C; the packed-row quantized matmuls built for AVX-512VL"
-                                 : "AVX2/FMA/F16C")
-            << "\n"
+            << "  kernels in use: " << describe_kernels_in_use() << "\n"
             << "  packed weight rows: " << describe_large_pages() << "\n";
   std::cout << "Engine: runs on the CPU by default; --device cuda[:N] runs the forward pass on a CUDA device "
                "(CUDA builds only; not yet validated on a GPU in this repository's CI)\n";

@@ -62,4 +62,12 @@ bool use_avx512vl() {
   return avx512vl;
 }
 
+std::string describe_kernels_in_use() {
+  if (!use_avx2()) return "scalar";
+  if (!use_avx512vl()) return "AVX2/FMA/F16C";
+  return std::string("AVX2/FMA/F16C; the packed-row quantized matmuls built for AVX-512VL, ") +
+         (cpu_features().runs_avx512vnni_kernels() ? "their int8 kernels with VNNI"
+                                                   : "their int8 kernels as AVX2 (no AVX-512 VNNI here)");
+}
+
 }  // namespace inferscope

@@ -35,4 +35,8 @@ bool use_avx2();
 // saving their registers), unless INFERSCOPE_NO_AVX512=1 (read once, at the first call).
 bool use_avx512vl();
 
+// One line for `devices`: the kernel builds that run here (scalar, AVX2, the packed-row matmuls' AVX-512
+// builds, and whether their int8 build uses VNNI).
+std::string describe_kernels_in_use();
+
 }  // namespace inferscope

@@ -14,6 +14,7 @@
 #include "core/gguf/gguf_writer.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/large_pages.h"
+#include "kernels/cpu/matmul.h"
 #include "tests/support/cli_runner.h"
 #ifdef INFERSCOPE_HAVE_CUDA
 #include "kernels/cuda/cuda_check.h"
@@ -293,6 +294,14 @@ TEST(Cli, DevicesListsCpuFeatures) {
   EXPECT_NE(r.out.find("AVX2"), std::string::npos);
   EXPECT_NE(r.out.find("CUDA"), std::string::npos);
   EXPECT_NE(r.out.find("  packed weight rows: " + inferscope::describe_large_pages() + "\n"), std::string::npos) << r.out;
+  // the kernels line agrees with the dispatcher: it names VNNI exactly when the int8 matmuls run that build
+  const size_t at = r.out.find("  kernels in use: ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+  const std::string int8_kernel =
+      inferscope::matmul_kernel_name(inferscope::DType::Q4_K, inferscope::ActivationPrecision::Q8);
+  EXPECT_EQ(line.find("int8 kernels with VNNI") != std::string::npos, int8_kernel == "avx512vnni") << line;
+  EXPECT_EQ(line.find("AVX-512VL") != std::string::npos, inferscope::use_avx512vl()) << line;
 }
 
 // `devices` says where the engine runs, that --device cuda chooses the GPU, and that the CUDA path
