@@ -3,6 +3,7 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include "core/cli/bench_cpu_kernels.h"
 #include "core/cli/bench_cuda_kernels.h"
 #include "core/cli/bench_roofline.h"
+#include "core/cli/bench_windows.h"
 #include "core/cli/measured_profile.h"
 #include "core/common/atomic_file.h"
 #include "core/cli/llama_bench_runner.h"
@@ -48,10 +50,19 @@ struct BenchRow {
   int64_t n_prompt = 0, n_gen = 0;
   std::vector<double> samples_ts;        // tokens per second of each repetition
   std::vector<double> llama_samples_ts;  // llama-bench's, run after each of ours (--compare-llama-bench)
+  std::vector<double> window_read_bps;   // read bandwidth just before each of ours (tg, compare with --bandwidth)
   double mean() const { return inferscope::cli::mean(samples_ts); }
   double stddev() const { return inferscope::cli::stddev(samples_ts); }
   double ratio() const { return mean() / inferscope::cli::mean(llama_samples_ts); }  // ours / llama.cpp's
 };
+
+// A tg row's repetitions with their windows' bandwidth (--compare-llama-bench with --bandwidth).
+std::vector<DecodeWindow> decode_windows(const BenchRow& row) {
+  std::vector<DecodeWindow> windows;
+  for (size_t i = 0; i < row.window_read_bps.size(); ++i)
+    windows.push_back({row.window_read_bps[i], row.samples_ts[i], row.llama_samples_ts[i]});
+  return windows;
+}
 
 // Random non-special token ids, as llama-bench feeds.
 std::vector<TokenId> random_tokens(const LlamaModel& model, int64_t n, uint64_t seed) {
@@ -165,7 +176,9 @@ int cmd_bench(int argc, char** argv) {
       {"--n-gen", "-n", true, "generated tokens of the tg test (default 128; 0 skips it)"},
       {"--repetitions", "-r", true, "repetitions of each test (default 5)"},
       {"--output", "-o", true, "md (default) | csv | json"},
-      {"--bandwidth", "", false, "also measure memory read bandwidth and the decode roofline it implies"},
+      {"--bandwidth", "", false,
+       "also measure memory read bandwidth and the decode roofline it implies (with --compare-llama-bench: also "
+       "before each tg repetition, placing each pair against its own window's roofline)"},
       {"--flops", "", false,
        "also measure the machine's peak FLOP/s and read bandwidth (the roofline's roofs) and place each test on it"},
       {"--device-profile-out", "", true,
@@ -235,7 +248,7 @@ int cmd_bench(int argc, char** argv) {
   };
   std::vector<BenchRow> rows;
   if (n_prompt > 0) {
-    BenchRow row{"pp" + std::to_string(n_prompt), n_prompt, 0, {}, {}};
+    BenchRow row{"pp" + std::to_string(n_prompt), n_prompt, 0, {}, {}, {}};
     const auto tokens = random_tokens(*model, n_prompt, 1);
     run_pp(engine, tokens);  // warm-up
     for (int64_t i = 0; i < reps; ++i) {
@@ -245,10 +258,15 @@ int cmd_bench(int argc, char** argv) {
     rows.push_back(row);
   }
   if (n_gen > 0) {
-    BenchRow row{"tg" + std::to_string(n_gen), 0, n_gen, {}, {}};
+    BenchRow row{"tg" + std::to_string(n_gen), 0, n_gen, {}, {}, {}};
     const TokenId first = random_tokens(*model, 1, 2)[0];
     run_tg(engine, first, std::min<int64_t>(n_gen, 16));  // warm-up
+    const bool windows = !llama_bench.empty() && args.has("--bandwidth");
+    std::optional<ThreadPool> probe_pool;
+    if (windows) probe_pool.emplace(config.threads);
     for (int64_t i = 0; i < reps; ++i) {
+      // a short probe (256 MiB, best of 3): this window's roofline, not the machine's best
+      if (windows) row.window_read_bps.push_back(measure_read_bandwidth(*probe_pool, size_t{256} << 20, 3).read_bytes_per_second);
       row.samples_ts.push_back(run_tg(engine, first, n_gen));
       llama_bench_after(row);
     }
@@ -303,6 +321,7 @@ int cmd_bench(int argc, char** argv) {
         row["llama_cpp_samples_ts"] = r.llama_samples_ts;
         row["ratio"] = r.ratio();
       }
+      if (!r.window_read_bps.empty()) row["windows"] = decode_windows_json(decode_windows(r), static_cast<double>(weight_bytes));
       arr.push_back(row);
     }
     for (const RooflineRow& r : roofline) arr.push_back(roofline_json(r, peak, bw));
@@ -345,6 +364,8 @@ int cmd_bench(int argc, char** argv) {
                 << " threads); weights " << fmt(static_cast<double>(weight_bytes) / 1e6, 1)
                 << " MB per token -> decode roofline " << fmt(roofline_tg, 1) << " t/s\n";
     }
+    for (const BenchRow& r : rows)
+      if (!r.window_read_bps.empty()) print_decode_windows(std::cout, r.test, decode_windows(r), static_cast<double>(weight_bytes));
     if (!roofline.empty()) print_roofline(roofline, peak, bw);
   }
   return 0;

@@ -206,13 +206,10 @@ TEST(Cli, BenchWritesAMeasuredDeviceProfile) {
   EXPECT_NE(no_tg.out.find("give -n > 0"), std::string::npos) << no_tg.out;
 }
 
-// --compare-llama-bench runs the given llama-bench once after each of our repetitions, on the same
-// file and threads, and reports its figures with the ratio. A stand-in script records its calls and
-// answers 200 tokens/s for pp and 50 for tg, as llama-bench's -o json does.
-TEST(Cli, BenchComparesWithLlamaBenchAlternating) {
-  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
-  const std::string dir = ::testing::TempDir();
-  const std::string fake = dir + "/fake-llama-bench.sh", calls = dir + "/fake-llama-bench.calls";
+// A stand-in for llama-bench that appends its arguments to `calls` and answers 200 tokens/s for pp and
+// 50 for tg, as llama-bench's -o json does; its path.
+std::string fake_llama_bench(const std::string& calls) {
+  const std::string fake = ::testing::TempDir() + "/fake-llama-bench.sh";
   std::remove(calls.c_str());
   {
     std::ofstream script(fake);
@@ -220,7 +217,16 @@ TEST(Cli, BenchComparesWithLlamaBenchAlternating) {
            << "case \"$*\" in *'-n 0'*) ts=200 ;; *) ts=50 ;; esac\n"
            << "echo \"[{\\\"test_time\\\": \\\"x\\\", \\\"avg_ts\\\": $ts}]\"\n";
   }
-  ASSERT_EQ(std::system(("chmod +x '" + fake + "'").c_str()), 0);
+  EXPECT_EQ(std::system(("chmod +x '" + fake + "'").c_str()), 0);
+  return fake;
+}
+
+// --compare-llama-bench runs the given llama-bench once after each of our repetitions, on the same
+// file and threads, and reports its figures with the ratio.
+TEST(Cli, BenchComparesWithLlamaBenchAlternating) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  const std::string calls = ::testing::TempDir() + "/fake-llama-bench.calls";
+  const std::string fake = fake_llama_bench(calls);
   const auto j = nlohmann::json::parse(
       stdout_only("bench --model " + path + " -p 32 -n 8 -r 3 -o json --threads 2 --compare-llama-bench " + fake));
   ASSERT_EQ(j.size(), 2u);
@@ -239,6 +245,36 @@ TEST(Cli, BenchComparesWithLlamaBenchAlternating) {
   const std::string md = stdout_only("bench --model " + path + " -p 16 -n 0 -r 1 --threads 2 --compare-llama-bench " + fake);
   EXPECT_NE(md.find("| llama.cpp t/s | ours / llama.cpp |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 200.00 ± 0.00 |"), std::string::npos) << md;
+}
+
+// With --bandwidth, each tg repetition gets its window: the read bandwidth measured just before it, the
+// roofline that implies, and both engines' figures against it.
+TEST(Cli, BenchComparePlacesEachDecodeWindowOnItsRoofline) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  const std::string fake = fake_llama_bench(::testing::TempDir() + "/fake-llama-bench.calls");
+  const std::string args = "bench --model " + path + " -p 8 -n 8 -r 2 --threads 2 --bandwidth --compare-llama-bench " + fake;
+  const auto j = nlohmann::json::parse(stdout_only(args + " -o json"));
+  ASSERT_GE(j.size(), 2u);
+  EXPECT_FALSE(j[0].contains("windows")) << "pp is compute-bound: no windows";
+  const nlohmann::json& tg = j[1];
+  ASSERT_EQ(tg["windows"].size(), 2u) << tg.dump();
+  for (size_t i = 0; i < 2; ++i) {
+    const nlohmann::json& w = tg["windows"][i];
+    EXPECT_GT(w["read_bytes_per_second"].get<double>(), 1e8);
+    EXPECT_DOUBLE_EQ(w["roofline_ts"].get<double>(),
+                     w["read_bytes_per_second"].get<double>() / tg["weight_bytes"].get<double>());
+    EXPECT_EQ(w["ts"], tg["samples_ts"][i]);
+    EXPECT_EQ(w["llama_cpp_ts"], 50.0);
+    EXPECT_DOUBLE_EQ(w["ratio"].get<double>(), tg["samples_ts"][i].get<double>() / 50.0);
+  }
+  const std::string md = stdout_only(args);
+  EXPECT_NE(md.find("tg8 window by window"), std::string::npos) << md;
+  EXPECT_NE(md.find("| window | read GB/s | roofline t/s | ours t/s | of roofline | llama.cpp t/s | of roofline |"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("median ours / llama.cpp over the windows: "), std::string::npos) << md;
+  // without llama-bench, --bandwidth measures once, as before
+  EXPECT_EQ(stdout_only("bench --model " + path + " -p 0 -n 8 -r 2 --threads 2 --bandwidth").find("window by window"),
+            std::string::npos);
 }
 
 // Each bad --compare-llama-bench: the exit code it gives and the words its message must hold.

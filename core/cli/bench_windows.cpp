@@ -1,0 +1,54 @@
+#include "core/cli/bench_windows.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+namespace inferscope::cli {
+namespace {
+
+std::string fixed(double v, int precision) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+void print_decode_windows(std::ostream& out, const std::string& test, const std::vector<DecodeWindow>& windows,
+                          double weight_bytes) {
+  out << "\n" << test << " window by window (read bandwidth measured just before each of our repetitions; "
+      << "decode roofline = bandwidth / weight bytes):\n"
+      << "| window | read GB/s | roofline t/s | ours t/s | of roofline | llama.cpp t/s | of roofline | ours / llama.cpp |\n"
+      << "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  std::vector<double> ratios;
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const DecodeWindow& w = windows[i];
+    const double roof = w.read_bytes_per_second / weight_bytes;
+    ratios.push_back(w.ours_ts / w.llama_ts);
+    out << "| " << i + 1 << " | " << fixed(w.read_bytes_per_second / 1e9, 2) << " | " << fixed(roof, 1) << " | "
+        << fixed(w.ours_ts, 2) << " | " << fixed(100 * w.ours_ts / roof, 0) << "% | " << fixed(w.llama_ts, 2) << " | "
+        << fixed(100 * w.llama_ts / roof, 0) << "% | " << fixed(ratios.back(), 3) << "x |\n";
+  }
+  out << "median ours / llama.cpp over the windows: " << fixed(median(ratios), 3) << "x\n";
+}
+
+nlohmann::json decode_windows_json(const std::vector<DecodeWindow>& windows, double weight_bytes) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const DecodeWindow& w : windows) {
+    arr.push_back({{"read_bytes_per_second", w.read_bytes_per_second},
+                   {"roofline_ts", w.read_bytes_per_second / weight_bytes},
+                   {"ts", w.ours_ts},
+                   {"llama_cpp_ts", w.llama_ts},
+                   {"ratio", w.ours_ts / w.llama_ts}});
+  }
+  return arr;
+}
+
+}  // namespace inferscope::cli
