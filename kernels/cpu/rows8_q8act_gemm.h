@@ -147,17 +147,19 @@ struct Q4_KTile {
         __m256i s_lo[T], s_hi[T];
         for (int t = 0; t < T; ++t) s_lo[t] = s_hi[t] = _mm256_setzero_si256();
 #if defined(__AVX512VNNI__)
-        // 8 pieces of 4 codes: each row's 32 products summed in its int32 lane
-        const __m256i low4 = _mm256_set1_epi8(0x0F);
+        // 8 pieces of 4 codes: each row's 32 products summed in its int32 lane; the high nibbles stay
+        // in place (16 x the code, no shift), their sums (at most 32 * 240 * 128) divided by 16 after
+        const __m256i low4 = _mm256_set1_epi8(0x0F), high4 = _mm256_set1_epi8(static_cast<char>(0xF0));
         for (int c = 0; c < 8; ++c) {
           const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs + 32 * (8 * k + c)));
-          const __m256i lo = _mm256_and_si256(bytes, low4), hi = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
+          const __m256i lo = _mm256_and_si256(bytes, low4), hi16 = _mm256_and_si256(bytes, high4);
           for (int t = 0; t < T; ++t) {
             const int8_t* q = act[t][b].qs + 64 * k;
             s_lo[t] = _mm256_dpbusd_epi32(s_lo[t], lo, piece(q, c));
-            s_hi[t] = _mm256_dpbusd_epi32(s_hi[t], hi, piece(q + 32, c));
+            s_hi[t] = _mm256_dpbusd_epi32(s_hi[t], hi16, piece(q + 32, c));
           }
         }
+        for (int t = 0; t < T; ++t) s_hi[t] = _mm256_srai_epi32(s_hi[t], 4);  // exact: every term is 16 x a product
         const __m256i sc_lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(wb.scales[2 * k])));
         const __m256i sc_hi = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(wb.scales[2 * k + 1])));
 #else

@@ -591,6 +591,45 @@ TEST(MatmulKernels, Q6KInt8SumsAtTheirLimitsStayExact) {
   }
 }
 
+// The Q4_K int8 kernels at their limits: every scale 63, codes 15 in the low nibbles, the high ones
+// or both, every activation code -128. The VNNI build multiplies the high nibbles in place (16 x the
+// code) and divides the int32 sums by 16 after; the outputs stay the exact dot, half for each nibble.
+TEST(MatmulKernels, Q4KInt8SumsAtTheirLimitsStayExact) {
+  constexpr int64_t rows = 16, cols = 2 * QK_K;
+  for (uint8_t code_bits : {uint8_t{0xFF}, uint8_t{0x0F}, uint8_t{0xF0}}) {
+    std::vector<BlockQ4_K> blocks(rows * cols / QK_K);
+    for (BlockQ4_K& b : blocks) {
+      std::memset(b.qs, code_bits, sizeof b.qs);
+      std::memset(b.scales, 0xFF, sizeof b.scales);  // every sub-block's scale and min 63
+      b.d = 0x3C00;                                   // 1.0 in f16
+      b.dmin = 0;
+    }
+    MatrixRef w{DType::Q4_K, blocks.data(), rows, cols, cols / QK_K * sizeof(BlockQ4_K)};
+    // weight 63 * 15 where a code is 15, 0 elsewhere; every activation code -128 with d = 1/128
+    const float coded = code_bits == 0xFF ? cols : cols / 2;
+    const float expected = -63.0f * 15.0f * coded;
+    for (KernelChoice choice : {KernelChoice::Scalar, KernelChoice::Avx2, KernelChoice::Avx512}) {
+      if (choice == KernelChoice::Avx2 && !avx2_available()) continue;
+      if (choice == KernelChoice::Avx512 && !avx512vl_available()) continue;
+      const MatmulOptions options{ActivationPrecision::Q8, choice};
+      const LargePageBytes packed = pack_rows_for(w, options);
+      for (const void* rows_packed : {static_cast<const void*>(nullptr), static_cast<const void*>(packed.data())}) {
+        if (rows_packed != nullptr && packed.empty()) continue;
+        w.packed = rows_packed;
+        for (int64_t n_tok : {1, 4}) {
+          ThreadPool pool(1);
+          std::vector<float> xs(static_cast<size_t>(n_tok * cols), -1.0f), y = poisoned(rows * n_tok);
+          matmul(w, xs.data(), n_tok, y.data(), pool, options);
+          for (int64_t i = 0; i < rows * n_tok; ++i)
+            EXPECT_EQ(y[i], expected) << "kernel " << static_cast<int>(choice) << (rows_packed ? " packed" : "")
+                                      << " tokens " << n_tok << " output " << i << " codes " << int{code_bits};
+        }
+      }
+      w.packed = nullptr;
+    }
+  }
+}
+
 TEST(MatmulDispatch, ScalarAndAvx2AgreeClosely) {
   if (!avx2_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C";
   std::mt19937 rng(5);
