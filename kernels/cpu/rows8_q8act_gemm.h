@@ -39,6 +39,7 @@ __m256i int16_pair(int lo, int hi) {
                                             static_cast<uint16_t>(lo)));
 }
 
+#if !defined(__AVX512VNNI__)
 // int16 pair sums of 4-bit codes x the four activation codes each lane's bytes meet, for the low and
 // the high nibbles of one 32-byte load: s_lo += lo x a_lo, s_hi += hi x a_hi.
 void nibble_dots(const uint8_t* bytes32, __m256i a_lo, __m256i a_hi, __m256i& s_lo, __m256i& s_hi) {
@@ -47,6 +48,7 @@ void nibble_dots(const uint8_t* bytes32, __m256i a_lo, __m256i a_hi, __m256i& s_
   s_lo = _mm256_add_epi16(s_lo, _mm256_maddubs_epi16(_mm256_and_si256(bytes, low4), a_lo));
   s_hi = _mm256_add_epi16(s_hi, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4), a_hi));
 }
+#endif
 
 // ---- The 32-element block types. T tokens x one group over nb blocks; out[t * out_stride + i].
 
@@ -79,6 +81,22 @@ struct Block32Tile {
       prefetch_ahead(wb);
       __m256i isum[T];
       if constexpr (sizeof(wb.qs) == kPackedRows * 16) {
+#if defined(__AVX512VNNI__)
+        // 4-bit codes, each row's products summed in its int32 lane; the high nibbles stay in place
+        // (16 x the code, no shift), their sums (at most 16 * 240 * 128) divided by 16 after
+        const __m256i low4 = _mm256_set1_epi8(0x0F), high4 = _mm256_set1_epi8(static_cast<char>(0xF0));
+        __m256i s_hi[T];
+        for (int t = 0; t < T; ++t) isum[t] = s_hi[t] = _mm256_setzero_si256();
+        for (int c = 0; c < 4; ++c) {
+          const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs + 32 * c));
+          const __m256i lo = _mm256_and_si256(bytes, low4), hi16 = _mm256_and_si256(bytes, high4);
+          for (int t = 0; t < T; ++t) {
+            isum[t] = _mm256_dpbusd_epi32(isum[t], lo, piece(act[t][b].qs, c));
+            s_hi[t] = _mm256_dpbusd_epi32(s_hi[t], hi16, piece(act[t][b].qs, 4 + c));
+          }
+        }
+        for (int t = 0; t < T; ++t) isum[t] = _mm256_add_epi32(isum[t], _mm256_srai_epi32(s_hi[t], 4));
+#else
         // 4-bit codes: int16 lanes hold pair sums of 16 products of 15 * 127 at most, no overflow
         __m256i s16[T];
         for (int t = 0; t < T; ++t) s16[t] = _mm256_setzero_si256();
@@ -89,6 +107,7 @@ struct Block32Tile {
             s16[t] = _mm256_add_epi16(s16[t], s_hi);
           }
         for (int t = 0; t < T; ++t) isum[t] = _mm256_madd_epi16(s16[t], ones);
+#endif
       } else {
         // signed x signed as |w| x (a with w's sign); a pair sum of 2 * 128 * 127 still fits int16
         for (int t = 0; t < T; ++t) isum[t] = _mm256_setzero_si256();

@@ -554,6 +554,31 @@ TEST(MatmulKernels, Q8KQuantizersAgreeOnNonFiniteValues) {
   EXPECT_GE(checked, 1);
 }
 
+// Every int8 kernel family this CPU runs, over rows packed or not, on 1 and 4 tokens whose
+// activations all equal x_value: each output must be exactly `expected`.
+void expect_int8_kernels_give(MatrixRef w, float x_value, float expected, const std::string& what) {
+  const int64_t rows = w.rows, cols = w.cols;
+  for (KernelChoice choice : {KernelChoice::Scalar, KernelChoice::Avx2, KernelChoice::Avx512}) {
+    if (choice == KernelChoice::Avx2 && !avx2_available()) continue;
+    if (choice == KernelChoice::Avx512 && !avx512vl_available()) continue;
+    const MatmulOptions options{ActivationPrecision::Q8, choice};
+    const LargePageBytes packed = pack_rows_for(w, options);
+    for (const void* rows_packed : {static_cast<const void*>(nullptr), static_cast<const void*>(packed.data())}) {
+      if (rows_packed != nullptr && packed.empty()) continue;
+      w.packed = rows_packed;
+      for (int64_t n_tok : {1, 4}) {
+        ThreadPool pool(1);
+        const std::vector<float> x(static_cast<size_t>(n_tok * cols), x_value);
+        std::vector<float> y = poisoned(rows * n_tok);
+        matmul(w, x.data(), n_tok, y.data(), pool, options);
+        for (int64_t i = 0; i < rows * n_tok; ++i)
+          EXPECT_EQ(y[i], expected) << what << ", kernel " << static_cast<int>(choice) << (rows_packed ? " packed" : "")
+                                    << ", tokens " << n_tok << ", output " << i;
+      }
+    }
+  }
+}
+
 // The Q6_K int8 kernels sum two pieces' products in int16 before the scale: at the codes' and
 // activations' limits (every code 63, every activation code -128, as Q8_K gives a block of equal
 // values) a pair of pieces is -32256, inside int16; the outputs stay the exact integer dot (a wrap
@@ -568,26 +593,10 @@ TEST(MatmulKernels, Q6KInt8SumsAtTheirLimitsStayExact) {
       std::memset(b.scales, 127, sizeof b.scales);
       b.d = 0x3C00;  // 1.0 in f16
     }
-    MatrixRef w{DType::Q6_K, blocks.data(), rows, cols, cols / QK_K * sizeof(BlockQ6_K)};
-    const std::vector<float> x(cols, -1.0f);
+    const MatrixRef w{DType::Q6_K, blocks.data(), rows, cols, cols / QK_K * sizeof(BlockQ6_K)};
     // code 63 is weight 31, code 0 weight -32; every activation code is -128 with d = 1/128
-    const float expected = 127.0f * (code_bits ? 31.0f : -32.0f) * -128.0f * cols / 128.0f;
-    for (KernelChoice choice : {KernelChoice::Scalar, KernelChoice::Avx2, KernelChoice::Avx512}) {
-      if (choice == KernelChoice::Avx2 && !avx2_available()) continue;
-      if (choice == KernelChoice::Avx512 && !avx512vl_available()) continue;
-      const MatmulOptions options{ActivationPrecision::Q8, choice};
-      const LargePageBytes packed = pack_rows_for(w, options);
-      for (const void* rows_packed : {static_cast<const void*>(nullptr), static_cast<const void*>(packed.data())}) {
-        if (rows_packed != nullptr && packed.empty()) continue;
-        w.packed = rows_packed;
-        ThreadPool pool(1);
-        std::vector<float> y = poisoned(rows);
-        matmul(w, x.data(), 1, y.data(), pool, options);
-        for (int64_t r = 0; r < rows; ++r)
-          EXPECT_EQ(y[r], expected) << "kernel " << static_cast<int>(choice) << (rows_packed ? " packed" : "") << " row " << r;
-      }
-      w.packed = nullptr;
-    }
+    expect_int8_kernels_give(w, -1.0f, 127.0f * (code_bits ? 31.0f : -32.0f) * -128.0f * cols / 128.0f,
+                             "codes " + std::to_string(code_bits));
   }
 }
 
@@ -604,29 +613,36 @@ TEST(MatmulKernels, Q4KInt8SumsAtTheirLimitsStayExact) {
       b.d = 0x3C00;                                   // 1.0 in f16
       b.dmin = 0;
     }
-    MatrixRef w{DType::Q4_K, blocks.data(), rows, cols, cols / QK_K * sizeof(BlockQ4_K)};
+    const MatrixRef w{DType::Q4_K, blocks.data(), rows, cols, cols / QK_K * sizeof(BlockQ4_K)};
     // weight 63 * 15 where a code is 15, 0 elsewhere; every activation code -128 with d = 1/128
+    expect_int8_kernels_give(w, -1.0f, -63.0f * 15.0f * (code_bits == 0xFF ? cols : cols / 2), "codes " + std::to_string(code_bits));
+  }
+}
+
+// Q4_0 and Q4_1 likewise (their VNNI build also multiplies the high nibbles in place): codes 15 in
+// the low nibbles, the high ones or both; Q4_0's weight is d (q - 8), Q4_1's d q + m with m = 0. Their
+// activations (Q8_0, Q8_1: d = max |x| / 127) are -127/128, every code -127 with d = 1/128 exactly.
+TEST(MatmulKernels, Q4_0AndQ4_1Int8SumsAtTheirLimitsStayExact) {
+  constexpr int64_t rows = 16, cols = 256;
+  const float x = -127.0f / 128.0f;
+  for (uint8_t code_bits : {uint8_t{0xFF}, uint8_t{0x0F}, uint8_t{0xF0}}) {
     const float coded = code_bits == 0xFF ? cols : cols / 2;
-    const float expected = -63.0f * 15.0f * coded;
-    for (KernelChoice choice : {KernelChoice::Scalar, KernelChoice::Avx2, KernelChoice::Avx512}) {
-      if (choice == KernelChoice::Avx2 && !avx2_available()) continue;
-      if (choice == KernelChoice::Avx512 && !avx512vl_available()) continue;
-      const MatmulOptions options{ActivationPrecision::Q8, choice};
-      const LargePageBytes packed = pack_rows_for(w, options);
-      for (const void* rows_packed : {static_cast<const void*>(nullptr), static_cast<const void*>(packed.data())}) {
-        if (rows_packed != nullptr && packed.empty()) continue;
-        w.packed = rows_packed;
-        for (int64_t n_tok : {1, 4}) {
-          ThreadPool pool(1);
-          std::vector<float> xs(static_cast<size_t>(n_tok * cols), -1.0f), y = poisoned(rows * n_tok);
-          matmul(w, xs.data(), n_tok, y.data(), pool, options);
-          for (int64_t i = 0; i < rows * n_tok; ++i)
-            EXPECT_EQ(y[i], expected) << "kernel " << static_cast<int>(choice) << (rows_packed ? " packed" : "")
-                                      << " tokens " << n_tok << " output " << i << " codes " << int{code_bits};
-        }
-      }
-      w.packed = nullptr;
+    std::vector<BlockQ4_0> q4_0(rows * cols / QK4_0);
+    for (BlockQ4_0& b : q4_0) {
+      std::memset(b.qs, code_bits, sizeof b.qs);
+      b.d = 0x3C00;  // 1.0 in f16
     }
+    // a code 15 is weight 7, a code 0 weight -8
+    expect_int8_kernels_give(MatrixRef{DType::Q4_0, q4_0.data(), rows, cols, cols / QK4_0 * sizeof(BlockQ4_0)}, x,
+                             x * (7.0f * coded - 8.0f * (cols - coded)), "Q4_0 codes " + std::to_string(code_bits));
+    std::vector<BlockQ4_1> q4_1(rows * cols / QK4_1);
+    for (BlockQ4_1& b : q4_1) {
+      std::memset(b.qs, code_bits, sizeof b.qs);
+      b.d = 0x3C00;
+      b.m = 0;
+    }
+    expect_int8_kernels_give(MatrixRef{DType::Q4_1, q4_1.data(), rows, cols, cols / QK4_1 * sizeof(BlockQ4_1)}, x,
+                             x * 15.0f * coded, "Q4_1 codes " + std::to_string(code_bits));
   }
 }
 
