@@ -207,9 +207,10 @@ TEST(Cli, BenchWritesAMeasuredDeviceProfile) {
 }
 
 // A stand-in for llama-bench that appends its arguments to `calls` and answers 200 tokens/s for pp and
-// 50 for tg, as llama-bench's -o json does; its path.
+// 50 for tg, as llama-bench's -o json does; its path (`calls` + ".sh", so tests running at once keep
+// apart).
 std::string fake_llama_bench(const std::string& calls) {
-  const std::string fake = ::testing::TempDir() + "/fake-llama-bench.sh";
+  const std::string fake = calls + ".sh";
   std::remove(calls.c_str());
   {
     std::ofstream script(fake);
@@ -225,7 +226,7 @@ std::string fake_llama_bench(const std::string& calls) {
 // file and threads, and reports its figures with the ratio.
 TEST(Cli, BenchComparesWithLlamaBenchAlternating) {
   INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
-  const std::string calls = ::testing::TempDir() + "/fake-llama-bench.calls";
+  const std::string calls = ::testing::TempDir() + "/llama-bench-alternating.calls";
   const std::string fake = fake_llama_bench(calls);
   const auto j = nlohmann::json::parse(
       stdout_only("bench --model " + path + " -p 32 -n 8 -r 3 -o json --threads 2 --compare-llama-bench " + fake));
@@ -251,7 +252,7 @@ TEST(Cli, BenchComparesWithLlamaBenchAlternating) {
 // roofline that implies, and both engines' figures against it.
 TEST(Cli, BenchComparePlacesEachDecodeWindowOnItsRoofline) {
   INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
-  const std::string fake = fake_llama_bench(::testing::TempDir() + "/fake-llama-bench.calls");
+  const std::string fake = fake_llama_bench(::testing::TempDir() + "/llama-bench-windows.calls");
   const std::string args = "bench --model " + path + " -p 8 -n 8 -r 2 --threads 2 --bandwidth --compare-llama-bench " + fake;
   const auto j = nlohmann::json::parse(stdout_only(args + " -o json"));
   ASSERT_GE(j.size(), 2u);
