@@ -28,7 +28,8 @@ static inline __m256 halves8(const f16_bits* h) {
 // the hardware prefetcher alone, two cores streaming packed groups from memory read 5-18% slower.
 // The K-quant blocks (1 KiB and more, the most work per byte) go 12 KiB ahead into L2 only: on the 1B
 // Q4_K_M file in 2 MiB pages that decoded 19% faster on two cores than 2 KiB ahead into L1, and 2 KiB
-// had beaten 4 KiB (into L1, 4 KiB ahead lands in the same L1 set). The others go 4 KiB ahead into L1.
+// had beaten 4 KiB (into L1; perhaps because 4 KiB ahead is the same L1 set). The others go 4 KiB
+// ahead into L1.
 template <class Block>
 constexpr bool prefetch_into_l2_only() { return sizeof(Block) >= 1024; }
 template <class Block>
