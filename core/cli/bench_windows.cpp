@@ -1,26 +1,9 @@
 #include "core/cli/bench_windows.h"
 
-#include <algorithm>
-#include <iomanip>
-#include <sstream>
+#include "core/common/text_format.h"
+#include "core/engine/serve_summary.h"
 
 namespace inferscope::cli {
-namespace {
-
-std::string fixed(double v, int precision) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-}  // namespace
-
 void print_decode_windows(std::ostream& out, const std::string& test, const std::vector<DecodeWindow>& windows,
                           double weight_bytes) {
   out << "\n" << test << " window by window (read bandwidth measured just before each of our repetitions; "
@@ -32,11 +15,11 @@ void print_decode_windows(std::ostream& out, const std::string& test, const std:
     const DecodeWindow& w = windows[i];
     const double roof = w.read_bytes_per_second / weight_bytes;
     ratios.push_back(w.ours_ts / w.llama_ts);
-    out << "| " << i + 1 << " | " << fixed(w.read_bytes_per_second / 1e9, 2) << " | " << fixed(roof, 1) << " | "
-        << fixed(w.ours_ts, 2) << " | " << fixed(100 * w.ours_ts / roof, 0) << "% | " << fixed(w.llama_ts, 2) << " | "
-        << fixed(100 * w.llama_ts / roof, 0) << "% | " << fixed(ratios.back(), 3) << "x |\n";
+    out << "| " << i + 1 << " | " << format_fixed(w.read_bytes_per_second / 1e9, 2) << " | " << format_fixed(roof, 1) << " | "
+        << format_fixed(w.ours_ts, 2) << " | " << format_fixed(100 * w.ours_ts / roof, 0) << "% | " << format_fixed(w.llama_ts, 2) << " | "
+        << format_fixed(100 * w.llama_ts / roof, 0) << "% | " << format_fixed(ratios.back(), 3) << "x |\n";
   }
-  out << "median ours / llama.cpp over the windows: " << fixed(median(ratios), 3) << "x\n";
+  out << "median ours / llama.cpp over the windows: " << format_fixed(quantile(ratios, 0.5), 3) << "x\n";
 }
 
 nlohmann::json decode_windows_json(const std::vector<DecodeWindow>& windows, double weight_bytes) {

@@ -1,17 +1,16 @@
 // inferscope-cli bench: llama-bench-style prompt processing (ppN) and text generation (tgN) speed.
 #include <cmath>
-#include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <unistd.h>
 
 #include "core/cli/bench_cpu_kernels.h"
 #include "core/cli/bench_cuda_kernels.h"
 #include "core/cli/bench_roofline.h"
 #include "core/cli/bench_windows.h"
+#include "core/common/text_format.h"
 #include "core/cli/measured_profile.h"
 #include "core/common/atomic_file.h"
 #include "core/cli/llama_bench_runner.h"
@@ -97,11 +96,6 @@ double run_tg(SyncEngine& engine, TokenId first, int64_t n) {
   return static_cast<double>(n) / r.metrics.e2e_request_latency_seconds;
 }
 
-std::string fmt(double v, int precision) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
 
 // One attention call per context and phase, naive vs flash, with the model's attention shape.
 int attention_sweep(const LlamaModel& model, const EngineConfig& config, int32_t reps, const std::string& output) {
@@ -126,12 +120,12 @@ int attention_sweep(const LlamaModel& model, const EngineConfig& config, int32_t
                       "| --- | --- | ---: | ---: | ---: | ---: |\n");
   for (const AttentionBenchRow& r : rows) {
     if (csv) {
-      std::cout << r.implementation << "," << r.phase << "," << r.context << "," << fmt(r.seconds_mean * 1e3, 4) << ","
-                << fmt(r.seconds_sd * 1e3, 4) << "," << r.scratch_bytes << "," << r.max_abs_diff << "\n";
+      std::cout << r.implementation << "," << r.phase << "," << r.context << "," << format_fixed(r.seconds_mean * 1e3, 4) << ","
+                << format_fixed(r.seconds_sd * 1e3, 4) << "," << r.scratch_bytes << "," << r.max_abs_diff << "\n";
     } else {
       std::cout << "| " << r.implementation << " | " << r.phase << " | " << r.context << " | "
-                << fmt(r.seconds_mean * 1e3, 3) << " ± " << fmt(r.seconds_sd * 1e3, 3) << " | "
-                << fmt(static_cast<double>(r.scratch_bytes) / 1024.0, 1) << " KiB | " << r.max_abs_diff << " |\n";
+                << format_fixed(r.seconds_mean * 1e3, 3) << " ± " << format_fixed(r.seconds_sd * 1e3, 3) << " | "
+                << format_fixed(static_cast<double>(r.scratch_bytes) / 1024.0, 1) << " KiB | " << r.max_abs_diff << " |\n";
     }
   }
   return 0;
@@ -335,12 +329,12 @@ int cmd_bench(int argc, char** argv) {
     std::cout << "model,size_gib,params_m,backend,threads,test,n_prompt,n_gen,avg_ts,stddev_ts"
               << (llama_bench.empty() ? "" : ",llama_cpp_avg_ts,llama_cpp_stddev_ts,ratio") << "\n";
     for (const BenchRow& r : rows) {
-      std::cout << '"' << model_name << "\"," << fmt(size_gib, 4) << "," << fmt(params_m, 2) << "," << backend << ","
-                << n_threads << "," << r.test << "," << r.n_prompt << "," << r.n_gen << "," << fmt(r.mean(), 2)
-                << "," << fmt(r.stddev(), 2);
+      std::cout << '"' << model_name << "\"," << format_fixed(size_gib, 4) << "," << format_fixed(params_m, 2) << "," << backend << ","
+                << n_threads << "," << r.test << "," << r.n_prompt << "," << r.n_gen << "," << format_fixed(r.mean(), 2)
+                << "," << format_fixed(r.stddev(), 2);
       if (!llama_bench.empty()) {
-        std::cout << "," << fmt(mean(r.llama_samples_ts), 2) << "," << fmt(stddev(r.llama_samples_ts), 2) << ","
-                  << fmt(r.ratio(), 3);
+        std::cout << "," << format_fixed(mean(r.llama_samples_ts), 2) << "," << format_fixed(stddev(r.llama_samples_ts), 2) << ","
+                  << format_fixed(r.ratio(), 3);
       }
       std::cout << "\n";
     }
@@ -350,19 +344,19 @@ int cmd_bench(int argc, char** argv) {
               << "| --- | ---: | ---: | --- | ---: | ---: | ---: |" << (llama_bench.empty() ? "" : " ---: | ---: |")
               << "\n";
     for (const BenchRow& r : rows) {
-      std::cout << "| " << model_name << " | " << fmt(size_gib * 1024, 2) << " MiB | " << fmt(params_m, 2) << " M | "
-                << backend << " | " << n_threads << " | " << r.test << " | " << fmt(r.mean(), 2) << " ± "
-                << fmt(r.stddev(), 2) << " |";
+      std::cout << "| " << model_name << " | " << format_fixed(size_gib * 1024, 2) << " MiB | " << format_fixed(params_m, 2) << " M | "
+                << backend << " | " << n_threads << " | " << r.test << " | " << format_fixed(r.mean(), 2) << " ± "
+                << format_fixed(r.stddev(), 2) << " |";
       if (!llama_bench.empty()) {
-        std::cout << " " << fmt(mean(r.llama_samples_ts), 2) << " ± " << fmt(stddev(r.llama_samples_ts), 2) << " | "
-                  << fmt(r.ratio(), 3) << "x |";
+        std::cout << " " << format_fixed(mean(r.llama_samples_ts), 2) << " ± " << format_fixed(stddev(r.llama_samples_ts), 2) << " | "
+                  << format_fixed(r.ratio(), 3) << "x |";
       }
       std::cout << "\n";
     }
     if (bw.repetitions > 0) {
-      std::cout << "\nmemory read bandwidth: " << fmt(bw.read_bytes_per_second / 1e9, 2) << " GB/s (" << n_threads
-                << " threads); weights " << fmt(static_cast<double>(weight_bytes) / 1e6, 1)
-                << " MB per token -> decode roofline " << fmt(roofline_tg, 1) << " t/s\n";
+      std::cout << "\nmemory read bandwidth: " << format_fixed(bw.read_bytes_per_second / 1e9, 2) << " GB/s (" << n_threads
+                << " threads); weights " << format_fixed(static_cast<double>(weight_bytes) / 1e6, 1)
+                << " MB per token -> decode roofline " << format_fixed(roofline_tg, 1) << " t/s\n";
     }
     for (const BenchRow& r : rows)
       if (!r.window_read_bps.empty()) print_decode_windows(std::cout, r.test, decode_windows(r), static_cast<double>(weight_bytes));

@@ -27,12 +27,6 @@ std::string read_text_file(const std::string& path) {
   return text.str();
 }
 
-std::string fixed(double v, int precision) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
-
 // [{"tensor": "blk.0.attn_q.weight", "wanted": "q4_K", "stored": "q5_0"}, ...]
 nlohmann::json fallbacks_json(const std::vector<MatrixFallback>& fallbacks) {
   nlohmann::json out = nlohmann::json::array();
@@ -113,7 +107,7 @@ int cmd_perplexity(int argc, char** argv) {
     std::cout << out.dump(2) << "\n";
     return 0;
   }
-  std::cout << "perplexity at " << r.level.quant << ": " << fixed(r.level.perplexity, 4) << " over " << r.tokens
+  std::cout << "perplexity at " << r.level.quant << ": " << format_fixed(r.level.perplexity, 4) << " over " << r.tokens
             << " scored tokens (" << r.windows << " window(s) of up to " << ctx << " tokens, method "
             << perplexity_method_name(r.method) << ")\n";
   std::cout << "weights: " << r.level.weight_bytes << " bytes";
@@ -121,8 +115,8 @@ int cmd_perplexity(int argc, char** argv) {
   std::cout << (fallbacks.empty() ? "" : " (rows not whole blocks: " + fallbacks + ")") << "\n";
   if (r.reference) {
     std::cout << "against " << r.reference->quant << ": mean KL divergence " << std::setprecision(6)
-              << r.kl_divergence_mean << " nats, top-1 agreement " << fixed(100.0 * r.top1_agreement, 2)
-              << "%, reference perplexity " << fixed(r.reference->perplexity, 4) << ", reference weights "
+              << r.kl_divergence_mean << " nats, top-1 agreement " << format_fixed(100.0 * r.top1_agreement, 2)
+              << "%, reference perplexity " << format_fixed(r.reference->perplexity, 4) << ", reference weights "
               << r.reference->weight_bytes << " bytes\n";
   }
   return 0;

@@ -14,6 +14,13 @@ inline std::string format_number(double v, const char* format = "%.3f") {
   return buf;
 }
 
+// `v` with `decimals` digits after the point ("%.*f").
+inline std::string format_fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
 // Bytes as "12.3 MiB".
 inline std::string format_mib(size_t bytes) {
   return format_number(static_cast<double>(bytes) / (1 << 20), "%.1f MiB");
