@@ -39,7 +39,17 @@ __m256i int16_pair(int lo, int hi) {
                                             static_cast<uint16_t>(lo)));
 }
 
-#if !defined(__AVX512VNNI__)
+#if defined(__AVX512VNNI__)
+// Each row's products of 4-bit codes x the four activation codes its lane meets, summed in its int32
+// lane, for the low and the high nibbles of one 32-byte load: s_lo += lo x a_lo, s_hi16 += 16 hi x a_hi
+// (the high nibbles stay in place, no shift; every term is a multiple of 16, so dividing after is exact).
+void nibble_dots(const uint8_t* bytes32, __m256i a_lo, __m256i a_hi, __m256i& s_lo, __m256i& s_hi16) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F), high4 = _mm256_set1_epi8(static_cast<char>(0xF0));
+  const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bytes32));
+  s_lo = _mm256_dpbusd_epi32(s_lo, _mm256_and_si256(bytes, low4), a_lo);
+  s_hi16 = _mm256_dpbusd_epi32(s_hi16, _mm256_and_si256(bytes, high4), a_hi);
+}
+#else
 // int16 pair sums of 4-bit codes x the four activation codes each lane's bytes meet, for the low and
 // the high nibbles of one 32-byte load: s_lo += lo x a_lo, s_hi += hi x a_hi.
 void nibble_dots(const uint8_t* bytes32, __m256i a_lo, __m256i a_hi, __m256i& s_lo, __m256i& s_hi) {
@@ -82,20 +92,14 @@ struct Block32Tile {
       __m256i isum[T];
       if constexpr (sizeof(wb.qs) == kPackedRows * 16) {
 #if defined(__AVX512VNNI__)
-        // 4-bit codes, each row's products summed in its int32 lane; the high nibbles stay in place
-        // (16 x the code, no shift), their sums (at most 16 * 240 * 128) divided by 16 after
-        const __m256i low4 = _mm256_set1_epi8(0x0F), high4 = _mm256_set1_epi8(static_cast<char>(0xF0));
-        __m256i s_hi[T];
-        for (int t = 0; t < T; ++t) isum[t] = s_hi[t] = _mm256_setzero_si256();
-        for (int c = 0; c < 4; ++c) {
-          const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs + 32 * c));
-          const __m256i lo = _mm256_and_si256(bytes, low4), hi16 = _mm256_and_si256(bytes, high4);
-          for (int t = 0; t < T; ++t) {
-            isum[t] = _mm256_dpbusd_epi32(isum[t], lo, piece(act[t][b].qs, c));
-            s_hi[t] = _mm256_dpbusd_epi32(s_hi[t], hi16, piece(act[t][b].qs, 4 + c));
-          }
-        }
-        for (int t = 0; t < T; ++t) isum[t] = _mm256_add_epi32(isum[t], _mm256_srai_epi32(s_hi[t], 4));
+        // 4-bit codes, each row's products summed in its int32 lane, the high ones' (at most
+        // 16 * 240 * 128) divided by 16 after
+        __m256i s_hi16[T];
+        for (int t = 0; t < T; ++t) isum[t] = s_hi16[t] = _mm256_setzero_si256();
+        for (int c = 0; c < 4; ++c)
+          for (int t = 0; t < T; ++t)
+            nibble_dots(wb.qs + 32 * c, piece(act[t][b].qs, c), piece(act[t][b].qs, 4 + c), isum[t], s_hi16[t]);
+        for (int t = 0; t < T; ++t) isum[t] = _mm256_add_epi32(isum[t], _mm256_srai_epi32(s_hi16[t], 4));
 #else
         // 4-bit codes: int16 lanes hold pair sums of 16 products of 15 * 127 at most, no overflow
         __m256i s16[T];
@@ -165,29 +169,18 @@ struct Q4_KTile {
       for (int k = 0; k < QK_K / 64; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high nibbles)
         __m256i s_lo[T], s_hi[T];
         for (int t = 0; t < T; ++t) s_lo[t] = s_hi[t] = _mm256_setzero_si256();
-#if defined(__AVX512VNNI__)
-        // 8 pieces of 4 codes: each row's 32 products summed in its int32 lane; the high nibbles stay
-        // in place (16 x the code, no shift), their sums (at most 32 * 240 * 128) divided by 16 after
-        const __m256i low4 = _mm256_set1_epi8(0x0F), high4 = _mm256_set1_epi8(static_cast<char>(0xF0));
-        for (int c = 0; c < 8; ++c) {
-          const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs + 32 * (8 * k + c)));
-          const __m256i lo = _mm256_and_si256(bytes, low4), hi16 = _mm256_and_si256(bytes, high4);
-          for (int t = 0; t < T; ++t) {
-            const int8_t* q = act[t][b].qs + 64 * k;
-            s_lo[t] = _mm256_dpbusd_epi32(s_lo[t], lo, piece(q, c));
-            s_hi[t] = _mm256_dpbusd_epi32(s_hi[t], hi16, piece(q + 32, c));
-          }
-        }
-        for (int t = 0; t < T; ++t) s_hi[t] = _mm256_srai_epi32(s_hi[t], 4);  // exact: every term is 16 x a product
-        const __m256i sc_lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(wb.scales[2 * k])));
-        const __m256i sc_hi = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(wb.scales[2 * k + 1])));
-#else
-        // 8 pieces of 4 codes: int16 lanes hold 8 pair sums of 15 * 127 at most
+        // 8 pieces of 4 codes (with VNNI: each row's 32 products in its int32 lane, the high nibbles'
+        // at most 32 * 240 * 128 and 16 x their dot; else 8 int16 pair sums of 15 * 127 at most)
         for (int c = 0; c < 8; ++c)
           for (int t = 0; t < T; ++t) {
             const int8_t* q = act[t][b].qs + 64 * k;
             nibble_dots(wb.qs + 32 * (8 * k + c), piece(q, c), piece(q + 32, c), s_lo[t], s_hi[t]);
           }
+#if defined(__AVX512VNNI__)
+        for (int t = 0; t < T; ++t) s_hi[t] = _mm256_srai_epi32(s_hi[t], 4);
+        const __m256i sc_lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(wb.scales[2 * k])));
+        const __m256i sc_hi = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(wb.scales[2 * k + 1])));
+#else
         const __m256i sc_lo = per_row_pairs(wb.scales[2 * k]), sc_hi = per_row_pairs(wb.scales[2 * k + 1]);
 #endif
         // row i's mins of sub-blocks 2k, 2k + 1 in int16 lanes 2i, 2i + 1
