@@ -57,16 +57,20 @@ Tokenizer::Tokenizer(Vocab vocab) : vocab_(std::move(vocab)) {
     for (size_t i = 0; i < n; ++i) vocab_.token_to_id.emplace(vocab_.tokens[i], static_cast<TokenId>(i));
   }
   for (TokenId id = 0; id < vocab_.size(); ++id) {
-    if (is_special(vocab_.types[id]) && !vocab_.tokens[id].empty()) specials_.push_back(id);
+    if (vocab_.tokens[id].empty()) continue;
+    if (is_special(vocab_.types[id])) specials_.push_back(id);
+    if (vocab_.types[id] == TokenType::USER_DEFINED) user_defined_.push_back(id);
   }
-  std::stable_sort(specials_.begin(), specials_.end(),
-                   [&](TokenId a, TokenId b) { return vocab_.tokens[a].size() > vocab_.tokens[b].size(); });
+  const auto longest_first = [&](TokenId a, TokenId b) { return vocab_.tokens[a].size() > vocab_.tokens[b].size(); };
+  std::stable_sort(specials_.begin(), specials_.end(), longest_first);
+  std::stable_sort(user_defined_.begin(), user_defined_.end(), longest_first);
 }
 
 std::vector<TokenId> Tokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
   std::vector<Fragment> fragments;
   if (!text.empty()) fragments.push_back({0, text.size(), -1});
-  if (parse_special) split_specials(text, specials_, vocab_, fragments);
+  // user-defined pieces are always their own tokens (llama.cpp and Hugging Face carve them out first)
+  split_specials(text, parse_special ? specials_ : user_defined_, vocab_, fragments);
 
   std::vector<TokenId> out;
   if (add_bos && vocab_.add_bos && vocab_.bos >= 0) out.push_back(vocab_.bos);
@@ -89,6 +93,8 @@ std::string Tokenizer::token_to_piece(TokenId id, bool render_special) const {
                             std::to_string(vocab_.size()));
   }
   const TokenType type = vocab_.types[id];
+  // user-defined pieces ("\n" in Gemma's vocabulary) are text; control and unknown ones show on request
+  if (type == TokenType::USER_DEFINED) return vocab_.tokens[id];
   if (is_special(type)) return render_special ? vocab_.tokens[id] : std::string();
   if (type == TokenType::BYTE) {
     const int byte = byte_token_value(vocab_.tokens[id]);

@@ -17,13 +17,14 @@ class Tokenizer {
   const Vocab& vocab() const { return vocab_; }
 
   // add_bos: prepend BOS when the vocabulary asks for it (vocab().add_bos) and has one.
-  // parse_special: text that spells a CONTROL, USER_DEFINED or UNKNOWN token ("<|im_start|>")
-  // becomes that one token; where spellings overlap, longer tokens are taken first.
+  // parse_special: text that spells a CONTROL or UNKNOWN token ("<|im_start|>") becomes that one
+  // token; text that spells a USER_DEFINED token always does. Where spellings overlap, longer tokens
+  // are taken first.
   std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special = true) const;
 
-  // The raw bytes a token stands for (byte tokens give their byte; CONTROL, USER_DEFINED and
-  // UNKNOWN tokens give their text only when render_special is set, else nothing). May be an
-  // incomplete UTF-8 sequence. Throws std::out_of_range for an id outside the vocabulary.
+  // The raw bytes a token stands for (byte tokens give their byte, USER_DEFINED tokens their text;
+  // CONTROL and UNKNOWN tokens give their text only when render_special is set, else nothing), as
+  // llama.cpp's token_to_piece. May be an incomplete UTF-8 sequence. Throws std::out_of_range for an id outside the vocabulary.
   std::string token_to_piece(TokenId id, bool render_special = false) const;
   // Concatenated pieces; with add_space_prefix, the space encode put before the first text token
   // is removed again, so decode(encode(s)) == s.
@@ -44,7 +45,8 @@ class Tokenizer {
   Vocab vocab_;
 
  private:
-  std::vector<TokenId> specials_;  // tokens parse_special matches, longest spelling first
+  std::vector<TokenId> specials_;      // tokens parse_special matches, longest spelling first
+  std::vector<TokenId> user_defined_;  // the USER_DEFINED ones among them, matched without parse_special too
 };
 
 // Turns a stream of token pieces into text that never ends inside a UTF-8 character.

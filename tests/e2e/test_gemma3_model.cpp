@@ -24,6 +24,16 @@ TEST(Gemma3Model, TokenizerMatchesLlamaTokenize) {
   for (const auto& c : cases) EXPECT_EQ(model->tokenizer().encode(c.text, true), c.ids) << c.text;
 }
 
+// Without parsing special tokens (as perplexity tokenizes a text), Gemma's user-defined pieces (runs
+// of spaces, newlines) are still their own tokens, as llama-tokenize --no-parse-special gives them.
+TEST(Gemma3Model, TokenizerWithoutSpecialsMatchesLlamaTokenize) {
+  INFERSCOPE_REQUIRE_FILE(path, test::gemma3_model_path());
+  const auto model = LlamaModel::load(path);
+  const auto cases = test::read_tokenizer_cases(test::tokenizer_fixture_path("gemma3_ids_no_special.tsv"));
+  ASSERT_GE(cases.size(), 20u);
+  for (const auto& c : cases) EXPECT_EQ(model->tokenizer().encode(c.text, true, false), c.ids) << c.text;
+}
+
 TEST(Gemma3Model, ShapeTemplateAndWhatDiffers) {
   INFERSCOPE_REQUIRE_FILE(path, test::gemma3_model_path());
   const auto model = LlamaModel::load(path);
@@ -39,6 +49,21 @@ TEST(Gemma3Model, ShapeTemplateAndWhatDiffers) {
   // The file has no chat template; its vocabulary has Gemma's turn markers.
   EXPECT_EQ(model->chat_template().family, ChatTemplateFamily::Gemma);
   EXPECT_NE(model->chat_template_warning().find("<start_of_turn>"), std::string::npos) << model->chat_template_warning();
+}
+
+// Gemma's newline and runs of spaces are user-defined pieces: each decodes to its text, as
+// llama.cpp's token_to_piece gives it (id 107 is "\n").
+TEST(Gemma3Model, NewlinesAndSpaceRunsDecodeToTheirText) {
+  INFERSCOPE_REQUIRE_FILE(path, test::gemma3_model_path());
+  const auto model = LlamaModel::load(path);
+  const Tokenizer& tok = model->tokenizer();
+  EXPECT_EQ(tok.token_to_piece(107), "\n");
+  const std::string text = "\n                                 Apache License\n    Version 2.0\n\n";
+  const std::vector<TokenId> ids = tok.encode(text, false);
+  std::string pieces;
+  for (const TokenId id : ids) pieces += tok.token_to_piece(id);
+  EXPECT_EQ(pieces, text);
+  EXPECT_EQ(tok.decode(ids), text);
 }
 
 // Greedy continuations that a 270M base model gets right.

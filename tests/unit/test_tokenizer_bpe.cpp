@@ -166,6 +166,18 @@ TEST(BpeTokenizer, EveryByteRoundTrips) {
   EXPECT_EQ(tok->token_to_piece(id_of(*tok, " w")), " w");
 }
 
+TEST(BpeTokenizer, UserDefinedPiecesAreTheirText) {
+  Vocab v = byte_level_vocab({}, {"<|end|>"});
+  v.tokens.push_back("<tool>");
+  v.types.push_back(TokenType::USER_DEFINED);
+  const auto tok = Tokenizer::from_vocab(std::move(v));
+  const TokenId tool = tok->vocab().size() - 1, end = tool - 1;
+  EXPECT_EQ(tok->token_to_piece(tool), "<tool>");
+  EXPECT_EQ(tok->token_to_piece(end), "");
+  EXPECT_EQ(tok->token_to_piece(end, true), "<|end|>");
+  EXPECT_EQ(tok->decode(tok->encode("a<tool>b", false)), "a<tool>b");
+}
+
 TEST(BpeTokenizer, SpecialTokensLongestSpellingFirst) {
   const auto tok = Tokenizer::from_vocab(byte_level_vocab({}, {"<x>", "<x><y>"}));
   const TokenId x = tok->vocab().token_to_id.at("<x>");

@@ -83,6 +83,42 @@ TEST(SpmTokenizer, ByteFallbackForMissingCharacters) {
   EXPECT_EQ(tok->decode(tok->encode("h\xC3\xA9 h", false)), "h\xC3\xA9 h");
 }
 
+// A user-defined piece ("\n" in Gemma's vocabulary) is text: it decodes to its spelling, as
+// llama.cpp's token_to_piece gives it; only control and unknown pieces wait for render_special.
+TEST(SpmTokenizer, UserDefinedPiecesAreTheirText) {
+  Vocab v = spm_vocab({{kSpace, -3}, {"h", -4}});
+  v.add_space_prefix = false;  // else the text after "\n" starts a new word, with a space
+  v.tokens.push_back("\n");
+  v.types.push_back(TokenType::USER_DEFINED);
+  v.scores.push_back(0);
+  const auto tok = Tokenizer::from_vocab(std::move(v));
+  const TokenId newline = tok->vocab().size() - 1;
+  EXPECT_EQ(tok->token_to_piece(newline), "\n");
+  EXPECT_EQ(tok->token_to_piece(newline, true), "\n");
+  EXPECT_EQ(tok->token_to_piece(1), "");  // <s>, a control piece
+  EXPECT_EQ(tok->token_to_piece(0), "");  // <unk>
+  EXPECT_EQ(tok->decode(tok->encode("h\nh", true)), "h\nh");
+}
+
+// User-defined pieces are carved out of the text before the merges even when special tokens are not
+// parsed (llama.cpp and Hugging Face do the same): Gemma's runs of spaces exist only as user-defined
+// pieces, and without this a perplexity text became one token per space.
+TEST(SpmTokenizer, UserDefinedPiecesSplitEvenWithoutParsingSpecials) {
+  Vocab v = spm_vocab({{kSpace, -3}, {"h", -4}, {kSpace + "h", -2}});
+  v.add_space_prefix = false;
+  v.tokens.insert(v.tokens.end(), {"   ", "<ctl>"});
+  v.types.insert(v.types.end(), {TokenType::USER_DEFINED, TokenType::CONTROL});
+  v.scores.insert(v.scores.end(), {0, 0});
+  const auto tok = Tokenizer::from_vocab(std::move(v));
+  const TokenId run = tok->vocab().size() - 2, control = tok->vocab().size() - 1;
+  const TokenId space_h = ids(*tok, {kSpace + "h"})[0];
+  EXPECT_EQ(tok->encode("h    h", false, false), (std::vector<TokenId>{ids(*tok, {"h"})[0], run, space_h}));
+  EXPECT_EQ(tok->encode("h    h", false, true), tok->encode("h    h", false, false));
+  // A control piece's spelling is text unless specials are parsed.
+  EXPECT_EQ(tok->encode("<ctl>", false, true), (std::vector<TokenId>{control}));
+  EXPECT_NE(tok->encode("<ctl>", false, false), (std::vector<TokenId>{control}));
+}
+
 TEST(SpmTokenizer, UnknownWithoutByteTokens) {
   const auto tok = Tokenizer::from_vocab(spm_vocab({{kSpace, -3}, {"h", -4}}, false));
   EXPECT_EQ(tok->encode("h\xC3\xA9", false), (std::vector<TokenId>{3, 4, 0, 0}));
