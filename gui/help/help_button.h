@@ -1,12 +1,12 @@
-// A small "?" button that shows a help text (help_texts.h) in a popup when clicked, and as its
-// tooltip on hover. attach_help() puts one in a widget's top-right corner and gives the widget the
+// A small "?" button that shows a help text (help_texts.h) in a popup (help_popup.h) when clicked,
+// and as its tooltip on hover. attach_help() puts one in a widget's top-right corner and gives the widget the
 // same tooltip and What's This text.
 #pragma once
 #include <QToolButton>
 
+#include "gui/help/help_popup.h"
 #include "gui/help/help_texts.h"
 
-class QLabel;
 
 namespace inferscope::gui {
 
@@ -14,8 +14,8 @@ class HelpButton : public QToolButton {
   Q_OBJECT
  public:
   HelpButton(const HelpText& help, QWidget* parent);
-  // The popup the click shows (hidden until then; it closes on the next click anywhere).
-  QLabel* popup() const { return popup_; }
+  // The popup a click shows and a second click hides (it also closes on Escape and other clicks).
+  HelpPopup* popup() const { return popup_; }
   // Keeps the button in the top-right corner of its parent as the parent resizes.
   void pin_to_corner();
 
@@ -23,9 +23,9 @@ class HelpButton : public QToolButton {
   bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
-  void show_popup();
+  void toggle_popup();
   void move_to_corner();
-  QLabel* popup_;
+  HelpPopup* popup_;
 };
 
 // A HelpButton for `help` pinned to `host`'s top-right corner; `host` gets the help as its tooltip.
