@@ -1,5 +1,6 @@
 #include "gui/chat/chat_panel.h"
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QDateTime>
 #include <QFileDialog>
@@ -86,8 +87,10 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
   error_->setWordWrap(true);
   error_->setStyleSheet("color:#b91c1c; background:#fef2f2; padding:4px; border-radius:3px;");
   error_->setVisible(false);
+  input_->setObjectName("chat_input");
   input_->setPlaceholderText("Message (Ctrl+Enter sends)");
   input_->setMaximumHeight(70);
+  stop_->setObjectName("chat_stop");
   stop_->setToolTip("Cancel this reply between engine steps; its memory is freed at once");
   regenerate_->setToolTip("Drop the last reply and ask again (the prefix cache reuses the conversation's KV blocks)");
   export_->setToolTip("Save this session (messages, sampling, engine configuration, reply timeline) as JSON");
@@ -463,10 +466,14 @@ void ChatPanel::refresh_controls() {
   if (current_ < 0) return;
   const ChatSession& s = sessions_[static_cast<size_t>(current_)];
   const bool live = streaming(current_);
+  // A button that is about to be disabled under the keyboard focus hands it to the message box
+  // (else Qt moves it along the tab chain, to the sampling fields).
+  QPushButton* focused = qobject_cast<QPushButton*>(QApplication::focusWidget());
   send_->setEnabled(!live);
   stop_->setEnabled(live);
   regenerate_->setEnabled(!live && !s.messages.empty());
   delete_button_->setEnabled(!live && sessions_.size() > 1);
+  if (focused != nullptr && !focused->isEnabled() && isAncestorOf(focused)) input_->setFocus();
   auto it = errors_.find(s.id);
   error_->setVisible(it != errors_.end());
   error_->setText(it != errors_.end() ? it->second : QString());

@@ -60,12 +60,20 @@ QString markdown_to_html(const QString& text) {
   return html;
 }
 
+QString finish_reason_text(const std::string& reason) {
+  if (reason == "stop") return QStringLiteral("ended by the model");
+  if (reason == "length") return QStringLiteral("cut off at the reply's token limit");
+  if (reason == "abort") return QStringLiteral("stopped by you");
+  if (reason == "error") return QStringLiteral("failed");
+  return QString::fromStdString(reason);
+}
+
 QString reply_stats_line(const ReplyStats& s) {
   QStringList parts;
   parts << QString("%1 tokens").arg(s.tokens);
   if (s.tokens > 1) parts << QString("this reply: %1 tok/s decode").arg(s.tokens_per_second, 0, 'f', 1);
   if (s.ttft_s >= 0) parts << QString("TTFT %1 s").arg(s.ttft_s, 0, 'f', 2);
-  if (!s.finish_reason.empty()) parts << QString::fromStdString(s.finish_reason);
+  if (!s.finish_reason.empty()) parts << finish_reason_text(s.finish_reason);
   return parts.join(" · ");
 }
 

@@ -13,6 +13,8 @@ namespace inferscope::gui {
 QString markdown_to_html(const QString& text);
 // One line under a reply: "42 tokens · this reply: 38.1 tok/s decode · TTFT 0.12 s · stop" (the
 // request's own decode speed; the engine's, over every request, is in the status bar).
+// How a reply ended, in words ("stop" from the engine reads "ended by the model").
+QString finish_reason_text(const std::string& reason);
 QString reply_stats_line(const ReplyStats& stats);
 // The whole conversation (each reply's line has its help as tooltip); `streaming` marks the last reply as still coming. `token_view` shows each
 // reply that has a trace token by token (token_view.h) instead of as Markdown.

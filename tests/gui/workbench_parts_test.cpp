@@ -105,7 +105,14 @@ TEST(WorkbenchRender, ReplyStatsLine) {
   s.tokens_per_second = 38.06;
   s.ttft_s = 0.123;
   s.finish_reason = "stop";
-  EXPECT_EQ(reply_stats_line(s), "42 tokens · this reply: 38.1 tok/s decode · TTFT 0.12 s · stop");
+  EXPECT_EQ(reply_stats_line(s), "42 tokens · this reply: 38.1 tok/s decode · TTFT 0.12 s · ended by the model");
+  // How a reply ended reads as words, never as the engine's bare reason codes.
+  s.finish_reason = "length";
+  EXPECT_TRUE(reply_stats_line(s).endsWith("cut off at the reply's token limit")) << reply_stats_line(s).toStdString();
+  s.finish_reason = "abort";
+  EXPECT_TRUE(reply_stats_line(s).endsWith("stopped by you")) << reply_stats_line(s).toStdString();
+  s.finish_reason = "error";
+  EXPECT_TRUE(reply_stats_line(s).endsWith("failed")) << reply_stats_line(s).toStdString();
 }
 
 TEST(WorkbenchRender, TheReplyLineExplainsItselfOnHover) {

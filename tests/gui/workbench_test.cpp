@@ -8,6 +8,7 @@
 #include <QComboBox>
 #include <QFile>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <qcustomplot.h>
 
@@ -129,6 +130,28 @@ TEST(Workbench, ChatStreamsIntoTheViewTheDashboardAndTheBlockTable) {
   EXPECT_TRUE(roofline.roofs().known());
   EXPECT_EQ(roofline.note(), "");
   EXPECT_GT(roofline.decode->dataCount(), 0);
+}
+
+// Stop and Regenerate disable themselves under the keyboard focus: the focus goes back to the
+// message box, where the user types next, not along the tab chain to the sampling fields.
+TEST(Workbench, StopAndRegenerateLeaveTheFocusInTheMessageBox) {
+  INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  QTemporaryDir dir;
+  std::unique_ptr<MainWindow> w;
+  ASSERT_NO_FATAL_FAILURE(open_streaming_window(dir, w));
+  w->activateWindow();
+  ASSERT_TRUE(QTest::qWaitForWindowActive(w.get()));
+  auto* stop = w->chat()->findChild<QPushButton*>("chat_stop");
+  QWidget* input = w->chat()->findChild<QWidget*>("chat_input");
+  ASSERT_TRUE(stop != nullptr && input != nullptr);
+  w->chat()->set_input_text("Once upon a time");
+  w->chat()->send();
+  ASSERT_TRUE(wait_for([&] { return stop->isEnabled(); }));
+  QTest::mouseClick(stop, Qt::LeftButton);
+  ASSERT_TRUE(wait_for([&] { return w->chat()->requests_in_flight() == 0; }));
+  QApplication::processEvents();
+  EXPECT_EQ(QApplication::focusWidget(), input)
+      << "focus on " << (QApplication::focusWidget() ? QApplication::focusWidget()->metaObject()->className() : "nothing");
 }
 
 TEST(Workbench, ClickingABlockSelectsItsSessionWhenNamesRepeat) {
