@@ -8,17 +8,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/gguf/gguf_file.h"
 #include "core/model/llama_model.h"
 #include "kernels/cpu/quantize.h"
+#include "tests/llamacpp/llama_cpp_tools.h"
 #include "tests/llamacpp/not_built.h"
 #include "tests/support/engine_runs.h"
 #include "tests/support/logit_compare.h"
@@ -94,28 +93,6 @@ Case windowed_case() {
   return *std::find_if(all.begin(), all.end(), [](const Case& c) { return c.name == "gemma3_window16"; });
 }
 
-// llama.cpp's logits at every position of `tokens`: one row per line.
-std::vector<std::vector<float>> llama_cpp_logits(const std::string& model, const std::vector<TokenId>& tokens) {
-  std::ostringstream words;
-  words << LLAMA_LOGITS << ' ' << model;
-  for (TokenId id : tokens) words << ' ' << id;
-  const std::string command = words.str();
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("cannot run " + command);
-  std::string out;
-  char buffer[1 << 16];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
-  if (::pclose(pipe) != 0) throw std::runtime_error(command + " failed");
-  std::vector<std::vector<float>> rows;
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream values(line);
-    rows.emplace_back();
-    for (float v; values >> v;) rows.back().push_back(v);
-  }
-  return rows;
-}
-
 class LlamaCppParity : public ::testing::TestWithParam<Case> {};
 
 // The synthetic model of `spec` written to `path` and our logits there (f32 K/V), one row per token.
@@ -141,7 +118,7 @@ TEST_P(LlamaCppParity, LogitsMatchAtEveryPosition) {
   const std::string path = ::testing::TempDir() + "/parity-" + c.name + ".gguf";
   const std::vector<TokenId> tokens = random_tokens(c.tokens, c.spec.vocab, c.spec.seed);
   const std::vector<std::vector<float>> ours = our_logits(c.spec, path, tokens);
-  const std::vector<std::vector<float>> theirs = llama_cpp_logits(path, tokens);
+  const std::vector<std::vector<float>> theirs = llama_cpp_logits(LLAMA_LOGITS, path, tokens);
   ASSERT_EQ(theirs.size(), tokens.size());
   for (size_t p = 0; p < tokens.size(); ++p) {
     ASSERT_EQ(theirs[p].size(), ours[p].size()) << "position " << p;
@@ -158,7 +135,7 @@ TEST(LlamaCppParityWindow, WithoutTheMaskOurLogitsWouldDiffer) {
   const std::vector<TokenId> tokens = random_tokens(c.tokens, c.spec.vocab, c.spec.seed);
   const std::string path = ::testing::TempDir() + "/parity-window.gguf";
   write_synthetic_model(c.spec, path);
-  const std::vector<std::vector<float>> theirs = llama_cpp_logits(path, tokens);
+  const std::vector<std::vector<float>> theirs = llama_cpp_logits(LLAMA_LOGITS, path, tokens);
   ASSERT_EQ(theirs.size(), tokens.size());
   SyntheticModelSpec unmasked = c.spec;
   unmasked.sliding_window = c.tokens;
@@ -210,7 +187,7 @@ TEST(LlamaCppParityRealModel, Gemma3MatchesLlamaCpp) {
   EngineConfig config;
   config.kv_dtype = DType::F32;
   const std::vector<float> ours = engine_logits(*model, config, tokens);
-  const std::vector<std::vector<float>> theirs = llama_cpp_logits(f32_path, tokens);
+  const std::vector<std::vector<float>> theirs = llama_cpp_logits(LLAMA_LOGITS, f32_path, tokens);
   std::filesystem::remove(f32_path);
   ASSERT_EQ(theirs.size(), tokens.size());
   const auto vocab = static_cast<size_t>(model->config().vocab_size);

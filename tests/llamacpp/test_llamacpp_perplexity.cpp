@@ -1,0 +1,106 @@
+// Differential tests against llama.cpp on many kinds of text, with both real models (the demo model
+// and gemma-3-270m): our perplexity (llama-perplexity's procedure, --method llamacpp) against
+// llama-perplexity's at two contexts on five texts of different kinds (tests/fixtures/texts; see
+// kPerplexityBound). Like for like: both sides round activations to 8 bits for the quantized matmuls
+// (our --activations q8), so what remains is summation order and each engine's own rounding. A
+// tokenizer or forward-pass bug on one kind of text fails here the day it is written.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "core/engine/text_perplexity.h"
+#include "core/model/llama_model.h"
+#include "core/quant/quality.h"
+#include "tests/llamacpp/llama_cpp_tools.h"
+#include "tests/llamacpp/not_built.h"
+#include "tests/support/test_models.h"
+
+namespace inferscope::test {
+namespace {
+
+// Our perplexity against llama-perplexity's, text by text and context by context. The goal is 1%;
+// our 8-bit activation blocks are not rounded exactly as ggml's (nor is ggml's f16 K/V and GELU table
+// ours), and that alone leaves up to 1.02% here (the demo model's German at ctx 256, Gemma's prose at
+// ctx 64). The test fails past 1.5% and names every text past 1%. A tokenizer or forward-pass bug
+// is far larger: Gemma's runs of spaces were 3x and 80,000x off.
+constexpr double kPerplexityGoal = 0.01;
+constexpr double kPerplexityBound = 0.015;
+// Each text is scored on its first 1024 tokens at every context (llama-perplexity --chunks likewise):
+// Gemma's 262k-row output head makes every position cost tens of milliseconds here. Fewer scored
+// tokens let the two engines' rounding differ by more: German at ctx 256 on 2 chunks was 1.2% apart,
+// on all 6 chunks 0.65%.
+constexpr int kTokensPerText = 1024;
+
+struct Text {
+  std::string file;           // under tests/fixtures/texts
+  std::vector<int> contexts;  // each needs at least two chunks of the text's tokens
+};
+
+const std::vector<Text>& texts() {
+  static const std::vector<Text> all = {
+      {"prose-sourdough.txt", {64, 256}},  {"code-interval-tree.txt", {64, 256}},
+      {"apache-2.0-licence.txt", {64, 256}}, {"german-rhein.txt", {64, 256}},
+      {"numbers-tables.txt", {64, 256}},
+  };
+  return all;
+}
+
+std::string text_path(const std::string& file) { return source_path("tests/fixtures/texts/" + file); }
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+EngineConfig like_for_like() {
+  EngineConfig config;
+  config.matmul.activations = ActivationPrecision::Q8;
+  return config;
+}
+
+struct RealModel {
+  std::string name;
+  std::string path;
+};
+void PrintTo(const RealModel& m, std::ostream* os) { *os << m.name; }
+
+class LlamaCppOnText : public ::testing::TestWithParam<RealModel> {};
+
+TEST_P(LlamaCppOnText, PerplexityCloseToLlamaPerplexityOnEveryText) {
+  ASSERT_STRNE(LLAMA_PERPLEXITY, "") << kLlamaCppNotBuilt;
+  INFERSCOPE_REQUIRE_FILE(path, GetParam().path);
+  const auto model = LlamaModel::load(path);
+  std::printf("%-24s %5s %12s %12s %8s\n", "text", "ctx", "ours", "llama.cpp", "diff");
+  std::vector<std::string> outside;
+  for (const Text& t : texts()) {
+    const std::vector<TokenId> tokens = model->tokenizer().encode(read_text(text_path(t.file)), true, false);
+    for (const int ctx : t.contexts) {
+      const int chunks = std::min(kTokensPerText, static_cast<int>(tokens.size())) / ctx;
+      const std::span<const TokenId> scored(tokens.data(), static_cast<size_t>(chunks * ctx));
+      const double ours =
+          measure_text_perplexity(*model, like_for_like(), scored, ctx, std::nullopt, {}, PerplexityMethod::LlamaCpp)
+              .level.perplexity;
+      const double theirs = llama_cpp_perplexity(LLAMA_PERPLEXITY, path, text_path(t.file), ctx, chunks, 2);
+      const double diff = ours / theirs - 1;
+      std::printf("%-24s %5d %12.4f %12.4f %+7.2f%%\n", t.file.c_str(), ctx, ours, theirs, 100 * diff);
+      std::fflush(stdout);  // each row as it is measured
+      if (std::abs(diff) > kPerplexityGoal) outside.push_back(t.file + " at ctx " + std::to_string(ctx));
+      EXPECT_LE(std::abs(diff), kPerplexityBound) << t.file << " at ctx " << ctx << ": ours " << ours << ", llama.cpp " << theirs;
+    }
+  }
+  for (const std::string& o : outside) std::printf("past the 1%% goal: %s\n", o.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(RealModels, LlamaCppOnText,
+                         ::testing::Values(RealModel{"demo", demo_model_path()}, RealModel{"gemma3", gemma3_model_path()}),
+                         [](const ::testing::TestParamInfo<RealModel>& i) { return i.param.name; });
+
+}  // namespace
+}  // namespace inferscope::test
