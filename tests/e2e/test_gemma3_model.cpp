@@ -5,8 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "core/engine/text_perplexity.h"
@@ -75,8 +73,7 @@ TEST(Gemma3Model, NewlinesAndSpaceRunsDecodeToTheirText) {
 TEST(Gemma3Model, PerplexityOfRunsOfSpacesMatchesLlamaPerplexity) {
   INFERSCOPE_REQUIRE_FILE(path, test::gemma3_model_path());
   const auto model = LlamaModel::load(path);
-  std::ifstream in(test::source_path("tests/fixtures/texts/gemma-whitespace.txt"), std::ios::binary);
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string text = test::source_text("tests/fixtures/texts/gemma-whitespace.txt");
   const std::vector<TokenId> tokens = model->tokenizer().encode(text, true, false);
   EXPECT_EQ(tokens.size(), 46u);
   const TextPerplexity p = measure_text_perplexity(*model, EngineConfig{}, tokens, 16, std::nullopt, {}, PerplexityMethod::LlamaCpp);

@@ -10,8 +10,6 @@
 #include <cmath>
 #include <cstdio>
 #include <span>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,13 +41,7 @@ constexpr int kContexts[] = {64, 256};  // each needs at least two chunks of eve
 const char* const kTexts[] = {"prose-sourdough.txt", "code-interval-tree.txt", "apache-2.0-licence.txt",
                               "german-rhein.txt", "numbers-tables.txt"};  // under tests/fixtures/texts
 
-std::string text_path(const std::string& file) { return source_path("tests/fixtures/texts/" + file); }
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::string text_path(const std::string& file) { return "tests/fixtures/texts/" + file; }
 
 EngineConfig like_for_like() {
   EngineConfig config;
@@ -72,7 +64,7 @@ TEST_P(LlamaCppOnText, PerplexityCloseToLlamaPerplexity) {
   INFERSCOPE_REQUIRE_FILE(path, GetParam().path);
   const std::string& text = GetParam().text;
   const auto model = LlamaModel::load(path);
-  const std::vector<TokenId> tokens = model->tokenizer().encode(read_text(text_path(text)), true, false);
+  const std::vector<TokenId> tokens = model->tokenizer().encode(source_text(text_path(text)), true, false);
   std::printf("%-8s %-24s %5s %12s %12s %8s\n", "model", "text", "ctx", "ours", "llama.cpp", "diff");
   for (const int ctx : kContexts) {
     const int chunks = std::min(kTokensPerText, static_cast<int>(tokens.size())) / ctx;
@@ -80,7 +72,7 @@ TEST_P(LlamaCppOnText, PerplexityCloseToLlamaPerplexity) {
     const double ours =
         measure_text_perplexity(*model, like_for_like(), scored, ctx, std::nullopt, {}, PerplexityMethod::LlamaCpp)
             .level.perplexity;
-    const double theirs = llama_cpp_perplexity(LLAMA_PERPLEXITY, path, text_path(text), ctx, chunks, 2);
+    const double theirs = llama_cpp_perplexity(LLAMA_PERPLEXITY, path, source_path(text_path(text)), ctx, chunks, 2);
     const double diff = ours / theirs - 1;
     std::printf("%-8s %-24s %5d %12.4f %12.4f %+7.2f%%%s\n", GetParam().model.c_str(), text.c_str(), ctx, ours, theirs,
                 100 * diff, std::abs(diff) > kPerplexityGoal ? "  past the 1% goal" : "");

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
 #include <string>
 
 namespace inferscope::test {
@@ -16,6 +19,12 @@ inline std::string demo_model_path() { return INFERSCOPE_DEMO_MODEL; }
 inline std::string gemma3_model_path() { return INFERSCOPE_GEMMA3_MODEL; }
 // A file of the source tree (resources/, tests/fixtures/).
 inline std::string source_path(const std::string& relative) { return std::string(INFERSCOPE_SOURCE_DIR) + "/" + relative; }
+// The bytes of a file of the source tree; throws std::runtime_error naming it when it cannot be read.
+inline std::string source_text(const std::string& relative) {
+  std::ifstream in(source_path(relative), std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + source_path(relative));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 // Success when `path` exists; otherwise a failure naming it and where the models come from.
 inline ::testing::AssertionResult model_file_exists(const std::string& path) {
   if (std::filesystem::exists(path)) return ::testing::AssertionSuccess();
