@@ -1,4 +1,5 @@
-# Warnings on for our own targets: inferscope_warnings(target)
+# Warnings on for our own targets: inferscope_warnings(target). -Wshadow=local is GCC's (clang, the fuzz
+# build's compiler, has no such option).
 function(inferscope_warnings target)
-  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wshadow=local -Wno-unused-parameter>)
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra $<$<CXX_COMPILER_ID:GNU>:-Wshadow=local> -Wno-unused-parameter>)
 endfunction()

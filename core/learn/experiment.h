@@ -27,6 +27,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -88,6 +89,8 @@ struct Experiment {
   // Throws std::runtime_error naming `source`, the field and the value for anything malformed;
   // workload files are read relative to the working directory, then `resource_root`.
   static Experiment parse(const nlohmann::json& root, const std::string& source, const std::string& resource_root);
+  // An experiment file's text; also throws std::runtime_error "SOURCE: not valid JSON: ...".
+  static Experiment parse_text(std::string_view text, const std::string& source, const std::string& resource_root);
   // `path` is resources/experiments/NAME.json: its workloads resolve against the folder holding resources/.
   static Experiment load(const std::string& path);
 };

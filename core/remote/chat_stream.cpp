@@ -109,6 +109,8 @@ std::vector<ChatEvent> decode_completion_payload(std::string_view payload) {
     // nlohmann counts bytes from 1; one past the end means the text stopped before the JSON did.
     const std::string where = e.byte > payload.size() ? "cut short" : "at byte " + std::to_string(e.byte);
     return {ProtocolError{"malformed JSON (" + where + ") in data payload: " + text_excerpt(payload)}};
+  } catch (const json::out_of_range& e) {  // parse's "number overflow" (out_of_range.406): beyond a double
+    return {ProtocolError{std::string(e.what()) + " in data payload: " + text_excerpt(payload)}};
   } catch (const std::runtime_error& e) {
     return {ProtocolError{std::string(e.what()) + " in data payload: " + text_excerpt(payload)}};
   }

@@ -31,9 +31,9 @@ double RemoteEngine::now() const { return std::chrono::duration<double>(std::chr
 
 std::string RemoteEngine::source() const { return server_address(endpoint_, server_); }
 
-void RemoteEngine::add_latency_percentiles(const MetricSnapshot& scrape, double t, StepMetrics& step) {
+void RemoteEngine::add_latency_percentiles(const ServerScrape& scrape, double t, StepMetrics& step) {
   for (size_t i = 0; i < kServerLatencies; ++i) {
-    const std::optional<HistogramSeries> now = read_latency_histogram(scrape, server_.kind, static_cast<ServerLatency>(i));
+    const std::optional<HistogramSeries>& now = scrape.latency[i];
     if (!now) continue;
     auto& history = latency_history_[i];
     history.emplace_back(t, *now);
@@ -137,10 +137,10 @@ void RemoteEngine::poll_metrics() {
       request.total_timeout_s = std::max(1.0, 4 * options_.metrics_interval_s);
       return http_perform(request).body;
     };
-    std::optional<MetricSnapshot> scrape;
+    std::optional<ServerScrape> scrape;
     std::string error;
     try {
-      scrape = MetricSnapshot::parse(get("/metrics"));
+      scrape = read_server_scrape(MetricSnapshot::parse(get("/metrics")), server_.kind);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -161,9 +161,9 @@ void RemoteEngine::poll_metrics() {
   }
 }
 
-void RemoteEngine::take_scrape(const MetricSnapshot& scrape, double t) {
-  const ServerCounters counters = read_counters(scrape, server_.kind);
-  const ServerGauges gauges = read_gauges(scrape, server_.kind);
+void RemoteEngine::take_scrape(const ServerScrape& scrape, double t) {
+  const ServerCounters& counters = scrape.counters;
+  const ServerGauges& gauges = scrape.gauges;
   if (latest_counters_) {
     // The interval since the last scrape, as one dashboard step.
     StepMetrics step = server_step(gauges, counters_increase(*latest_counters_, counters), t, t - last_scrape_s_);
@@ -172,10 +172,10 @@ void RemoteEngine::take_scrape(const MetricSnapshot& scrape, double t) {
   } else {
     baseline_ = counters;
   }
-  metrics_.set_queue(static_cast<int32_t>(gauges.requests_running.value_or(0)), static_cast<int32_t>(gauges.requests_waiting.value_or(0)));
+  metrics_.set_queue(whole_count<int32_t>(gauges.requests_running.value_or(0)), whole_count<int32_t>(gauges.requests_waiting.value_or(0)));
   latest_counters_ = counters;
   latest_gauges_ = gauges;
-  kv_pool_ = read_kv_pool(scrape, server_.kind);
+  kv_pool_ = scrape.kv_pool;
   last_scrape_s_ = t;
 }
 

@@ -67,9 +67,9 @@ class RemoteEngine {
   void run_request(RequestId id, EngineRequest request, Stream& stream);
   void poll_metrics();
   // Folds one scrape into the metrics (mu_ held).
-  void take_scrape(const MetricSnapshot& scrape, double t);
+  void take_scrape(const ServerScrape& scrape, double t);
   // The server's latency percentiles over the window ending with this scrape, onto its step (mu_ held).
-  void add_latency_percentiles(const MetricSnapshot& scrape, double t, StepMetrics& step);
+  void add_latency_percentiles(const ServerScrape& scrape, double t, StepMetrics& step);
   double now() const;
   void join_finished();
 

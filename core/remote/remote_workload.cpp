@@ -16,14 +16,14 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// One scrape of /metrics; nullopt (with the reason in `error`) when it cannot be had.
-std::optional<MetricSnapshot> scrape(const RemoteEndpoint& endpoint, std::string& error) {
+// One scrape of /metrics, read; nullopt (with the reason in `error`) when it cannot be had or read.
+std::optional<ServerScrape> scrape(const RemoteEndpoint& endpoint, ServerKind kind, std::string& error) {
   HttpRequest request;
   request.url = endpoint_url(endpoint, "/metrics");
   request.headers = endpoint_headers(endpoint);
   request.total_timeout_s = 5;
   try {
-    return MetricSnapshot::parse(http_perform(request).body);
+    return read_server_scrape(MetricSnapshot::parse(http_perform(request).body), kind);
   } catch (const std::exception& e) {
     error = e.what();
     return std::nullopt;
@@ -39,9 +39,9 @@ class GaugePoller {
           while (!stop_) {
             lock.unlock();
             std::string ignored;  // a failed scrape mid-run leaves a gap; the end scrape reports errors
-            const std::optional<MetricSnapshot> m = scrape(endpoint, ignored);
+            const std::optional<ServerScrape> m = scrape(endpoint, kind, ignored);
             lock.lock();
-            if (m) samples_.push_back({seconds_since(start), read_gauges(*m, kind)});
+            if (m) samples_.push_back({seconds_since(start), m->gauges});
             wake_.wait_for(lock, std::chrono::duration<double>(interval_s), [this] { return stop_; });
           }
         }) {}
@@ -75,7 +75,7 @@ RemoteWorkloadResult run_remote_workload(const RemoteEndpoint& endpoint, ServerK
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return requests[a].arrival_s < requests[b].arrival_s; });
   result.requests.resize(requests.size());
 
-  const std::optional<MetricSnapshot> before = scrape(endpoint, result.metrics_error);
+  const std::optional<ServerScrape> before = scrape(endpoint, kind, result.metrics_error);
   const Clock::time_point start = Clock::now();
   GaugePoller poller(endpoint, kind, options.metrics_interval_s, start);
 
@@ -116,8 +116,8 @@ RemoteWorkloadResult run_remote_workload(const RemoteEndpoint& endpoint, ServerK
   result.samples = poller.stop();
 
   std::sort(result.requests.begin(), result.requests.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  if (const std::optional<MetricSnapshot> after = before ? scrape(endpoint, result.metrics_error) : std::nullopt) {
-    result.counters = counters_increase(read_counters(*before, kind), read_counters(*after, kind));
+  if (const std::optional<ServerScrape> after = before ? scrape(endpoint, kind, result.metrics_error) : std::nullopt) {
+    result.counters = counters_increase(before->counters, after->counters);
   }
   return result;
 }

@@ -1,7 +1,11 @@
 #include "core/remote/server_metrics.h"
 
 #include <array>
+#include <charconv>
 #include <stdexcept>
+#include <string>
+
+#include "core/remote/text_excerpt.h"
 
 namespace inferscope {
 namespace {
@@ -68,21 +72,30 @@ std::optional<double> total(const MetricSnapshot& m, const char* name) {
   return m.sum(name);
 }
 
+// A gauge's mean over its samples (engines); a histogram or summary is refused by sum().
 std::optional<double> mean(const MetricSnapshot& m, const char* name) {
-  const std::optional<double> sum = total(m, name);
+  const std::optional<double> sum = *name == '\0' ? std::nullopt : m.sum(name);
   if (!sum) return std::nullopt;
   return *sum / static_cast<double>(m.find(name)->samples.size());
 }
 
+// More than any speculative draft is long; a larger `position` is not one.
+constexpr size_t kMaxDraftPositions = 1024;
+
 // A counter's samples by their `position` label (0, 1, ...), summed over the other labels.
 std::vector<double> by_position(const MetricSnapshot& m, const char* name) {
   std::vector<double> out;
-  const MetricFamily* family = *name == '\0' ? nullptr : m.find(name);
-  if (family == nullptr) return out;
-  for (const MetricSample& s : family->samples) {
+  if (*name == '\0' || !m.sum(name)) return out;  // sum() refuses a histogram or summary
+  for (const MetricSample& s : m.find(name)->samples) {
     const auto label = s.labels.find("position");
     if (label == s.labels.end()) continue;
-    const size_t position = std::stoul(label->second);
+    const std::string& text = label->second;
+    size_t position = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), position);
+    if (ec != std::errc() || end != text.data() + text.size() || position >= kMaxDraftPositions) {
+      throw std::invalid_argument("metric " + std::string(name) + ": label position=\"" + text_excerpt(text) + "\" is not a draft position (0 to " +
+                                  std::to_string(kMaxDraftPositions - 1) + ")");
+    }
     if (out.size() <= position) out.resize(position + 1, 0.0);
     out[position] += s.value;
   }
@@ -138,6 +151,12 @@ ServerGauges read_gauges(const MetricSnapshot& metrics, ServerKind kind) {
   const MetricNames& n = names_of(kind);
   return {total(metrics, n.requests_running), total(metrics, n.requests_waiting), mean(metrics, n.kv_cache_usage),
           mean(metrics, n.prefix_cache_hit_rate), mean(metrics, n.spec_accept_rate), mean(metrics, n.spec_accept_length)};
+}
+
+ServerScrape read_server_scrape(const MetricSnapshot& metrics, ServerKind kind) {
+  ServerScrape s{read_counters(metrics, kind), read_gauges(metrics, kind), {}, read_kv_pool(metrics, kind)};
+  for (size_t i = 0; i < kServerLatencies; ++i) s.latency[i] = read_latency_histogram(metrics, kind, static_cast<ServerLatency>(i));
+  return s;
 }
 
 ServerCounters counters_increase(const ServerCounters& a, const ServerCounters& b) {

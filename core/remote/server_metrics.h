@@ -2,6 +2,7 @@
 // (llama-server, vLLM, SGLang): cumulative counters and current gauges, each absent when that server
 // does not report it, so a panel can say so instead of drawing zeros.
 #pragma once
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -44,6 +45,9 @@ struct ServerKvPool {
   int64_t blocks = 0;
 };
 
+// read_counters, read_latency_histogram and read_gauges throw std::invalid_argument naming the metric
+// when it has a type they do not read for it (a summary where they sum a counter, a counter where they
+// want a histogram, ...); read_counters also when a `position` label is not a draft position (0..1023).
 ServerCounters read_counters(const MetricSnapshot& metrics, ServerKind kind);
 // One of the server's latency histograms (vLLM's time_to_first_token_seconds,
 // inter_token_latency_seconds, e2e_request_latency_seconds, request_queue_time_seconds; SGLang's
@@ -52,6 +56,16 @@ std::optional<HistogramSeries> read_latency_histogram(const MetricSnapshot& metr
 // nullopt when the server states no pool (llama-server, SGLang) or the labels are not whole numbers.
 std::optional<ServerKvPool> read_kv_pool(const MetricSnapshot& metrics, ServerKind kind);
 ServerGauges read_gauges(const MetricSnapshot& metrics, ServerKind kind);
+
+// Everything the workbench reads from one scrape of a server.
+struct ServerScrape {
+  ServerCounters counters;
+  ServerGauges gauges;
+  std::array<std::optional<HistogramSeries>, kServerLatencies> latency;  // by ServerLatency
+  std::optional<ServerKvPool> kv_pool;
+};
+// Throws std::invalid_argument as the readers above.
+ServerScrape read_server_scrape(const MetricSnapshot& metrics, ServerKind kind);
 
 // later - earlier, field by field (absent when either lacks it); a counter that went down (the server
 // restarted) counts from zero.

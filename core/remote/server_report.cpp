@@ -3,7 +3,7 @@
 namespace inferscope {
 namespace {
 
-int32_t count(const std::optional<double>& v) { return v ? static_cast<int32_t>(*v) : 0; }
+int32_t count(const std::optional<double>& v) { return v ? whole_count<int32_t>(*v) : 0; }
 
 }  // namespace
 
@@ -35,7 +35,7 @@ StepMetrics server_step(const ServerGauges& gauges, const ServerCounters& increa
 }
 
 void add_server_totals(EngineMetricsSnapshot& s, const ServerCounters& c) {
-  const auto whole = [](double v) { return static_cast<int64_t>(v); };
+  const auto whole = whole_count<int64_t>;
   if (c.prompt_tokens) s.prompt_tokens_total = whole(*c.prompt_tokens);
   if (c.generation_tokens) s.generation_tokens_total = whole(*c.generation_tokens);
   if (c.steps) s.num_steps = whole(*c.steps);

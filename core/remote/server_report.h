@@ -2,6 +2,7 @@
 // finished remote workload run: where the numbers come from, a dashboard step from a scrape, the
 // totals from a counters' increase, the panels the server cannot fill, and a reply's stop reason.
 #pragma once
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,15 @@
 #include "core/sched/request.h"
 
 namespace inferscope {
+
+// A count the server reported (Prometheus values are doubles) as an Int: NaN and negatives count 0 and
+// values beyond Int its largest (a plain cast of those is undefined behaviour).
+template <typename Int>
+Int whole_count(double v) {
+  if (!(v > 0)) return 0;
+  if (v >= static_cast<double>(std::numeric_limits<Int>::max())) return std::numeric_limits<Int>::max();
+  return static_cast<Int>(v);
+}
 
 // "llama.cpp at http://127.0.0.1:8080": the server, short enough for a panel's note.
 std::string server_address(const RemoteEndpoint& endpoint, const ServerInfo& server);

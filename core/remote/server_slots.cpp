@@ -15,6 +15,13 @@ int64_t integer(const json& slot, const char* key, int64_t fallback) {
   return it != slot.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
 }
 
+// A token count of a slot: a whole number from 0 to 2^40 (far beyond any context), else the error names it.
+int64_t token_count(const json& slot, const char* key) {
+  const int64_t n = integer(slot, key, 0);
+  if (n < 0 || n > (int64_t{1} << 40)) throw std::runtime_error("/slots: " + std::string(key) + " out of range: " + text_excerpt(slot.dump()));
+  return n;
+}
+
 }  // namespace
 
 std::vector<ServerSlot> read_slots(std::string_view body) {
@@ -28,14 +35,18 @@ std::vector<ServerSlot> read_slots(std::string_view body) {
     ServerSlot slot;
     slot.id = integer(s, "id", -1);
     slot.context = integer(s, "n_ctx", 0);
-    slot.processing = s.value("is_processing", false);
+    const auto processing = s.find("is_processing");
+    if (processing != s.end() && !processing->is_boolean()) {
+      throw std::runtime_error("/slots: is_processing is not true or false: " + text_excerpt(s.dump()));
+    }
+    slot.processing = processing != s.end() && processing->get<bool>();
     if (slot.processing && s.contains("n_prompt_tokens_processed")) {
       // The prompt tokens found in the slot's cache and those computed, then the tokens decoded.
       int64_t decoded = 0;
       if (const auto next = s.find("next_token"); next != s.end() && next->is_array() && !next->empty()) {
-        decoded = integer(next->front(), "n_decoded", 0);
+        decoded = token_count(next->front(), "n_decoded");
       }
-      slot.tokens = integer(s, "n_prompt_tokens_cache", 0) + integer(s, "n_prompt_tokens_processed", 0) + decoded;
+      slot.tokens = token_count(s, "n_prompt_tokens_cache") + token_count(s, "n_prompt_tokens_processed") + decoded;
     }
     slots.push_back(slot);
   }

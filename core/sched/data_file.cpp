@@ -1,9 +1,10 @@
 #include "core/sched/data_file.h"
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "core/common/file_bytes.h"
 
 namespace inferscope {
 
@@ -23,10 +24,14 @@ std::string data_file_path(const std::string& folder, const std::string& name_or
 }
 
 nlohmann::json read_json_object(const std::string& path, const std::string& what) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot read the " + what);
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (!j.is_object()) throw std::runtime_error(path + ": not a JSON object");
+  const std::optional<std::string> text = read_file_bytes(path);
+  if (!text) throw std::runtime_error(path + ": cannot read the " + what);
+  return parse_json_object(*text, path);
+}
+
+nlohmann::json parse_json_object(std::string_view text, const std::string& where) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) throw std::runtime_error(where + ": not a JSON object");
   return j;
 }
 

@@ -19,7 +19,10 @@ double positive(const nlohmann::json& j, const char* key, const std::string& whe
 }  // namespace
 
 DeviceProfile read_device_profile(const std::string& path) {
-  const nlohmann::json j = read_json_object(path, "device profile");
+  return device_profile_from_json(read_json_object(path, "device profile"), path);
+}
+
+DeviceProfile device_profile_from_json(const nlohmann::json& j, const std::string& path) {
   DeviceProfile d;
   d.name = json_field<std::string>(j, "name", path);
   d.sources = json_field<std::vector<std::string>>(j, "sources", path);

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/sched/dry_run_executor.h"
 
 namespace inferscope {
@@ -29,6 +31,8 @@ struct DeviceProfile {
 // The profile in `path`. Throws std::runtime_error naming the file and the field for a missing,
 // mistyped or non-positive value, or an unknown kind.
 DeviceProfile read_device_profile(const std::string& path);
+// The profile in `j`, the JSON object of the file `path` (named in errors as read_device_profile's).
+DeviceProfile device_profile_from_json(const nlohmann::json& j, const std::string& path);
 
 // `name_or_path` as a file: a path as given when it names a .json file, else resources/devices/NAME.json
 // under the working directory or, failing that, under the data folder installed next to the program

@@ -27,7 +27,10 @@ int32_t positive_count(const nlohmann::json& j, const char* key, const std::stri
 }  // namespace
 
 ModelShape read_model_shape(const std::string& path) {
-  const nlohmann::json j = read_json_object(path, "model shape");
+  return model_shape_from_json(read_json_object(path, "model shape"), path);
+}
+
+ModelShape model_shape_from_json(const nlohmann::json& j, const std::string& path) {
   ModelShape s;
   s.name = json_field<std::string>(j, "name", path);
   s.source = json_field<std::string>(j, "source", path);

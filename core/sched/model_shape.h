@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace inferscope {
 
 struct ModelShape {
@@ -20,6 +22,8 @@ struct ModelShape {
 // The shape in `path`. Throws std::runtime_error naming the file, the field and the value for a
 // missing, mistyped or non-positive field, or heads not divisible by kv_heads.
 ModelShape read_model_shape(const std::string& path);
+// The shape in `j`, the JSON object of the file `path` (named in errors as read_model_shape's).
+ModelShape model_shape_from_json(const nlohmann::json& j, const std::string& path);
 
 // `name_or_path` as a file: a .json path as given, else resources/model-shapes/NAME.json (data_file_path).
 std::string model_shape_path(const std::string& name_or_path);

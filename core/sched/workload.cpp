@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
+
+#include "core/common/file_bytes.h"
+#include "core/common/json_field.h"
 
 namespace inferscope {
 namespace {
@@ -87,16 +89,14 @@ Workload parse_workload(const nlohmann::json& root, const std::string& source) {
   return w;
 }
 
+Workload parse_workload_text(std::string_view text, const std::string& source) {
+  return parse_workload(parse_json_text<WorkloadError>(text, source), source);
+}
+
 Workload load_workload(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw WorkloadError(path + ": cannot open the workload file");
-  nlohmann::json root;
-  try {
-    root = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw WorkloadError(path + ": not valid JSON: " + e.what());
-  }
-  return parse_workload(root, path);
+  const std::optional<std::string> text = read_file_bytes(path);
+  if (!text) throw WorkloadError(path + ": cannot open the workload file");
+  return parse_workload_text(*text, path);
 }
 
 Workload generate_workload(int32_t n, LengthRange prompt, LengthRange output, uint64_t seed) {

@@ -46,6 +46,8 @@ struct LengthRange {
 
 // `source` names the input in error messages (the file path).
 Workload parse_workload(const nlohmann::json& root, const std::string& source);
+// A workload file's text; throws WorkloadError when it is not JSON or is malformed.
+Workload parse_workload_text(std::string_view text, const std::string& source);
 // Reads and parses a workload file; throws WorkloadError when it cannot be read or is malformed.
 Workload load_workload(const std::string& path);
 // n requests arriving together at 0 s, prompt and output lengths uniform in their ranges.

@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/common/json_field.h"
+
 namespace inferscope::gui {
 namespace {
 
@@ -16,15 +18,15 @@ nlohmann::json stats_json(const ReplyStats& s) {
           {"seconds", s.seconds},           {"finish_reason", s.finish_reason}, {"engine", s.engine}};
 }
 
-// Reads j[key] as T, or throws naming the field.
+// Reads j[key] as T (json_fits: a number T cannot hold is of the wrong type), or throws naming the field.
 template <typename T>
 T field(const nlohmann::json& j, const char* key, const std::string& where) {
   if (!j.is_object() || !j.contains(key)) throw std::runtime_error(where + ": missing field '" + key + "'");
   try {
-    return j.at(key).get<T>();
+    if (json_fits<T>(j.at(key))) return j.at(key).get<T>();
   } catch (const nlohmann::json::exception&) {
-    throw std::runtime_error(where + ": field '" + key + "' has the wrong type: " + j.at(key).dump());
   }
+  throw std::runtime_error(where + ": field '" + key + "' has the wrong type: " + j.at(key).dump());
 }
 
 ReplyStats stats_from(const nlohmann::json& j, const std::string& where) {
@@ -152,6 +154,10 @@ ChatSession session_from_json(const nlohmann::json& j, const std::string& where)
     s.timeline.push_back(stats_from(timeline[i], where + ": timeline[" + std::to_string(i) + "]"));
   }
   return s;
+}
+
+ChatSession session_from_text(std::string_view text, const std::string& where) {
+  return session_from_json(parse_json_text(text, where), where);
 }
 
 }  // namespace inferscope::gui

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -50,5 +51,7 @@ struct ChatSession {
 nlohmann::json session_to_json(const ChatSession& session);
 // Throws std::runtime_error naming `where` and the bad field.
 ChatSession session_from_json(const nlohmann::json& j, const std::string& where);
+// A session file's text; also throws std::runtime_error "WHERE: not valid JSON: ...".
+ChatSession session_from_text(std::string_view text, const std::string& where);
 
 }  // namespace inferscope::gui

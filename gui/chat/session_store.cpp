@@ -33,7 +33,7 @@ std::vector<ChatSession> SessionStore::load_all(QStringList* errors) const {
     }
     const QByteArray bytes = file.readAll();
     try {
-      sessions.push_back(session_from_json(nlohmann::json::parse(bytes.begin(), bytes.end()), path.toStdString()));
+      sessions.push_back(session_from_text(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())), path.toStdString()));
     } catch (const std::exception& e) {
       errors->append(QString::fromStdString(e.what()));
     }

@@ -1,7 +1,6 @@
 // libFuzzer target for the GGUF reader: any input must parse or throw GgufError, never crash,
-// hang, or read outside the buffer. Build with clang and -DINFERSCOPE_FUZZ=ON, then run
-//   build/tests/fuzz/fuzz_gguf_reader -max_len=4096 CORPUS_DIR
-// with CORPUS_DIR seeded by a few small files from GgufWriter.
+// hang, or read outside the buffer. scripts/fuzz.sh runs it from tests/fuzz/corpus/fuzz_gguf_reader
+// (small files GgufWriter wrote: every metadata type, nested arrays, tensors of four types, an alignment).
 #include <cstddef>
 #include <cstdint>
 

@@ -71,6 +71,24 @@ TEST(WorkbenchSession, MalformedFilesAreRefusedByField) {
   j = session_to_json(sample_session());
   j["sampling"]["top_k"] = "many";
   EXPECT_THROW(session_from_json(j, "s.json"), std::runtime_error);
+  // Numbers the field's type cannot hold (fuzz_chat_session: tests/fuzz/regressions/fuzz_chat_session).
+  j = session_to_json(sample_session());
+  j["created_unix_ms"] = 1e300;
+  j["sampling"]["top_p"] = 1e300;
+  try {
+    session_from_json(j, "s.json");
+    ADD_FAILURE() << "1e300 was read as a time";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "s.json: field 'created_unix_ms' has the wrong type: 1e+300");
+  }
+  j["created_unix_ms"] = 0;
+  try {
+    session_from_json(j, "s.json");
+    ADD_FAILURE() << "1e300 was read as a float";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "s.json: sampling: field 'top_p' has the wrong type: 1e+300");
+  }
+  EXPECT_THROW(session_from_text("{\"format\": ", "s.json"), std::runtime_error);
 
   // A broken file in the folder is reported and the others still load.
   QTemporaryDir dir;

@@ -164,6 +164,22 @@ TEST(ChatStream, MalformedJsonNamesThePayload) {
   EXPECT_EQ(decode_payload(R"({"choices":[}]})"), (Events{R"(protocol:malformed JSON (at byte 13) in data payload: {"choices":[}]})"}));
 }
 
+// nlohmann's parser throws out_of_range, not parse_error, for a number beyond a double (found by
+// fuzz_chat_stream: tests/fuzz/regressions/fuzz_chat_stream/number-beyond-double).
+// A number an int cannot hold, cast regardless by nlohmann: undefined behaviour that fuzz_chat_stream's UBSan
+// caught (tests/fuzz/regressions/fuzz_chat_stream/index-beyond-int).
+TEST(ChatStream, IndexBeyondAnIntIsAProtocolError) {
+  EXPECT_EQ(decode_payload(R"({"choices":[{"index":1e300}]})"),
+            (Events{R"(protocol:choices[0]: field 'index' is missing or has the wrong type: 1e+300 in data payload: {"choices":[{"index":1e300}]})"}));
+}
+
+TEST(ChatStream, NumberBeyondADoubleIsAProtocolError) {
+  EXPECT_EQ(decode_payload(R"({"usage":{"prompt_tokens":1e999}})"),
+            (Events{R"(protocol:[json.exception.out_of_range.406] number overflow parsing '1e999' in data payload: {"usage":{"prompt_tokens":1e999}})"}));
+  EXPECT_EQ(decode_whole("data: 10E1010\n\ndata: [DONE]\n\n"),
+            (Events{"protocol:[json.exception.out_of_range.406] number overflow parsing '10E1010' in data payload: 10E1010", "done"}));
+}
+
 TEST(ChatStream, LongMalformedPayloadIsTruncatedInTheMessage) {
   const std::string payload = "{\"choices\":[{\"delta\":{\"content\":\"" + std::string(500, 'z') + "\"}";
   const Events events = decode_payload(payload);

@@ -104,6 +104,15 @@ TEST(LearnExperiment, MalformedFilesNameTheFieldAndValue) {
                "'repeats' must be at least 1, not 0");
   expect_error([&] { Experiment::parse(broken([](auto& j) { j["plots"] = {{{"plot", "attention_sweep"}}}; }), "x.json", ""); },
                "a plot \"attention_sweep\" needs the experiment's 'attention_sweep'");
+  // Numbers an int cannot hold: nlohmann casts them regardless, undefined behaviour that fuzz_experiment's
+  // UBSan caught (tests/fuzz/regressions/fuzz_experiment).
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["attention_sweep"] = {{"contexts", {64, 1e300}}}; }), "x.json", ""); },
+               "x.json: attention_sweep: field 'contexts' is missing or has the wrong type: [64,1e+300]");
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["runs"][0]["config"]["threads"] = 1e10; }), "x.json", ""); },
+               "x.json: runs[0]: config: field 'threads' is missing or has the wrong type: 10000000000.0");
+  expect_error([&] { Experiment::parse(broken([](auto& j) { j["runs"][0]["config"]["block_size"] = 16.5; }), "x.json", ""); },
+               "field 'block_size' is missing or has the wrong type: 16.5");
+  expect_error([&] { Experiment::parse_text("{\"title\": 1e999}", "x.json", ""); }, "x.json: not valid JSON: ");
 }
 
 AttentionBenchRow sweep_row(const char* impl, int32_t context, double seconds, size_t scratch) {

@@ -181,6 +181,21 @@ TEST(RemoteEngine, AVllmServersLatencyPercentilesKvUsageAndPoolReachTheSnapshot)
   EXPECT_EQ(pool->blocks, 1000);
 }
 
+// A scrape the mapping refuses (a summary where it sums a counter) is skipped like one that failed;
+// it used to throw out of the poller's thread and end the program.
+TEST(RemoteEngine, AScrapeOfTheWrongTypesIsSkipped) {
+  std::atomic<int> scrapes{0};
+  CannedHttpServer server([&](const CannedRequest&) {
+    ++scrapes;
+    return test::canned("# TYPE llamacpp:prompt_tokens_total summary\nllamacpp:prompt_tokens_total_sum 1\n", 200, "text/plain");
+  });
+  RemoteEngineOptions options;
+  options.metrics_interval_s = 0.05;
+  RemoteEngine engine(make_endpoint(server.url()), llama_info(), {}, options);
+  while (scrapes < 3) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(engine.metrics_snapshot().steps.empty());
+}
+
 TEST(RemoteEngine, CancelEndsTheRequestAborted) {
   CannedHttpServer server([](const CannedRequest& r) {
     if (r.path == "/metrics") return test::canned("", 404, "text/plain");

@@ -2,6 +2,10 @@
 // scrapes of tests/fixtures/metrics; what a server does not report stays absent.
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <stdexcept>
+#include <string>
+
 #include "core/remote/server_metrics.h"
 #include "core/remote/server_report.h"
 #include "tests/support/metric_fixtures.h"
@@ -109,6 +113,39 @@ TEST(ServerMetrics, ARestartedServerCountsFromZero) {
   before.steps = 5;
   EXPECT_EQ(counters_increase(before, after).prompt_tokens, 40);
   EXPECT_FALSE(counters_increase(before, after).steps.has_value());
+}
+
+// What fuzz_prometheus_scrape found (tests/fuzz/regressions/fuzz_prometheus_scrape): a NaN count cast to
+// an int; and what the mapping refuses by name: a metric of a type it does not read, a `position` label
+// that is not a draft position (a negative one indexed far outside its vector, a huge one allocated it).
+TEST(ServerMetrics, NanOrHugeCountsBecomeWholeNumbers) {
+  const ServerScrape s = read_server_scrape(MetricSnapshot::parse("vllm:num_requests_running NaN\nvllm:num_requests_waiting 1e300\n"),
+                                            ServerKind::Vllm);
+  const StepMetrics step = server_step(s.gauges, s.counters, 1, 1);
+  EXPECT_EQ(step.num_requests_running, 0);
+  EXPECT_EQ(step.num_requests_waiting, std::numeric_limits<int32_t>::max());
+}
+
+TEST(ServerMetrics, MetricsItCannotReadAreNamed) {
+  const auto error_of = [](const std::string& body) {
+    try {
+      read_server_scrape(MetricSnapshot::parse(body), ServerKind::Vllm);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string per_pos = "vllm:spec_decode_num_accepted_tokens_per_pos_total";
+  EXPECT_EQ(error_of(per_pos + "{position=\"x\"} 1\n"), "metric " + per_pos + ": label position=\"x\" is not a draft position (0 to 1023)");
+  EXPECT_EQ(error_of(per_pos + "{position=\"-1\"} 1\n"), "metric " + per_pos + ": label position=\"-1\" is not a draft position (0 to 1023)");
+  EXPECT_EQ(error_of(per_pos + "{position=\"99999999999\"} 1\n"),
+            "metric " + per_pos + ": label position=\"99999999999\" is not a draft position (0 to 1023)");
+  EXPECT_EQ(error_of("# TYPE vllm:kv_cache_usage_perc histogram\nvllm:kv_cache_usage_perc_bucket{le=\"+Inf\"} 1\n"),
+            "metric vllm:kv_cache_usage_perc is a histogram, not a counter, gauge or untyped metric");
+  EXPECT_EQ(error_of("# TYPE vllm:prompt_tokens_total summary\nvllm:prompt_tokens_total_sum 1\n"),
+            "metric vllm:prompt_tokens_total is a summary, not a counter, gauge or untyped metric");
+  EXPECT_EQ(error_of("# TYPE vllm:time_to_first_token_seconds gauge\nvllm:time_to_first_token_seconds 1\n"),
+            "metric vllm:time_to_first_token_seconds is a gauge, not a histogram");
 }
 
 }  // namespace

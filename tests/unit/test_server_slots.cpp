@@ -2,6 +2,8 @@
 // 0.3.36's vendored llama.cpp answers it (one idle slot, one decoding).
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "core/remote/server_slots.h"
 
 namespace inferscope {
@@ -32,6 +34,24 @@ TEST(ServerSlots, MalformedBodiesAreNamed) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("without id or n_ctx"), std::string::npos) << e.what();
   }
+}
+
+// Found by fuzz_server_slots (tests/fuzz/regressions/fuzz_server_slots): nlohmann's type_error escaped
+// for a non-boolean is_processing, and huge token counts overflowed their sum.
+TEST(ServerSlots, MistypedOrOutOfRangeFieldsAreNamed) {
+  const auto error_of = [](const char* body) {
+    try {
+      read_slots(body);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of(R"([{"id": 0, "n_ctx": 512, "is_processing": [1]}])").find("is_processing is not true or false"), std::string::npos);
+  EXPECT_NE(error_of(R"([{"id": 0, "n_ctx": 512, "is_processing": true, "n_prompt_tokens_processed": 1,
+                         "n_prompt_tokens_cache": 9223372036854775807}])").find("n_prompt_tokens_cache out of range"), std::string::npos);
+  EXPECT_NE(error_of(R"([{"id": 0, "n_ctx": 512, "is_processing": true, "n_prompt_tokens_processed": 1,
+                         "next_token": [{"n_decoded": -5}]}])").find("n_decoded out of range"), std::string::npos);
 }
 
 }  // namespace

@@ -102,6 +102,18 @@ TEST(Workload, LoadNamesTheFileWhenMissingOrNotJson) {
   std::filesystem::remove(path);
 }
 
+// nlohmann's parser throws out_of_range, not parse_error, for a number beyond a double: it escaped as
+// another exception than WorkloadError.
+TEST(Workload, NumberBeyondADoubleIsNotValidJson) {
+  try {
+    parse_workload_text(R"({"requests": [{"prompt_tokens": 1e999, "output_tokens": 1}]})", "w.json");
+    FAIL();
+  } catch (const WorkloadError& e) {
+    EXPECT_NE(std::string(e.what()).find("w.json: not valid JSON: [json.exception.out_of_range.406] number overflow"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Workload, GeneratedLengthsAreUniformInRangeAndDeterministic) {
   const Workload a = generate_workload(200, {16, 512}, {4, 8}, 42);
   const Workload b = generate_workload(200, {16, 512}, {4, 8}, 42);
