@@ -157,7 +157,7 @@ void CudaForward::upload_step(std::span<const BatchSeq> batch, const KvCache& kv
   for (const BatchSeq& s : batch) {
     const auto n = static_cast<int64_t>(s.tokens.size());
     token_rows_.push_back(n);
-    logit_rows_.push_back(s.all_logits ? n : std::min<int64_t>(n, 1));
+    logit_rows_.push_back(n - first_logits_token(s));
     host_tokens_.insert(host_tokens_.end(), s.tokens.begin(), s.tokens.end());
     for (size_t i = 0; i < s.tokens.size(); ++i) host_positions_.push_back(s.pos0 + static_cast<int32_t>(i));
     // one block table per sequence: every layer's view shares it (same blocks, other pools)
@@ -381,7 +381,7 @@ void CudaForward::enqueue(std::span<const BatchSeq> batch, int32_t n_layers, DTy
   int64_t r = 0, t = 0;
   for (const BatchSeq& s : batch) {
     const auto n = static_cast<int64_t>(s.tokens.size());
-    const int64_t first = s.all_logits ? 0 : std::max<int64_t>(n - 1, 0);
+    const int64_t first = first_logits_token(s);
     INFERSCOPE_CUDA_CHECK(cudaMemcpyAsync(last + r * dim, xb + (t + first) * dim,
                                           static_cast<size_t>((n - first) * dim) * sizeof(float),
                                           cudaMemcpyDeviceToDevice, stream_));

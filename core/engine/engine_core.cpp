@@ -370,7 +370,7 @@ void EngineCore::add(RequestId id, EngineRequest request, double arrival_s) {
   // Every prompt logit a request asks for comes once, so it never scores drafts it may reject.
   r.speculate = request.speculate && request.logits != LogitsOutput::All;
   executor_->set_sampling(id, request.sampling);
-  executor_->set_logits_output(id, callbacks_.on_logits ? request.logits : LogitsOutput::None);
+  executor_->set_logits_output(id, callbacks_.on_logits ? WantedLogits{request.logits, request.logits_from} : WantedLogits{});
   metrics_.on_arrival(id, t, r.prompt_tokens);
   live_.emplace(id, Live{Utf8StreamDecoder(), StopMatcher(std::move(request.stop)), t, t});
   if (!scheduler_->add(std::move(r))) end(id, StopReason::Failed, scheduler_->request(id).refusal);

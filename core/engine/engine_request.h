@@ -23,6 +23,7 @@ struct EngineRequest {
   int32_t max_tokens = 0;          // 0 = as many as the context (or the KV limit) allows
   std::vector<std::string> stop;   // stop strings: generation ends before the first one (not shown)
   LogitsOutput logits = LogitsOutput::None;  // raw logits to hand to on_logits (logprobs, perplexity)
+  int32_t logits_from = 0;         // with LogitsOutput::All, the first position computed and handed out
   bool speculate = true;           // drafts tokens when the engine speculates (never with LogitsOutput::All)
 };
 

@@ -17,16 +17,19 @@ class WindowScorer {
                const ConversionProgressFactory& on_conversion)
       : engine_(model, with_level(config, level, ctx), progress_options(level, on_conversion)) {}
 
-  // Logits at every position of `window` (n x vocab), on an empty cache.
-  const std::vector<float>& score(std::span<const TokenId> window) {
+  // Logits at positions `from` .. n - 1 of `window` ((n - from) x vocab), on an empty cache; the
+  // positions before `from` are never put through the output head.
+  const std::vector<float>& score(std::span<const TokenId> window, int32_t from) {
     EngineRequest r;
     r.prompt_tokens.assign(window.begin(), window.end());
     r.max_tokens = 1;
     r.sampling.ignore_eos = true;
     r.logits = LogitsOutput::All;
-    logits_.assign(window.size() * vocab(), 0.0f);
+    r.logits_from = from;
+    logits_.assign((window.size() - static_cast<size_t>(from)) * vocab(), 0.0f);
     const RequestOutcome outcome = engine_.run(std::move(r), {}, [&](RequestId, int32_t position, std::span<const float> row) {
-      std::copy(row.begin(), row.end(), logits_.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(position) * vocab()));
+      const auto offset = static_cast<size_t>(position - from) * vocab();
+      std::copy(row.begin(), row.end(), logits_.begin() + static_cast<ptrdiff_t>(offset));
     });
     if (outcome.reason == StopReason::Failed) throw std::runtime_error("perplexity: " + outcome.error);
     return logits_;
@@ -77,15 +80,16 @@ TextPerplexity measure_text_perplexity(const LlamaModel& model, const EngineConf
   for (const TokenWindow& w : windows) {
     window.assign(tokens.begin() + w.begin, tokens.begin() + w.end);
     if (w.bos_first) window.front() = vocab_info.bos;
-    const std::span<const float> logits = level_scorer.score(window);
+    const auto first = static_cast<int32_t>(w.first_scored);
+    const std::span<const float> logits = level_scorer.score(window, first);
     const std::span<const float> reference_logits =
-        reference_scorer ? std::span<const float>(reference_scorer->score(window)) : std::span<const float>();
-    // Position i's logits predict token i + 1 of the window.
-    for (size_t i = static_cast<size_t>(w.first_scored); i + 1 < window.size(); ++i) {
-      const std::span<const float> row = logits.subspan(i * vocab, vocab);
+        reference_scorer ? std::span<const float>(reference_scorer->score(window, first)) : std::span<const float>();
+    // Position i's logits (row i - first) predict token i + 1 of the window.
+    for (size_t i = static_cast<size_t>(first); i + 1 < window.size(); ++i) {
+      const std::span<const float> row = logits.subspan((i - static_cast<size_t>(first)) * vocab, vocab);
       level_ppl.add(row, window[i + 1]);
       if (!reference_scorer) continue;
-      const std::span<const float> reference_row = reference_logits.subspan(i * vocab, vocab);
+      const std::span<const float> reference_row = reference_logits.subspan((i - static_cast<size_t>(first)) * vocab, vocab);
       reference_ppl.add(reference_row, window[i + 1]);
       divergence.add(reference_row, row);
     }

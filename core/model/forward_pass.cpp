@@ -13,7 +13,7 @@ BatchSize check_batch(std::span<const BatchSeq> batch, const KvCache& kv, int32_
                                   std::to_string(s.pos0) + ".." + std::to_string(s.pos0 + s.tokens.size()));
     }
     size.tokens += static_cast<int64_t>(s.tokens.size());
-    size.logits_rows += s.tokens.empty() ? 0 : (s.all_logits ? static_cast<int64_t>(s.tokens.size()) : 1);
+    size.logits_rows += static_cast<int64_t>(s.tokens.size()) - first_logits_token(s);
   }
   for (const BatchSeq& s : batch) {
     for (TokenId id : s.tokens) {

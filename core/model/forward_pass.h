@@ -3,6 +3,7 @@
 // ModelExecutor (sampling, speculation, logits hand-out) drives any implementation the same way:
 // LlamaForward on the CPU, CudaForward (core/cuda) on a GPU.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -21,8 +22,15 @@ struct BatchSeq {
   SeqId seq = 0;
   std::span<const TokenId> tokens;  // new tokens, at positions pos0 .. pos0 + size - 1
   int32_t pos0 = 0;                 // the cache must already hold room up to pos0 + size
-  bool all_logits = false;          // logits for every token (perplexity, draft verification), else the last
+  int64_t logits_rows = 1;          // logits for the last this-many new tokens (every one to verify
+                                    // drafts, the scored ones for perplexity); the last always has them
 };
+
+// The first of s's new tokens with a logits row (0 when it brings none).
+inline int64_t first_logits_token(const BatchSeq& s) {
+  const auto n = static_cast<int64_t>(s.tokens.size());
+  return n == 0 ? 0 : n - std::min(std::max<int64_t>(s.logits_rows, 1), n);
+}
 
 class ForwardPass {
  public:

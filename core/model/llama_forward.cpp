@@ -201,8 +201,7 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
   t = 0;
   for (const BatchSeq& s : batch) {
     const int64_t n = static_cast<int64_t>(s.tokens.size());
-    const int64_t first = s.all_logits ? 0 : std::max<int64_t>(n - 1, 0);  // none when n == 0
-    for (int64_t i = first; i < n; ++i) rmsnorm(row(last_, r++, dim), row(x_, t + i, dim), w.output_norm, dim, c.rms_eps);
+    for (int64_t i = first_logits_token(s); i < n; ++i) rmsnorm(row(last_, r++, dim), row(x_, t + i, dim), w.output_norm, dim, c.rms_eps);
     t += n;
   }
   logits.resize(n_logits * c.vocab_size);

@@ -1,5 +1,6 @@
 #include "core/sched/model_executor.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/attention/attention_factory.h"
@@ -23,11 +24,11 @@ void ModelExecutor::set_sampling(RequestId id, const SamplingParams& params) {
   samplers_.insert_or_assign(id, Sampler(params));
 }
 
-void ModelExecutor::set_logits_output(RequestId id, LogitsOutput output) {
-  if (output == LogitsOutput::None) {
+void ModelExecutor::set_logits_output(RequestId id, WantedLogits wanted) {
+  if (wanted.output == LogitsOutput::None) {
     logits_outputs_.erase(id);
   } else {
-    logits_outputs_.insert_or_assign(id, output);
+    logits_outputs_.insert_or_assign(id, wanted);
   }
 }
 
@@ -89,12 +90,14 @@ double ModelExecutor::execute(const StepPlan& plan, std::vector<SampledToken>& s
       const std::vector<TokenId>& d = drafts_[static_cast<size_t>(draft_of_[i])].tokens;
       feeds_[i].assign(1, s.history.back());
       feeds_[i].insert(feeds_[i].end(), d.begin(), d.end());
-      batch_.push_back(BatchSeq{s.id, feeds_[i], s.pos0(), true});
+      batch_.push_back(BatchSeq{s.id, feeds_[i], s.pos0(), static_cast<int64_t>(feeds_[i].size())});
       continue;
     }
-    const auto wanted = logits_outputs_.find(s.id);
-    const bool all = wanted != logits_outputs_.end() && wanted->second == LogitsOutput::All;
-    batch_.push_back(BatchSeq{s.id, s.new_tokens(), s.pos0(), all});
+    const WantedLogits wanted = wanted_logits(s.id);
+    const int32_t end = s.pos0() + static_cast<int32_t>(s.new_tokens().size());
+    // An All request's rows from its first wanted position on; the last row is always computed.
+    const int64_t rows = wanted.output == LogitsOutput::All ? end - std::max(s.pos0(), wanted.from) : 1;
+    batch_.push_back(BatchSeq{s.id, s.new_tokens(), s.pos0(), rows});
   }
   const auto verify_start = std::chrono::steady_clock::now();
   forward_->run(batch_, *kv_, *attention_, *pool_, logits_);
@@ -102,28 +105,38 @@ double ModelExecutor::execute(const StepPlan& plan, std::vector<SampledToken>& s
     spec_use_.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - verify_start).count();
   }
 
-  // Logits rows in plan order: every fed position of a speculating or All sequence, the last of the others.
+  // Logits rows in plan order: every fed position of a speculating sequence, the wanted ones of an
+  // All sequence, the last of the others.
   const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
   sampled.clear();
   size_t row = 0;
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
-    const ScheduledSeq& s = plan.seqs[i];
-    const auto wanted = logits_outputs_.find(s.id);
-    const LogitsOutput output = wanted == logits_outputs_.end() ? LogitsOutput::None : wanted->second;
-    const size_t rows = batch_[i].all_logits ? batch_[i].tokens.size() : 1;
-    sampled.push_back(pick(s, i, std::span<const float>(logits_).subspan(row * vocab, rows * vocab), output));
+    const BatchSeq& b = batch_[i];
+    const auto first = static_cast<int32_t>(first_logits_token(b));
+    const size_t rows = b.tokens.size() - static_cast<size_t>(first);
+    sampled.push_back(pick(plan.seqs[i], i, std::span<const float>(logits_).subspan(row * vocab, rows * vocab), first,
+                           wanted_logits(b.seq)));
     row += rows;
   }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-SampledToken ModelExecutor::pick(const ScheduledSeq& s, size_t index, std::span<const float> rows,
-                                 LogitsOutput output) {
+WantedLogits ModelExecutor::wanted_logits(RequestId id) const {
+  const auto wanted = logits_outputs_.find(id);
+  return wanted == logits_outputs_.end() ? WantedLogits{} : wanted->second;
+}
+
+SampledToken ModelExecutor::pick(const ScheduledSeq& s, size_t index, std::span<const float> rows, int32_t first_row,
+                                 WantedLogits wanted) {
+  const LogitsOutput output = wanted.output;
   const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
   const int32_t n_rows = static_cast<int32_t>(rows.size() / vocab);
   const auto row = [&](int32_t r) { return rows.subspan(static_cast<size_t>(r) * vocab, vocab); };
   if (output == LogitsOutput::All) {
-    for (int32_t r = 0; r < n_rows; ++r) options_.on_logits(s.id, s.pos0() + r, row(r));
+    for (int32_t r = 0; r < n_rows; ++r) {
+      const int32_t position = s.pos0() + first_row + r;
+      if (position >= wanted.from) options_.on_logits(s.id, position, row(r));
+    }
   }
   if (!s.sample) return SampledToken{};  // a prefill chunk: its logits are not sampled
   Sampler& sampler = sampler_for(s.id);

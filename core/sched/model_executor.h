@@ -35,7 +35,7 @@ class ModelExecutor final : public StepExecutor {
   ~ModelExecutor() override;
   double execute(const StepPlan& plan, std::vector<SampledToken>& sampled) override;
   void set_sampling(RequestId id, const SamplingParams& params) override;
-  void set_logits_output(RequestId id, LogitsOutput output) override;
+  void set_logits_output(RequestId id, WantedLogits wanted) override;
   void forget(RequestId id) override;
   void rebind(KvCache& kv) override { kv_ = &kv; }
   void set_attention(const std::string& name) override;
@@ -64,10 +64,13 @@ class ModelExecutor final : public StepExecutor {
   std::unique_ptr<Attention> attention_;
   std::unique_ptr<ForwardPass> forward_;
   Sampler& sampler_for(RequestId id);
+  WantedLogits wanted_logits(RequestId id) const;
   // Asks the proposer for the drafts of the plan's speculating decodes (draft_of_ indexes drafts_).
   void draft(const StepPlan& plan);
   // Turns sequence `s`'s logits rows into its sampled token(s), handing out the logits it asked for.
-  SampledToken pick(const ScheduledSeq& s, size_t index, std::span<const float> rows, LogitsOutput output);
+  // `rows` are the logits of its new tokens from `first_row` on.
+  SampledToken pick(const ScheduledSeq& s, size_t index, std::span<const float> rows, int32_t first_row,
+                    WantedLogits wanted);
 
   Proposer* proposer_ = nullptr;
   SpecUse spec_use_;
@@ -76,7 +79,7 @@ class ModelExecutor final : public StepExecutor {
   std::vector<int32_t> draft_of_;             // per plan sequence: its index in drafts_, or -1
   std::vector<std::vector<TokenId>> feeds_;   // speculating sequences: the known token, then the drafts
   std::map<RequestId, Sampler> samplers_;
-  std::map<RequestId, LogitsOutput> logits_outputs_;  // requests that asked for logits
+  std::map<RequestId, WantedLogits> logits_outputs_;  // requests that asked for logits
   std::vector<BatchSeq> batch_;
   std::vector<float> logits_;
 };

@@ -21,7 +21,13 @@ namespace inferscope {
 enum class LogitsOutput {
   None,
   Sampled,  // the row each output token is sampled from (generate --logprobs)
-  All,      // every computed position, prompt included (perplexity, exactness checks)
+  All,      // every computed position from a given one on, prompt included (perplexity, exactness checks)
+};
+
+// The logits a request asked for: with All, positions `from` onwards (earlier ones are never computed).
+struct WantedLogits {
+  LogitsOutput output = LogitsOutput::None;
+  int32_t from = 0;
 };
 
 // Receives logits row `position` of request `id` (it predicts the token after `position`); the
@@ -52,8 +58,8 @@ class StepExecutor {
   virtual double execute(const StepPlan& plan, std::vector<SampledToken>& sampled) = 0;
   // Gives `id` its own sampling parameters (before its first step); executors that do not sample ignore them.
   virtual void set_sampling(RequestId /*id*/, const SamplingParams& /*params*/) {}
-  // Hands out `id`'s logits as `output` says (before its first step); executors without a model ignore it.
-  virtual void set_logits_output(RequestId /*id*/, LogitsOutput /*output*/) {}
+  // Hands out `id`'s logits as `wanted` says (before its first step); executors without a model ignore it.
+  virtual void set_logits_output(RequestId /*id*/, WantedLogits /*wanted*/) {}
   // The request has left for good: drop anything kept for it (its sampler).
   virtual void forget(RequestId /*id*/) {}
   // Runs later steps on another cache (the engine replaced it between steps).

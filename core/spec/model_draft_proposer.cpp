@@ -75,7 +75,7 @@ void ModelDraftProposer::propose(std::span<const DraftRequest> requests, const P
   }
   while (!active.empty()) {
     batch_.clear();
-    for (size_t i : active) batch_.push_back(BatchSeq{requests[i].id, feeds_[i], pos[i], false});
+    for (size_t i : active) batch_.push_back(BatchSeq{requests[i].id, feeds_[i], pos[i]});
     forward_.run(batch_, kv, context.attention, context.pool, logits_, options_.layers);
     std::vector<size_t> next;
     for (size_t b = 0; b < active.size(); ++b) {

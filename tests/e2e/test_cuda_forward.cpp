@@ -166,7 +166,7 @@ TEST_F(CudaSmallModel, DecodeGraphsGiveTheUncapturedLogitsBitForBit) {
     for (size_t s = 0; s < prompt_lengths.size(); ++s) {
       if (step == 4 && s == 1) continue;
       step_tokens[s] = test::random_prompt(1, spec_.vocab, static_cast<uint32_t>(100 + 3 * step + static_cast<int>(s)));
-      batch.push_back(BatchSeq{static_cast<SeqId>(s), step_tokens[s], length[s], false});
+      batch.push_back(BatchSeq{static_cast<SeqId>(s), step_tokens[s], length[s]});
       ++length[s];
     }
     const std::vector<float> graphs = with.run(batch), no_graphs = without.run(batch);

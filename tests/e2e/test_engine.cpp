@@ -6,9 +6,11 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -125,6 +127,35 @@ TEST(Engine, ConcurrentGreedyRequestsMatchEachAloneWithChunkedPrefill) {
   c.scheduler.max_batch_tokens = 8;  // prompts of up to 16 tokens go in chunks, behind the decodes
   c.scheduler.max_running = 5;
   expect_same_as_alone(*model, c, 48);
+}
+
+// A request for every logit from position 6 on, fed in chunks of 4: it gets exactly positions 6..n-1
+// (the second chunk computes two rows, not four), each with the bits the same position has when every
+// row is asked for.
+TEST(Engine, LogitsFromAPositionHandsOutThoseRowsWithTheSameBits) {
+  INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  EngineConfig c = small_config();
+  c.scheduler.max_batch_tokens = 4;
+  const std::vector<TokenId> prompt = encode_prompt(*model, "Lily and Tom went to the park. They saw a big");
+  ASSERT_GT(prompt.size(), 9u);
+  const std::vector<float> every = engine_logits(*model, c, prompt);
+  const size_t vocab = static_cast<size_t>(model->config().vocab_size);
+  SyncEngine engine(*model, c);
+  EngineRequest r;
+  r.prompt_tokens = prompt;
+  r.max_tokens = 1;
+  r.logits = LogitsOutput::All;
+  r.logits_from = 6;
+  std::vector<int32_t> positions;
+  engine.run(std::move(r), {}, [&](RequestId, int32_t position, std::span<const float> row) {
+    positions.push_back(position);
+    const std::span<const float> want(every.data() + static_cast<size_t>(position) * vocab, vocab);
+    EXPECT_TRUE(std::equal(row.begin(), row.end(), want.begin())) << "position " << position;
+  });
+  std::vector<int32_t> expected(prompt.size() - 6);
+  std::iota(expected.begin(), expected.end(), 6);
+  EXPECT_EQ(positions, expected);
 }
 
 TEST(Engine, PreemptedRequestsResumeExactly) {

@@ -32,15 +32,15 @@ struct SeqPlan {
   SeqId seq;
   std::vector<TokenId> history;
   std::vector<TokenId> step;
-  bool all_logits;
+  int64_t logits_rows;
 };
 
 // The three sequences of the mixed step: a fresh 7-token prefill, a decode after 5 tokens, and a
-// 4-token prefill chunk after 3 tokens that asks for every position's logits.
+// 4-token prefill chunk after 3 tokens that asks for its last three positions' logits.
 std::vector<SeqPlan> mixed_plans(int32_t vocab) {
-  return {{10, {}, tokens(7, 1, vocab), false},
-          {11, tokens(5, 2, vocab), tokens(1, 3, vocab), false},
-          {12, tokens(3, 4, vocab), tokens(4, 5, vocab), true}};
+  return {{10, {}, tokens(7, 1, vocab), 1},
+          {11, tokens(5, 2, vocab), tokens(1, 3, vocab), 1},
+          {12, tokens(3, 4, vocab), tokens(4, 5, vocab), 3}};
 }
 
 // The contiguous cache with room for every plan; the KV layout tests swap in paged ones.
@@ -80,8 +80,8 @@ std::vector<float> run_alone(const LlamaModel& model, const std::vector<SeqPlan>
   Harness h(model, threads);
   std::vector<float> out;
   for (const SeqPlan& p : plans) {
-    if (!p.history.empty()) h.run({BatchSeq{p.seq, p.history, 0, false}});
-    const std::vector<float> logits = h.run({BatchSeq{p.seq, p.step, h.length(p.seq), p.all_logits}});
+    if (!p.history.empty()) h.run({BatchSeq{p.seq, p.history, 0}});
+    const std::vector<float> logits = h.run({BatchSeq{p.seq, p.step, h.length(p.seq), p.logits_rows}});
     out.insert(out.end(), logits.begin(), logits.end());
   }
   return out;
@@ -93,10 +93,10 @@ std::vector<float> run_mixed(const LlamaModel& model, const std::vector<SeqPlan>
   Harness h(model, threads, kv);
   std::vector<BatchSeq> histories, steps;
   for (const SeqPlan& p : plans) {
-    if (!p.history.empty()) histories.push_back(BatchSeq{p.seq, p.history, 0, false});
+    if (!p.history.empty()) histories.push_back(BatchSeq{p.seq, p.history, 0});
   }
   h.run(histories);
-  for (const SeqPlan& p : plans) steps.push_back(BatchSeq{p.seq, p.step, h.length(p.seq), p.all_logits});
+  for (const SeqPlan& p : plans) steps.push_back(BatchSeq{p.seq, p.step, h.length(p.seq), p.logits_rows});
   return h.run(steps);
 }
 
@@ -115,11 +115,23 @@ TEST_P(BatchInvarianceTest, MixedStepEqualsEachSequenceAlone) {
   const auto plans = mixed_plans(spec_.vocab);
   const std::vector<float> alone = run_alone(*model_, plans, 2);
   const std::vector<float> mixed = run_mixed(*model_, plans, 2);
-  ASSERT_EQ(alone.size(), static_cast<size_t>(spec_.vocab) * (1 + 1 + 4));
+  ASSERT_EQ(alone.size(), static_cast<size_t>(spec_.vocab) * (1 + 1 + 3));
   EXPECT_TRUE(bit_identical(mixed, alone));
   // the sequences' rows really differ, so equality above is not trivial
   const std::span<const float> all(alone);
   EXPECT_FALSE(bit_identical(all.first(spec_.vocab), all.subspan(spec_.vocab, spec_.vocab)));
+}
+
+// Asking for a sequence's last rows gives the last rows of asking for every one, bit for bit.
+TEST_P(BatchInvarianceTest, LastRowsAreTheLastOfEveryRow) {
+  std::vector<SeqPlan> plans = mixed_plans(spec_.vocab);
+  const std::vector<float> some = run_mixed(*model_, plans, 2);
+  plans.back().logits_rows = static_cast<int64_t>(plans.back().step.size());
+  const std::vector<float> every = run_mixed(*model_, plans, 2);
+  const size_t vocab = static_cast<size_t>(spec_.vocab);
+  ASSERT_EQ(every.size(), some.size() + vocab);
+  EXPECT_TRUE(bit_identical(std::span<const float>(some).first(2 * vocab), std::span<const float>(every).first(2 * vocab)));
+  EXPECT_TRUE(bit_identical(std::span<const float>(some).subspan(2 * vocab), std::span<const float>(every).subspan(3 * vocab)));
 }
 
 TEST_P(BatchInvarianceTest, ThreadCountDoesNotChangeLogits) {
@@ -189,10 +201,10 @@ TEST(BatchInvariance, SequenceWithNoNewTokensIsIgnored) {
   const auto model = load_synthetic_model(spec);
   const std::vector<TokenId> held = tokens(3, 8, spec.vocab), step = tokens(4, 9, spec.vocab);
   Harness alone(*model, 2);
-  const std::vector<float> want = alone.run({BatchSeq{1, step, 0, false}});
+  const std::vector<float> want = alone.run({BatchSeq{1, step, 0}});
   Harness h(*model, 2);
-  h.run({BatchSeq{0, held, 0, false}});
-  const std::vector<float> got = h.run({BatchSeq{0, {}, 3, false}, BatchSeq{1, step, 0, false}});
+  h.run({BatchSeq{0, held, 0}});
+  const std::vector<float> got = h.run({BatchSeq{0, {}, 3}, BatchSeq{1, step, 0}});
   EXPECT_TRUE(bit_identical(got, want));
 }
 
