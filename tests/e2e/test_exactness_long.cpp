@@ -1,12 +1,13 @@
 // test_exactness at length (label slow: the Release pass only): the synthetic model at a 4096-token
 // prompt, every way one at a time, and the demo model (30 layers, 9/3 heads of 64, a 49152-token
-// vocabulary) at a chat prompt cut to 1, 255, 256, 257, 1000 and 4096 tokens, bit-identical to one
-// prefill in paged blocks of 16 when computed token by token in one contiguous region, in chunks of
-// 64 in blocks of 8, and preempted and recomputed in blocks of 32. The demo model's ways change
-// several things at once: each alone is checked on the synthetic model at every length, and a
-// combined way that matched while one of its parts broke exactness would need two rounding changes
-// that cancel bit for bit at every position. Five runs instead of eight (the 4096 case is the
-// Release pass's longest test).
+// vocabulary) at a chat prompt cut to 1, 255, 256, 257 and 1000 tokens, bit-identical to one prefill
+// in paged blocks of 16 when computed token by token in one contiguous region, in chunks of 64 in
+// blocks of 8, and preempted and recomputed in blocks of 32. The demo model's ways change several
+// things at once: each alone is checked on the synthetic model at every length, and a combined way
+// that matched while one of its parts broke exactness would need two rounding changes that cancel bit
+// for bit at every position. Length itself is the synthetic model's to check: the demo model at 4096
+// tokens took over 8 minutes here (4096 decode steps of 135M weights, then three more runs of a
+// quadratic attention), a quarter of CI's time, for a property the synthetic model checks in 45 s.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -59,7 +60,7 @@ TEST_P(DemoExactnessTest, EveryWayOfComputingGivesTheSameBits) {
                          {.name = "preempted and recomputed, paged blocks of 32", .block = 32, .preempted = true}});
 }
 
-INSTANTIATE_TEST_SUITE_P(ContextLengths, DemoExactnessTest, ::testing::Values(1, 255, 256, 257, 1000, 4096));
+INSTANTIATE_TEST_SUITE_P(ContextLengths, DemoExactnessTest, ::testing::Values(1, 255, 256, 257, 1000));
 
 }  // namespace
 }  // namespace inferscope::test

@@ -26,16 +26,16 @@ namespace {
 
 // Our perplexity against llama-perplexity's, text by text and context by context. The goal is 1%;
 // our 8-bit activation blocks are not rounded exactly as ggml's (nor is ggml's f16 K/V and GELU table
-// ours), and that alone leaves up to 1.02% here (the demo model's German at ctx 256, Gemma's prose at
-// ctx 64). The test fails past 1.5% and marks every row past 1%. A tokenizer or forward-pass bug
-// is far larger: Gemma's runs of spaces were 3x and 80,000x off.
+// ours), and that alone leaves up to 1.23% here (the demo model's German at ctx 256; Gemma's German
+// at ctx 64 1.18%). The test fails past 1.5% and marks every row past 1%. A tokenizer or
+// forward-pass bug is far larger: Gemma's runs of spaces were 3x and 80,000x off.
 constexpr double kPerplexityGoal = 0.01;
 constexpr double kPerplexityBound = 0.015;
-// Each text is scored on its first 1024 tokens at every context (llama-perplexity --chunks likewise):
-// Gemma's 262k-row output head makes every position cost tens of milliseconds here. Fewer scored
-// tokens let the two engines' rounding differ by more: German at ctx 256 on 2 chunks was 1.2% apart,
-// on all 6 chunks 0.65%.
-constexpr int kTokensPerText = 1024;
+// Each text is scored on its first 512 tokens at every context (llama-perplexity --chunks likewise),
+// so that the ten cases take about 3.5 minutes of CI's two cores. More scored tokens average the two
+// engines' rounding further: on 1024 tokens every row was within 1.02%, and German at ctx 256 within
+// 0.65% on all 6 of its chunks.
+constexpr int kTokensPerText = 512;
 
 constexpr int kContexts[] = {64, 256};  // each needs at least two chunks of every text's tokens
 const char* const kTexts[] = {"prose-sourdough.txt", "code-interval-tree.txt", "apache-2.0-licence.txt",
