@@ -32,6 +32,25 @@ std::vector<std::vector<float>> llama_cpp_logits(const std::string& llama_logits
   return rows;
 }
 
+std::vector<std::vector<TopLogprob>> llama_cpp_top_logprobs(const std::string& llama_logits, const std::string& model,
+                                                            const std::vector<TokenId>& tokens, int k) {
+  std::vector<std::vector<TopLogprob>> rows;
+  std::ostringstream command;
+  command << llama_logits << ' ' << model << " --top " << k;
+  for (TokenId id : tokens) command << ' ' << id;
+  std::istringstream lines(command_output(command.str()));
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream values(line);
+    rows.emplace_back();
+    for (TopLogprob t; values >> t.id >> t.logprob;) rows.back().push_back(t);
+  }
+  return rows;
+}
+
+void write_f32_copy(const std::string& llama_quantize, const std::string& model, const std::string& out) {
+  command_output(llama_quantize + " --allow-requantize " + model + " " + out + " F32 2 2>&1");
+}
+
 double llama_cpp_perplexity(const std::string& llama_perplexity, const std::string& model,
                             const std::string& text_file, int ctx, int chunks, int threads) {
   const std::string c = std::to_string(ctx);

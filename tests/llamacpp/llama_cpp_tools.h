@@ -16,6 +16,22 @@ std::string command_output(const std::string& command);
 std::vector<std::vector<float>> llama_cpp_logits(const std::string& llama_logits, const std::string& model,
                                                  const std::vector<TokenId>& tokens);
 
+// One of a position's most likely next tokens, by llama.cpp.
+struct TopLogprob {
+  TokenId id = 0;
+  double logprob = 0;
+};
+
+// llama.cpp's k most likely next tokens at every position of `tokens` (one prefill, f32 K/V), most
+// likely first: one row per position.
+std::vector<std::vector<TopLogprob>> llama_cpp_top_logprobs(const std::string& llama_logits, const std::string& model,
+                                                            const std::vector<TokenId>& tokens, int k);
+
+// Writes `out`, an f32 copy of `model` made by llama-quantize (--allow-requantize F32): llama.cpp then
+// computes exactly in f32 from the weights our exact f32-activation path multiplies, instead of
+// rounding activations to 8 bits for the quantized matmuls. Throws when llama-quantize fails.
+void write_f32_copy(const std::string& llama_quantize, const std::string& model, const std::string& out);
+
 // llama-perplexity's final estimate for the first `chunks` chunks of `text_file` at context `ctx`, on
 // `threads` threads.
 double llama_cpp_perplexity(const std::string& llama_perplexity, const std::string& model,

@@ -1,20 +1,28 @@
 // llama.cpp's logits for a token sequence, to compare our forward pass with on the same GGUF file:
-//   llama-logits MODEL ID [ID ...]
+//   llama-logits MODEL [--top K] ID [ID ...]
 // One prefill of all ids on a fresh context (one thread, f32 K/V, no flash attention), then one
-// line per position with its vocab logits (%.9g, space-separated). Exit 1 with the reason on stderr.
+// line per position: its vocab logits (%.9g, space-separated), or with --top K its K most likely
+// next tokens as "id logprob" pairs, most likely first (log-softmax in double). Exit 1 with the
+// reason on stderr.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <numeric>
 #include <vector>
 
 #include "llama.h"
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: llama-logits MODEL ID [ID ...]\n");
+  int first_id = 2, top = 0;
+  if (argc > 3 && std::strcmp(argv[2], "--top") == 0) top = std::atoi(argv[3]), first_id = 4;
+  if (argc <= first_id || (first_id == 4 && top <= 0)) {
+    std::fprintf(stderr, "usage: llama-logits MODEL [--top K] ID [ID ...]\n");
     return 1;
   }
   std::vector<llama_token> ids;
-  for (int i = 2; i < argc; ++i) ids.push_back(static_cast<llama_token>(std::atoi(argv[i])));
+  for (int i = first_id; i < argc; ++i) ids.push_back(static_cast<llama_token>(std::atoi(argv[i])));
   const auto n = static_cast<int32_t>(ids.size());
 
   llama_backend_init();
@@ -51,9 +59,26 @@ int main(int argc, char** argv) {
     return 1;
   }
   const int32_t vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
+  std::vector<int32_t> order(static_cast<size_t>(vocab));
   for (int32_t i = 0; i < n; ++i) {
     const float* row = llama_get_logits_ith(context, i);
-    for (int32_t v = 0; v < vocab; ++v) std::printf(v == 0 ? "%.9g" : " %.9g", static_cast<double>(row[v]));
+    if (top == 0) {
+      for (int32_t v = 0; v < vocab; ++v) std::printf(v == 0 ? "%.9g" : " %.9g", static_cast<double>(row[v]));
+      std::printf("\n");
+      continue;
+    }
+    // log p(v) = logit(v) - (max + ln sum exp(logit - max))
+    const double max = *std::max_element(row, row + vocab);
+    double sum = 0;
+    for (int32_t v = 0; v < vocab; ++v) sum += std::exp(static_cast<double>(row[v]) - max);
+    const double log_sum = max + std::log(sum);
+    std::iota(order.begin(), order.end(), 0);
+    const int32_t k = std::min(top, vocab);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+    for (int32_t j = 0; j < k; ++j) {
+      const int32_t v = order[static_cast<size_t>(j)];
+      std::printf(j == 0 ? "%d %.9g" : " %d %.9g", v, static_cast<double>(row[v]) - log_sum);
+    }
     std::printf("\n");
   }
   llama_batch_free(batch);
