@@ -21,6 +21,7 @@ nlohmann::json describe(const LlamaModel& model, DType kv_dtype, int64_t batch) 
   j["architecture"] = c.architecture;
   j["differs_from_llama"] = c.differences();
   j["name"] = c.name;
+  j["name_in_file"] = c.name_in_file;
   j["hyperparameters"] = {{"n_layers", c.n_layers},         {"dim", c.dim},
                           {"n_heads", c.n_heads},           {"n_kv_heads", c.n_kv_heads},
                           {"head_dim", c.head_dim},         {"ffn_dim", c.ffn_dim},
@@ -58,8 +59,9 @@ std::string mib(double bytes) {
 
 void print_text(const nlohmann::json& j) {
   std::cout << "file            " << j["file"].get<std::string>() << " (GGUF v" << j["gguf_version"] << ")\n";
-  std::cout << "architecture    " << j["architecture"].get<std::string>() << "  name: " << j["name"].get<std::string>()
-            << "\n";
+  std::cout << "architecture    " << j["architecture"].get<std::string>();
+  if (!j["name_in_file"].get<std::string>().empty()) std::cout << "  name in the file: " << j["name_in_file"].get<std::string>();
+  std::cout << "\n";
   for (const auto& line : j["differs_from_llama"]) std::cout << "  differs from Llama: " << line.get<std::string>() << "\n";
   std::cout << "parameters      " << j["parameters"] << "  weights " << mib(j["weight_bytes"].get<double>()) << "\n";
   for (const auto& [k, val] : j["hyperparameters"].items()) {

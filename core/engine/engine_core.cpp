@@ -507,7 +507,7 @@ void EngineCore::step() {
   m.pool_dispatches = executor_->pool_dispatches() - dispatches;
   metrics_.on_step(m, kv_->stats());
   metrics_.set_device_memory(executor_->device_memory());  // the device's scratch follows the batch
-  publish_queue();
+  publish_occupancy();
 }
 
 bool EngineCore::stream_step_tokens(RequestId id, int32_t appended) {
@@ -552,7 +552,7 @@ void EngineCore::end(RequestId id, StopReason reason, std::string error) {
   executor_->forget(id);
   scheduler_->erase(id);
   live_.erase(id);
-  publish_queue();  // a snapshot taken in the callbacks below already counts this request as gone
+  publish_occupancy();  // a snapshot taken in the callbacks below already counts this request as gone, and its blocks free
   report_end(id, reason, error);
 }
 
@@ -576,7 +576,8 @@ void EngineCore::fail_running_after_lost_plan(const std::string& message) {
   for (RequestId id : scheduler_->waiting()) kv_->discard(id);
 }
 
-void EngineCore::publish_queue() {
+void EngineCore::publish_occupancy() {
+  metrics_.set_kv(kv_->stats());
   metrics_.set_queue(static_cast<int32_t>(scheduler_->running().size()),
                      static_cast<int32_t>(scheduler_->waiting().size()));
 }

@@ -155,7 +155,8 @@ class EngineCore {
   void fail_scheduled(const StepPlan& plan, const std::string& message);
   // Ends every running request as failed after schedule() threw (its plan is lost).
   void fail_running_after_lost_plan(const std::string& message);
-  void publish_queue();
+  // The running and waiting counts and the cache's occupancy, for snapshots between steps.
+  void publish_occupancy();
 
   const LlamaModel& model_;
   const EngineCallbacks callbacks_;

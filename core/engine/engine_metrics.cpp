@@ -104,6 +104,11 @@ void EngineMetrics::on_step(const StepMetrics& step, const KvStats& kv) {
   totals_.kv = kv;
 }
 
+void EngineMetrics::set_kv(const KvStats& kv) {
+  std::lock_guard lock(mu_);
+  totals_.kv = kv;
+}
+
 void EngineMetrics::set_queue(int32_t running, int32_t waiting) {
   std::lock_guard lock(mu_);
   totals_.num_requests_running = running;

@@ -144,6 +144,8 @@ class EngineMetrics {
   void set_spec_mode(const std::string& mode);
   void on_step(const StepMetrics& step, const KvStats& kv);
   void set_queue(int32_t running, int32_t waiting);
+  // The cache's occupancy between steps (a request that ended let go of its blocks).
+  void set_kv(const KvStats& kv);
   void set_weights(const std::string& quant, size_t bytes);
   // A background conversion to `level` has come this far ("" level: none running). Any thread.
   void set_conversion(const std::string& level, double progress);

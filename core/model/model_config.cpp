@@ -65,7 +65,8 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
   }
   c.traits = *traits;
   const std::string a = c.architecture + ".";
-  c.name = f.get_string_or("general.name", std::filesystem::path(f.path()).stem().string());
+  c.name = std::filesystem::path(f.path()).stem().string();
+  c.name_in_file = f.get_string_or("general.name", "");
   c.n_layers = positive_int(f, a + "block_count", f.get_int(a + "block_count"), 1024);
   c.dim = positive_int(f, a + "embedding_length", f.get_int(a + "embedding_length"), 1 << 16);
   c.n_heads = positive_int(f, a + "attention.head_count", f.get_int(a + "attention.head_count"), 1024);

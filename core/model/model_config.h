@@ -14,7 +14,8 @@ class GgufFile;
 struct LlamaConfig {
   std::string architecture;   // general.architecture (one of architecture.h's)
   ArchitectureTraits traits;  // what that architecture changes (architecture.h)
-  std::string name;           // general.name, or the file name
+  std::string name;           // the file's name without .gguf: what the user opened, and what views call it
+  std::string name_in_file;   // general.name ("" when absent), often a training run's ("Smollm2 135M 8k Lc100K Mix1 Ep2")
   int32_t n_layers = 0;       // {arch}.block_count
   int32_t dim = 0;            // {arch}.embedding_length
   int32_t n_heads = 0;        // {arch}.attention.head_count

@@ -281,6 +281,7 @@ void MainWindow::on_model_loaded(const QString& path) {
   const LlamaConfig& c = model.config();
   blocks_->set_sliding_window({c.windowed_layers() > 0 ? c.sliding_window : 0, c.windowed_layers(), c.n_layers});
   config_->set_config(config);
+  config_->clear_result();  // what the last model's toggles did says nothing of this one
   compare_->reset_configs(config);
   statusBar()->showMessage("Loaded " + path, 5000);
   remember_model(path);

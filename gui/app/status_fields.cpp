@@ -3,6 +3,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 
+#include "gui/dashboard/metrics_series.h"
 #include "gui/help/help_texts.h"
 #include "gui/model/model_info_panel.h"
 
@@ -42,9 +43,10 @@ void StatusFields::show_metrics(const EngineMetricsSnapshot& m) {
   waiting_->setText(QStringLiteral("waiting %1").arg(m.num_requests_waiting));
   const std::optional<double> kv = reported_kv_usage(m);
   kv_->setText(kv ? QStringLiteral("KV %1%").arg(*kv * 100, 0, 'f', 0) : QStringLiteral("KV not reported"));
-  decode_->setText(QStringLiteral("%1: %2 tok/s decode (all requests)")
-                       .arg(m.source.empty() ? QStringLiteral("engine") : QStringLiteral("server"))
-                       .arg(m.decode_tokens_per_second, 0, 'f', 1));
+  const QString engine = m.source.empty() ? QStringLiteral("engine") : QStringLiteral("server");
+  const std::optional<double> rate = decode_rate_now(m);
+  decode_->setText(rate ? QStringLiteral("%1: %2 tok/s decode (all requests)").arg(engine).arg(*rate, 0, 'f', 1)
+                        : QStringLiteral("%1: idle").arg(engine));
   weights_->setText(m.source.empty() ? weights_text(m) : QStringLiteral("weights: the server's"));
   const bool converting = !m.converting_to.empty();
   conversion_->setText(converting ? QStringLiteral("converting to %1 %2%")

@@ -1,7 +1,8 @@
 // The status bar's figures, one label each with its help (gui/help/help_texts.h) as tooltip:
 // "running 1 · waiting 0 · KV 3% · engine: 107.0 tok/s decode (all requests) · weights q8 (35.2 MiB)"
 // and, while one runs, "converting to q4 40%". The engine's decode throughput counts every request
-// together; each chat reply's own speed is under the reply.
+// together, as the dashboard's chart draws it (its last point), and reads "engine: idle" while no
+// request runs; each chat reply's own speed is under the reply.
 #pragma once
 #include <QString>
 #include <QWidget>

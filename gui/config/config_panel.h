@@ -12,6 +12,7 @@
 
 class QComboBox;
 class QLabel;
+class QTimer;
 class QProgressBar;
 class QScrollArea;
 class QSpinBox;
@@ -27,10 +28,13 @@ class ConfigPanel : public QWidget {
   void set_config(const EngineConfig& config);
   // The shown values over the last config set.
   EngineConfig config() const;
+  // The outcome of applying the toggles: shown for kResultSeconds, then gone (a later one replaces it).
   void show_result(bool applied, const QString& message);
-  // A hint that is neither applied nor refused (what a choice still needs).
+  // A hint that is neither applied nor refused (what a choice still needs), for as long.
   void show_note(const QString& message);
+  void clear_result();
   QString result_text() const;
+  static constexpr int kResultSeconds = 12;
   // The weights in use and any conversion running (from the engine's metrics).
   void show_weights(const EngineMetricsSnapshot& snapshot);
   QString weights_text() const;
@@ -55,6 +59,7 @@ class ConfigPanel : public QWidget {
   QLabel* device_status_;
   QSpinBox* threads_;
   QLabel *weights_, *result_;
+  QTimer* result_timer_;
   QProgressBar* conversion_;
   QScrollArea* scroll_;
 };

@@ -107,6 +107,22 @@ Series median_itl_series(const EngineMetricsSnapshot& s) {
                         });
 }
 
+namespace {
+
+// Decode tokens per second of step time over up to kRateWindowSteps steps ending at step i, none
+// before stretch_begin (the first step of i's busy stretch).
+double window_decode_rate(const std::vector<StepMetrics>& steps, size_t stretch_begin, size_t i) {
+  const size_t first = std::max(stretch_begin, i + 1 >= kRateWindowSteps ? i + 1 - kRateWindowSteps : 0);
+  double tokens = 0, seconds = 0;
+  for (size_t j = first; j <= i; ++j) {
+    tokens += steps[j].decode_tokens;
+    seconds += steps[j].duration_s;
+  }
+  return seconds > 0 ? tokens / seconds : 0;
+}
+
+}  // namespace
+
 Series decode_rate_series(const EngineMetricsSnapshot& s) {
   Series out;
   const double gap = idle_gap_seconds(s);
@@ -117,17 +133,18 @@ Series decode_rate_series(const EngineMetricsSnapshot& s) {
       out.y.push_back(kNaN);
       stretch_begin = i;
     }
-    // The window: up to kRateWindowSteps steps ending at i, within this stretch.
-    const size_t first = std::max(stretch_begin, i + 1 >= kRateWindowSteps ? i + 1 - kRateWindowSteps : 0);
-    double tokens = 0, seconds = 0;
-    for (size_t j = first; j <= i; ++j) {
-      tokens += s.steps[j].decode_tokens;
-      seconds += s.steps[j].duration_s;
-    }
     out.x.push_back(s.steps[i].time_s);
-    out.y.push_back(seconds > 0 ? tokens / seconds : 0);
+    out.y.push_back(window_decode_rate(s.steps, stretch_begin, i));
   }
   return out;
+}
+
+std::optional<double> decode_rate_now(const EngineMetricsSnapshot& s) {
+  if (s.num_requests_running == 0 || s.steps.empty()) return std::nullopt;
+  const double gap = idle_gap_seconds(s);
+  size_t stretch_begin = s.steps.size() - 1;
+  while (stretch_begin > 0 && !idle_between(s.steps[stretch_begin - 1], s.steps[stretch_begin], gap)) --stretch_begin;
+  return window_decode_rate(s.steps, stretch_begin, s.steps.size() - 1);
 }
 
 Series reported_step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value) {

@@ -4,6 +4,7 @@
 #include <QVector>
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "core/engine/engine_metrics.h"
 
@@ -39,6 +40,9 @@ Series reported_step_series(const EngineMetricsSnapshot& s, const std::function<
 // Decode tokens per second over the last kRateWindowSteps steps of each busy stretch, one point per
 // step; NaN between stretches separated by idle time (QCustomPlot draws NaN as a gap).
 Series decode_rate_series(const EngineMetricsSnapshot& s);
+// The engine's decode throughput now, as the status bar shows it: the last point of
+// decode_rate_series while a request runs; nullopt when none runs (the engine is idle).
+std::optional<double> decode_rate_now(const EngineMetricsSnapshot& s);
 // One point per step at its end time; a NaN point (at the last point's time) where the engine sat
 // idle since the previous point, so lines break there.
 Series step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value);

@@ -76,8 +76,7 @@ void RooflineView::set_roofs(const MachineRoofs& roofs) {
   const double ridge = roofs.ridge_intensity(), peak = roofs.peak_flops_per_second;
   memory_roof->setData({kRoofFrom, ridge}, {roofs.read_bytes_per_second * kRoofFrom, peak}, true);
   compute_roof->setData({ridge, kRoofTo}, {peak, peak}, true);
-  memory_roof->setName(QStringLiteral("memory roof: ") + format_value(roofs.read_bytes_per_second, Unit::Bytes) +
-                       QStringLiteral("/s"));
+  memory_roof->setName(QStringLiteral("memory roof: ") + format_value(roofs.read_bytes_per_second, Unit::BytesPerSecond));
   compute_roof->setName(QStringLiteral("compute roof: ") + format_value(peak, Unit::FlopsPerSecond));
   for (QCPGraph* roof : {memory_roof, compute_roof}) roof->addToLegend();
   ridge_label->position->setCoords(ridge, peak);

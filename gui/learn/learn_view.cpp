@@ -6,11 +6,13 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
+#include <QPixmap>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSplitter>
+#include <QStyle>
 #include <QTextBrowser>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -40,6 +42,7 @@ LearnView::LearnView(EngineBridge& bridge, QWidget* parent)
   list_ = new QListWidget(split);
   list_->setObjectName("experiment_list");
   list_->setMaximumWidth(320);
+  list_->setIconSize(QSize(14, 14));
   auto* right = new QWidget(split);
   auto* column = new QVBoxLayout(right);
   intro_ = new QTextBrowser(right);
@@ -94,10 +97,9 @@ LearnView::LearnView(EngineBridge& bridge, QWidget* parent)
   poll_->setInterval(200);
   connect(poll_, &QTimer::timeout, this, &LearnView::poll_progress);
   connect(runner_, &LearnRunner::finished, this, [this](std::shared_ptr<const ExperimentResult> r) {
-    result_ = std::move(r);
-    result_index_ = list_->currentRow();
-    show_result();
-    set_status(tr("done"));
+    finished_[running_index_] = Finished{std::move(r), running_model_};
+    mark_finished(running_index_);
+    show_experiment(running_index_);
     emit experiment_finished();
   });
   connect(runner_, &LearnRunner::failed, this, [this](const QString& message) {
@@ -109,6 +111,7 @@ LearnView::LearnView(EngineBridge& bridge, QWidget* parent)
     emit experiment_finished();
   });
   connect(this, &LearnView::experiment_finished, this, [this] {
+    running_model_.reset();
     poll_->stop();
     progress_->setVisible(false);
     run_->setEnabled(true);
@@ -128,13 +131,17 @@ bool LearnView::show_plot(int index) {
 
 void LearnView::load_experiments(const QString& dir) {
   experiments_.clear();
+  finished_.clear();
   list_->clear();
   const QStringList files = QDir(dir).entryList({"*.json"}, QDir::Files, QDir::Name);
   for (const QString& f : files) {
     const QString path = QDir(dir).filePath(f);
     try {
       experiments_.push_back(std::make_shared<const Experiment>(Experiment::load(path.toStdString())));
-      list_->addItem(QString::fromStdString(experiments_.back()->title));
+      // An empty icon until it has a result, so every title starts at the same place.
+      QPixmap blank(list_->iconSize());
+      blank.fill(Qt::transparent);
+      list_->addItem(new QListWidgetItem(QIcon(blank), QString::fromStdString(experiments_.back()->title)));
     } catch (const std::exception& e) {
       set_status(QString::fromStdString(e.what()));
     }
@@ -165,14 +172,35 @@ void LearnView::show_experiment(int index) {
   html += html_paragraphs(e.explain);
   if (!e.look_at.empty()) html += "<p><b>" + tr("Look at:") + "</b> " + QString::fromStdString(e.look_at).toHtmlEscaped() + "</p>";
   intro_->setHtml(html);
-  if (index == result_index_) {
-    show_result();
-  } else {
-    narration_->setHtml("<p>" + tr("Press <b>Run experiment</b>: it runs on the loaded model and fills in what it measured.") + "</p>");
-    qDeleteAll(plots_);
-    plots_.clear();
-    export_->setEnabled(false);
+  if (const Finished* f = finished(index)) {
+    show_result(e, *f);
+    set_status(tr("done on %1; its result stays until you run it again").arg(QString::fromStdString(f->model->config().name)));
+    return;
   }
+  narration_->setHtml("<p>" + tr("Press <b>Run experiment</b>: it runs on the loaded model and fills in what it measured.") + "</p>");
+  qDeleteAll(plots_);
+  plots_.clear();
+  export_->setEnabled(false);
+  set_status(tr("not run yet"));
+}
+
+const LearnView::Finished* LearnView::finished(int index) const {
+  const auto it = finished_.find(index);
+  return it == finished_.end() ? nullptr : &it->second;
+}
+
+const ExperimentResult* LearnView::result() const {
+  const Finished* f = finished(list_->currentRow());
+  return f ? f->result.get() : nullptr;
+}
+
+bool LearnView::can_export() const { return export_->isEnabled(); }
+
+void LearnView::mark_finished(int index) {
+  QListWidgetItem* item = list_->item(index);
+  item->setIcon(style()->standardIcon(QStyle::SP_DialogApplyButton));
+  item->setToolTip(tr("Run on %1: its result is kept until you run it again")
+                       .arg(QString::fromStdString(finished_.at(index).model->config().name)));
 }
 
 bool LearnView::start() {
@@ -186,7 +214,9 @@ bool LearnView::start() {
     set_status(tr("load a model first"));
     return false;
   }
-  runner_->start(experiments_[static_cast<size_t>(row)], bridge_.shared_model(), bridge_.config());
+  running_index_ = row;
+  running_model_ = bridge_.shared_model();
+  runner_->start(experiments_[static_cast<size_t>(row)], running_model_, bridge_.config());
   run_->setEnabled(false);
   cancel_->setEnabled(true);
   list_->setEnabled(false);
@@ -214,18 +244,18 @@ void LearnView::poll_progress() {
                  .arg(p.total));
 }
 
-void LearnView::show_result() {
-  const Experiment& e = *experiments_[static_cast<size_t>(result_index_)];
-  QString html = html_paragraphs(result_->narration);
-  if (!result_->conclusion.empty()) {
+void LearnView::show_result(const Experiment& e, const Finished& f) {
+  const ExperimentResult& result = *f.result;
+  QString html = html_paragraphs(result.narration);
+  if (!result.conclusion.empty()) {
     html += "<p style='background:#eef6ee; padding:6px'><b>" + tr("Conclusion.") + "</b> " +
-            QString::fromStdString(result_->conclusion).toHtmlEscaped() + "</p>";
+            QString::fromStdString(result.conclusion).toHtmlEscaped() + "</p>";
   }
   narration_->setHtml(html);
   qDeleteAll(plots_);
   plots_.clear();
   for (size_t i = 0; i < e.plots.size(); ++i) {
-    QWidget* w = make_experiment_plot(e.plots[i], *result_, *bridge_.model(), narration_->parentWidget());
+    QWidget* w = make_experiment_plot(e.plots[i], result, *f.model, narration_->parentWidget());
     w->setObjectName(QString("learn_plot_%1").arg(i));
     plots_layout_->insertWidget(plots_layout_->count() - 1, w);
     plots_.push_back(w);
@@ -240,8 +270,9 @@ QString LearnView::narration_text() const { return narration_->toPlainText(); }
 void LearnView::set_status(const QString& text) { status_->setText(text); }
 
 QString LearnView::export_report(const QString& dir) const {
-  if (!result_) throw std::runtime_error("no results to export: run the experiment first");
-  const Experiment& e = *experiments_[static_cast<size_t>(result_index_)];
+  const Finished* f = finished(list_->currentRow());
+  if (!f) throw std::runtime_error("no results to export: run the experiment first");
+  const Experiment& e = *current();
   const QString id = QString::fromStdString(e.id);
   std::vector<ReportImage> images;
   for (int i = 0; i < plots_.size(); ++i) {
@@ -255,7 +286,7 @@ QString LearnView::export_report(const QString& dir) const {
     images.emplace_back(experiment_plot_caption(e.plots[static_cast<size_t>(i)]).toStdString(), name.toStdString());
   }
   const QString report = QDir(dir).filePath(id + ".md");
-  write_file_atomically(report.toStdString(), experiment_markdown(e, *result_, bridge_.model()->config().name, images));
+  write_file_atomically(report.toStdString(), experiment_markdown(e, *f->result, f->model->config().name, images));
   return report;
 }
 

@@ -1,11 +1,13 @@
 // The Learn tab: the guided experiments (resources/experiments/*.json) in a list; the chosen one's
 // question, explanation and what to look at; Run runs it on the loaded model (off the GUI thread,
 // with progress and cancel); then its narration with the measured numbers, its conclusion, its
-// plots, and "Export report…" (Markdown with the plots as PNG files beside it).
+// plots, and "Export report…" (Markdown with the plots as PNG files beside it). Each experiment keeps
+// its finished result, marked in the list, until it is run again or the experiments are reloaded.
 #pragma once
 #include <QString>
 #include <QStringList>
 #include <QWidget>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -20,6 +22,10 @@ class QScrollArea;
 class QTextBrowser;
 class QTimer;
 class QVBoxLayout;
+
+namespace inferscope {
+class LlamaModel;
+}
 
 namespace inferscope::gui {
 
@@ -41,8 +47,10 @@ class LearnView : public QWidget {
   bool start();
   void cancel();
   bool running() const;
-  const ExperimentResult* result() const { return result_.get(); }
+  // The selected experiment's finished result; null when it has none.
+  const ExperimentResult* result() const;
   const Experiment* current() const;
+  bool can_export() const;
   QString status_text() const;
   QString narration_text() const;  // the narration view as plain text
   QList<QWidget*> plot_widgets() const { return plots_; }
@@ -55,15 +63,23 @@ class LearnView : public QWidget {
   void experiment_finished();
 
  private:
+  // A finished run of one experiment, and the model it ran on (its plots decode tokens with it).
+  struct Finished {
+    std::shared_ptr<const ExperimentResult> result;
+    std::shared_ptr<const LlamaModel> model;
+  };
   void show_experiment(int index);
-  void show_result();
+  void show_result(const Experiment& e, const Finished& f);
   void set_status(const QString& text);
   void poll_progress();
+  const Finished* finished(int index) const;
+  void mark_finished(int index);
 
   EngineBridge& bridge_;
   std::vector<std::shared_ptr<const Experiment>> experiments_;
-  std::shared_ptr<const ExperimentResult> result_;
-  int result_index_ = -1;  // the experiment result_ belongs to
+  std::map<int, Finished> finished_;  // by row in the list
+  int running_index_ = -1;            // the row being run, on running_model_
+  std::shared_ptr<const LlamaModel> running_model_;
   LearnRunner* runner_;
   QListWidget* list_;
   QTextBrowser *intro_, *narration_;

@@ -87,6 +87,7 @@ void ModelInfoPanel::show_model(const LlamaModel& model, DType kv_dtype) {
 
   QTreeWidgetItem* f = section(tree_, "File");
   row(f, "path", QString::fromStdString(file.path()));
+  if (!c.name_in_file.empty()) row(f, "name in the file", QString::fromStdString(c.name_in_file), "general.name");
   row(f, "format", QString("GGUF v%1, %2").arg(file.version()).arg(format_bytes(static_cast<double>(file.file_size()))));
   row(f, "architecture", QString::fromStdString(c.architecture));
   for (const std::string& line : c.differences()) row(f, "differs from Llama", QString::fromStdString(line));

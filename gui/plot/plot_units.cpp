@@ -45,6 +45,10 @@ QString format_value(double value, Unit unit) {
       const auto [v, name] = binary_scaled(value);
       return (std::fabs(value) < 1024 ? QString::number(v, 'f', 0) : three_figures(v)) + QLatin1Char(' ') + QLatin1String(name);
     }
+    case Unit::BytesPerSecond: {
+      const auto [v, prefix] = si_scaled(value);
+      return three_figures(v) + QLatin1Char(' ') + QLatin1String(prefix) + QStringLiteral("B/s");
+    }
     case Unit::PerSecond:
       return three_figures(value) + QStringLiteral(" tok/s");
     case Unit::Flops: {
@@ -73,6 +77,7 @@ QString UnitTicker::getTickLabel(double tick, const QLocale& locale, QChar forma
       const auto [v, name] = binary_scaled(tick);
       return QString::number(v, 'g', 4) + QLatin1Char(' ') + QLatin1String(name);
     }
+    case Unit::BytesPerSecond:
     case Unit::PerSecond:
     case Unit::Flops:
     case Unit::FlopsPerSecond:

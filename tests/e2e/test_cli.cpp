@@ -118,6 +118,16 @@ TEST(Cli, TokenizeWorksOnAVocabularyOnlyFile) {
   EXPECT_NE(run.out.find("llama.block_count"), std::string::npos) << run.out;
 }
 
+// A model is called by its file's name; general.name (often a training run's) is reported beside it.
+TEST(Cli, InspectNamesTheModelByItsFile) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::demo_model_path());
+  const auto j = nlohmann::json::parse(stdout_only("inspect --model " + path + " --json"));
+  EXPECT_EQ(j["name"], "SmolLM2-135M-Instruct.Q4_1");
+  EXPECT_EQ(j["name_in_file"], "Smollm2 135M 8k Lc100K Mix1 Ep2");
+  const CliRun text = cli("inspect --model " + path);
+  EXPECT_NE(text.out.find("name in the file: Smollm2 135M 8k Lc100K Mix1 Ep2"), std::string::npos) << text.out;
+}
+
 TEST(Cli, InspectReportsGeometryAndKvBytes) {
   INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
   const auto j = nlohmann::json::parse(stdout_only("inspect --model " + path + " --json --batch 3"));

@@ -210,6 +210,10 @@ TEST(Engine, CancelMidStreamFreesItsBlocks) {
   const KvSnapshot snap = engine.kv_snapshot();
   EXPECT_TRUE(snap.sequences.empty());
   for (const KvSnapshot::Block& b : snap.blocks) EXPECT_TRUE(b.owners.empty());
+  // The metrics say so too, with no step after the cancel.
+  const EngineMetricsSnapshot m = engine.metrics_snapshot();
+  EXPECT_EQ(m.num_requests_running, 0);
+  EXPECT_EQ(m.kv.kv_cache_usage_perc(), 0.0);
 }
 
 TEST(Engine, BadRequestsFailAloneWhileOthersFinish) {

@@ -8,6 +8,7 @@
 // exported; device files read with a bad one reported, not thrown.
 #include <QFile>
 #include <QTableWidget>
+#include <QTimer>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -301,6 +302,25 @@ TEST(CompareParts, ConfigPanelShowsTheWeightsAndAConversionInProgress) {
   panel.show_weights(m);
   EXPECT_FALSE(panel.converting());
   EXPECT_TRUE(panel.weights_text().startsWith("weights in use: q8")) << panel.weights_text().toStdString();
+}
+
+// What applying the toggles did is shown for a while, then goes: it never stays to describe a later state.
+TEST(CompareParts, ConfigPanelResultGoesAfterAWhile) {
+  test_app();
+  ConfigPanel panel;
+  panel.show_result(true, "applied: KV contiguous");
+  EXPECT_EQ(panel.result_text(), "applied: KV contiguous");
+  QTimer* timer = panel.findChild<QTimer*>("result_timer");
+  ASSERT_NE(timer, nullptr);
+  EXPECT_TRUE(timer->isActive());
+  EXPECT_EQ(timer->interval(), ConfigPanel::kResultSeconds * 1000);
+  timer->start(1);  // the same timeout, sooner
+  EXPECT_TRUE(wait_for([&] { return panel.result_text().isEmpty(); }));
+  panel.show_note("speculation needs a draft model");
+  EXPECT_TRUE(timer->isActive());
+  panel.clear_result();
+  EXPECT_TRUE(panel.result_text().isEmpty());
+  EXPECT_FALSE(timer->isActive());
 }
 
 TEST(CompareParts, QuantizationAndKvDtypeAreChoices) {

@@ -74,6 +74,37 @@ TEST_P(LearnExperiment, NarratesTheNumbersItMeasured) {
   }
 }
 
+// A finished result stays with its experiment: choosing another one shows that one's state (not run,
+// nothing to export), and coming back shows the result again, exportable, with the model it ran on.
+TEST(LearnView, EachExperimentKeepsItsFinishedResult) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  QTemporaryDir sessions;
+  auto w = open_window(sessions.path(), QString::fromStdString(path));
+  ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine() && !w->bridge().busy(); }));
+  LearnView& learn = *w->learn();
+  ASSERT_TRUE(learn.select_experiment("2-kv-cache"));
+  ASSERT_TRUE(learn.start()) << learn.status_text().toStdString();
+  ASSERT_TRUE(wait_for([&] { return !learn.running(); }, 240000));
+  ASSERT_NE(learn.result(), nullptr) << learn.status_text().toStdString();
+  const std::string narration = learn.narration_text().toStdString();
+  const qsizetype plots = learn.plot_widgets().size();
+
+  ASSERT_TRUE(learn.select_experiment("9-operator-fusion"));
+  EXPECT_EQ(learn.result(), nullptr);
+  EXPECT_FALSE(learn.can_export());
+  EXPECT_EQ(learn.status_text(), "not run yet");
+  EXPECT_TRUE(learn.plot_widgets().isEmpty());
+
+  ASSERT_TRUE(learn.select_experiment("2-kv-cache"));
+  ASSERT_NE(learn.result(), nullptr);
+  EXPECT_TRUE(learn.can_export());
+  EXPECT_EQ(learn.narration_text().toStdString(), narration);
+  EXPECT_EQ(learn.plot_widgets().size(), plots);
+  EXPECT_TRUE(learn.status_text().startsWith("done on ")) << learn.status_text().toStdString();
+  QTemporaryDir out;
+  EXPECT_TRUE(QFileInfo::exists(learn.export_report(out.path())));
+}
+
 INSTANTIATE_TEST_SUITE_P(Shipped, LearnExperiment,
                          ::testing::Values("1-prefill-vs-decode", "2-kv-cache", "3-paged-vs-contiguous",
                                            "4-prefix-caching", "5-flash-vs-naive", "6-quantization",

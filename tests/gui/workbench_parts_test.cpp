@@ -156,7 +156,8 @@ TEST(WorkbenchStatus, EveryFigureShowsItsHelpOnHover) {
   m.num_requests_waiting = 1;
   m.kv.budget_bytes = 1000;
   m.kv.used_bytes = 500;
-  m.decode_tokens_per_second = 107;
+  m.steps.push_back(StepMetrics{.time_s = 1.0, .duration_s = 0.5, .decode_tokens = 50});
+  m.steps.push_back(StepMetrics{.time_s = 2.0, .duration_s = 0.5, .decode_tokens = 57});
   m.weights_quant = "q8";
   m.weight_bytes = size_t{1} << 20;
   status.show_metrics(m);
@@ -173,6 +174,10 @@ TEST(WorkbenchStatus, EveryFigureShowsItsHelpOnHover) {
   status.show_metrics(m);
   EXPECT_TRUE(status.text().endsWith(" · weights q8 (1.0 MiB) · converting to q4 40%")) << status.text().toStdString();
   EXPECT_EQ(status.field("status_conversion")->toolTip(), help_html(help_text("status_conversion")));
+  // With no request running the engine is idle, whatever its last steps did.
+  m.num_requests_running = 0;
+  status.show_metrics(m);
+  EXPECT_TRUE(status.text().contains(" · engine: idle · ")) << status.text().toStdString();
 }
 
 TEST(WorkbenchDemoScript, BadScriptsAreRefusedBeforeRunning) {
