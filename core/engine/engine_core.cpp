@@ -505,7 +505,7 @@ void EngineCore::step() {
   m.kv_bytes_read = cost.kv_bytes;
   m.preempted = plan.preempted;
   m.pool_dispatches = executor_->pool_dispatches() - dispatches;
-  metrics_.on_step(m, kv_->stats());
+  metrics_.on_step(m);
   metrics_.set_device_memory(executor_->device_memory());  // the device's scratch follows the batch
   publish_occupancy();
 }

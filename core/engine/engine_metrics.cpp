@@ -95,13 +95,12 @@ void EngineMetrics::on_preempted(int64_t count) {
   totals_.num_preemptions += count;
 }
 
-void EngineMetrics::on_step(const StepMetrics& step, const KvStats& kv) {
+void EngineMetrics::on_step(const StepMetrics& step) {
   std::lock_guard lock(mu_);
   steps_.push(step);
   ++totals_.num_steps;
   totals_.prefix_cache_queries += step.prefix_cache_queries;
   totals_.prefix_cache_hits += step.prefix_cache_hits;
-  totals_.kv = kv;
 }
 
 void EngineMetrics::set_kv(const KvStats& kv) {

@@ -142,9 +142,9 @@ class EngineMetrics {
   // One speculative step of request `id`: `drafted` tokens scored, `accepted` of them kept.
   void on_spec(RequestId id, int32_t drafted, int32_t accepted);
   void set_spec_mode(const std::string& mode);
-  void on_step(const StepMetrics& step, const KvStats& kv);
+  void on_step(const StepMetrics& step);
   void set_queue(int32_t running, int32_t waiting);
-  // The cache's occupancy between steps (a request that ended let go of its blocks).
+  // The cache's occupancy, after each step and when a request ends (it let go of its blocks).
   void set_kv(const KvStats& kv);
   void set_weights(const std::string& quant, size_t bytes);
   // A background conversion to `level` has come this far ("" level: none running). Any thread.

@@ -86,10 +86,11 @@ TextPerplexity measure_text_perplexity(const LlamaModel& model, const EngineConf
         reference_scorer ? std::span<const float>(reference_scorer->score(window, first)) : std::span<const float>();
     // Position i's logits (row i - first) predict token i + 1 of the window.
     for (size_t i = static_cast<size_t>(first); i + 1 < window.size(); ++i) {
-      const std::span<const float> row = logits.subspan((i - static_cast<size_t>(first)) * vocab, vocab);
+      const size_t offset = (i - static_cast<size_t>(first)) * vocab;
+      const std::span<const float> row = logits.subspan(offset, vocab);
       level_ppl.add(row, window[i + 1]);
       if (!reference_scorer) continue;
-      const std::span<const float> reference_row = reference_logits.subspan((i - static_cast<size_t>(first)) * vocab, vocab);
+      const std::span<const float> reference_row = reference_logits.subspan(offset, vocab);
       reference_ppl.add(reference_row, window[i + 1]);
       divergence.add(reference_row, row);
     }

@@ -168,7 +168,7 @@ void RemoteEngine::take_scrape(const ServerScrape& scrape, double t) {
     // The interval since the last scrape, as one dashboard step.
     StepMetrics step = server_step(gauges, counters_increase(*latest_counters_, counters), t, t - last_scrape_s_);
     add_latency_percentiles(scrape, t, step);
-    metrics_.on_step(step, KvStats{});
+    metrics_.on_step(step);
   } else {
     baseline_ = counters;
   }
