@@ -141,10 +141,7 @@ Series decode_rate_series(const EngineMetricsSnapshot& s) {
 
 std::optional<double> decode_rate_now(const EngineMetricsSnapshot& s) {
   if (s.num_requests_running == 0 || s.steps.empty()) return std::nullopt;
-  const double gap = idle_gap_seconds(s);
-  size_t stretch_begin = s.steps.size() - 1;
-  while (stretch_begin > 0 && !idle_between(s.steps[stretch_begin - 1], s.steps[stretch_begin], gap)) --stretch_begin;
-  return window_decode_rate(s.steps, stretch_begin, s.steps.size() - 1);
+  return decode_rate_series(s).y.back();  // a NaN only ever precedes a stretch's first point
 }
 
 Series reported_step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value) {
