@@ -25,6 +25,9 @@ cmake --build "$build" -j "$(nproc)" --target fuzz_targets -- -k 0 || built=no
 # libFuzzer's limits for every run: inputs up to 16 KiB (the largest seed, a vLLM scrape, has 14.4),
 # 10 s per input before it counts as a hang, 2 GiB of memory before it counts as running out of it.
 limits=(-max_len=16384 -timeout=10 -rss_limit_mb=2048)
+# A run that outlives libFuzzer's own clock by two minutes is stopped and counts as a hang, so a stuck
+# target turns the run red instead of holding CI until its time runs out.
+deadline() { timeout --kill-after=10 "$1" "${@:2}"; }
 runs=$build/fuzz-run
 rm -rf "$runs"
 mkdir -p "$runs"
@@ -39,15 +42,19 @@ fuzz_one() {
     return
   fi
   local regressions=(tests/fuzz/regressions/"$target"/*)
-  if [[ -e ${regressions[0]} ]] && ! "$bin" "${limits[@]}" -artifact_prefix="$dir/" "${regressions[@]}" </dev/null >"$dir/replay.log" 2>&1; then
+  if [[ -e ${regressions[0]} ]] && ! deadline 120 "$bin" "${limits[@]}" -artifact_prefix="$dir/" "${regressions[@]}" </dev/null >"$dir/replay.log" 2>&1; then
     echo "$target: FAILED replaying tests/fuzz/regressions/$target (see $dir/replay.log)" >"$dir/result"
     return
   fi
   cp -r "tests/fuzz/corpus/$target" "$dir/corpus"
   local dict=()
   [[ ! -f $bin.dict ]] || dict=(-dict="$bin.dict")  # the format's tokens, for the mutations to splice in
-  local status=ok
-  if ! "$bin" "${limits[@]}" "${dict[@]}" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$dir/" "$dir/corpus" </dev/null >"$dir/run.log" 2>&1; then
+  local status=ok rc=0
+  deadline $((seconds + 120)) "$bin" "${limits[@]}" "${dict[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+    -artifact_prefix="$dir/" "$dir/corpus" </dev/null >"$dir/run.log" 2>&1 || rc=$?
+  if ((rc == 124 || rc == 137)); then
+    status="FAILED, still running $((seconds + 120)) s after it started (see $dir/run.log)"
+  elif ((rc != 0)); then
     status="FAILED, input $(find "$dir" -maxdepth 1 \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' \) | tr '\n' ' ')(see $dir/run.log)"
   fi
   local execs rate
@@ -70,7 +77,15 @@ passed=0
 failed=0
 for target in $targets; do
   cat "$runs/$target/result" 2>/dev/null || echo "$target: FAILED (no result: see $runs/$target)"
-  if grep -qs "^$target: ok," "$runs/$target/result"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  if grep -qs "^$target: ok," "$runs/$target/result"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    # CI keeps only what is printed: the end of the failing run's log.
+    for log in "$runs/$target"/replay.log "$runs/$target"/run.log; do
+      [[ ! -f $log ]] || { echo "--- the end of $log:"; tail -n 25 "$log"; }
+    done
+  fi
 done
 echo "$passed passed, $failed failed"
 ((failed == 0))

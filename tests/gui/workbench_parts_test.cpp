@@ -156,8 +156,12 @@ TEST(WorkbenchStatus, EveryFigureShowsItsHelpOnHover) {
   m.num_requests_waiting = 1;
   m.kv.budget_bytes = 1000;
   m.kv.used_bytes = 500;
-  m.steps.push_back(StepMetrics{.time_s = 1.0, .duration_s = 0.5, .decode_tokens = 50});
-  m.steps.push_back(StepMetrics{.time_s = 2.0, .duration_s = 0.5, .decode_tokens = 57});
+  for (const auto& [time_s, decode_tokens] : {std::pair{1.0, 50}, std::pair{2.0, 57}}) {
+    StepMetrics& step = m.steps.emplace_back();
+    step.time_s = time_s;
+    step.duration_s = 0.5;
+    step.decode_tokens = decode_tokens;
+  }
   m.weights_quant = "q8";
   m.weight_bytes = size_t{1} << 20;
   status.show_metrics(m);

@@ -93,7 +93,7 @@ TEST_P(LlamaCppTop5, LogprobsAtEveryPositionOfTheLicence) {
 
 INSTANTIATE_TEST_SUITE_P(RealModels, LlamaCppTop5,
                          ::testing::Values(Case{"demo", demo_model_path(), 0.001}, Case{"gemma3", gemma3_model_path(), 0.05}),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& instance) { return std::string(instance.param.name); });
 
 }  // namespace
 }  // namespace inferscope::test

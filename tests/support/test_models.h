@@ -13,7 +13,7 @@ namespace inferscope::test {
 
 // A file of the repository's test models (INFERSCOPE_TEST_MODELS_DIR, tests/models by default).
 inline std::string shared_model_path(const std::string& name) {
-  return std::string(INFERSCOPE_TEST_MODELS_DIR) + "/" + name;
+  return (std::filesystem::path(INFERSCOPE_TEST_MODELS_DIR) / name).string();
 }
 inline std::string demo_model_path() { return INFERSCOPE_DEMO_MODEL; }
 inline std::string gemma3_model_path() { return INFERSCOPE_GEMMA3_MODEL; }
