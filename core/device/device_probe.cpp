@@ -9,8 +9,10 @@
 namespace inferscope {
 namespace {
 
+#ifdef INFERSCOPE_HAVE_CUDA
 // "13.0" from CUDA's 1000 * major + 10 * minor.
 std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+#endif
 
 // The few CUDA driver API entry points the probe needs (cuda.h's signatures, without linking it).
 using CuInit = int (*)(unsigned);
