@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QTableWidget>
@@ -90,7 +91,7 @@ CompareView::CompareView(EngineBridge& bridge, ChatPanel& chat, QWidget* parent)
       device_a_(new DevicePicker(builtin_devices())),
       device_b_(new DevicePicker(builtin_devices())),
       workload_(new QComboBox),
-      run_to_length_(new QCheckBox("run every request to its output_tokens (ignore end of text)")),
+      run_to_length_(new QCheckBox("run each request to its output_tokens")),
       run_(new QPushButton("Run A, then B")),
       cancel_(new QPushButton("Cancel")),
       browse_(new QPushButton("JSON file…")),
@@ -120,6 +121,8 @@ CompareView::CompareView(EngineBridge& bridge, ChatPanel& chat, QWidget* parent)
   split->addWidget(build_results());
   split->setStretchFactor(0, 0);
   split->setStretchFactor(1, 1);
+  // Three sevenths of the height for the setup (its sides scroll below that), the rest for the results.
+  split->setSizes({300, 400});
   split->setChildrenCollapsible(false);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
@@ -182,21 +185,21 @@ QWidget* CompareView::build_setup() {
   status_->setObjectName("compare_status");
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
+  // Under both sides, across their width: beside them it widened the tab past a 1280-pixel screen.
   auto* run_box = new QGroupBox("Workload and run");
   auto* column = new QVBoxLayout(run_box);
   auto* source = new QHBoxLayout;
   source->addWidget(workload_, 1);
   source->addWidget(browse_);
+  source->addWidget(run_to_length_);
   column->addLayout(source);
-  column->addWidget(run_to_length_);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(run_);
   buttons->addWidget(cancel_);
-  buttons->addStretch(1);
+  buttons->addWidget(progress_, 1);
   buttons->addWidget(export_);
   column->addLayout(buttons);
-  column->addWidget(progress_);
-  column->addWidget(status_, 1);
+  column->addWidget(status_);
 
   attribution_->setObjectName("compare_attribution");
   attribution_->setWordWrap(true);
@@ -204,14 +207,21 @@ QWidget* CompareView::build_setup() {
   attribution_->setStyleSheet("padding:3px 6px; background:#f9fafb; border:1px solid #e5e7eb;");
   attribution_->setToolTip("A comparison says what one setting does only when A and B differ in that setting alone");
 
-  auto* setup = new QWidget;
-  auto* grid = new QGridLayout(setup);
+  auto* sides = new QWidget;
+  auto* grid = new QGridLayout(sides);
   grid->setContentsMargins(0, 0, 0, 0);
   grid->addWidget(build_side(0), 0, 0);
   grid->addWidget(build_side(1), 0, 1);
-  grid->addWidget(run_box, 0, 2, 2, 1);
   grid->addWidget(attribution_, 1, 0, 1, 2);
-  for (int i = 0; i < 3; ++i) grid->setColumnStretch(i, 1);
+  for (int i = 0; i < 2; ++i) grid->setColumnStretch(i, 1);
+  // On a short screen the sides scroll; the run controls below them always show.
+  QScrollArea* scroll = vertical_scroll(sides);
+  scroll->setMinimumWidth(sides->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
+  auto* setup = new QWidget;
+  auto* rows = new QVBoxLayout(setup);
+  rows->setContentsMargins(0, 0, 0, 0);
+  rows->addWidget(scroll, 1);
+  rows->addWidget(run_box);
   return setup;
 }
 

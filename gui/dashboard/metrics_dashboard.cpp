@@ -325,7 +325,7 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   d.add_server_latency(p, ServerLatency::Queue, tr("queue time"), kQueue, p->yAxis);
   d.add_server_latency(p, ServerLatency::InterToken, tr("inter-token"), kDecodeColor, p->yAxis2);
 
-  p = d.add_panel(this, {"decode_tokens_per_second", tr("tok/s, all requests"), Unit::PerSecond}, true, 0).plot;
+  p = d.add_panel(this, {"decode_tokens_per_second", tr("tok/s"), Unit::PerSecond}, true, 0).plot;
   d.rate = add_graph(p, tr("engine decode tok/s"), kDecodeColor, Look::Line);
   d.name(d.rate, d.rate->name(), false);
   d.rate_b = d.overlay_of(d.rate);
@@ -366,7 +366,7 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   d.usage_b = d.overlay_of(d.usage);
   d.usage_marks = d.panels.back().marks;
 
-  p = d.add_panel(this, {"kv_waste", tr("of allocated slots"), Unit::Fraction}, true, 1.02).plot;
+  p = d.add_panel(this, {"kv_waste", tr("of slots"), Unit::Fraction}, true, 1.02).plot;
   d.fragmentation = add_graph(p, tr("internal fragmentation"), kFragmentation, Look::Line);
   d.reserved_unused = add_graph(p, tr("reserved unused"), kReservedUnused, Look::Line);
   d.name(d.fragmentation, d.fragmentation->name(), false);
@@ -385,7 +385,7 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
 
   p = d.add_panel(this, {"attention", tr("scratch"), Unit::Bytes}, true, 0).plot;
   p->yAxis2->setVisible(true);
-  p->yAxis2->setLabel(tr("attention, matmul time"));
+  p->yAxis2->setLabel(tr("time"));
   set_axis_unit(p->yAxis2, Unit::Seconds);
   d.scratch = add_graph(p, tr("scratch bytes"), kScratch, Look::Line);
   d.attention_time = add_graph(p, tr("attention time"), kAttentionTime, Look::Line, p->yAxis2);

@@ -40,7 +40,7 @@ QCPGraph* add_roof(QCustomPlot* plot) {
 }  // namespace
 
 RooflineView::RooflineView(QWidget* parent) : QCustomPlot(parent) {
-  note_ = setup_plot(this, {"roofline", QStringLiteral("achieved FLOP/s"), Unit::FlopsPerSecond});
+  note_ = setup_plot(this, {"roofline", QStringLiteral("FLOP/s"), Unit::FlopsPerSecond});
   xAxis->setLabel(QStringLiteral("arithmetic intensity (FLOP per byte read)"));
   set_log_axis_unit(xAxis, Unit::FlopsPerByte);
   set_log_axis_unit(yAxis, Unit::FlopsPerSecond);

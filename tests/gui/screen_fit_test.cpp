@@ -1,0 +1,46 @@
+// The window on a laptop's 1280x720 screen and on 1920x1080: every tab keeps the window the size it
+// was given (no tab's minimum size widens it past the screen), no label, button, header, axis title or
+// legend shows less than its text unless its tooltip holds it, and the chat keeps at least a third of
+// the window's height.
+#include <QTabWidget>
+#include <gtest/gtest.h>
+#include <qcustomplot.h>
+
+#include "gui/chat/chat_panel.h"
+#include "tests/gui/clipped_text.h"
+#include "tests/gui/workbench_fixture.h"
+
+namespace inferscope::gui::test {
+namespace {
+
+class ScreenFit : public ::testing::TestWithParam<QSize> {};
+
+TEST_P(ScreenFit, EveryTabFitsAndShowsItsTextWhole) {
+  const QSize screen = GetParam();
+  const std::string at = std::to_string(screen.width()) + "x" + std::to_string(screen.height());
+  QTemporaryDir dir;
+  auto w = open_window(dir.path(), QString::fromStdString(::inferscope::test::shared_model_path("stories260K.gguf")));
+  ASSERT_TRUE(wait_for_engine(*w));
+  w->resize(screen);
+  QApplication::processEvents();
+  for (int tab = 0; tab < w->tabs()->count(); ++tab) {
+    w->tabs()->setCurrentIndex(tab);
+    QApplication::processEvents();
+    const std::string name = w->tabs()->tabText(tab).toStdString();
+    render(*w, QString::fromStdString("screen_fit_" + at + "_" + std::to_string(tab)));
+    EXPECT_EQ(w->size(), screen) << "the " << name << " tab resized the window at " << at << " (its minimum is "
+                                 << w->minimumSizeHint().width() << "x" << w->minimumSizeHint().height() << ")";
+    for (const std::string& cut : clipped_texts(w.get())) ADD_FAILURE() << name << " tab at " << at << ": " << cut;
+  }
+  w->tabs()->setCurrentIndex(0);
+  QApplication::processEvents();
+  EXPECT_GE(w->chat()->height() * 3, w->height()) << "the chat has " << w->chat()->height() << " px of " << w->height();
+}
+
+INSTANTIATE_TEST_SUITE_P(Screens, ScreenFit, ::testing::Values(QSize(1280, 720), QSize(1920, 1080)),
+                         [](const auto& instance) {
+                           return std::to_string(instance.param.width()) + "x" + std::to_string(instance.param.height());
+                         });
+
+}  // namespace
+}  // namespace inferscope::gui::test
