@@ -370,7 +370,13 @@ void CompareView::refresh_attribution() {
   const auto device = [this](int side) { return simulated(side) ? device_picker(side)->device_name() : std::string(); };
   const QString html = on_server(0) || on_server(1) ? QString() : attribution_html(config_a(), config_b(), device(0) == device(1));
   attribution_->setText(html);
-  attribution_->setVisible(!html.isEmpty());
+  // Once a result's headline says the same, the setup does not say it a second time.
+  attribution_->setVisible(!html.isEmpty() && !(result_ && html == result_attribution()));
+}
+
+QString CompareView::result_attribution() const {
+  if (ran_on_server(result_->a) || ran_on_server(result_->b)) return {};
+  return attribution_html(result_->a.config, result_->b.config, result_->a.simulated_on == result_->b.simulated_on);
 }
 
 EngineConfig CompareView::config_a() const { return a_.read(bridge_.config()); }
@@ -457,10 +463,8 @@ void CompareView::poll_progress() {
 void CompareView::show_result(std::shared_ptr<const Comparison> c) {
   result_ = std::move(c);
   poll_.stop();
-  const bool local = !ran_on_server(result_->a) && !ran_on_server(result_->b);
-  const QString attribution =
-      local ? attribution_html(result_->a.config, result_->b.config, result_->a.simulated_on == result_->b.simulated_on)
-            : QString();
+  const QString attribution = result_attribution();
+  refresh_attribution();
   // A local side by its configuration, a server side by its source, a simulated side flagged as such
   // with its configuration and a virtual duration.
   const auto side = [](const WorkloadResult& r) {

@@ -97,8 +97,11 @@ class CompareView : public QWidget {
   void show_result(std::shared_ptr<const Comparison> comparison);
   void show_status(const QString& text, bool error = false);
   void refresh_controls();
-  // Shows what the editors' A and B allow a comparison to say (attribution_html); hidden when one setting differs.
+  // Shows what the editors' A and B allow a comparison to say (attribution_html); hidden when one setting differs,
+  // and while the shown result's headline says the same.
   void refresh_attribution();
+  // What the shown result's A and B allow it to say (empty for a server side).
+  QString result_attribution() const;
   void poll_progress();
   void export_dialog();
 

@@ -435,7 +435,9 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
       d_->fit_value_axes();
       for (Impl::Panel& s : d_->panels) s.plot->replot(QCustomPlot::rpQueuedReplot);
     });
-    // A double click goes back to following the data.
+    // A double click goes back to following the data; the tooltip says how the chart moves.
+    plot->setToolTip(plot->toolTip() + tr("<p><i>Drag to pan the time axis, Ctrl+wheel to zoom, double-click to "
+                                          "follow the data again.</i></p>"));
     connect(plot, &QCustomPlot::mouseDoubleClick, this, [this] {
       d_->following = true;
       d_->refresh();

@@ -16,6 +16,7 @@
 #include <QTextBrowser>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <cmath>
 #include <stdexcept>
 
 #include "core/common/atomic_file.h"
@@ -45,10 +46,16 @@ LearnView::LearnView(EngineBridge& bridge, QWidget* parent)
   list_->setIconSize(QSize(14, 14));
   auto* right = new QWidget(split);
   auto* column = new QVBoxLayout(right);
-  intro_ = new QTextBrowser(right);
+  // The lesson above, the run and its results below; fit_intro() gives the lesson the height it needs.
+  lesson_split_ = new QSplitter(Qt::Vertical, right);
+  lesson_split_->setObjectName("learn_splitter");
+  lesson_split_->setChildrenCollapsible(false);
+  intro_ = new QTextBrowser(lesson_split_);
   intro_->setObjectName("experiment_intro");
-  intro_->setMaximumHeight(230);
-  column->addWidget(intro_);
+  auto* below = new QWidget(lesson_split_);
+  column->addWidget(lesson_split_);
+  column = new QVBoxLayout(below);
+  column->setContentsMargins(0, 0, 0, 0);
   auto* buttons = new QHBoxLayout;
   run_ = new QPushButton(tr("Run experiment"), right);
   cancel_ = new QPushButton(tr("Cancel"), right);
@@ -172,6 +179,7 @@ void LearnView::show_experiment(int index) {
   html += html_paragraphs(e.explain);
   if (!e.look_at.empty()) html += "<p><b>" + tr("Look at:") + "</b> " + QString::fromStdString(e.look_at).toHtmlEscaped() + "</p>";
   intro_->setHtml(html);
+  fit_intro();
   if (const Finished* f = finished(index)) {
     show_result(e, *f);
     set_status(tr("done on %1; its result stays until you run it again").arg(QString::fromStdString(f->model->config().name)));
@@ -182,6 +190,22 @@ void LearnView::show_experiment(int index) {
   plots_.clear();
   export_->setEnabled(false);
   set_status(tr("not run yet"));
+}
+
+void LearnView::fit_intro() {
+  const int total = lesson_split_->height() - lesson_split_->handleWidth();
+  if (total <= 0) return;  // not laid out yet: showEvent() fits it
+  // The text's height at the view's width, plus the view's frame.
+  intro_->document()->setTextWidth(intro_->viewport()->width());
+  const int wanted =
+      static_cast<int>(std::ceil(intro_->document()->size().height())) + intro_->height() - intro_->viewport()->height();
+  const int intro = std::min(wanted, total / 2);
+  lesson_split_->setSizes({intro, total - intro});
+}
+
+void LearnView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  fit_intro();
 }
 
 const LearnView::Finished* LearnView::finished(int index) const {

@@ -19,6 +19,7 @@ class QListWidget;
 class QProgressBar;
 class QPushButton;
 class QScrollArea;
+class QSplitter;
 class QTextBrowser;
 class QTimer;
 class QVBoxLayout;
@@ -62,6 +63,9 @@ class LearnView : public QWidget {
  signals:
   void experiment_finished();
 
+ protected:
+  void showEvent(QShowEvent* event) override;
+
  private:
   // A finished run of one experiment, and the model it ran on (its plots decode tokens with it).
   struct Finished {
@@ -74,6 +78,8 @@ class LearnView : public QWidget {
   void poll_progress();
   const Finished* finished(int index) const;
   void mark_finished(int index);
+  // Gives the lesson text the height it needs, up to half the tab; the run and its results get the rest.
+  void fit_intro();
 
   EngineBridge& bridge_;
   std::vector<std::shared_ptr<const Experiment>> experiments_;
@@ -82,6 +88,7 @@ class LearnView : public QWidget {
   std::shared_ptr<const LlamaModel> running_model_;
   LearnRunner* runner_;
   QListWidget* list_;
+  QSplitter* lesson_split_;
   QTextBrowser *intro_, *narration_;
   QLabel* status_;
   QProgressBar* progress_;

@@ -2,7 +2,34 @@
 
 #include "gui/help/help_button.h"
 
+#include <QAbstractScrollArea>
+#include <QCoreApplication>
+#include <QScrollBar>
+#include <QWheelEvent>
+
 namespace inferscope::gui {
+namespace {
+
+// The wheel over a chart scrolls what holds it (the dashboard's scroll area), as it does everywhere
+// else in the window; Ctrl+wheel zooms the chart's time axis.
+class WheelScrolls : public QObject {
+ public:
+  using QObject::QObject;
+
+  bool eventFilter(QObject* watched, QEvent* event) override {
+    if (event->type() != QEvent::Wheel) return false;
+    if (static_cast<QWheelEvent*>(event)->modifiers() & Qt::ControlModifier) return false;
+    for (QWidget* w = static_cast<QWidget*>(watched)->parentWidget(); w; w = w->parentWidget()) {
+      if (auto* scroll = qobject_cast<QAbstractScrollArea*>(w)) {
+        QCoreApplication::sendEvent(scroll->verticalScrollBar(), event);
+        break;
+      }
+    }
+    return true;  // never a zoom without Ctrl, even where nothing scrolls
+  }
+};
+
+}  // namespace
 
 QCPItemText* setup_plot(QCustomPlot* plot, const PlotSpec& spec) {
   const HelpText& help = help_text(spec.name);
@@ -45,10 +72,15 @@ QCPItemText* setup_plot(QCustomPlot* plot, const PlotSpec& spec) {
   plot->plotLayout()->setRowStretchFactor(1, 0.001);
   plot->plotLayout()->setRowSpacing(0);
 
-  // Horizontal drag and wheel zoom on the shared time axis; the value axis follows the data.
+  // Horizontal drag and Ctrl+wheel zoom on the shared time axis, never before time 0; the value axis
+  // follows the data.
   plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   plot->axisRect()->setRangeDrag(Qt::Horizontal);
   plot->axisRect()->setRangeZoom(Qt::Horizontal);
+  plot->installEventFilter(new WheelScrolls(plot));
+  QObject::connect(plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), plot, [plot](const QCPRange& r) {
+    if (r.lower < 0) plot->xAxis->setRange(0, r.size());
+  });
 
   auto* note = new QCPItemText(plot);
   note->position->setType(QCPItemPosition::ptAxisRectRatio);

@@ -1,6 +1,7 @@
 // The dashboard's common plot furniture: a titled QCustomPlot with its help (title, tooltip and a "?"
-// button from gui/help/help_texts.h), a small legend, horizontal drag/zoom, a centred note for "no
-// data yet", and graphs in a consistent style.
+// button from gui/help/help_texts.h), a small legend, horizontal drag and Ctrl+wheel zoom (the plain
+// wheel scrolls what holds the chart), a centred note for "no data yet", and graphs in a consistent
+// style.
 #pragma once
 #include <QColor>
 #include <QString>

@@ -153,6 +153,10 @@ TEST_F(Compare, TheTabWarnsWhenAAndBDifferInMoreThanOneSetting) {
   ASSERT_TRUE(run_comparison(*view)) << view->status_text().toStdString();
   const QString headline = view->findChild<QLabel*>("compare_headline")->text();
   EXPECT_TRUE(headline.contains(warning)) << headline.toStdString();
+  EXPECT_TRUE(note->isHidden()) << "the warning shows once, in the headline";
+  view->findChild<QComboBox*>("b_attention")->setCurrentText("flash");
+  EXPECT_TRUE(note->isVisible()) << "a setup that no longer matches the result says what it allows";
+  view->findChild<QComboBox*>("b_attention")->setCurrentText("naive");
   QString error;
   ASSERT_TRUE(view->export_to(dir.filePath("three.json"), &error)) << error.toStdString();
   QFile file(dir.filePath("three.json"));

@@ -1,12 +1,17 @@
 // The window on a laptop's 1280x720 screen and on 1920x1080: every tab keeps the window the size it
 // was given (no tab's minimum size widens it past the screen), no label, button, header, axis title or
-// legend shows less than its text unless its tooltip holds it, and the chat keeps at least a third of
-// the window's height.
+// legend shows less than its text unless its tooltip holds it, the chat keeps at least a third of the
+// window's height, and each Learn lesson shows whole or has half the tab.
+#include <QListWidget>
+#include <QScrollBar>
+#include <QSplitter>
 #include <QTabWidget>
+#include <QTextBrowser>
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
 
 #include "gui/chat/chat_panel.h"
+#include "gui/learn/learn_view.h"
 #include "tests/gui/clipped_text.h"
 #include "tests/gui/workbench_fixture.h"
 
@@ -31,6 +36,18 @@ TEST_P(ScreenFit, EveryTabFitsAndShowsItsTextWhole) {
     EXPECT_EQ(w->size(), screen) << "the " << name << " tab resized the window at " << at << " (its minimum is "
                                  << w->minimumSizeHint().width() << "x" << w->minimumSizeHint().height() << ")";
     for (const std::string& cut : clipped_texts(w.get())) ADD_FAILURE() << name << " tab at " << at << ": " << cut;
+  }
+  w->tabs()->setCurrentWidget(w->learn());
+  auto* lessons = w->learn()->findChild<QListWidget*>("experiment_list");
+  auto* intro = w->learn()->findChild<QTextBrowser*>("experiment_intro");
+  auto* split = w->learn()->findChild<QSplitter*>("learn_splitter");
+  ASSERT_TRUE(lessons && intro && split);
+  for (int row = 0; row < lessons->count(); ++row) {
+    lessons->setCurrentRow(row);
+    QApplication::processEvents();
+    EXPECT_TRUE(intro->verticalScrollBar()->maximum() == 0 || intro->height() * 2 + 2 >= split->height())
+        << lessons->item(row)->text().toStdString() << " at " << at << ": its lesson scrolls in " << intro->height()
+        << " px of " << split->height();
   }
   w->tabs()->setCurrentIndex(0);
   QApplication::processEvents();
