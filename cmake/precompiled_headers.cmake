@@ -24,7 +24,7 @@ endfunction()
 
 # Makes TARGET the one that precompiles the plot header.
 function(inferscope_precompile_plot_header target)
-  inferscope_plot_header_users(${target} users)
+  inferscope_plot_header_users(${target} users)  # for its side: the target's other files skip the header
   target_precompile_headers(${target} PRIVATE <qcustomplot.h> <nlohmann/json.hpp>)
 endfunction()
 

@@ -45,7 +45,7 @@ LearnView::LearnView(EngineBridge& bridge, QWidget* parent)
   list_->setMaximumWidth(320);
   list_->setIconSize(QSize(14, 14));
   auto* right = new QWidget(split);
-  auto* column = new QVBoxLayout(right);
+  auto* frame = new QVBoxLayout(right);
   // The lesson above, the run and its results below; fit_intro() gives the lesson the height it needs.
   lesson_split_ = new QSplitter(Qt::Vertical, right);
   lesson_split_->setObjectName("learn_splitter");
@@ -53,8 +53,8 @@ LearnView::LearnView(EngineBridge& bridge, QWidget* parent)
   intro_ = new QTextBrowser(lesson_split_);
   intro_->setObjectName("experiment_intro");
   auto* below = new QWidget(lesson_split_);
-  column->addWidget(lesson_split_);
-  column = new QVBoxLayout(below);
+  frame->addWidget(lesson_split_);
+  auto* column = new QVBoxLayout(below);
   column->setContentsMargins(0, 0, 0, 0);
   auto* buttons = new QHBoxLayout;
   run_ = new QPushButton(tr("Run experiment"), right);

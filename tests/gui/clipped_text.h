@@ -17,10 +17,14 @@
 
 namespace inferscope::gui::test {
 
+// What `text` reads as, rich text or plain, with its white space simplified.
+inline QString plain_text(const QString& text) {
+  return (Qt::mightBeRichText(text) ? QTextDocumentFragment::fromHtml(text).toPlainText() : text).simplified();
+}
+
 // The widget as a test names it: its class, objectName and the start of its text.
 inline std::string describe(const QWidget* w, const QString& text) {
-  QString plain = Qt::mightBeRichText(text) ? QTextDocumentFragment::fromHtml(text).toPlainText() : text;
-  plain = plain.simplified();
+  QString plain = plain_text(text);
   if (plain.size() > 60) plain = plain.left(60) + "…";
   return std::string(w->metaObject()->className()) + " '" + w->objectName().toStdString() + "' \"" + plain.toStdString() + "\"";
 }
@@ -28,7 +32,7 @@ inline std::string describe(const QWidget* w, const QString& text) {
 // Whether a tooltip lets the user read text the widget cuts.
 inline bool tooltip_gives(const QString& tooltip, const QString& text) {
   if (tooltip.isEmpty()) return false;
-  const QString plain = (Qt::mightBeRichText(text) ? QTextDocumentFragment::fromHtml(text).toPlainText() : text).simplified();
+  const QString plain = plain_text(text);
   return plain.contains(QChar(0x2026)) || tooltip.simplified().contains(plain);
 }
 
