@@ -85,6 +85,12 @@ Workload parse_workload(const nlohmann::json& root, const std::string& source) {
   }
   if (root["requests"].empty()) throw WorkloadError(source + ": \"requests\" is empty");
   Workload w;
+  if (root.contains("description")) {
+    if (!root["description"].is_string()) {
+      throw WorkloadError(source + ": \"description\" must be a string (got " + root["description"].dump() + ")");
+    }
+    w.description = root["description"].get<std::string>();
+  }
   for (size_t i = 0; i < root["requests"].size(); ++i) w.requests.push_back(parse_request(root["requests"][i], source, i));
   return w;
 }

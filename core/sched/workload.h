@@ -1,9 +1,10 @@
 // Serving workloads for serve-sim: a JSON file of requests (arrival time, prompt, output length),
 // or a generated one, turned into token ids.
 //
-//   {"requests": [{"arrival_s": 0.0, "prompt_tokens": 500, "output_tokens": 300},
-//                 {"arrival_s": 0.5, "prompt": "Tell me a story", "output_tokens": 64},
-//                 {"prompt_tokens": 900, "shared_prefix_tokens": 800, "output_tokens": 32}]}
+//   {"description": "three kinds of request",
+//    "requests": [{"arrival_s": 0.0, "prompt_tokens": 500, "output_tokens": 300},
+//                {"arrival_s": 0.5, "prompt": "Tell me a story", "output_tokens": 64},
+//                {"prompt_tokens": 900, "shared_prefix_tokens": 800, "output_tokens": 32}]}
 //
 // prompt_tokens asks for that many deterministic pseudo-random token ids; "prompt" is tokenized
 // instead. shared_prefix_tokens N: the prompt starts with the same N ids as every other request
@@ -37,6 +38,7 @@ struct WorkloadRequest {
 };
 
 struct Workload {
+  std::string description;  // the file's optional "description": what the workload is for
   std::vector<WorkloadRequest> requests;
 };
 

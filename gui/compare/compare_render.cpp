@@ -50,6 +50,19 @@ QString format_change(const Delta& d) {
   return QString("%1%2 %").arg(change >= 0 ? "+" : "−").arg(std::abs(change) * 100, 0, 'f', 1);
 }
 
+QString spread_text(const Delta& d) {
+  if (!d.spread_a.measured() || !d.spread_b.measured()) {
+    return "Not coloured: one run per side measures no run-to-run spread, and one run's figure can move by several "
+           "percent on the next. Run each side two or more times (runs per side) to tell a change from noise.";
+  }
+  const auto runs = [&](const char* side, const RunSpread& s) {
+    if (s.exact) return QString("%1 is a dry run (the same figure every run)").arg(side);
+    return QString("%1's %2 runs gave %3 to %4").arg(side).arg(s.runs).arg(format_delta_value(d, s.lo), format_delta_value(d, s.hi));
+  };
+  return QString("Not coloured: %1, %2; the ranges overlap, so the change is within the run-to-run spread.")
+      .arg(runs("A", d.spread_a), runs("B", d.spread_b));
+}
+
 void fill_delta_table(QTableWidget& table, const std::vector<Delta>& deltas) {
   table.clear();
   table.setColumnCount(5);
@@ -85,6 +98,8 @@ void fill_delta_table(QTableWidget& table, const std::vector<Delta>& deltas) {
       }
     } else if (!d.neutral_reason.empty()) {
       for (int col = 0; col < 5; ++col) table.item(row, col)->setToolTip(QString::fromStdString(d.neutral_reason));
+    } else if (verdict == DeltaVerdict::WithinSpread) {
+      for (int col = 0; col < 5; ++col) table.item(row, col)->setToolTip(spread_text(d));
     }
     if (verdict == DeltaVerdict::Better || verdict == DeltaVerdict::Worse) {
       const QColor colour = verdict == DeltaVerdict::Better ? QColor("#047857") : QColor("#b91c1c");
@@ -135,13 +150,19 @@ QString outputs_html(const std::vector<OutputPair>& outputs) {
     const OutputPair& p = *pair;
     const char* const colour = !p.compared ? "#6b7280" : p.divergence < 0 ? "#047857" : "#b45309";
     out += QString("<tr><td colspan='2' style='background:#f3f4f6; border-top:1px solid #d1d5db;'>"
-                   "<b>request %1</b> &nbsp; <span style='color:%2; font-weight:bold;'>%3</span></td></tr>")
+                   "<b>request %1</b> &nbsp; <span style='color:%2; font-weight:bold;'>%3</span>%4</td></tr>")
                .arg(p.id)
                .arg(colour)
-               .arg(QString::fromStdString(pair_verdict(p)));
-    out += "<tr><td valign='top' style='font-family:monospace;'>" + side_html(p.a) + "<br>" + side_footer(p.a) +
-           "</td><td valign='top' style='font-family:monospace;'>" + side_html(p.b) + "<br>" + side_footer(p.b) +
-           "</td></tr>";
+               .arg(QString::fromStdString(pair_verdict(p)))
+               .arg(p.synthetic_prompt ? QString(" &nbsp; <span style='color:#6b7280;'>synthetic prompt: pseudo-random "
+                                                 "token ids, so the output is no answer and its text is not shown</span>")
+                                       : QString());
+    // A continuation of pseudo-random ids is gibberish: only its length, end and agreement are shown.
+    const auto text = [&](const OutputSide& side) {
+      return p.synthetic_prompt && !side.simulated ? QString() : side_html(side) + "<br>";
+    };
+    out += "<tr><td valign='top' style='font-family:monospace;'>" + text(p.a) + side_footer(p.a) +
+           "</td><td valign='top' style='font-family:monospace;'>" + text(p.b) + side_footer(p.b) + "</td></tr>";
   }
   return out + "</table>";
 }

@@ -15,6 +15,9 @@ namespace inferscope::gui {
 QString format_delta_value(const Delta& delta, double value);
 // "+12.5 %", "−3.0 %", "—" (no relative change when A is 0 or both are equal at 0).
 QString format_change(const Delta& delta);
+// Why a change is within the spread (DeltaVerdict::WithinSpread): both sides' ranges of runs in the
+// figure's unit, or that one run per side measures none.
+QString spread_text(const Delta& delta);
 // Rows metric | A | B | B − A | change; the change is green when B is better, red when worse
 // (delta_verdict), plain where the metric has no direction, with the reason as the row's tooltip; a
 // figure a side does not report reads "not reported by <server>" (or "by a dry run") there, greyed, with no change.
@@ -28,7 +31,8 @@ QString verdict_html(const Comparison& comparison);
 QString attribution_html(const EngineConfig& a, const EngineConfig& b, bool same_device = true);
 // One block per request, diverging ones first: its verdict ("identical" / "diverges at token N" or
 // "character N" / "not compared" beside a simulated side) and A's and B's text in
-// two columns, the shared part plain, the first divergent token highlighted, the rest dimmed.
+// two columns, the shared part plain, the first divergent token highlighted, the rest dimmed; for a
+// synthetic prompt only each side's token count and finish, its continuation being no answer.
 QString outputs_html(const std::vector<OutputPair>& outputs);
 
 }  // namespace inferscope::gui

@@ -1,5 +1,6 @@
 #include "gui/compare/compare_runner.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace inferscope::gui {
@@ -22,6 +23,8 @@ bool CompareRunner::start(CompareJob job) {
   running_ = true;
   cancel_ = false;
   run_ = 0;
+  repeat_ = 0;
+  repeats_ = std::max(1, job.runs_per_side);
   done_ = 0;
   total_ = static_cast<int>(job.requests.size());
   worker_.post([this, job = std::move(job)] {
@@ -44,13 +47,26 @@ bool CompareRunner::start(CompareJob job) {
     };
     QString error;
     try {
-      comparison->a = run_side(job.a);
-      if (!cancel_) {
-        run_ = 1;
-        done_ = 0;
-        comparison->b = run_side(job.b);
+      // A, B, A, B, …: slow drift of the machine (heat, other guests) falls on both sides alike.
+      for (int repeat = 0; repeat < repeats_ && !cancel_; ++repeat) {
+        repeat_ = repeat;
+        for (int side = 0; side < 2 && !cancel_; ++side) {
+          const CompareSide& config = side == 0 ? job.a : job.b;
+          if (repeat > 0 && std::holds_alternative<SimulatedSide>(config)) continue;
+          run_ = side;
+          done_ = 0;
+          WorkloadResult result = run_side(config);
+          if (repeat == 0) {
+            (side == 0 ? comparison->a : comparison->b) = std::move(result);
+          } else {
+            (side == 0 ? comparison->reruns_a : comparison->reruns_b).push_back(std::move(result));
+          }
+        }
       }
       comparison->outputs = pair_outputs(job.model.get(), comparison->a, comparison->b);
+      for (OutputPair& pair : comparison->outputs) {
+        pair.synthetic_prompt = std::ranges::find(job.synthetic_prompts, pair.id) != job.synthetic_prompts.end();
+      }
     } catch (const std::exception& e) {
       error = QString("%1 %2: %3").arg(side_kind(run_ == 0 ? job.a : job.b), run_ == 0 ? "A" : "B", e.what());
     }
@@ -74,6 +90,6 @@ void CompareRunner::cancel() {
   if (running_) cancel_ = true;
 }
 
-CompareRunner::Progress CompareRunner::progress() const { return {run_, done_, total_}; }
+CompareRunner::Progress CompareRunner::progress() const { return {run_, repeat_, repeats_, done_, total_}; }
 
 }  // namespace inferscope::gui

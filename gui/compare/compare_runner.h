@@ -1,5 +1,6 @@
 // Runs an A/B comparison off the GUI thread: side A, then B, over the same requests with the same
-// greedy sampling. A local side runs through run_workload on a fresh engine core over the loaded
+// greedy sampling, and again A, B, … for as many runs per side as asked (a simulated side runs once:
+// a dry run gives the same figures every time), so the table can tell a change from run-to-run noise. A local side runs through run_workload on a fresh engine core over the loaded
 // model (held by a shared pointer, so it outlives a model switch mid-run); a simulated side runs it as
 // a dry run priced on a device (run_simulated_side); a server side replays the requests against the
 // server (run_remote_side). Progress is polled (cheap atomics, no per-step
@@ -33,6 +34,8 @@ struct CompareJob {
   std::vector<Request> requests;
   SamplingParams sampling;
   std::string workload;  // its name, for the results and the export
+  int runs_per_side = 1;
+  std::vector<RequestId> synthetic_prompts;  // requests whose prompts are pseudo-random ids (OutputPair::synthetic_prompt)
 };
 
 class CompareRunner : public QObject {
@@ -49,6 +52,7 @@ class CompareRunner : public QObject {
 
   struct Progress {
     int run = 0;  // 0: A, 1: B
+    int repeat = 0, repeats = 1;  // which run of the side, of how many
     int done = 0, total = 0;
   };
   Progress progress() const;
@@ -61,7 +65,7 @@ class CompareRunner : public QObject {
  private:
   bool running_ = false;
   std::atomic<bool> cancel_{false};
-  std::atomic<int> run_{0}, done_{0}, total_{0};
+  std::atomic<int> run_{0}, repeat_{0}, repeats_{1}, done_{0}, total_{0};
   BackgroundWorker worker_;  // last: joined first, while the flags above still exist
 };
 

@@ -13,6 +13,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollBar>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QTableWidget>
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/remote/server_report.h"
+#include "core/sched/workload_summary.h"
 #include "gui/bridge/engine_bridge.h"
 #include "gui/chat/chat_panel.h"
 #include "gui/compare/compare_render.h"
@@ -92,6 +94,8 @@ CompareView::CompareView(EngineBridge& bridge, ChatPanel& chat, QWidget* parent)
       device_b_(new DevicePicker(builtin_devices())),
       workload_(new QComboBox),
       run_to_length_(new QCheckBox("run each request to its output_tokens")),
+      runs_(new QSpinBox),
+      workload_about_(new QLabel),
       run_(new QPushButton("Run A, then B")),
       cancel_(new QPushButton("Cancel")),
       browse_(new QPushButton("JSON file…")),
@@ -143,17 +147,23 @@ CompareView::CompareView(EngineBridge& bridge, ChatPanel& chat, QWidget* parent)
     if (!path.isEmpty()) use_workload_file(path);
   });
   connect(export_, &QPushButton::clicked, this, &CompareView::export_dialog);
-  connect(workload_, &QComboBox::currentIndexChanged, this, &CompareView::refresh_controls);
+  connect(workload_, &QComboBox::currentIndexChanged, this, [this] {
+    refresh_workload_description();
+    refresh_controls();
+  });
   connect(runner_, &CompareRunner::finished, this, [this](std::shared_ptr<const Comparison> c) {
     show_result(std::move(c));
     emit run_ended();
   });
+  // A run that does not finish puts the previous result back.
   connect(runner_, &CompareRunner::cancelled, this, [this] {
-    show_status("Cancelled; the last results stay shown.");
+    display_result();
+    show_status(result_ ? "Cancelled; the previous result is shown again." : "Cancelled.");
     refresh_controls();
     emit run_ended();
   });
   connect(runner_, &CompareRunner::failed, this, [this](const QString& message) {
+    display_result();
     show_status(message, true);
     refresh_controls();
     emit run_ended();
@@ -161,6 +171,8 @@ CompareView::CompareView(EngineBridge& bridge, ChatPanel& chat, QWidget* parent)
   poll_.setInterval(100);
   connect(&poll_, &QTimer::timeout, this, &CompareView::poll_progress);
   reset_configs(bridge_.config());
+  refresh_workload_description();
+  display_result();
   show_status("Pick two configurations and a workload, then run. Both runs use greedy sampling with the same seed.");
   refresh_controls();
 }
@@ -175,6 +187,16 @@ QWidget* CompareView::build_setup() {
   run_to_length_->setChecked(true);
   run_to_length_->setToolTip("Every workload request generates exactly its output_tokens (SamplingParams::ignore_eos), "
                              "so both runs do the same work; the chat stops at the end of the reply");
+  runs_->setObjectName("runs_per_side");
+  runs_->setRange(1, 10);
+  runs_->setValue(3);
+  runs_->setSuffix(" runs each");
+  runs_->setToolTip("How many times each side runs (A, B, A, B, …). A figure moves by several percent from one run to "
+                    "the next; the table shows each figure's median and colours a change only when every run of B "
+                    "lies beyond every run of A. A simulated side runs once: a dry run gives the same figures every time.");
+  workload_about_->setObjectName("workload_description");
+  workload_about_->setWordWrap(true);
+  workload_about_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   run_->setDefault(true);
   run_->setStyleSheet("font-weight:bold; padding:4px 14px;");
   progress_->setObjectName("compare_progress");
@@ -193,7 +215,9 @@ QWidget* CompareView::build_setup() {
   source->addWidget(browse_);
   source->addWidget(run_to_length_);
   column->addLayout(source);
+  column->addWidget(workload_about_);
   auto* buttons = new QHBoxLayout;
+  buttons->addWidget(runs_);
   buttons->addWidget(run_);
   buttons->addWidget(cancel_);
   buttons->addWidget(progress_, 1);
@@ -319,19 +343,14 @@ QWidget* CompareView::build_results() {
   headline_->setTextFormat(Qt::RichText);
   headline_->setObjectName("compare_headline");
   headline_->setStyleSheet("padding:4px; background:#f9fafb; border:1px solid #e5e7eb;");
-  headline_->setText("<span style='color:#6b7280;'>No comparison yet.</span>");
   deltas_->verticalHeader()->setVisible(false);
   deltas_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
   deltas_->setAlternatingRowColors(true);
   deltas_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   deltas_->setToolTip("Each figure of run A and run B (B − A, and B's change relative to A): green where B is better, "
                       "red where worse; figures with no better direction on their own stay plain (hover for why)");
-  fill_delta_table(*deltas_, {});
   outputs_->setOpenLinks(false);
   outputs_->setToolTip(kDivergenceNote);
-  outputs_->setHtml(QString("<p style='color:#6b7280;'>Both outputs of every request appear here, the first token where "
-                            "they part marked. %1</p>")
-                        .arg(kDivergenceNote));
 
   auto* left = new QSplitter(Qt::Vertical);
   left->addWidget(deltas_);
@@ -371,7 +390,7 @@ void CompareView::refresh_attribution() {
   const QString html = on_server(0) || on_server(1) ? QString() : attribution_html(config_a(), config_b(), device(0) == device(1));
   attribution_->setText(html);
   // Once a result's headline says the same, the setup does not say it a second time.
-  attribution_->setVisible(!html.isEmpty() && !(result_ && html == result_attribution()));
+  attribution_->setVisible(!html.isEmpty() && !(result_ && !running() && html == result_attribution()));
 }
 
 QString CompareView::result_attribution() const {
@@ -394,6 +413,29 @@ void CompareView::use_workload_file(const QString& path) {
 }
 
 void CompareView::set_run_to_output_tokens(bool on) { run_to_length_->setChecked(on); }
+
+void CompareView::set_runs_per_side(int runs) { runs_->setValue(runs); }
+
+QString CompareView::workload_description() const { return workload_about_->text(); }
+
+void CompareView::refresh_workload_description() {
+  const QString path = workload_->currentData().toString();
+  workload_about_->setStyleSheet("color:#4b5563;");
+  if (path.isEmpty()) {
+    workload_about_->setText("The current chat session: its conversation up to the last user turn, rendered with the "
+                             "model's chat template, as one request of up to the session's max tokens. A and B redo "
+                             "that reply, an answer to read.");
+    return;
+  }
+  try {
+    const Workload workload = load_workload(path.toStdString());
+    const QString about = QString::fromStdString(describe_workload(workload));
+    workload_about_->setText(workload.description.empty() ? about : QString::fromStdString(workload.description) + " " + about);
+  } catch (const std::exception& e) {
+    workload_about_->setStyleSheet("color:#b91c1c;");
+    workload_about_->setText(QString("Cannot read this workload: ") + e.what());
+  }
+}
 
 bool CompareView::running() const { return runner_->running(); }
 
@@ -422,7 +464,9 @@ bool CompareView::start() {
       job.requests = chat_requests(*job.model, s.chat_messages(), s.max_tokens);
       job.workload = "chat: " + s.name;
     } else {
-      job.requests = job.model ? file_requests(*job.model, path.toStdString()) : server_file_requests(path.toStdString());
+      const Workload workload = load_workload(path.toStdString());
+      job.requests = job.model ? file_requests(*job.model, workload) : server_file_requests(workload, path.toStdString());
+      job.synthetic_prompts = synthetic_prompt_ids(workload);
       job.workload = QFileInfo(path).fileName().toStdString();
       job.sampling.ignore_eos = run_to_length_->isChecked();
     }
@@ -430,8 +474,11 @@ bool CompareView::start() {
     show_status(QString("Cannot build the workload: ") + e.what(), true);
     return false;
   }
+  job.runs_per_side = runs_->value();
   chat_busy_polls_ = 0;
   runner_->start(std::move(job));
+  // The shown result is not this run's: it goes until this run ends.
+  display_result();
   poll_.start();
   poll_progress();
   refresh_controls();
@@ -449,11 +496,15 @@ void CompareView::poll_progress() {
     return;
   }
   const CompareRunner::Progress p = runner_->progress();
-  progress_->setRange(0, std::max(1, 2 * p.total));
-  progress_->setValue(p.run * p.total + p.done);
-  progress_->setFormat(QString("running %1 · %2 / %3 requests").arg(p.run == 0 ? "A" : "B").arg(p.done).arg(p.total));
+  // Every run of every side counts its requests once.
+  const int total = std::max(1, p.total), runs = 2 * p.repeats;
+  progress_->setRange(0, runs * total);
+  progress_->setValue((2 * p.repeat + p.run) * total + p.done);
+  const QString side = p.run == 0 ? "A" : "B";
+  const QString which = p.repeats > 1 ? QString("%1, run %2 of %3").arg(side).arg(p.repeat + 1).arg(p.repeats) : side;
+  progress_->setFormat(QString("%1 · %2 / %3 requests").arg(which).arg(p.done).arg(p.total));
   if (chat_.requests_in_flight() > 0) ++chat_busy_polls_;
-  QString text = QString("Running side %1 on %2 (greedy, same seed)…").arg(p.run == 0 ? "A" : "B", side_label(p.run));
+  QString text = QString("Running side %1 on %2 (greedy, same seed)…").arg(which, side_label(p.run));
   if (chat_busy_polls_ > 0) {
     text += " Chat replies are streaming too: they share the CPU cores with this run, so its timings are not a clean A/B.";
   }
@@ -463,8 +514,45 @@ void CompareView::poll_progress() {
 void CompareView::show_result(std::shared_ptr<const Comparison> c) {
   result_ = std::move(c);
   poll_.stop();
-  const QString attribution = result_attribution();
+  display_result();
+  progress_->setRange(0, 1);
+  progress_->setValue(1);
+  progress_->setFormat("done");
+  const int runs = 1 + static_cast<int>(std::max(result_->reruns_a.size(), result_->reruns_b.size()));
+  QString text = runs > 1 ? QString("Done: %1 runs per side; the table shows each figure's median. B's changes are green "
+                                    "where better and red where worse when every run of B lies beyond every run of A; "
+                                    "plain within the run-to-run spread (hover for it) or where a figure alone says "
+                                    "neither.")
+                                .arg(runs)
+                          : QString("Done: one run per side, which measures no run-to-run spread, so no change is "
+                                    "coloured; run each side two or more times to tell a change from noise.");
+  for (const auto& [r, name] : {std::pair{&result_->a, "A"}, std::pair{&result_->b, "B"}}) {
+    if (!ran_simulated(*r)) continue;
+    text += QString(" %1 is simulated on %2: its figures and its curves in the charts are on the dry run's virtual "
+                    "clock, not measured (its roofline points are that device's, drawn against this machine's roofs); "
+                    "its attention panels stay empty (a dry run runs no attention).")
+                .arg(name, QString::fromStdString(r->simulated_on));
+  }
+  if (chat_busy_polls_ > 0) text += " Chat replies streamed during the run and shared the CPU.";
+  show_status(text);
+  refresh_controls();
+}
+
+void CompareView::display_result() {
   refresh_attribution();
+  if (!result_ || running()) {
+    headline_->setText(running() ? "<span style='color:#6b7280;'>Running: the result appears when both sides have "
+                                   "run.</span>"
+                                 : "<span style='color:#6b7280;'>No comparison yet.</span>");
+    fill_delta_table(*deltas_, {});
+    outputs_->setHtml(QString("<p style='color:#6b7280;'>Both outputs of every request appear here, the first token "
+                              "where they part marked. %1</p>")
+                          .arg(kDivergenceNote));
+    dashboard_->clear();
+    dashboard_->set_overlay(nullptr, {}, {});
+    return;
+  }
+  const QString attribution = result_attribution();
   // A local side by its configuration, a server side by its source, a simulated side flagged as such
   // with its configuration and a virtual duration.
   const auto side = [](const WorkloadResult& r) {
@@ -478,16 +566,20 @@ void CompareView::show_result(std::shared_ptr<const Comparison> c) {
     const QString label = ran_on_server(r) ? QString::fromStdString(r.metrics.source) : engine_config_summary(r.config);
     return label.toHtmlEscaped() + " &nbsp;·&nbsp; " + duration;
   };
+  const int runs = 1 + static_cast<int>(std::max(result_->reruns_a.size(), result_->reruns_b.size()));
+  const QString runs_text = runs > 1 ? QString(", %1 runs per side: medians; charts and outputs of the first").arg(runs)
+                                     : QString(", one run per side");
   headline_->setText(QString("<b style='color:%1;'>A</b> %2 &nbsp;&nbsp; vs &nbsp;&nbsp; "
                              "<b style='color:%3;'>B</b> %4<br>workload <b>%5</b> (%6 requests, "
-                             "greedy, seed %7) &nbsp;·&nbsp; <b>%8</b>%9")
+                             "greedy, seed %7%8) &nbsp;·&nbsp; <b>%9</b>%10")
                          .arg(kColourA, side(result_->a), kColourB, side(result_->b))
                          .arg(QString::fromStdString(result_->workload).toHtmlEscaped())
                          .arg(result_->outputs.size())
                          .arg(result_->sampling.seed)
+                         .arg(runs_text)
                          .arg(verdict_html(*result_))
                          .arg(attribution.isEmpty() ? QString() : "<br>" + attribution));
-  fill_delta_table(*deltas_, comparison_deltas(result_->a, result_->b));
+  fill_delta_table(*deltas_, comparison_deltas(*result_));
   // The table takes the height of its rows; the outputs below get the rest.
   deltas_->setMaximumHeight(deltas_->horizontalHeader()->height() + deltas_->rowCount() * deltas_->rowHeight(0) +
                             2 * deltas_->frameWidth() + 2);
@@ -497,21 +589,6 @@ void CompareView::show_result(std::shared_ptr<const Comparison> c) {
     return ran_simulated(r) ? name + " simulated (dry run)" : name;
   };
   dashboard_->set_overlay(&result_->b.metrics, run_label(result_->a, "A"), run_label(result_->b, "B"));
-  progress_->setRange(0, 1);
-  progress_->setValue(1);
-  progress_->setFormat("done");
-  QString text = "Done. B's changes against A are green where better, red where worse, plain where a figure alone "
-                 "says neither.";
-  for (const auto& [r, name] : {std::pair{&result_->a, "A"}, std::pair{&result_->b, "B"}}) {
-    if (!ran_simulated(*r)) continue;
-    text += QString(" %1 is simulated on %2: its figures and its curves in the charts are on the dry run's virtual "
-                    "clock, not measured (its roofline points are that device's, drawn against this machine's roofs); "
-                    "its attention panels stay empty (a dry run runs no attention).")
-                .arg(name, QString::fromStdString(r->simulated_on));
-  }
-  if (chat_busy_polls_ > 0) text += " Chat replies streamed during the run and shared the CPU.";
-  show_status(text);
-  refresh_controls();
 }
 
 void CompareView::show_status(const QString& text, bool error) {

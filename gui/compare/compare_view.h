@@ -1,8 +1,10 @@
 // The Compare A/B tab: two sides (A and B), each a compact config editor for the local engine, a
 // server (URL, API key, model, checked before a run), or a simulated device (the same config editor
-// and a device model: a dry run priced on the device, labelled simulated everywhere), a workload (the current chat, a shipped
-// workload or a JSON file), and a run of A then B with the same greedy sampling (CompareRunner, off
-// the GUI thread, with progress and cancel). Under the editors, a warning
+// and a device model: a dry run priced on the device, labelled simulated everywhere), a workload (the
+// current chat, a shipped workload or a JSON file, described before it runs: its requests, and which
+// prompts are synthetic), and runs of A then B, as many times per side as asked, with the same greedy
+// sampling (CompareRunner, off the GUI thread, with progress and cancel). A run clears the shown
+// result; a cancelled or failed one shows the previous result again. Under the editors, a warning
 // when A and B differ in several settings (no difference can then be pinned on one), a note when
 // they are identical; the results' headline and export repeat it. The results: the delta
 // table (B against A), both outputs per request with the first divergent token marked, and the
@@ -28,6 +30,7 @@ class QComboBox;
 class QLabel;
 class QProgressBar;
 class QPushButton;
+class QSpinBox;
 class QStackedWidget;
 class QTableWidget;
 class QTextBrowser;
@@ -54,6 +57,10 @@ class CompareView : public QWidget {
   void use_chat_workload();
   void use_workload_file(const QString& path);
   void set_run_to_output_tokens(bool on);
+  // Runs of each side (1-10): the delta table colours a change only beyond the spread of its runs.
+  void set_runs_per_side(int runs);
+  // What the chosen workload is (its description and describe_workload), or why it cannot be read.
+  QString workload_description() const;
   // Side 0 (A) or 1 (B) on a server (its editor: server_editor) or on the local engine.
   void set_on_server(int side, bool on);
   bool on_server(int side) const;
@@ -95,6 +102,10 @@ class CompareView : public QWidget {
   QString side_label(int side) const;
   QWidget* build_results();
   void show_result(std::shared_ptr<const Comparison> comparison);
+  // Draws result_ in the headline, table, outputs and charts; their empty states while it is null
+  // or a run is going on.
+  void display_result();
+  void refresh_workload_description();
   void show_status(const QString& text, bool error = false);
   void refresh_controls();
   // Shows what the editors' A and B allow a comparison to say (attribution_html); hidden when one setting differs,
@@ -116,6 +127,8 @@ class CompareView : public QWidget {
   std::shared_ptr<const Comparison> result_;
   QComboBox* workload_;
   QCheckBox* run_to_length_;
+  QSpinBox* runs_;
+  QLabel* workload_about_;
   QPushButton *run_, *cancel_, *browse_, *export_;
   QProgressBar* progress_;
   QLabel *status_, *headline_, *attribution_;

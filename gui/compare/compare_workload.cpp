@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "core/engine/prompt.h"
-#include "core/sched/workload.h"
+#include "core/sched/workload_summary.h"
 #include "gui/bridge/resource_path.h"
 
 namespace inferscope::gui {
@@ -28,25 +28,30 @@ std::vector<Request> chat_requests(const LlamaModel& model, const std::vector<Ch
   return {std::move(r)};
 }
 
-std::vector<Request> file_requests(const LlamaModel& model, const std::string& path) {
+std::vector<Request> file_requests(const LlamaModel& model, const Workload& workload) {
   const Tokenizer& tokenizer = model.tokenizer();
   return materialize_workload(
-      load_workload(path), [&](std::string_view text, bool add_bos) { return tokenizer.encode(text, add_bos); },
+      workload, [&](std::string_view text, bool add_bos) { return tokenizer.encode(text, add_bos); },
       model.config().vocab_size, 1);
 }
 
-}  // namespace inferscope::gui
-
-namespace inferscope::gui {
-
-std::vector<Request> server_file_requests(const std::string& path) {
+std::vector<Request> server_file_requests(const Workload& workload, const std::string& path) {
   return materialize_workload(
-      load_workload(path),
+      workload,
       [&](std::string_view, bool) -> std::vector<TokenId> {
         throw std::runtime_error(path + " has text prompts, which need the served model's tokenizer: open that model "
                                  "locally (its tokenizer makes the prompt ids), or use a workload of prompt_tokens");
       },
       kServerOnlyVocab, 1);
+}
+
+std::vector<RequestId> synthetic_prompt_ids(const Workload& workload) {
+  std::vector<RequestId> ids;
+  // materialize_workload numbers the requests in file order.
+  for (size_t i = 0; i < workload.requests.size(); ++i) {
+    if (has_synthetic_prompt(workload.requests[i])) ids.push_back(static_cast<RequestId>(i));
+  }
+  return ids;
 }
 
 }  // namespace inferscope::gui

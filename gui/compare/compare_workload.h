@@ -9,6 +9,7 @@
 
 #include "core/model/llama_model.h"
 #include "core/sched/request.h"
+#include "core/sched/workload.h"
 
 namespace inferscope::gui {
 
@@ -17,13 +18,14 @@ QStringList builtin_workloads();
 // One request: `messages` up to the last user turn, rendered for the assistant's reply, up to
 // `max_tokens` tokens. Throws std::runtime_error when there is no user turn.
 std::vector<Request> chat_requests(const LlamaModel& model, const std::vector<ChatMessage>& messages, int32_t max_tokens);
-// A workload file's requests (pseudo-random prompt ids from seed 1, as serve-sim); throws
-// WorkloadError naming the file and field when it cannot be read or is malformed.
-std::vector<Request> file_requests(const LlamaModel& model, const std::string& path);
+// A workload's requests (pseudo-random prompt ids from seed 1, as serve-sim).
+std::vector<Request> file_requests(const LlamaModel& model, const Workload& workload);
 // The same without a local model, for two servers: pseudo-random prompt ids below kServerOnlyVocab
 // (byte tokens in the vocabularies servers run); a text prompt throws, naming the file, as it needs
 // the served model's tokenizer.
 inline constexpr int32_t kServerOnlyVocab = 256;
-std::vector<Request> server_file_requests(const std::string& path);
+std::vector<Request> server_file_requests(const Workload& workload, const std::string& path);
+// The ids file_requests gives the requests whose prompts are pseudo-random (has_synthetic_prompt).
+std::vector<RequestId> synthetic_prompt_ids(const Workload& workload);
 
 }  // namespace inferscope::gui

@@ -105,12 +105,12 @@ nlohmann::json delta_value(double value, const std::string& lacking) {
 
 // A delta table row whose change is better one way.
 Delta directed(std::string metric, std::string unit, double a, double b, Better better, bool available = true) {
-  return {std::move(metric), std::move(unit), a, b, better, {}, available, {}, {}};
+  return {std::move(metric), std::move(unit), a, b, better, {}, available, {}, {}, {}, {}};
 }
 
 // A row with no better direction on its own, and why.
 Delta undirected(std::string metric, std::string unit, double a, double b, std::string reason, bool available = true) {
-  return {std::move(metric), std::move(unit), a, b, Better::Neither, std::move(reason), available, {}, {}};
+  return {std::move(metric), std::move(unit), a, b, Better::Neither, std::move(reason), available, {}, {}, {}, {}};
 }
 
 const char* verdict_name(DeltaVerdict v) {
@@ -118,6 +118,7 @@ const char* verdict_name(DeltaVerdict v) {
     case DeltaVerdict::Better: return "better";
     case DeltaVerdict::Worse: return "worse";
     case DeltaVerdict::Unchanged: return "unchanged";
+    case DeltaVerdict::WithinSpread: return "within_spread";
     case DeltaVerdict::Neutral: break;
   }
   return "neutral";
@@ -145,48 +146,8 @@ OutputSide uncompared_output(const LlamaModel* model, const WorkloadResult& run,
   return ran_on_server(run) ? cut_text(run, out, std::string_view::npos) : cut_tokens(model->tokenizer(), out, -1);
 }
 
-}  // namespace
-
-bool ran_on_server(const WorkloadResult& run) { return !run.metrics.source.empty(); }
-
-bool ran_simulated(const WorkloadResult& run) { return !run.simulated_on.empty(); }
-
-std::string side_source(const WorkloadResult& run) {
-  if (ran_simulated(run)) return "simulated on " + run.simulated_on + " (dry run)";
-  return ran_on_server(run) ? run.metrics.source : "local engine";
-}
-
-std::vector<OutputPair> pair_outputs(const LlamaModel* model, const WorkloadResult& a, const WorkloadResult& b) {
-  std::map<RequestId, const WorkloadOutput*> by_id;
-  for (const WorkloadOutput& out : b.outputs) by_id[out.id] = &out;
-  const WorkloadOutput none;
-  std::vector<OutputPair> pairs;
-  for (const WorkloadOutput& out_a : a.outputs) {
-    const auto it = by_id.find(out_a.id);
-    const WorkloadOutput& out_b = it == by_id.end() ? none : *it->second;
-    OutputPair p;
-    p.id = out_a.id;
-    p.compared = !ran_simulated(a) && !ran_simulated(b);
-    p.by_characters = ran_on_server(a) || ran_on_server(b);
-    if (!p.compared) {
-      p.a = uncompared_output(model, a, out_a);
-      p.b = uncompared_output(model, b, out_b);
-    } else if (p.by_characters) {
-      const auto [at, characters] = text_divergence(out_a.text, out_b.text);
-      p.divergence = characters;
-      p.a = cut_text(a, out_a, at);
-      p.b = cut_text(b, out_b, at);
-    } else {
-      p.divergence = first_divergence(out_a.tokens, out_b.tokens);
-      p.a = cut_tokens(model->tokenizer(), out_a, p.divergence);
-      p.b = cut_tokens(model->tokenizer(), out_b, p.divergence);
-    }
-    pairs.push_back(std::move(p));
-  }
-  return pairs;
-}
-
-std::vector<Delta> comparison_deltas(const WorkloadResult& ra, const WorkloadResult& rb) {
+// Every figure of the delta table, one run per side.
+std::vector<Delta> figures(const WorkloadResult& ra, const WorkloadResult& rb) {
   const ServeSummary &a = ra.summary, &b = rb.summary;
   const auto bytes = [](const WorkloadResult& r) { return static_cast<double>(r.metrics.weight_bytes); };
   const auto scratch = [](const WorkloadResult& r) {
@@ -242,9 +203,83 @@ std::vector<Delta> comparison_deltas(const WorkloadResult& ra, const WorkloadRes
   };
 }
 
+}  // namespace
+
+bool ran_on_server(const WorkloadResult& run) { return !run.metrics.source.empty(); }
+
+bool ran_simulated(const WorkloadResult& run) { return !run.simulated_on.empty(); }
+
+std::string side_source(const WorkloadResult& run) {
+  if (ran_simulated(run)) return "simulated on " + run.simulated_on + " (dry run)";
+  return ran_on_server(run) ? run.metrics.source : "local engine";
+}
+
+std::vector<OutputPair> pair_outputs(const LlamaModel* model, const WorkloadResult& a, const WorkloadResult& b) {
+  std::map<RequestId, const WorkloadOutput*> by_id;
+  for (const WorkloadOutput& out : b.outputs) by_id[out.id] = &out;
+  const WorkloadOutput none;
+  std::vector<OutputPair> pairs;
+  for (const WorkloadOutput& out_a : a.outputs) {
+    const auto it = by_id.find(out_a.id);
+    const WorkloadOutput& out_b = it == by_id.end() ? none : *it->second;
+    OutputPair p;
+    p.id = out_a.id;
+    p.compared = !ran_simulated(a) && !ran_simulated(b);
+    p.by_characters = ran_on_server(a) || ran_on_server(b);
+    if (!p.compared) {
+      p.a = uncompared_output(model, a, out_a);
+      p.b = uncompared_output(model, b, out_b);
+    } else if (p.by_characters) {
+      const auto [at, characters] = text_divergence(out_a.text, out_b.text);
+      p.divergence = characters;
+      p.a = cut_text(a, out_a, at);
+      p.b = cut_text(b, out_b, at);
+    } else {
+      p.divergence = first_divergence(out_a.tokens, out_b.tokens);
+      p.a = cut_tokens(model->tokenizer(), out_a, p.divergence);
+      p.b = cut_tokens(model->tokenizer(), out_b, p.divergence);
+    }
+    pairs.push_back(std::move(p));
+  }
+  return pairs;
+}
+
+std::vector<Delta> comparison_deltas(const WorkloadResult& ra, const WorkloadResult& rb) {
+  std::vector<Delta> deltas = figures(ra, rb);
+  for (Delta& d : deltas) {
+    d.spread_a = {d.a, d.a, 1, ran_simulated(ra)};
+    d.spread_b = {d.b, d.b, 1, ran_simulated(rb)};
+  }
+  return deltas;
+}
+
+std::vector<Delta> comparison_deltas(const Comparison& c) {
+  std::vector<Delta> deltas = comparison_deltas(c.a, c.b);
+  // Each figure's values over one side's runs: its median and range.
+  const auto over_runs = [&](const std::vector<WorkloadResult>& reruns, bool side_a, size_t row) {
+    std::vector<double> values{side_a ? deltas[row].a : deltas[row].b};
+    for (const WorkloadResult& run : reruns) {
+      const std::vector<Delta> pair = side_a ? figures(run, c.b) : figures(c.a, run);
+      values.push_back(side_a ? pair[row].a : pair[row].b);
+    }
+    std::sort(values.begin(), values.end());
+    const size_t n = values.size();
+    const double median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+    return std::pair{median, RunSpread{values.front(), values.back(), static_cast<int>(n), ran_simulated(side_a ? c.a : c.b)}};
+  };
+  for (size_t row = 0; row < deltas.size(); ++row) {
+    std::tie(deltas[row].a, deltas[row].spread_a) = over_runs(c.reruns_a, true, row);
+    std::tie(deltas[row].b, deltas[row].spread_b) = over_runs(c.reruns_b, false, row);
+  }
+  return deltas;
+}
+
 DeltaVerdict delta_verdict(const Delta& d) {
   if (d.b == d.a) return DeltaVerdict::Unchanged;
   if (d.better == Better::Neither) return DeltaVerdict::Neutral;
+  // A change counts only when every run of B lies beyond every run of A.
+  const bool beyond = d.b > d.a ? d.spread_b.lo > d.spread_a.hi : d.spread_b.hi < d.spread_a.lo;
+  if (!d.spread_a.measured() || !d.spread_b.measured() || !beyond) return DeltaVerdict::WithinSpread;
   return (d.b > d.a) == (d.better == Better::Higher) ? DeltaVerdict::Better : DeltaVerdict::Worse;
 }
 
@@ -274,7 +309,7 @@ bool outputs_must_match(const WorkloadResult& a, const WorkloadResult& b, const 
 
 nlohmann::json comparison_json(const Comparison& c) {
   nlohmann::json deltas = nlohmann::json::array();
-  for (const Delta& d : comparison_deltas(c.a, c.b)) {
+  for (const Delta& d : comparison_deltas(c)) {
     const bool not_reported = !d.not_reported_a.empty() || !d.not_reported_b.empty();
     if (!d.available && !not_reported) continue;
     const double change = relative_change(d.a, d.b);
@@ -286,6 +321,11 @@ nlohmann::json comparison_json(const Comparison& c) {
                                                               : nlohmann::json(d.better == Better::Higher ? "higher" : "lower")},
                       {"verdict", verdict_name(delta_verdict(d))}});
     if (!d.neutral_reason.empty()) deltas.back()["not_coloured_because"] = d.neutral_reason;
+    if (!not_reported) {
+      for (const auto& [key, spread] : {std::pair{"a_runs", &d.spread_a}, std::pair{"b_runs", &d.spread_b}}) {
+        deltas.back()[key] = {{"runs", spread->runs}, {"min", spread->lo}, {"max", spread->hi}, {"exact", spread->exact}};
+      }
+    }
     if (!d.not_reported_a.empty()) deltas.back()["a_not_reported_by"] = d.not_reported_a;
     if (!d.not_reported_b.empty()) deltas.back()["b_not_reported_by"] = d.not_reported_b;
   }
@@ -295,6 +335,7 @@ nlohmann::json comparison_json(const Comparison& c) {
                        {"first_divergence", p.divergence < 0 ? nlohmann::json() : nlohmann::json(p.divergence)},
                        {"divergence_unit", p.by_characters ? "character" : "token"},
                        {"verdict", pair_verdict(p)},
+                       {"synthetic_prompt", p.synthetic_prompt},
                        {"a", side_json(p.a)},
                        {"b", side_json(p.b)}});
   }
@@ -314,6 +355,7 @@ nlohmann::json comparison_json(const Comparison& c) {
   return {{"format", "inferscope-comparison-1"},
           {"workload", c.workload},
           {"cancelled", c.cancelled},
+          {"runs_per_side", {1 + c.reruns_a.size(), 1 + c.reruns_b.size()}},
           {"sampling", {{"temperature", c.sampling.temperature}, {"seed", c.sampling.seed}, {"ignore_eos", c.sampling.ignore_eos}}},
           {"outputs_must_match", outputs_must_match(c.a, c.b, c.sampling)},
           {"differing_settings", local ? nlohmann::json(differing) : nlohmann::json()},

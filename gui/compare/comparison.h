@@ -33,7 +33,17 @@ struct OutputPair {
   int divergence = -1;         // first_divergence of the two token lists, or of the texts' characters
   bool by_characters = false;  // a side ran on a server (text, no token ids): the texts were compared
   bool compared = true;        // false when a side was simulated: placeholder tokens are no output (divergence -1)
+  bool synthetic_prompt = false;  // its prompt is pseudo-random token ids: the outputs are no answer to read
   OutputSide a, b;
+};
+
+// The values one side's runs gave a figure: their range, and how many runs.
+struct RunSpread {
+  double lo = 0, hi = 0;
+  int runs = 1;
+  bool exact = false;  // a dry run: every run gives the same figures, so one run measures its spread (none)
+  // Whether the spread is known: two runs or more, or an exact side.
+  bool measured() const { return runs >= 2 || exact; }
 };
 
 // Which way a metric is better on its own: Neither where a change can be good or bad depending on
@@ -51,17 +61,23 @@ struct Delta {
   // What does not report it on that side (a server, "vLLM"; "a dry run" for a simulated side), "" where the
   // side does: then available is false.
   std::string not_reported_a, not_reported_b;
+  // Each side's runs of the figure (a and b are their medians).
+  RunSpread spread_a, spread_b;
 };
 
-// How the table reads B's change: better or worse where the metric has a direction, otherwise
-// neutral; unchanged when B equals A.
-enum class DeltaVerdict { Better, Worse, Unchanged, Neutral };
+// How the table reads B's change: better or worse where the metric has a direction and B's runs all
+// lie beyond A's (the ranges do not overlap); within the spread where they overlap or a side's spread
+// was not measured (one run); neutral without a direction; unchanged when B equals A.
+enum class DeltaVerdict { Better, Worse, Unchanged, Neutral, WithinSpread };
 DeltaVerdict delta_verdict(const Delta& delta);
 
 struct Comparison {
   std::string workload;     // where the requests came from: "chat: <session>", a file name
   SamplingParams sampling;  // both runs'
-  WorkloadResult a, b;
+  WorkloadResult a, b;      // each side's first run: its outputs and its charts
+  // Each side's further runs, alternating A, B, A, B with the first ones, for the run-to-run spread
+  // (none for a simulated side: a dry run gives the same figures every time).
+  std::vector<WorkloadResult> reruns_a, reruns_b;
   std::vector<OutputPair> outputs;  // by request id
   bool cancelled = false;
 };
@@ -83,7 +99,10 @@ std::vector<OutputPair> pair_outputs(const LlamaModel* model, const WorkloadResu
 // acceptance rate and mean acceptance length when either run speculated. A figure a server side does
 // not report (its metrics' not_reported) is unavailable, with that server named, rather than 0; so
 // is one a simulated side does not measure (attention: a dry run runs none), named "a dry run".
+// One run per side: each figure's spread is that run alone (measured only for a dry run).
 std::vector<Delta> comparison_deltas(const WorkloadResult& a, const WorkloadResult& b);
+// Every run of each side: each figure the median of its runs, its spread their range.
+std::vector<Delta> comparison_deltas(const Comparison& comparison);
 // (b - a) / a, NaN when a is 0 (no relative change to speak of).
 double relative_change(double a, double b);
 // "identical" or "diverges at token N" (N counted from 0 over generated tokens; "character N" when

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <limits>
 #include <optional>
+#include <set>
 #include <qcustomplot.h>
 #include <tuple>
 #include <vector>
@@ -34,6 +36,7 @@ const QColor kDuration(90, 90, 90), kUsage(148, 103, 189), kFragmentation(140, 8
     kHitsRecent(188, 189, 34), kScratch(227, 119, 194), kAttentionTime(60, 60, 140), kMatmulTime(200, 120, 40), kE2e(148, 103, 189), kQueue(140, 86, 75);
 
 constexpr int kPlotMinWidth = 360;  // a column per this many pixels of width, 1 to 4 columns
+constexpr double kApartRatio = 20;  // two runs' highest values this far apart put a value axis on a log scale
 constexpr int kMaxConfigMarks = 64;  // configuration changes marked on the time plots, newest kept
 
 // What to skip: an update whose snapshot changed none of the drawn quantities (an idle engine).
@@ -70,6 +73,7 @@ struct MetricsDashboard::Impl {
     double fraction_cap = 0;      // > 0: the value axis shows a fraction, at most this
     std::function<QString()> idle;  // the note while it has nothing to show
     QString not_reported;         // the note while the snapshot's source does not report its quantity
+    int legend_wrap = 0;          // legend entries per line without an overlay (0: not read yet)
   };
   // A graph's legend/CSV name without the comparison label; `overlay` graphs take label B.
   struct Named {
@@ -199,6 +203,8 @@ void MetricsDashboard::Impl::draw_overlay() {
   const bool on = overlay.has_value();
   spec->set_overlay(on ? &*overlay : nullptr, label_a, label_b);
   roofline->set_overlay(on ? &*overlay : nullptr);
+  // The lanes' tags are the runs' names without their notes ("B" of "B simulated (dry run)").
+  timeline->set_overlay(on ? &*overlay : nullptr, label_a.section(' ', 0, 0), label_b.section(' ', 0, 0));
   for (QCPGraph* g : {ttft_b, e2e_b, rate_b, tokens_b, usage_b, fragmentation_b, reserved_unused_b, hits_b, scratch_b,
                       attention_time_b, matmul_time_b, spec_window_b}) {
     g->setVisible(on);
@@ -250,17 +256,40 @@ void MetricsDashboard::Impl::follow_data() {
 }
 
 void MetricsDashboard::Impl::fit_value_axes() {
+  std::set<const QCPAbstractPlottable*> overlay_run;
+  for (const Named& n : names)
+    if (n.overlay) overlay_run.insert(n.plottable);
   for (Panel& panel : panels) {
     if (!panel.note) continue;  // a view fits its own
     const QCPRange keys = panel.plot->xAxis->range();
     for (QCPAxis* axis : {panel.plot->yAxis, panel.plot->yAxis2}) {
-      double hi = 0;
+      std::array<double, 2> hi{0, 0};  // the main run's and the overlay's highest value
+      double lowest_positive = std::numeric_limits<double>::infinity();
       for (QCPAbstractPlottable* p : axis->plottables()) {
-        bool found = false;
+        bool found = false, positive = false;
         const QCPRange r = p->getValueRange(found, QCP::sdBoth, keys);
-        if (found && p->visible()) hi = std::max(hi, r.upper);
+        const QCPRange above_zero = p->getValueRange(positive, QCP::sdPositive, keys);
+        if (!p->visible()) continue;
+        if (found) hi[overlay_run.contains(p)] = std::max(hi[overlay_run.contains(p)], r.upper);
+        if (positive) lowest_positive = std::min(lowest_positive, above_zero.lower);
       }
-      double upper = hi > 0 ? hi * 1.15 : 1;
+      // Two runs kApartRatio apart (a simulated GPU against this CPU) share a logarithmic axis, on which
+      // neither flattens the other; otherwise the axis is linear from 0.
+      const bool apart = panel.fraction_cap == 0 && hi[0] > 0 && hi[1] > 0 &&
+                         std::max(hi[0], hi[1]) > kApartRatio * std::min(hi[0], hi[1]);
+      if (apart != (axis->scaleType() == QCPAxis::stLogarithmic)) {
+        if (apart) {
+          set_log_axis_unit(axis, unit_of(axis));
+        } else {
+          axis->setScaleType(QCPAxis::stLinear);
+          set_axis_unit(axis, unit_of(axis));
+        }
+      }
+      if (apart) {
+        axis->setRange(lowest_positive / 2, std::max(hi[0], hi[1]) * 2);
+        continue;
+      }
+      double upper = std::max(hi[0], hi[1]) > 0 ? std::max(hi[0], hi[1]) * 1.15 : 1;
       if (panel.fraction_cap > 0 && axis == panel.plot->yAxis) upper = std::clamp(upper, 0.05, panel.fraction_cap);
       axis->setRange(0, upper);
     }
@@ -566,9 +595,10 @@ void MetricsDashboard::set_overlay(const EngineMetricsSnapshot* other, const QSt
   d.label_b = label_b;
   d.apply_names();
   d.draw_overlay();
-  // Longer names with run labels: two legend entries per line.
+  // Longer names with run labels: two legend entries per line; without, the panel's own number.
   for (Impl::Panel& panel : d.panels) {
-    panel.plot->legend->setWrap(d.overlay ? 2 : 3);
+    if (panel.legend_wrap == 0) panel.legend_wrap = panel.plot->legend->wrap();
+    panel.plot->legend->setWrap(d.overlay ? std::min(2, panel.legend_wrap) : panel.legend_wrap);
     panel.plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // re-flow the entries
   }
   d.refresh();

@@ -16,6 +16,9 @@ namespace {
 
 constexpr double kBarHeight = 0.62;  // of a lane
 constexpr int kLabelPixels = 14;     // the height of a lane label: more lanes than fit label every n-th
+constexpr int kRowPixels = 9;        // the least height a compared row keeps
+constexpr int kChromePixels = 110;   // title, legend and time axis around the lanes
+constexpr int kMinHeight = 170;
 
 // Horizontal bars: a candlestick whose key axis is the vertical lane axis and whose body runs from
 // open (the bar's start) to close (its end).
@@ -28,6 +31,16 @@ QCPFinancial* add_lane_bars(QCustomPlot* plot, const QString& name, QColor color
   bars->setPen(QPen(color.darker(125), 1));
   bars->setWidthType(QCPFinancial::wtPlotCoords);
   bars->setWidth(kBarHeight);
+  return bars;
+}
+
+// The overlay run's bars: the same colours, paler, with a dashed edge; the tick labels say which run.
+QCPFinancial* add_overlay_bars(QCustomPlot* plot, QColor color) {
+  QColor pale = color;
+  pale.setAlpha(110);
+  QCPFinancial* bars = add_lane_bars(plot, QString(), pale);
+  bars->setPen(QPen(color.darker(125), 1, Qt::DashLine));
+  bars->removeFromLegend();
   return bars;
 }
 
@@ -51,6 +64,14 @@ QString segment_text(const LaneSegment& bar) {
   return text + span_text(bar.start_s, bar.end_s);
 }
 
+// The newest kMaxLanes lanes of `s`; none when it does not report per-request timings.
+std::vector<RequestLane> newest_lanes(const EngineMetricsSnapshot& s) {
+  if (!not_reported_note(s, "request_timeline").isEmpty()) return {};
+  std::vector<RequestLane> lanes = request_lanes(s);
+  if (lanes.size() > RequestTimeline::kMaxLanes) lanes.erase(lanes.begin(), lanes.end() - RequestTimeline::kMaxLanes);
+  return lanes;
+}
+
 }  // namespace
 
 RequestTimeline::RequestTimeline(QWidget* parent) : QCustomPlot(parent) {
@@ -60,6 +81,9 @@ RequestTimeline::RequestTimeline(QWidget* parent) : QCustomPlot(parent) {
   waiting = add_lane_bars(this, QStringLiteral("waiting"), kWaitingColor);
   prefill = add_lane_bars(this, QStringLiteral("prefill"), kPrefillColor);
   decode = add_lane_bars(this, QStringLiteral("decode"), kDecodeColor);
+  waiting_b = add_overlay_bars(this, kWaitingColor);
+  prefill_b = add_overlay_bars(this, kPrefillColor);
+  decode_b = add_overlay_bars(this, kDecodeColor);
   preemptions = add_marks(this, QStringLiteral("preempted"), kPreemptionColor, QCPScatterStyle::ssCross, 9);
   first_tokens = add_marks(this, QStringLiteral("first token"), kTtftColor, QCPScatterStyle::ssDiamond, 8);
   finishes = add_marks(this, QStringLiteral("finished"), QColor(30, 30, 30), QCPScatterStyle::ssSquare, 5);
@@ -80,8 +104,7 @@ void RequestTimeline::update_from(const EngineMetricsSnapshot& s) {
   scope_->setText(s.source.empty() ? QString()
                                    : QStringLiteral("this client's requests only: %1 lists no one's timings")
                                          .arg(QString::fromStdString(s.source)));
-  lanes_ = not_reported_.isEmpty() ? request_lanes(s) : std::vector<RequestLane>{};
-  if (lanes_.size() > kMaxLanes) lanes_.erase(lanes_.begin(), lanes_.end() - kMaxLanes);
+  lanes_ = newest_lanes(s);
   show_lanes();
 }
 
@@ -92,14 +115,22 @@ void RequestTimeline::clear() {
   show_lanes();
 }
 
-QCPFinancial* RequestTimeline::bars_of(LaneKind kind) const {
+void RequestTimeline::set_overlay(const EngineMetricsSnapshot* other, const QString& label_a, const QString& label_b) {
+  overlay_ = other != nullptr;
+  label_a_ = label_a;
+  label_b_ = label_b;
+  overlay_lanes_ = other ? newest_lanes(*other) : std::vector<RequestLane>{};
+  show_lanes();
+}
+
+QCPFinancial* RequestTimeline::bars_of(LaneKind kind, int run) const {
   switch (kind) {
     case LaneKind::Waiting:
-      return waiting;
+      return run == 0 ? waiting : waiting_b;
     case LaneKind::Prefill:
-      return prefill;
+      return run == 0 ? prefill : prefill_b;
     case LaneKind::Decode:
-      return decode;
+      return run == 0 ? decode : decode_b;
   }
   return nullptr;
 }
@@ -108,18 +139,37 @@ void RequestTimeline::show_lanes() {
   struct Bars {
     QVector<double> lane, start, end;
   };
+  // Each request's overlay lane right under its main one; the overlay's other requests after them.
+  rows_.clear();
+  std::map<RequestId, const RequestLane*> overlay_by_id;
+  for (const RequestLane& lane : overlay_lanes_) overlay_by_id[lane.id] = &lane;
+  for (const RequestLane& lane : lanes_) {
+    rows_.push_back({0, &lane});
+    if (const auto it = overlay_by_id.find(lane.id); it != overlay_by_id.end()) {
+      rows_.push_back({1, it->second});
+      overlay_by_id.erase(it);
+    }
+  }
+  for (const RequestLane& lane : overlay_lanes_)
+    if (overlay_by_id.contains(lane.id)) rows_.push_back({1, &lane});
+  // Compared runs keep every row readable: the plot asks for the height, its scroll area gives it.
+  const int wanted = overlay_ ? kChromePixels + kRowPixels * static_cast<int>(rows_.size()) : kMinHeight;
+  setMinimumHeight(std::max(kMinHeight, wanted));
+
   std::map<QCPFinancial*, Bars> bars;
   std::map<QCPGraph*, std::pair<QVector<double>, QVector<double>>> marks;  // time, lane
   double lo = std::numeric_limits<double>::infinity(), hi = 0;
   auto ticker = QSharedPointer<QCPAxisTickerText>::create();
   const size_t labels = static_cast<size_t>(std::max(2, axisRect()->height() / kLabelPixels));
-  const size_t label_every = (lanes_.size() + labels - 1) / labels;
-  for (size_t i = 0; i < lanes_.size(); ++i) {
-    const RequestLane& lane = lanes_[i];
+  const size_t label_every = (rows_.size() + labels - 1) / labels;
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const RequestLane& lane = *rows_[i].lane;
+    const int run = rows_[i].run;
     const double y = static_cast<double>(i);
-    if (i % label_every == 0) ticker->addTick(y, QStringLiteral("req %1").arg(lane.id));
+    const QString tag = !overlay_ ? QStringLiteral("req") : run == 0 ? label_a_ : label_b_;
+    if (i % label_every == 0) ticker->addTick(y, QStringLiteral("%1 %2").arg(tag).arg(lane.id));
     for (const LaneSegment& bar : lane.segments) {
-      Bars& b = bars[bars_of(bar.kind)];
+      Bars& b = bars[bars_of(bar.kind, run)];
       b.lane.push_back(y);
       b.start.push_back(bar.start_s);
       b.end.push_back(bar.end_s);
@@ -133,7 +183,7 @@ void RequestTimeline::show_lanes() {
     if (lane.first_token_s >= 0) mark(first_tokens, lane.first_token_s);
     if (lane.finish_s >= 0) mark(finishes, lane.finish_s);
   }
-  for (QCPFinancial* f : {waiting, prefill, decode}) {
+  for (QCPFinancial* f : {waiting, prefill, decode, waiting_b, prefill_b, decode_b}) {
     const Bars& b = bars[f];
     // Lanes come in order, so keys are sorted; the body runs open -> close, the wick low -> high.
     f->setData(b.lane, b.start, b.end, b.start, b.end, true);
@@ -141,7 +191,7 @@ void RequestTimeline::show_lanes() {
   for (QCPGraph* g : {preemptions, first_tokens, finishes}) g->setData(marks[g].first, marks[g].second);
   yAxis->setTicker(ticker);
   // Half a lane more above the first: room for the charts' configuration labels.
-  yAxis->setRange(-1.1, std::max<double>(static_cast<double>(lanes_.size()), 4) - 0.4);
+  yAxis->setRange(-1.1, std::max<double>(static_cast<double>(rows_.size()), 4) - 0.4);
   if (follow_time_ && hi > lo) {
     const double pad = 0.02 * (hi - lo);
     xAxis->setRange(std::max(0.0, lo - pad), hi + pad);
@@ -158,11 +208,13 @@ QString RequestTimeline::note() const {
 QString RequestTimeline::hover_at(QPointF pos) const {
   const double row = yAxis->pixelToCoord(pos.y());
   const long i = std::lround(row);
-  if (i < 0 || i >= static_cast<long>(lanes_.size()) || std::fabs(row - static_cast<double>(i)) > kBarHeight / 2) return {};
-  const RequestLane& lane = lanes_[static_cast<size_t>(i)];
+  if (i < 0 || i >= static_cast<long>(rows_.size()) || std::fabs(row - static_cast<double>(i)) > kBarHeight / 2) return {};
+  const RequestLane& lane = *rows_[static_cast<size_t>(i)].lane;
+  const QString run = !overlay_ ? QString() : (rows_[static_cast<size_t>(i)].run == 0 ? label_a_ : label_b_) + QStringLiteral(" · ");
   const double t = xAxis->pixelToCoord(pos.x());
   const double near = std::fabs(xAxis->pixelToCoord(pos.x() + kHoverRadiusPx) - t);  // the hover radius in seconds
-  QStringList lines{QStringLiteral("request %1 · prompt %2 tokens · %3 generated")
+  QStringList lines{QStringLiteral("%1request %2 · prompt %3 tokens · %4 generated")
+                        .arg(run)
                         .arg(lane.id)
                         .arg(lane.prompt_tokens)
                         .arg(lane.generation_tokens)};

@@ -2,7 +2,9 @@
 // since the engine started): grey while it waits, orange prefill, green decode; red crosses at its
 // preemptions, a blue diamond at its first token (arrival + TTFT), a black square when it finished.
 // The newest kMaxLanes requests get a lane. Data only: it draws the snapshots it is given. Hover
-// names the request and the bar or mark under the mouse. On a remote server the lanes are this
+// names the request and the bar or mark under the mouse. For a comparison a second run is drawn on
+// the same time axis, each request's B lane right under its A lane (paler bars, labelled "A 3",
+// "B 3"), and the plot asks for the height that keeps every lane readable. On a remote server the lanes are this
 // client's requests only (a server lists no one's timings), and a corner label says so.
 #pragma once
 #include <qcustomplot.h>
@@ -22,11 +24,19 @@ class RequestTimeline : public QCustomPlot {
   // Redraws every lane from one snapshot (none when its not_reported lists "request_timeline").
   void update_from(const EngineMetricsSnapshot& s);
   void clear();
+  // A second run's lanes under the first's, labelled `label_a` and `label_b` ("A", "B"); null: none.
+  void set_overlay(const EngineMetricsSnapshot* other, const QString& label_a, const QString& label_b);
   // Whether update_from() moves the time axis to the data (default true). A host that drives the
   // time axis itself (the dashboard's shared one) turns it off.
   void set_follow_time(bool follow) { follow_time_ = follow; }
-  // The lanes drawn, top to bottom (lane i is at y = i).
+  // The main run's lanes, in arrival order.
   const std::vector<RequestLane>& lanes() const { return lanes_; }
+  // Every row drawn, top to bottom (row i at y = i): the run (0 main, 1 overlay) and its lane.
+  struct Row {
+    int run = 0;
+    const RequestLane* lane = nullptr;
+  };
+  const std::vector<Row>& rows() const { return rows_; }
   // The centred note: the snapshot's source saying it does not report per-request timings, "waiting
   // for the first request" or "".
   QString note() const;
@@ -38,13 +48,17 @@ class RequestTimeline : public QCustomPlot {
   // One bar plottable per kind (its key axis is the vertical lane axis, its values are times), and
   // the marks (key: time, value: lane).
   QCPFinancial *waiting, *prefill, *decode;
+  QCPFinancial *waiting_b, *prefill_b, *decode_b;  // the overlay run's bars, paler
   QCPGraph *preemptions, *first_tokens, *finishes;
 
  private:
-  QCPFinancial* bars_of(LaneKind kind) const;
+  QCPFinancial* bars_of(LaneKind kind, int run) const;
   void show_lanes();
 
-  std::vector<RequestLane> lanes_;
+  std::vector<RequestLane> lanes_, overlay_lanes_;
+  bool overlay_ = false;
+  QString label_a_, label_b_;
+  std::vector<Row> rows_;
   bool follow_time_ = true;
   QString not_reported_;  // the last snapshot's "does not report" note, "" when it reports requests
   QCPItemText* note_;

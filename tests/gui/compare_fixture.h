@@ -40,6 +40,7 @@ struct CompareWindow : ::testing::Test {
     w = open_window(dir.path(), QString::fromStdString(model));
     ASSERT_TRUE(wait_for_engine(*w));
     view = w->compare();
+    view->set_runs_per_side(1);  // each test that needs the spread asks for more runs
   }
   QTemporaryDir dir;
   std::unique_ptr<MainWindow> w;

@@ -1,7 +1,8 @@
 // The comparison's parts, checked on constructed cases: where two token lists part, the verdict and
 // the marked token in the outputs view, which settings A and B differ in and the warning when several
 // do, the delta table's values and signs, which metrics are coloured better or worse (only those with
-// a direction), the config panel's weights line while a conversion runs, and demo-script "compare"
+// a direction, and only beyond the spread of each side's runs), a synthetic prompt's outputs shown
+// without their text, the config panel's weights line while a conversion runs, and demo-script "compare"
 // steps refused by field. With a server side: figures it does not report marked so (not 0), texts
 // compared by character, outputs never promised to match, each side's source exported. With a simulated
 // side: no output compared or shown as text, what a dry run does not measure marked so, its device
@@ -45,6 +46,30 @@ void fill_runs(WorkloadResult& a, WorkloadResult& b, double b_unused) {
   b.summary.kv_reserved_unused_perc_mean = b_unused;
   a.metrics.weight_bytes = 1 << 20;
   b.metrics.weight_bytes = 1 << 19;
+}
+
+// A comparison of `runs` runs per side, every run of a side giving the same figures (no spread).
+Comparison repeated(const WorkloadResult& a, const WorkloadResult& b, int runs = 3) {
+  Comparison c;
+  c.a = a;
+  c.b = b;
+  c.reruns_a.assign(static_cast<size_t>(runs - 1), a);
+  c.reruns_b.assign(static_cast<size_t>(runs - 1), b);
+  return c;
+}
+
+// Side `a`'s and `b`'s runs at these throughputs, everything else equal.
+Comparison throughputs(std::vector<double> a, std::vector<double> b) {
+  Comparison c;
+  for (auto [values, first, reruns] : {std::tuple{&a, &c.a, &c.reruns_a}, std::tuple{&b, &c.b, &c.reruns_b}}) {
+    for (size_t i = 0; i < values->size(); ++i) {
+      WorkloadResult run;
+      run.summary.tokens_per_second = (*values)[i];
+      if (i == 0) *first = run;
+      else reruns->push_back(run);
+    }
+  }
+  return c;
 }
 
 TEST(CompareParts, FirstDivergenceFindsWhereTokenListsPart) {
@@ -99,6 +124,15 @@ TEST(CompareParts, PairedOutputsMarkTheFirstDivergentToken) {
   EXPECT_TRUE(html.contains("identical"));
   EXPECT_TRUE(html.contains("diverges at token 3"));
   EXPECT_EQ(html.count("background:#fde68a"), 2);
+
+  // A synthetic prompt's continuation is no answer: its verdict and lengths show, its text does not.
+  std::vector<OutputPair> synthetic = pairs;
+  synthetic[1].synthetic_prompt = true;
+  const QString hidden = outputs_html(synthetic);
+  EXPECT_TRUE(hidden.contains("diverges at token 3"));
+  EXPECT_TRUE(hidden.contains("synthetic prompt: pseudo-random token ids")) << hidden.toStdString();
+  EXPECT_EQ(hidden.count("background:#fde68a"), 0) << "no text, so no marked token";
+  EXPECT_EQ(hidden.count(QString::fromStdString(first3).toHtmlEscaped()), 2) << "request 0's text stays, twice";
 
   // A request that B never ran pairs with an empty side, diverging at 0.
   WorkloadResult b_short;
@@ -168,7 +202,7 @@ TEST(CompareParts, DifferingSettingsNameEveryChangeASideReads) {
 TEST(CompareParts, DeltaTableShowsBothRunsAndTheChange) {
   WorkloadResult a, b;
   fill_runs(a, b, 0.5);
-  const std::vector<Delta> deltas = comparison_deltas(a, b);
+  const std::vector<Delta> deltas = comparison_deltas(repeated(a, b));
   ASSERT_EQ(deltas.size(), 14u);
   EXPECT_EQ(deltas[0].metric, "throughput");
   EXPECT_DOUBLE_EQ(relative_change(deltas[0].a, deltas[0].b), -0.2);
@@ -223,7 +257,7 @@ TEST(CompareParts, OnlyMetricsWithADirectionAreCalledBetterOrWorse) {
   b.metrics.steps[0].attention_scratch_bytes = 1024;
   std::map<std::string, DeltaVerdict> verdicts;
   std::map<std::string, Delta> by_metric;
-  for (const Delta& d : comparison_deltas(a, b)) {
+  for (const Delta& d : comparison_deltas(repeated(a, b))) {
     verdicts[d.metric] = delta_verdict(d);
     by_metric[d.metric] = d;
     // A direction or a reason, never both or neither.
@@ -249,7 +283,7 @@ TEST(CompareParts, OnlyMetricsWithADirectionAreCalledBetterOrWorse) {
   // The table colours the two with a direction and leaves the others plain, saying why on hover.
   test_app();
   QTableWidget table;
-  const std::vector<Delta> deltas = comparison_deltas(a, b);
+  const std::vector<Delta> deltas = comparison_deltas(repeated(a, b));
   fill_delta_table(table, deltas);
   for (int row = 0; row < table.rowCount(); ++row) {
     const std::string metric = table.item(row, 0)->text().toStdString();
@@ -266,9 +300,7 @@ TEST(CompareParts, OnlyMetricsWithADirectionAreCalledBetterOrWorse) {
   }
 
   // The export says the same: a direction or null, the verdict, and the reason where not coloured.
-  Comparison comparison;
-  comparison.a = a;
-  comparison.b = b;
+  const Comparison comparison = repeated(a, b);
   const nlohmann::json j = comparison_json(comparison);
   std::map<std::string, nlohmann::json> exported;
   for (const nlohmann::json& d : j["deltas"]) exported[d["metric"]] = d;
@@ -279,6 +311,51 @@ TEST(CompareParts, OnlyMetricsWithADirectionAreCalledBetterOrWorse) {
   EXPECT_EQ(exported["fragmentation mean"]["verdict"], "neutral");
   EXPECT_EQ(exported["fragmentation mean"]["not_coloured_because"], by_metric["fragmentation mean"].neutral_reason);
   EXPECT_FALSE(exported["throughput"].contains("not_coloured_because"));
+}
+
+TEST(CompareParts, AChangeIsColouredOnlyBeyondTheRunToRunSpread) {
+  test_app();
+  QTableWidget table;
+  const auto throughput = [](const Comparison& c) { return comparison_deltas(c).front(); };
+  // B's median is 1 % up, but its runs lie inside A's: noise, not a change.
+  const Delta noise = throughput(throughputs({100, 104, 96}, {103, 99, 101}));
+  EXPECT_DOUBLE_EQ(noise.a, 100);
+  EXPECT_DOUBLE_EQ(noise.b, 101);
+  EXPECT_EQ(noise.spread_a.runs, 3);
+  EXPECT_DOUBLE_EQ(noise.spread_a.lo, 96);
+  EXPECT_DOUBLE_EQ(noise.spread_a.hi, 104);
+  EXPECT_EQ(delta_verdict(noise), DeltaVerdict::WithinSpread);
+  fill_delta_table(table, {noise});
+  EXPECT_FALSE(table.item(0, 4)->data(Qt::ForegroundRole).isValid()) << "noise must stay plain";
+  EXPECT_EQ(table.item(0, 4)->toolTip(), "Not coloured: A's 3 runs gave 96.0 tok/s to 104.0 tok/s, B's 3 runs gave 99.0 "
+                                         "tok/s to 103.0 tok/s; the ranges overlap, so the change is within the "
+                                         "run-to-run spread.");
+  // Every run of B beyond every run of A: better, green; the median of an even count is the middle pair's mean.
+  const Delta faster = throughput(throughputs({100, 104, 96, 98}, {110, 112}));
+  EXPECT_DOUBLE_EQ(faster.a, 99);
+  EXPECT_DOUBLE_EQ(faster.b, 111);
+  EXPECT_EQ(delta_verdict(faster), DeltaVerdict::Better);
+  fill_delta_table(table, {faster});
+  EXPECT_EQ(table.item(0, 4)->foreground().color(), QColor("#047857"));
+  // One run per side measures no spread: even 20 % is not coloured, and the tooltip says how to measure it.
+  const Delta once = throughput(throughputs({100}, {80}));
+  EXPECT_EQ(delta_verdict(once), DeltaVerdict::WithinSpread);
+  fill_delta_table(table, {once});
+  EXPECT_FALSE(table.item(0, 4)->data(Qt::ForegroundRole).isValid());
+  EXPECT_TRUE(table.item(0, 4)->toolTip().contains("one run per side measures no run-to-run spread"));
+  // A dry run's figures are the same every run: two simulated runs of one each are compared exactly.
+  Comparison simulated = throughputs({100}, {80});
+  simulated.a.simulated_on = simulated.b.simulated_on = "H200";
+  EXPECT_EQ(delta_verdict(throughput(simulated)), DeltaVerdict::Worse);
+
+  // The export gives each side's runs and the verdict.
+  const nlohmann::json j = comparison_json(throughputs({100, 104, 96}, {103, 99, 101}));
+  EXPECT_EQ(j["runs_per_side"], nlohmann::json::array({3, 3}));
+  const nlohmann::json& row = j["deltas"][0];
+  EXPECT_EQ(row["verdict"], "within_spread");
+  EXPECT_EQ(row["a_runs"]["runs"], 3);
+  EXPECT_DOUBLE_EQ(row["a_runs"]["min"].get<double>(), 96);
+  EXPECT_DOUBLE_EQ(row["b_runs"]["max"].get<double>(), 103);
 }
 
 TEST(CompareParts, ConfigPanelShowsTheWeightsAndAConversionInProgress) {

@@ -21,6 +21,7 @@
 #include "gui/compare/compare_view.h"
 #include "gui/compare/device_picker.h"
 #include "gui/dashboard/metrics_dashboard.h"
+#include "gui/dashboard/request_timeline.h"
 #include "tests/gui/compare_fixture.h"
 
 namespace inferscope::gui::test {
@@ -106,6 +107,16 @@ TEST_F(CompareSimulated, LocalAgainstASimulatedH200IsLabelledAndNotComparedByOut
   }
   EXPECT_GT(b_graphs, 0);
   EXPECT_GT(a_points, 0) << "A's attention was measured";
+
+  // Both runs' lanes on one time axis, each B lane under its A lane and tagged so.
+  const std::vector<RequestTimeline::Row>& rows = view->dashboard()->timeline()->rows();
+  ASSERT_EQ(rows.size(), 6u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].run, static_cast<int>(i % 2)) << i;
+    EXPECT_EQ(rows[i].lane->id, rows[i - i % 2].lane->id) << i;
+  }
+  const int lane_pixels = view->dashboard()->timeline()->minimumHeight() / static_cast<int>(rows.size());
+  EXPECT_GE(lane_pixels, 9) << "every lane stays readable";
 
   if (qEnvironmentVariableIsSet("COMPARE_SIMULATED_SCREENSHOT")) {
     w->resize(1680, 1050);

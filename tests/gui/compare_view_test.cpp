@@ -3,7 +3,8 @@
 // charts; greedy speculation (a per-side toggle) gives identical outputs too, and the headline says
 // the exact features promised it; the outputs pane says which changes may diverge (attention,
 // quantization); q4 weights are measured and their outputs judged token by token; the current chat
-// compares as one request; cancel ends a run; export writes JSON and PNG; the tab warns when A and B
+// compares as one request; every workload is described before it runs; a run clears the shown result
+// and a cancelled one puts it back; cancel ends a run; export writes JSON and PNG; the tab warns when A and B
 // differ in several settings; a contiguous side greys out block size and prefix cache as the Chat
 // tab's panel does. And the quantization toggle during a chat: the engine converts, says "weights
 // now q8", and the status bar shows the level.
@@ -22,6 +23,7 @@
 #include "gui/compare/compare_view.h"
 #include "gui/config/config_panel.h"
 #include "gui/dashboard/metrics_dashboard.h"
+#include "gui/dashboard/request_timeline.h"
 #include "tests/gui/compare_fixture.h"
 
 namespace inferscope::gui::test {
@@ -50,9 +52,17 @@ TEST_F(Compare, ExactFeaturesGiveIdenticalOutputsAndFillEveryView) {
   view->set_configs(config([](EngineConfig& c) { c.kv.kind = KvKind::Paged; c.kv.block_size = 8; }),
                     config([](EngineConfig& c) { c.kv.kind = KvKind::Contiguous; c.kv.budget_bytes /= 2; }));
   view->use_workload_file(write_workload(dir, 3));
+  view->set_runs_per_side(2);
   ASSERT_TRUE(run_comparison(*view)) << view->status_text().toStdString();
   const Comparison* c = view->result();
   ASSERT_NE(c, nullptr) << view->status_text().toStdString();
+
+  // Two runs of each side, alternating; greedy exact features give the same tokens every run.
+  ASSERT_EQ(c->reruns_a.size(), 1u);
+  ASSERT_EQ(c->reruns_b.size(), 1u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(c->reruns_b[0].outputs[i].tokens, c->a.outputs[i].tokens) << i;
+  const QLabel* headline = view->findChild<QLabel*>("compare_headline");
+  EXPECT_TRUE(headline->text().contains("2 runs per side: medians")) << headline->text().toStdString();
 
   // Both result sets, run to their output length.
   EXPECT_EQ(c->a.config.kv.kind, KvKind::Paged);
@@ -71,6 +81,9 @@ TEST_F(Compare, ExactFeaturesGiveIdenticalOutputsAndFillEveryView) {
   for (const OutputPair& p : c->outputs) EXPECT_EQ(p.divergence, -1) << "request " << p.id;
   EXPECT_EQ(view->outputs_text().count("identical"), 3) << view->outputs_text().toStdString();
   EXPECT_FALSE(view->outputs_text().contains("diverges"));
+  // Its prompts are pseudo-random ids: the outputs pane says so and shows no text.
+  EXPECT_EQ(view->outputs_text().count("synthetic prompt"), 3);
+  for (const OutputPair& p : c->outputs) EXPECT_TRUE(p.synthetic_prompt) << p.id;
 
   // The delta table: every figure of both runs; contiguous reserves whole contexts, paged does not.
   QTableWidget& table = *view->delta_table();
@@ -89,7 +102,13 @@ TEST_F(Compare, ExactFeaturesGiveIdenticalOutputsAndFillEveryView) {
     EXPECT_FALSE(table.item(row, 4)->data(Qt::ForegroundRole).isValid()) << table.item(row, 0)->text().toStdString();
     EXPECT_TRUE(table.item(row, 4)->toolTip().startsWith("Not coloured")) << row;
   }
-  EXPECT_TRUE(table.item(0, 4)->data(Qt::ForegroundRole).isValid()) << "throughput has a direction";
+  // Throughput has a direction: coloured when B's runs lie beyond A's, otherwise its tooltip gives both ranges.
+  const DeltaVerdict throughput = delta_verdict(comparison_deltas(*c).front());
+  if (throughput == DeltaVerdict::WithinSpread) {
+    EXPECT_TRUE(table.item(0, 4)->toolTip().contains("A's 2 runs gave")) << table.item(0, 4)->toolTip().toStdString();
+  } else {
+    EXPECT_TRUE(table.item(0, 4)->data(Qt::ForegroundRole).isValid());
+  }
   EXPECT_EQ(table.item(11, 0)->text(), "attention scratch peak");
 
   // The charts hold A and, dashed, B.
@@ -244,6 +263,57 @@ TEST_F(Compare, TheCurrentChatComparesAsOneRequest) {
   // Greedy, the same prompt and an exact feature change: A repeats the chat's own greedy reply.
   EXPECT_EQ(c->outputs[0].divergence, -1);
   EXPECT_EQ(c->a.outputs[0].text, w->chat()->session(w->chat()->current_index()).messages[1].content);
+}
+
+TEST_F(Compare, EveryWorkloadIsDescribedBeforeItRuns) {
+  view->use_chat_workload();
+  EXPECT_TRUE(view->workload_description().startsWith("The current chat session")) << view->workload_description().toStdString();
+  // A shipped workload: its own description, then what its requests are.
+  view->use_workload_file(QString(INFERSCOPE_SOURCE_DIR) + "/resources/workloads/mixed.json");
+  const QString mixed = view->workload_description();
+  EXPECT_TRUE(mixed.startsWith("A serving mix")) << mixed.toStdString();
+  EXPECT_TRUE(mixed.contains("32 requests arriving over 1.60 s. 30 of the prompts are synthetic")) << mixed.toStdString();
+  // A file that cannot be read says why, naming the file and field, before anything runs.
+  const QString broken = dir.filePath("broken.json");
+  QFile file(broken);
+  ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+  file.write(R"({"requests": [{"prompt": "a"}]})");
+  file.close();
+  view->use_workload_file(broken);
+  EXPECT_EQ(view->workload_description(),
+            "Cannot read this workload: " + broken + ": request 0: \"output_tokens\" is missing");
+}
+
+TEST_F(Compare, ARunClearsTheShownResultAndACancelledOnePutsItBack) {
+  view->use_workload_file(write_workload(dir, 2, 8));
+  ASSERT_TRUE(run_comparison(*view)) << view->status_text().toStdString();
+  const Comparison* first = view->result();
+  ASSERT_NE(first, nullptr);
+  const QLabel* headline = view->findChild<QLabel*>("compare_headline");
+  const QString shown = headline->text();
+  ASSERT_GT(view->delta_table()->rowCount(), 0);
+
+  // While the next run goes on, nothing of the last one is on screen.
+  view->use_workload_file(write_workload(dir, 16, 400));
+  QSignalSpy ended(view, &CompareView::run_ended);
+  ASSERT_TRUE(view->start());
+  EXPECT_TRUE(headline->text().contains("Running")) << headline->text().toStdString();
+  EXPECT_EQ(view->delta_table()->rowCount(), 0);
+  EXPECT_FALSE(view->outputs_text().contains("request 0")) << view->outputs_text().toStdString();
+  QCustomPlot* usage = view->dashboard()->plot("kv_usage");
+  int points = 0;
+  for (int i = 0; i < usage->graphCount(); ++i) points += usage->graph(i)->dataCount();
+  EXPECT_EQ(points, 0) << "the charts still show the last result";
+  EXPECT_TRUE(view->dashboard()->timeline()->lanes().empty());
+
+  // Cancelled: the previous result comes back, and the status says so.
+  view->cancel();
+  ASSERT_TRUE(wait_for([&] { return ended.count() > 0; }, 20000));
+  EXPECT_EQ(view->result(), first);
+  EXPECT_EQ(headline->text(), shown);
+  EXPECT_GT(view->delta_table()->rowCount(), 0);
+  EXPECT_TRUE(view->status_text().startsWith("Cancelled; the previous result is shown again"))
+      << view->status_text().toStdString();
 }
 
 TEST_F(Compare, CancelEndsTheRunWithoutResults) {

@@ -398,6 +398,39 @@ TEST_F(Dashboard, HoverShowsExactValues) {
   EXPECT_TRUE(step.contains("step duration: 10.0 ms")) << step.toStdString();
 }
 
+TEST_F(Dashboard, RunsFarApartShareALogAxisInsteadOfFlatteningOne) {
+  // B runs every step 1000 times faster (a simulated GPU against this CPU).
+  dash.update_from(synthetic_snapshot());
+  EngineMetricsSnapshot fast = synthetic_snapshot();
+  for (StepMetrics& step : fast.steps) step.duration_s /= 1000, step.time_s /= 1000;
+  dash.set_overlay(&fast, "A", "B simulated (dry run)");
+  QCPAxis* rate = plot("decode_tokens_per_second")->yAxis;
+  EXPECT_EQ(rate->scaleType(), QCPAxis::stLogarithmic);
+  EXPECT_LT(rate->range().lower, 200) << "A's 200 tok/s is on the axis, not flattened at its foot";
+  EXPECT_GT(rate->range().upper, 200000);
+  EXPECT_EQ(plot("kv_usage")->yAxis->scaleType(), QCPAxis::stLinear) << "both runs' fractions are alike";
+  // Runs alike share a linear axis from 0 again.
+  EngineMetricsSnapshot alike = synthetic_snapshot();
+  dash.set_overlay(&alike, "A", "B");
+  EXPECT_EQ(rate->scaleType(), QCPAxis::stLinear);
+  EXPECT_EQ(rate->range().lower, 0);
+  // The timeline: each B lane right under its A lane, tagged by the run's name without its note.
+  const std::vector<RequestTimeline::Row>& rows = dash.timeline()->rows();
+  ASSERT_EQ(rows.size(), 6u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].run, static_cast<int>(i % 2)) << i;
+    EXPECT_EQ(rows[i].lane->id, rows[i - i % 2].lane->id) << i;
+  }
+  dash.set_overlay(&fast, "A", "B simulated (dry run)");
+  auto* ticker = dynamic_cast<QCPAxisTickerText*>(dash.timeline()->yAxis->ticker().data());
+  ASSERT_NE(ticker, nullptr);
+  const QStringList labels = ticker->ticks().values();
+  EXPECT_TRUE(labels.contains("B 0")) << labels.join(", ").toStdString();
+  EXPECT_GE(dash.timeline()->minimumHeight(), 9 * 6) << "every lane keeps its height";
+  dash.set_overlay(nullptr, {}, {});
+  EXPECT_EQ(dash.timeline()->rows().size(), 3u);
+}
+
 TEST_F(Dashboard, OverlayDrawsASecondRunDashedAndLabelled) {
   dash.update_from(synthetic_snapshot());
   EngineMetricsSnapshot other = synthetic_snapshot();

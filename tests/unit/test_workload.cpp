@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/sched/workload.h"
+#include "core/sched/workload_summary.h"
 
 namespace inferscope {
 namespace {
@@ -189,6 +190,52 @@ TEST(Workload, ShippedWorkloadsParse) {
   const Workload shared =
       load_workload(std::string(INFERSCOPE_SOURCE_DIR) + "/resources/workloads/shared_system_prompt.json");
   for (const WorkloadRequest& r : shared.requests) EXPECT_GE(r.shared_prefix_tokens, 512);
+}
+
+TEST(Workload, EveryShippedWorkloadSaysWhatItIsFor) {
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(INFERSCOPE_SOURCE_DIR) + "/resources/workloads")) {
+    const Workload w = load_workload(entry.path().string());
+    EXPECT_GE(w.description.size(), 40u) << entry.path();
+  }
+}
+
+TEST(Workload, ADescriptionMustBeAString) {
+  EXPECT_EQ(parse_workload_text(R"({"description": "two", "requests": [{"prompt": "a", "output_tokens": 1}]})", "w.json").description,
+            "two");
+  try {
+    parse_workload_text(R"({"description": 3, "requests": [{"prompt": "a", "output_tokens": 1}]})", "w.json");
+    FAIL() << "a number was taken as a description";
+  } catch (const WorkloadError& e) {
+    EXPECT_STREQ(e.what(), "w.json: \"description\" must be a string (got 3)");
+  }
+}
+
+TEST(WorkloadSummary, SaysWhichPromptsAreSyntheticAndCountsTheWork) {
+  const Workload w = parse_workload_text(R"({"requests": [
+      {"arrival_s": 0.0, "prompt_tokens": 93, "output_tokens": 23},
+      {"arrival_s": 0.5, "prompt": "Tell me a story", "output_tokens": 64},
+      {"arrival_s": 1.25, "prompt_tokens": 509, "output_tokens": 255}]})", "w.json");
+  EXPECT_TRUE(has_synthetic_prompt(w.requests[0]));
+  EXPECT_FALSE(has_synthetic_prompt(w.requests[1]));
+  EXPECT_EQ(describe_workload(w),
+            "3 requests arriving over 1.25 s. 2 of the prompts are synthetic: 93–509 pseudo-random token ids, not text, "
+            "so the model's continuation is no answer to read (what such a request measures is timing, and whether A "
+            "and B agree token for token). 23–255 output tokens each (342 in all).");
+}
+
+TEST(WorkloadSummary, CountsSharedPrefixesAndTextPrompts) {
+  const Workload text = parse_workload_text(R"({"requests": [{"prompt": "a", "output_tokens": 40},
+      {"prompt": "b", "output_tokens": 40}]})", "w.json");
+  EXPECT_EQ(describe_workload(text), "2 requests arriving together. Every prompt is text. 40 output tokens each (80 in all).");
+  const Workload one = parse_workload_text(R"({"requests": [{"prompt": "a", "output_tokens": 8}]})", "w.json");
+  EXPECT_EQ(describe_workload(one), "1 request. Its prompt is text. 8 output tokens.");
+  const Workload shared = parse_workload_text(R"({"requests": [
+      {"prompt_tokens": 900, "shared_prefix_tokens": 800, "output_tokens": 32},
+      {"prompt": "question", "shared_prefix_tokens": 800, "output_tokens": 32}]})", "w.json");
+  EXPECT_TRUE(has_synthetic_prompt(shared.requests[1])) << "its shared prefix is pseudo-random ids";
+  const std::string d = describe_workload(shared);
+  EXPECT_NE(d.find("Every prompt is synthetic: 800–900 pseudo-random token ids"), std::string::npos) << d;
+  EXPECT_NE(d.find("2 requests start with the same prefix of up to 800 tokens"), std::string::npos) << d;
 }
 
 }  // namespace
