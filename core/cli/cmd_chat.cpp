@@ -2,6 +2,7 @@
 // --endpoint, by a server through RemoteEngine). The reply
 // streams from the engine thread while this thread keeps reading stdin: a line typed during a reply
 // is queued as the next turn, and /stop cancels the reply. The prefix cache reuses the history's K/V.
+// When the conversation fills the context, --context-policy says what a turn leaves out (or that it stops).
 #include <condition_variable>
 #include <deque>
 #include <iostream>
@@ -13,7 +14,9 @@
 #include "core/cli/endpoint_options.h"
 #include "core/cli/model_options.h"
 #include "core/cli/sampling_options.h"
+#include "core/engine/context_fit.h"
 #include "core/engine/engine.h"
+#include "core/engine/prompt.h"
 #include "core/model/llama_model.h"
 #include "core/remote/remote_engine.h"
 
@@ -38,6 +41,7 @@ int cmd_chat(int argc, char** argv) {
   std::vector<OptionSpec> specs = with_model_options({
       {"--system", "", true, "system prompt (default: the template's own, if any)"},
       {"--n-predict", "-n", true, "tokens per reply at most (default 512)"},
+      {"--context-policy", "", true, "when the conversation fills the context: stop, drop-oldest, drop-middle (default)"},
   });
   for (OptionSpec& s : sampling_option_specs()) specs.push_back(s);
   for (OptionSpec& s : endpoint_option_specs()) specs.push_back(s);
@@ -48,6 +52,9 @@ int cmd_chat(int argc, char** argv) {
   const Args args(specs, argc, argv, 2);
   const int32_t max_tokens = static_cast<int32_t>(args.integer("--n-predict", 512, 1, 1 << 30));
   const SamplingParams sampling = sampling_params(args);
+  const std::string policy_name = args.str("--context-policy", "drop-middle");
+  const std::optional<ContextPolicy> policy = parse_context_policy(policy_name);
+  if (!policy) throw UsageError("--context-policy must be stop, drop-oldest or drop-middle, not '" + policy_name + "'");
   // The replies come from the local engine on a model, or from a server (--endpoint).
   std::unique_ptr<LlamaModel> model;
   std::optional<ConnectedServer> server;
@@ -64,19 +71,36 @@ int cmd_chat(int argc, char** argv) {
   std::unique_ptr<Engine> engine;
   std::unique_ptr<RemoteEngine> remote;
   const auto cancel = [&](RequestId id) { remote ? remote->cancel(id) : engine->cancel(id); };
-  // Starts the next queued turn (conv.mu held, nothing streaming).
+  const int32_t context_length = model ? resolve_config(engine_config(args), *model).context_length : 0;
+  // Starts the next queued turn that fits the context (conv.mu held, nothing streaming).
   auto send_next = [&] {
-    if (conv.queued.empty()) return;
-    conv.messages.push_back({"user", conv.queued.front()});
-    conv.queued.pop_front();
-    EngineRequest r;
-    r.messages = conv.messages;
-    r.sampling = sampling;
-    r.max_tokens = max_tokens;
-    if (model) r.stop = model->chat_template().stop_strings();  // a server applies its own
-    conv.reply.clear();
-    conv.reply_tokens = 0;
-    conv.current = remote ? remote->submit(std::move(r)) : engine->submit(std::move(r));
+    while (!conv.queued.empty()) {
+      conv.messages.push_back({"user", conv.queued.front()});
+      conv.queued.pop_front();
+      EngineRequest r;
+      r.messages = conv.messages;
+      if (model) {
+        // A server keeps its own context; the local engine's is fitted by the policy.
+        const ContextFit fit = fit_context(conv.messages, *policy, context_length, reply_room(max_tokens, context_length),
+                                           [&](const std::vector<ChatMessage>& m) {
+                                             return static_cast<int32_t>(encode_chat(*model, m).size());
+                                           });
+        const std::string note = context_fit_note(fit, *policy, context_length);
+        if (!note.empty()) std::cerr << "[" << note << "]\n";
+        if (!fit.fits) {
+          conv.messages.pop_back();  // the turn is not sent
+          continue;
+        }
+        r.messages = fit.messages;
+      }
+      r.sampling = sampling;
+      r.max_tokens = max_tokens;
+      if (model) r.stop = model->chat_template().stop_strings();  // a server applies its own
+      conv.reply.clear();
+      conv.reply_tokens = 0;
+      conv.current = remote ? remote->submit(std::move(r)) : engine->submit(std::move(r));
+      return;
+    }
   };
   EngineCallbacks cb;
   cb.on_token = [&](RequestId, std::string_view piece, TokenId token, const TokenTiming&) {
@@ -136,6 +160,8 @@ int cmd_chat(int argc, char** argv) {
     // At the end of input, let the replies already asked for finish.
     std::unique_lock lock(conv.mu);
     if (line != "/quit") conv.idle.wait(lock, [&] { return conv.current < 0; });
+    // /quit drops the turns still queued: the reply it cancels must not start one on a closing engine.
+    conv.queued.clear();
   }
   engine.reset();  // joins the engine's threads before the conversation goes away
   remote.reset();

@@ -21,6 +21,19 @@ inline std::string format_fixed(double v, int decimals) {
   return buf;
 }
 
+// A count with its thousands grouped: "1,210".
+inline std::string format_thousands(long long n) {
+  const std::string digits = std::to_string(n);
+  const size_t first = digits[0] == '-' ? 1 : 0;
+  std::string out = digits.substr(0, first);
+  // A comma before every digit that has a multiple of three digits after it.
+  for (size_t i = first; i < digits.size(); ++i) {
+    if (i > first && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 // Bytes as "12.3 MiB".
 inline std::string format_mib(size_t bytes) {
   return format_number(static_cast<double>(bytes) / (1 << 20), "%.1f MiB");

@@ -30,6 +30,25 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& path, const Mode
   return m;
 }
 
+std::string LlamaModel::chat_template_notice() const {
+  if (chat_template_warning_.empty()) return {};
+  // The warning names the vocabulary's evidence for the family: "... (its vocabulary has <start_of_turn>)".
+  const std::string marker = "(its vocabulary has ";
+  const size_t at = chat_template_warning_.find(marker);
+  const std::string family(chat_family_name(chat_template_.family));
+  const std::string guess =
+      at == std::string::npos
+          ? "the " + family + " template, the default when the vocabulary suggests none"
+          : "the " + family + " template, guessed from the vocabulary (it has " +
+                chat_template_warning_.substr(at + marker.size(), chat_template_warning_.size() - at - marker.size() - 1) + ")";
+  const bool none = file_ == nullptr || file_->get_string_or("tokenizer.chat_template", "").empty();
+  if (!none) return "The file's chat template is not one Inferscope recognises, so the chat uses " + guess +
+                    ": replies may be framed wrongly.";
+  return "No chat template in the file, so the chat uses " + guess +
+         ". A model without one is usually a base model, trained to continue text rather than to answer: its replies "
+         "may ramble or repeat. Perplexity, Learn and Compare on workload files do not use the template.";
+}
+
 KvGeometry LlamaModel::kv_geometry(DType kv_dtype) const {
   return KvGeometry{config_.n_layers, config_.n_kv_heads, config_.head_dim, kv_dtype};
 }

@@ -40,6 +40,9 @@ class LlamaModel {
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const ChatTemplate& chat_template() const { return chat_template_; }
   const std::string& chat_template_warning() const { return chat_template_warning_; }
+  // What a user should know when the chat template was guessed, in sentences ("" when the file's own
+  // template was recognised or one was forced): a file without a template is usually a base model.
+  std::string chat_template_notice() const;
   KvGeometry kv_geometry(DType kv_dtype) const;
   int64_t parameter_count() const;
 

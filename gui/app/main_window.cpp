@@ -26,6 +26,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/model/load_error.h"
 #include "gui/app/engine_settings.h"
 #include "gui/app/model_fetch.h"
 #include "gui/app/status_fields.h"
@@ -39,6 +40,7 @@
 #include "gui/bridge/resource_path.h"
 #include "gui/learn/learn_view.h"
 #include "gui/config/config_panel.h"
+#include "gui/config/engine_config_text.h"
 #include "gui/dashboard/metrics_dashboard.h"
 #include "gui/model/model_info_panel.h"
 #include "gui/plot/vertical_scroll.h"
@@ -198,6 +200,7 @@ void MainWindow::build_menus() {
   open->setShortcut(QKeySequence::Open);
   recent_menu_ = file->addMenu("Open &recent");
   file->addAction(style()->standardIcon(QStyle::SP_DriveNetIcon), "&Connect to server…", this, &MainWindow::connect_to_server);
+  file->addAction("&Import chat session…", this, [this] { chat_->import_dialog(); });
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
 
@@ -283,9 +286,16 @@ void MainWindow::on_model_loaded(const QString& path) {
   config_->set_config(config);
   config_->clear_result();  // what the last model's toggles did says nothing of this one
   compare_->reset_configs(config);
-  statusBar()->showMessage("Loaded " + path, 5000);
   remember_model(path);
-  if (!showing_welcome()) return;
+  if (!showing_welcome()) {
+    // A switch keeps the engine's settings, the weight level too: say which, since the new model runs them.
+    statusBar()->showMessage(QString("Opened %1 keeping the engine settings in use: %2%3 (the config panel changes them)")
+                                 .arg(QFileInfo(path).fileName(), engine_config_summary(config),
+                                      config.quant == WeightQuant::Native ? QString(" · native weights") : QString()),
+                             20000);
+    return;
+  }
+  statusBar()->showMessage("Loaded " + path, 5000);
   pages_->setCurrentWidget(tabs_);
   restore_saved_config();
 }
@@ -302,7 +312,10 @@ void MainWindow::restore_saved_config() {
 void MainWindow::on_model_failed(const QString& path, const QString& message) {
   progress_->setVisible(false);
   statusBar()->showMessage("Could not open " + path, 8000);
-  show_error("Model not loaded", "Could not open " + QFileInfo(path).fileName() + "\n\n" + message);
+  // What it means first, the loader's exact words (file, field, value) after.
+  show_error("Model not loaded", "Could not open " + QFileInfo(path).fileName() + ". " +
+                                     QString::fromStdString(load_error_summary(message.toStdString())) +
+                                     "\n\nDetails: " + message);
 }
 
 void MainWindow::on_config_result(bool applied, const QString& message) {

@@ -2,6 +2,7 @@
 
 #include <QApplication>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDateTime>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -10,6 +11,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollBar>
+#include <QSettings>
 #include <QShortcut>
 #include <QTextBrowser>
 #include <QToolButton>
@@ -23,6 +25,7 @@
 #include "gui/chat/sampling_editor.h"
 #include "gui/chat/token_view.h"
 #include "gui/config/engine_config_text.h"
+#include "gui/model/template_notice.h"
 
 namespace inferscope::gui {
 namespace {
@@ -51,6 +54,8 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
       view_(new QTextBrowser),
       error_(new QLabel),
       context_(small_label()),
+      context_policy_(new QComboBox),
+      template_notice_(template_notice_label()),
       sampling_(new SamplingEditor),
       input_(new QPlainTextEdit),
       send_(new QPushButton("Send")),
@@ -93,7 +98,24 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
   stop_->setObjectName("chat_stop");
   stop_->setToolTip("Cancel this reply between engine steps; its memory is freed at once");
   regenerate_->setToolTip("Drop the last reply and ask again (the prefix cache reuses the conversation's KV blocks)");
-  export_->setToolTip("Save this session (messages, sampling, engine configuration, reply timeline) as JSON");
+  export_->setToolTip("Save this session (messages, sampling, engine configuration, reply timeline) as JSON; File ▸ Import chat session… opens such a file as a new session");
+
+  context_policy_->setObjectName("context_policy");
+  for (ContextPolicy policy : kContextPolicies) {
+    // Short in the header ("when full: drop middle"); what it keeps and drops on hover.
+    const QString name = QString::fromStdString(std::string(context_policy_name(policy)));
+    context_policy_->addItem("when full: " + QString(name).replace('-', ' '), name);
+    context_policy_->setItemData(context_policy_->count() - 1,
+                                 QString::fromStdString(std::string(context_policy_summary(policy))), Qt::ToolTipRole);
+  }
+  context_policy_->setToolTip("What a turn does when the conversation leaves no room for a reply in the context: stop "
+                              "and say so, or leave out old turns (a note above the reply says which). Turns are left "
+                              "out whole, and never your new message.");
+  const std::optional<ContextPolicy> stored =
+      parse_context_policy(QSettings().value("chat/context_policy", "drop-middle").toString().toStdString());
+  set_context_policy(stored.value_or(ContextPolicy::DropMiddle));
+  connect(context_policy_, &QComboBox::currentIndexChanged, this,
+          [this] { QSettings().setValue("chat/context_policy", context_policy_->currentData().toString()); });
 
   auto* header = new QHBoxLayout;
   header->addWidget(system_toggle_);
@@ -101,6 +123,7 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
   header->addWidget(token_legend_);
   header->addStretch(1);
   header->addWidget(context_);
+  header->addWidget(context_policy_);
   auto* buttons = new QVBoxLayout;
   buttons->addWidget(send_);
   buttons->addWidget(stop_);
@@ -115,6 +138,7 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
   auto* chat = new QVBoxLayout;
   chat->addLayout(header);
   chat->addWidget(system_);
+  chat->addWidget(template_notice_);
   chat->addWidget(view_, 1);
   chat->addWidget(error_);
   chat->addLayout(input_row);
@@ -199,6 +223,8 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
   connect(&bridge_, &EngineBridge::finished, this, &ChatPanel::on_finished);
   connect(&bridge_, &EngineBridge::model_loaded, this, &ChatPanel::refresh_context);
   connect(&bridge_, &EngineBridge::remote_connected, this, &ChatPanel::refresh_context);
+  connect(&bridge_, &EngineBridge::model_loaded, this, &ChatPanel::refresh_template_notice);
+  connect(&bridge_, &EngineBridge::remote_connected, this, &ChatPanel::refresh_template_notice);
   connect(&bridge_, &EngineBridge::config_result, this, &ChatPanel::refresh_context);
 
   QStringList load_errors;
@@ -295,7 +321,7 @@ void ChatPanel::send() {
   const QString text = input_->toPlainText();
   if (current_ < 0 || streaming(current_) || text.trimmed().isEmpty()) return;
   ChatSession& s = sessions_[static_cast<size_t>(current_)];
-  s.messages.push_back({"user", text.toStdString(), {}, {}, {}});
+  s.messages.push_back({"user", text.toStdString(), {}, {}, {}, {}});
   input_->clear();
   submit_turn(s, text);
 }
@@ -321,10 +347,32 @@ void ChatPanel::submit_turn(ChatSession& s, const QString& restore) {
   r.max_tokens = s.max_tokens;
   if (bridge_.model()) r.stop = bridge_.model()->chat_template().stop_strings();
   Live live;
-  live.prompt_tokens = bridge_.count_chat_tokens(r.messages);
+  std::string note;
+  if (bridge_.model() && !bridge_.remote()) {
+    // A server keeps its own context; the local engine's is the context length: the policy fits the turn into it.
+    const int32_t limit = bridge_.config().context_length;
+    const ContextPolicy policy = context_policy();
+    const ContextFit fit = fit_context(r.messages, policy, limit, reply_room(s.max_tokens, limit),
+                                       [this](const std::vector<ChatMessage>& m) { return bridge_.count_chat_tokens(m); });
+    note = context_fit_note(fit, policy, limit);
+    if (!fit.fits) {
+      if (!restore.isEmpty()) {
+        s.messages.pop_back();
+        give_back_input(s.id, restore);
+      }
+      show_error(s.id, QString::fromStdString(note) +
+                           (restore.isEmpty() ? QString() : QString(" (your message is back in the input box)")));
+      refresh_view();
+      return;
+    }
+    r.messages = fit.messages;
+    live.prompt_tokens = fit.prompt_tokens;
+  } else {
+    live.prompt_tokens = bridge_.count_chat_tokens(r.messages);
+  }
   live.restore = restore;
   live.clock.start();
-  s.messages.push_back({"assistant", "", {}, {}, {}});
+  s.messages.push_back({"assistant", "", {}, {}, {}, note});
   live.request = bridge_.submit(std::move(r));
   request_session_[live.request] = s.id;
   live_[s.id] = live;
@@ -407,15 +455,7 @@ void ChatPanel::on_finished(int request, const QString& reason) {
     s->messages.pop_back();
     if (!live.restore.isEmpty()) {
       s->messages.pop_back();
-      const bool shown = current_ >= 0 && sessions_[static_cast<size_t>(current_)].id == id;
-      QString& draft = drafts_[id];
-      const QString existing = shown ? input_->toPlainText() : draft;
-      const QString restored = existing.isEmpty() ? live.restore : live.restore + "\n" + existing;
-      if (shown) {
-        input_->setPlainText(restored);
-      } else {
-        draft = restored;
-      }
+      give_back_input(id, live.restore);
     }
     show_error(id, "Request failed: " + (live.error.isEmpty() ? QString("no reason given") : live.error) +
                        (live.restore.isEmpty() ? QString() : QString(" (your message is back in the input box)")));
@@ -430,6 +470,18 @@ void ChatPanel::on_finished(int request, const QString& reason) {
 void ChatPanel::save(const ChatSession& s) {
   QString error;
   if (!store_.save(s, &error)) show_error(s.id, "Autosave failed: " + error);
+}
+
+void ChatPanel::give_back_input(const std::string& id, const QString& text) {
+  const bool shown = current_ >= 0 && sessions_[static_cast<size_t>(current_)].id == id;
+  QString& draft = drafts_[id];
+  const QString existing = shown ? input_->toPlainText() : draft;
+  const QString restored = existing.isEmpty() ? text : text + "\n" + existing;
+  if (shown) {
+    input_->setPlainText(restored);
+  } else {
+    draft = restored;
+  }
 }
 
 void ChatPanel::show_error(const std::string& session_id, const QString& message) {
@@ -456,8 +508,10 @@ void ChatPanel::refresh_view() {
   if (current_ < 0) return;
   QScrollBar* bar = view_->verticalScrollBar();
   const bool at_end = bar->value() >= bar->maximum() - 4;
+  const int at = bar->value();
   view_->setHtml(conversation_html(sessions_[static_cast<size_t>(current_)], streaming(current_), token_view_->isChecked()));
-  if (at_end) bar->setValue(bar->maximum());
+  // New HTML starts at the top: the view stays at the end while it was there, else where it was.
+  bar->setValue(at_end ? bar->maximum() : at);
   refresh_context();
   refresh_controls();
 }
@@ -507,6 +561,22 @@ QString ChatPanel::error_text() const { return error_->isVisibleTo(this) ? error
 QString ChatPanel::transcript() const { return view_->toPlainText(); }
 QString ChatPanel::context_text() const { return context_->text(); }
 
+QString ChatPanel::template_notice_text() const { return template_notice_->isHidden() ? QString() : template_notice_->text(); }
+
+void ChatPanel::refresh_template_notice() {
+  // A server applies its own template; a local model's guessed one is said above the conversation.
+  const bool local = bridge_.model() && !bridge_.remote();
+  show_template_notice(*template_notice_, local ? bridge_.model()->chat_template_notice() : std::string());
+}
+
+void ChatPanel::set_context_policy(ContextPolicy policy) {
+  context_policy_->setCurrentIndex(context_policy_->findData(QString::fromStdString(std::string(context_policy_name(policy)))));
+}
+
+ContextPolicy ChatPanel::context_policy() const {
+  return parse_context_policy(context_policy_->currentData().toString().toStdString()).value_or(ContextPolicy::DropMiddle);
+}
+
 int ChatPanel::session_of_request(int request) const {
   auto it = request_session_.find(request);
   return it == request_session_.end() ? -1 : index_of_session(it->second);
@@ -516,6 +586,30 @@ int ChatPanel::current_request() const {
   if (current_ < 0) return -1;
   auto it = live_.find(sessions_[static_cast<size_t>(current_)].id);
   return it == live_.end() ? -1 : it->second.request;
+}
+
+int ChatPanel::import_session(const QString& path, QString* error) {
+  ChatSession s;
+  try {
+    s = read_session_file(path);
+  } catch (const std::exception& e) {
+    *error = QString("Cannot import the session: ") + e.what();
+    return -1;
+  }
+  // Its own id, so an import never overwrites the session it was exported from.
+  s.id = QUuid::createUuid().toString(QUuid::WithoutBraces).toStdString();
+  s.created_unix_ms = now_ms();
+  sessions_.push_back(std::move(s));
+  save(sessions_.back());
+  select_session(session_count() - 1);
+  return current_;
+}
+
+void ChatPanel::import_dialog() {
+  const QString path = QFileDialog::getOpenFileName(this, "Import a chat session", {}, "Sessions (*.json);;All files (*)");
+  if (path.isEmpty()) return;
+  QString error;
+  if (import_session(path, &error) < 0 && current_ >= 0) show_error(sessions_[static_cast<size_t>(current_)].id, error);
 }
 
 bool ChatPanel::export_session(int index, const QString& path, QString* error) const {

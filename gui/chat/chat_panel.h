@@ -11,11 +11,13 @@
 #include <map>
 #include <vector>
 
+#include "core/engine/context_fit.h"
 #include "gui/chat/chat_session.h"
 #include "gui/chat/session_store.h"
 #include "gui/chat/token_trace.h"
 
 class QCheckBox;
+class QComboBox;
 class QLabel;
 class QListWidget;
 class QListWidgetItem;
@@ -64,11 +66,22 @@ class ChatPanel : public QWidget {
   QString error_text() const;
   QString transcript() const;    // the chat view's plain text
   QString context_text() const;  // "context 312 / 2048"
+  // The notice above the conversation when the local model's chat template was guessed ("" when none shows).
+  QString template_notice_text() const;
+  // What a turn does when the conversation leaves no room for a reply in the context (kept in
+  // QSettings "chat/context_policy"; default drop-middle); a note above the reply says when it acted.
+  void set_context_policy(ContextPolicy policy);
+  ContextPolicy context_policy() const;
   // The index of the session a bridge request belongs to (-1 when none), and the current session's request (-1).
   int session_of_request(int request) const;
   int current_request() const;
   // Messages, sampling, engine configuration and reply timeline as JSON.
   bool export_session(int index, const QString& path, QString* error) const;
+  // A saved or exported session file as a new session (its own id, created now), selected and saved;
+  // -1 with `error` naming the file and field when it cannot be read.
+  int import_session(const QString& path, QString* error);
+  // Asks for a session file and imports it, saying why in the error line when it cannot.
+  void import_dialog();
 
  signals:
   void current_session_changed(int index);
@@ -99,7 +112,10 @@ class ChatPanel : public QWidget {
   void refresh_view();
   void refresh_controls();
   void refresh_context();
+  void refresh_template_notice();
   void show_error(const std::string& session_id, const QString& message);
+  // Puts `text` back in session `id`'s input box (before what is typed there now).
+  void give_back_input(const std::string& id, const QString& text);
 
   EngineBridge& bridge_;
   SessionStore store_;
@@ -118,6 +134,8 @@ class ChatPanel : public QWidget {
   QPlainTextEdit* system_;
   QTextBrowser* view_;
   QLabel *error_, *context_;
+  QComboBox* context_policy_;
+  QLabel* template_notice_;  // the loaded model's guessed chat template, said above the conversation
   SamplingEditor* sampling_;
   QPlainTextEdit* input_;
   QPushButton *send_, *stop_, *regenerate_, *export_;

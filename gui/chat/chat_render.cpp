@@ -92,6 +92,11 @@ QString conversation_html(const ChatSession& session, bool streaming, bool token
                 .arg(user ? "#eef4ff" : "#f7f7f8", user ? "#3b82f6" : "#10b981");
     html += QString("<span style=\"color:%1; font-weight:bold; font-size:small;\">%2</span><br>")
                 .arg(user ? "#1d4ed8" : "#047857", user ? "You" : "Assistant");
+    if (!m.context_note.empty()) {
+      // What the context policy left out to send this turn, above the reply it shaped.
+      html += "<div style=\"color:#92400e; font-size:small; margin-bottom:4px;\">" +
+              QString::fromStdString(m.context_note).toHtmlEscaped() + "</div>";
+    }
     if (!m.reasoning.empty()) {
       // The server's reasoning, apart from and above the answer, muted.
       html += "<div style=\"color:#6b7280; font-style:italic; border-left:2px solid #d1d5db; padding-left:6px; margin-bottom:4px;\">"

@@ -32,6 +32,7 @@ struct SessionMessage {
   ReplyStats stats;     // assistant replies only
   std::vector<TracedToken> tokens;  // assistant replies: how each token came about (the per-token view)
   std::string reasoning;  // assistant replies from a server that streams its reasoning apart ("" else)
+  std::string context_note;  // assistant replies: what the context policy left out to send the turn ("" else)
 };
 
 struct ChatSession {

@@ -25,15 +25,8 @@ std::vector<ChatSession> SessionStore::load_all(QStringList* errors) const {
   std::vector<ChatSession> sessions;
   const QDir dir(dir_);
   for (const QString& name : dir.entryList({"*.json"}, QDir::Files, QDir::Name)) {
-    const QString path = dir.filePath(name);
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-      errors->append(path + ": " + file.errorString());
-      continue;
-    }
-    const QByteArray bytes = file.readAll();
     try {
-      sessions.push_back(session_from_text(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())), path.toStdString()));
+      sessions.push_back(read_session_file(dir.filePath(name)));
     } catch (const std::exception& e) {
       errors->append(QString::fromStdString(e.what()));
     }
@@ -52,6 +45,13 @@ bool SessionStore::save(const ChatSession& session, QString* error) const {
 }
 
 void SessionStore::remove(const std::string& id) const { QFile::remove(path_of(id)); }
+
+ChatSession read_session_file(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) throw std::runtime_error((path + ": " + file.errorString()).toStdString());
+  const QByteArray bytes = file.readAll();
+  return session_from_text(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())), path.toStdString());
+}
 
 bool write_json_file(const QString& path, const nlohmann::json& j, QString* error) {
   QSaveFile file(path);

@@ -29,6 +29,10 @@ class SessionStore {
   QString dir_;
 };
 
+// The session in the file at `path` (a saved or exported session); throws std::runtime_error naming the
+// file and the field when it cannot be read or is malformed.
+ChatSession read_session_file(const QString& path);
+
 // Writes `j` (indented) to `path` atomically; false with `error` set on failure.
 bool write_json_file(const QString& path, const nlohmann::json& j, QString* error);
 

@@ -9,6 +9,7 @@
 #include "core/gguf/gguf_file.h"
 #include "core/model/llama_model.h"
 #include "core/quant/quant_plan.h"
+#include "gui/model/template_notice.h"
 
 namespace inferscope::gui {
 namespace {
@@ -38,7 +39,15 @@ void row(QTreeWidgetItem* parent, const QString& name, const QString& value, con
   }
 }
 
+// A format's row: how many tensors it holds, and their bytes in the bytes column.
+void tensor_count_row(QTreeWidgetItem* parent, const QString& format, int tensors, size_t bytes) {
+  new QTreeWidgetItem(parent, {format, QString("%1 %2").arg(tensors).arg(tensors == 1 ? "tensor" : "tensors"), QString(),
+                               format_bytes(static_cast<double>(bytes))});
+}
+
 }  // namespace
+
+QString ModelInfoPanel::notice() const { return notice_->isHidden() ? QString() : notice_->text(); }
 
 QString format_bytes(double bytes) {
   if (bytes >= 1 << 30) return QString("%1 GiB").arg(bytes / (1 << 30), 0, 'f', 2);
@@ -57,7 +66,8 @@ QString model_summary(const LlamaModel& model, DType kv_dtype) {
            format_bytes(static_cast<double>(model.kv_geometry(kv_dtype).bytes_per_token())));
 }
 
-ModelInfoPanel::ModelInfoPanel(QWidget* parent) : QWidget(parent), title_(new QLabel), tree_(new QTreeWidget) {
+ModelInfoPanel::ModelInfoPanel(QWidget* parent)
+    : QWidget(parent), title_(new QLabel), notice_(template_notice_label()), tree_(new QTreeWidget) {
   title_->setStyleSheet("font-size:13pt; font-weight:bold; padding:4px;");
   title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   tree_->setColumnCount(4);
@@ -66,12 +76,14 @@ ModelInfoPanel::ModelInfoPanel(QWidget* parent) : QWidget(parent), title_(new QL
   tree_->setAlternatingRowColors(true);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(title_);
+  layout->addWidget(notice_);
   layout->addWidget(tree_, 1);
   clear();
 }
 
 void ModelInfoPanel::clear() {
   title_->setText("No model loaded (File ▸ Open model…, or drop a .gguf file on the window)");
+  show_template_notice(*notice_, {});
   tree_->clear();
   level_section_ = nullptr;
   shown_level_.reset();
@@ -81,6 +93,8 @@ void ModelInfoPanel::show_model(const LlamaModel& model, DType kv_dtype) {
   const LlamaConfig& c = model.config();
   const GgufFile& file = model.file();
   title_->setText(model_summary(model, kv_dtype));
+  const std::string notice = model.chat_template_notice();
+  show_template_notice(*notice_, notice);
   tree_->clear();
   level_section_ = nullptr;
   shown_level_.reset();
@@ -91,7 +105,9 @@ void ModelInfoPanel::show_model(const LlamaModel& model, DType kv_dtype) {
   row(f, "format", QString("GGUF v%1, %2").arg(file.version()).arg(format_bytes(static_cast<double>(file.file_size()))));
   row(f, "architecture", QString::fromStdString(c.architecture));
   for (const std::string& line : c.differences()) row(f, "differs from Llama", QString::fromStdString(line));
-  row(f, "chat template", text(chat_family_name(model.chat_template().family)));
+  row(f, "chat template",
+      text(chat_family_name(model.chat_template().family)) + (notice.empty() ? QString() : QString(" (guessed)")),
+      QString::fromStdString(notice));
 
   QTreeWidgetItem* h = section(tree_, "Hyperparameters");
   row(h, "n_layers", QString::number(c.n_layers), "Transformer blocks");
@@ -154,7 +170,7 @@ void ModelInfoPanel::show_model(const LlamaModel& model, DType kv_dtype) {
   }
   QTreeWidgetItem* types = section(tree_, "Tensor types");
   for (const auto& [type, stats] : by_type) {
-    row(types, QString::fromStdString(type), QString("%1 tensors, %2").arg(stats.first).arg(format_bytes(static_cast<double>(stats.second))));
+    tensor_count_row(types, QString::fromStdString(type), stats.first, stats.second);
   }
   QTreeWidgetItem* all = section(tree_, QString("Tensors (%1)").arg(file.tensors().size()));
   all->setExpanded(false);
@@ -173,8 +189,7 @@ void ModelInfoPanel::show_level(const LlamaModel& model, WeightQuant level) {
   level_section_->setToolTip(0, "The format each matrix has at the level the engine runs: llama.cpp's per-tensor "
                                 "policy, with its fallbacks for rows that are not whole blocks");
   for (const FormatTotal& t : format_totals(plan)) {
-    row(level_section_, QString::fromStdString(t.type),
-        QString("%1 tensors, %2").arg(t.tensors).arg(format_bytes(static_cast<double>(t.bytes))));
+    tensor_count_row(level_section_, QString::fromStdString(t.type), t.tensors, t.bytes);
   }
   const std::vector<MatrixFallback> fallbacks = fallbacks_of(plan);
   if (!fallbacks.empty()) {

@@ -35,9 +35,11 @@ class ModelInfoPanel : public QWidget {
   void show_level(const LlamaModel& model, WeightQuant level);
   void clear();
   QTreeWidget* tree() const { return tree_; }
+  // The notice under the title when the chat template was guessed (LlamaModel::chat_template_notice), "" else.
+  QString notice() const;
 
  private:
-  QLabel* title_;
+  QLabel *title_, *notice_;
   QTreeWidget* tree_;
   QTreeWidgetItem* level_section_ = nullptr;  // owned by tree_
   std::optional<WeightQuant> shown_level_;

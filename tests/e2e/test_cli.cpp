@@ -417,6 +417,34 @@ TEST(Cli, ChatKeepsHistoryAndResets) {
   const CliRun r = cli("chat --model " + path + " -n 4 <<'EOF'\nhello\nagain\n/reset\n/quit\nEOF");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("[conversation reset]"), std::string::npos) << r.out;
+  // /quit while turns are queued behind a streaming reply leaves at once, starting none of them.
+  const CliRun quit = cli("chat --model " + path + " -n 200 <<'EOF'\nhello\nagain\nand again\n/quit\nEOF");
+  EXPECT_EQ(quit.exit_code, 0) << quit.out;
+}
+
+TEST(Cli, ChatFollowsItsContextPolicyWhenTheContextFills) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  // The turns come from a file: a here-document would end the command line before stderr joins stdout.
+  const std::string input = ::testing::TempDir() + "/chat-turns.txt";
+  std::ofstream(input) << "Once upon a time there was a dog\nand then the dog ran far away\n"
+                          "and the cat came home again\nthe end of the story\n";
+  const std::string turns = " < " + input;
+  // A 160-token context and 8-token replies: the third turn no longer fits whole.
+  const CliRun dropped = cli("chat --model " + path + " --ctx 160 -n 8 --temp 0" + turns);
+  EXPECT_EQ(dropped.exit_code, 0) << dropped.out;
+  EXPECT_NE(dropped.out.find("to fit the 160-token context with room for the reply (keep the system prompt and the "
+                             "first exchange, drop the middle).]"),
+            std::string::npos)
+      << dropped.out;
+  EXPECT_EQ(dropped.out.find("leaves no room"), std::string::npos) << dropped.out;
+  const CliRun stopped = cli("chat --model " + path + " --ctx 160 -n 8 --temp 0 --context-policy stop" + turns);
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.out;
+  EXPECT_NE(stopped.out.find("leaves no room for a reply in the 160-token context. Start a new session"), std::string::npos)
+      << stopped.out;
+  const CliRun bad = cli("chat --model " + path + " --context-policy rolling < /dev/null");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--context-policy must be stop, drop-oldest or drop-middle, not 'rolling'"), std::string::npos)
+      << bad.out;
 }
 
 TEST(Cli, KvDtypeQ8RunsOnTheDemoModel) {

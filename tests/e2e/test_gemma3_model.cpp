@@ -50,6 +50,11 @@ TEST(Gemma3Model, ShapeTemplateAndWhatDiffers) {
   // The file has no chat template; its vocabulary has Gemma's turn markers.
   EXPECT_EQ(model->chat_template().family, ChatTemplateFamily::Gemma);
   EXPECT_NE(model->chat_template_warning().find("<start_of_turn>"), std::string::npos) << model->chat_template_warning();
+  // The workbench says so in words: the template is guessed, and the model is most likely a base model.
+  EXPECT_TRUE(model->chat_template_notice().starts_with(
+      "No chat template in the file, so the chat uses the gemma template, guessed from the vocabulary (it has "
+      "<start_of_turn>). A model without one is usually a base model"))
+      << model->chat_template_notice();
 }
 
 // Gemma's newline and runs of spaces are user-defined pieces: each decodes to its text, as

@@ -1,6 +1,6 @@
 // The Model tab's "Weights at <level>" section: each stored format's tensors and bytes, the fallbacks
 // and every matrix's format, as the per-tensor policy plans them for the loaded file; rebuilt when the
-// level changes and only then.
+// level changes and only then. A guessed chat template is said under the title.
 #include <gtest/gtest.h>
 
 #include <QTreeWidget>
@@ -10,6 +10,7 @@
 #include "gui/model/model_info_panel.h"
 #include "tests/gui/offscreen_app.h"
 #include "tests/support/synthetic_model.h"
+#include "tests/support/test_models.h"
 
 namespace inferscope::gui::test {
 namespace {
@@ -35,6 +36,36 @@ std::unique_ptr<LlamaModel> k_quant_model() {
   return inferscope::test::load_synthetic_model(spec);
 }
 
+TEST(ModelInfoPanel, AGuessedChatTemplateIsSaidUnderTheTitle) {
+  offscreen_app();
+  INFERSCOPE_REQUIRE_FILE(path, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  ModelInfoPanel panel;
+  panel.show_model(*model, DType::F16);
+  // stories260K has no template and no turn markers: ChatML, the default, and most likely a base model.
+  EXPECT_EQ(panel.notice().toStdString(), model->chat_template_notice());
+  EXPECT_TRUE(panel.notice().startsWith("No chat template in the file, so the chat uses the chatml template, the default "
+                                        "when the vocabulary suggests none. A model without one is usually a base model"))
+      << panel.notice().toStdString();
+  QTreeWidgetItem* row = child_named(top_level_named(panel.tree(), "File"), "chat template");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->text(1), "chatml (guessed)");
+  EXPECT_EQ(row->toolTip(1), panel.notice());
+  panel.clear();
+  EXPECT_EQ(panel.notice(), "");
+}
+
+TEST(ModelInfoPanel, ATemplateFromTheFileGetsNoNotice) {
+  offscreen_app();
+  INFERSCOPE_REQUIRE_FILE(path, ::inferscope::test::demo_model_path());
+  const auto model = LlamaModel::load(path);
+  EXPECT_EQ(model->chat_template_notice(), "");
+  ModelInfoPanel panel;
+  panel.show_model(*model, DType::F16);
+  EXPECT_EQ(panel.notice(), "");
+  EXPECT_EQ(child_named(top_level_named(panel.tree(), "File"), "chat template")->text(1), "chatml");
+}
+
 TEST(ModelInfoPanel, ShowsEachMatrixFormatAtTheLevel) {
   offscreen_app();
   const auto model = k_quant_model();
@@ -57,6 +88,9 @@ TEST(ModelInfoPanel, ShowsEachMatrixFormatAtTheLevel) {
   EXPECT_EQ(count_row("q4_K"), QString::number(8 + 16 * 5));
   EXPECT_EQ(count_row("q8_0"), "8");
   EXPECT_EQ(count_row("q5_0"), "8");
+  // Each format's bytes sit in the bytes column, as every matrix's do.
+  EXPECT_EQ(child_named(level, "q6_K")->text(1), "9 tensors");
+  EXPECT_FALSE(child_named(level, "q6_K")->text(3).isEmpty());
   QTreeWidgetItem* fallbacks = child_named(level, "fallbacks");
   ASSERT_NE(fallbacks, nullptr);
   EXPECT_EQ(fallbacks->text(1), "8 q6_K -> q8_0, 8 q4_K -> q5_0");

@@ -2,6 +2,7 @@
 // configuration (round trip; bad stored values skipped with a message naming the key; restored when the
 // first model loads, and a configuration the engine refuses falls back to the defaults without
 // blocking the model) and the window layout (geometry and splitter sizes).
+#include <QSignalSpy>
 #include <QSplitter>
 #include <QStatusBar>
 
@@ -114,6 +115,29 @@ TEST(EngineSettings, TheSavedConfigurationIsRestoredWhenTheModelLoads) {
   const QString status = w->statusBar()->currentMessage();
   EXPECT_TRUE(status.startsWith("Restored the saved engine configuration")) << status.toStdString();
   EXPECT_TRUE(status.contains("engine/block_size = 'many'")) << status.toStdString();
+}
+
+TEST(EngineSettings, AModelSwitchSaysWhichSettingsItKept) {
+  INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  QTemporaryDir sessions;
+  auto w = open_window(sessions.path(), stories_model());
+  ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine() && !w->showing_welcome(); }));
+  EngineConfig q8 = w->bridge().config();
+  q8.quant = WeightQuant::Q8;
+  q8.attention = "naive";
+  w->bridge().set_config(q8);
+  ASSERT_TRUE(wait_for([&] { return w->bridge().config().quant == WeightQuant::Q8; }, 60000));
+  // Opening another model (here the same file again) keeps the settings, and the status bar lists them.
+  QSignalSpy loaded(&w->bridge(), &EngineBridge::model_loaded);
+  w->open_model(stories_model());
+  ASSERT_TRUE(wait_for([&] { return loaded.count() > 0; }));
+  const QString status = w->statusBar()->currentMessage();
+  EXPECT_TRUE(status.startsWith("Opened stories260K.gguf keeping the engine settings in use: ")) << status.toStdString();
+  EXPECT_TRUE(status.contains("weights q8")) << status.toStdString();
+  EXPECT_TRUE(status.contains("naive")) << status.toStdString();
+  // The chat says the template is guessed (stories260K has none).
+  EXPECT_TRUE(w->chat()->template_notice_text().startsWith("No chat template in the file"))
+      << w->chat()->template_notice_text().toStdString();
 }
 
 TEST(EngineSettings, ARefusedSavedConfigurationFallsBackToTheDefaults) {

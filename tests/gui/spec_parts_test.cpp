@@ -128,10 +128,11 @@ TEST(SpecTrace, TracesRoundTripThroughTheSessionJson) {
   ChatSession s;
   s.id = "t1";
   s.name = "trace";
-  s.messages = {{"user", "hi", {}, {}, {}},
+  s.messages = {{"user", "hi", {}, {}, {}, {}},
                 {"assistant", "Hi there", {}, {{"Hi", TokenOrigin::Plain, false, 0, 0},
                                                {"ox", TokenOrigin::Plain, true, 0.0123456f, 0.9f},
                                                {" there", TokenOrigin::Corrected, false, 0.5f, 0}},
+                 {},
                  {}}};
   const nlohmann::json j = session_to_json(s);
   const ChatSession back = session_from_json(j, "s.json");

@@ -33,7 +33,7 @@ ChatSession sample_session() {
   stats.tokens_per_second = 40.5;
   stats.finish_reason = "stop";
   stats.engine = "paged 16";
-  s.messages = {{"user", "hi\n```\nx < 1\n```", {}, {}, {}}, {"assistant", "hello", stats, {}, {}}};
+  s.messages = {{"user", "hi\n```\nx < 1\n```", {}, {}, {}, {}}, {"assistant", "hello", stats, {}, {}, {}}};
   s.timeline = {stats};
   return s;
 }

@@ -3,12 +3,14 @@
 // into the view, the dashboard (the roofline with the measured roofs) and the block-table view; the
 // KV toggle changes the view and is marked on the dashboard's time charts; the fusion toggle rebuilds
 // the engine with the same reply; sessions reload identically; a malformed model shows an error
-// dialog; failed turns keep the user's text.
+// dialog; an exported session imports as a new one; a full context follows its policy (stop gives the text back, drop-middle says what it
+// left out); failed turns keep the user's text.
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
 #include <qcustomplot.h>
 
@@ -308,6 +310,43 @@ TEST(Workbench, SavedSessionsReloadIdentically) {
   EXPECT_EQ(chat.session(1).timeline.size(), 1u);
 }
 
+TEST(Workbench, AnExportedSessionImportsAsANewOne) {
+  INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  QTemporaryDir dir, elsewhere;
+  {
+    std::unique_ptr<MainWindow> w;
+    ASSERT_NO_FATAL_FAILURE(open_window_after_a_short_turn(dir, w));
+    ChatPanel& chat = *w->chat();
+    const QString exported = elsewhere.filePath("story.json");
+    QString error;
+    ASSERT_TRUE(chat.export_session(0, exported, &error)) << error.toStdString();
+    // Imported beside the session it came from: the same turns under a new id, selected and saved.
+    const int index = chat.import_session(exported, &error);
+    ASSERT_EQ(index, 1) << error.toStdString();
+    EXPECT_EQ(chat.current_index(), 1);
+    EXPECT_NE(chat.session(1).id, chat.session(0).id);
+    EXPECT_EQ(chat.session(1).name, chat.session(0).name);
+    ASSERT_EQ(chat.session(1).messages.size(), chat.session(0).messages.size());
+    EXPECT_EQ(chat.session(1).messages[1].content, chat.session(0).messages[1].content);
+    EXPECT_EQ(chat.session(1).timeline.size(), chat.session(0).timeline.size());
+    EXPECT_TRUE(chat.transcript().contains(QString::fromStdString(chat.session(0).messages[1].content)));
+
+    // A malformed file is refused, naming the file and the field; nothing is added.
+    const QString bad = elsewhere.filePath("bad.json");
+    QFile file(bad);
+    ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+    file.write(R"({"format": "inferscope-session", "version": 1, "id": "x", "name": 7})");
+    file.close();
+    EXPECT_EQ(chat.import_session(bad, &error), -1);
+    EXPECT_TRUE(error.startsWith("Cannot import the session: " + bad + ": ")) << error.toStdString();
+    EXPECT_TRUE(error.contains("'name'")) << error.toStdString();
+    EXPECT_EQ(chat.session_count(), 2);
+  }
+  // Both are there after a restart.
+  auto w = open_window(dir.path());
+  EXPECT_EQ(w->chat()->session_count(), 2);
+}
+
 TEST(Workbench, MalformedModelFileShowsAnErrorDialogAndTheEngineGoesOn) {
   INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
   QTemporaryDir dir;
@@ -327,6 +366,9 @@ TEST(Workbench, MalformedModelFileShowsAnErrorDialogAndTheEngineGoesOn) {
   ASSERT_NE(box, nullptr);
   EXPECT_TRUE(box->isVisible());
   EXPECT_TRUE(box->text().contains("broken.gguf")) << box->text().toStdString();
+  // In words first (its header promises more than the file holds), the loader's exact message after.
+  EXPECT_TRUE(box->text().contains("The file ends before its contents do")) << box->text().toStdString();
+  EXPECT_TRUE(box->text().contains("\n\nDetails: ")) << box->text().toStdString();
   box->accept();  // what a user's click on OK does
 
   // The model that was loaded keeps serving.
@@ -334,6 +376,50 @@ TEST(Workbench, MalformedModelFileShowsAnErrorDialogAndTheEngineGoesOn) {
   w->chat()->set_sampling(SamplingParams{}, 16);
   ASSERT_TRUE(chat_turn(*w, "Once"));
   EXPECT_GT(w->chat()->session(0).messages.back().stats.tokens, 0);
+}
+
+TEST(Workbench, AFullContextFollowsItsPolicyAndSaysWhatItLeftOut) {
+  INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  QTemporaryDir dir;
+  std::unique_ptr<MainWindow> w;
+  ASSERT_NO_FATAL_FAILURE(open_streaming_window(dir, w));
+  ChatPanel& chat = *w->chat();
+  // A 96-token context and 16-token replies: a few turns fill it.
+  EngineConfig small = w->bridge().config();
+  small.context_length = 96;
+  w->bridge().set_config(small);
+  ASSERT_TRUE(wait_for([&] { return w->bridge().config().context_length == 96; }));
+  chat.set_sampling(SamplingParams{}, 16);
+  chat.set_context_policy(ContextPolicy::Stop);
+  EXPECT_EQ(QSettings().value("chat/context_policy").toString(), "stop");
+
+  // Stop: the turn that would not fit is refused, its text given back, the conversation unchanged.
+  const QString turn = "Once upon a time there was a little dog who";
+  size_t before = 0;
+  for (int i = 0; i < 8 && chat.error_text().isEmpty(); ++i) {
+    before = chat.session(0).messages.size();
+    ASSERT_TRUE(chat_turn(*w, turn));
+  }
+  EXPECT_TRUE(chat.error_text().startsWith("The conversation (")) << chat.error_text().toStdString();
+  EXPECT_TRUE(chat.error_text().contains("leaves no room for a reply in the 96-token context"));
+  EXPECT_TRUE(chat.error_text().contains("your message is back in the input box"));
+  EXPECT_EQ(chat.input_text(), turn);
+  EXPECT_EQ(chat.session(0).messages.size(), before);
+
+  // Drop the middle: the same turn goes out without the turns after the first exchange, and says so.
+  chat.set_context_policy(ContextPolicy::DropMiddle);
+  chat.set_input_text({});
+  ASSERT_TRUE(chat_turn(*w, turn));
+  EXPECT_TRUE(chat.error_text().isEmpty()) << chat.error_text().toStdString();
+  const SessionMessage& reply = chat.session(0).messages.back();
+  EXPECT_EQ(reply.role, "assistant");
+  EXPECT_GT(reply.stats.tokens, 0);
+  EXPECT_TRUE(reply.context_note.starts_with("Left out ")) << reply.context_note;
+  EXPECT_LE(reply.stats.prompt_tokens, 96 - 16) << "the prompt left the reply its room";
+  EXPECT_TRUE(chat.transcript().contains(QString::fromStdString(reply.context_note)));
+  // The note is part of the saved session.
+  EXPECT_EQ(session_from_json(session_to_json(chat.session(0)), "s.json").messages.back().context_note, reply.context_note);
+  EXPECT_EQ(QSettings().value("chat/context_policy").toString(), "drop-middle");
 }
 
 TEST(Workbench, AFailedTurnGivesTheTextBack) {
