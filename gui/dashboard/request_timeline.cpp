@@ -200,6 +200,24 @@ void RequestTimeline::show_lanes() {
   replot(rpQueuedReplot);
 }
 
+QByteArray RequestTimeline::csv() const {
+  QByteArray out = "run,request,kind,start_s,end_s,tokens,steps\n";
+  const auto number = [](double v) { return QByteArray::number(v, 'g', 10); };
+  for (const Row& row : rows_) {
+    const QByteArray head = (!overlay_ ? QByteArray() : (row.run == 0 ? label_a_ : label_b_).toUtf8()) + ',' +
+                            QByteArray::number(row.lane->id) + ',';
+    for (const LaneSegment& bar : row.lane->segments) {
+      out += head + lane_kind_name(bar.kind) + ',' + number(bar.start_s) + ',' + number(bar.end_s) + ',' +
+             QByteArray::number(bar.tokens) + ',' + QByteArray::number(bar.steps) + '\n';
+    }
+    const auto mark = [&](const char* kind, double t) { out += head + kind + ',' + number(t) + ',' + number(t) + ",,\n"; };
+    for (double t : row.lane->preemptions_s) mark("preempted", t);
+    if (row.lane->first_token_s >= 0) mark("first token", row.lane->first_token_s);
+    if (row.lane->finish_s >= 0) mark("finished", row.lane->finish_s);
+  }
+  return out;
+}
+
 QString RequestTimeline::note() const {
   if (!not_reported_.isEmpty()) return not_reported_;
   return lanes_.empty() ? QStringLiteral("waiting for the first request") : QString();

@@ -12,10 +12,11 @@
 
 #include "core/engine/engine_metrics.h"
 #include "gui/dashboard/request_lanes.h"
+#include "gui/plot/plot_export.h"
 
 namespace inferscope::gui {
 
-class RequestTimeline : public QCustomPlot {
+class RequestTimeline : public QCustomPlot, public OwnCsv {
   Q_OBJECT
  public:
   static constexpr int kMaxLanes = 48;
@@ -44,6 +45,10 @@ class RequestTimeline : public QCustomPlot {
   QString scope() const { return scope_->text(); }
   // What the mouse at `pos` points at: a lane's bar or mark, or "".
   QString hover_at(QPointF pos) const;
+  // "run,request,kind,start_s,end_s,tokens,steps": every bar of every row drawn (waiting, prefill,
+  // decode), then its marks (preempted, first token, finished) with start_s = end_s; times in seconds
+  // since the engine started; run is the row's tag ("A", "B") beside an overlay, else empty.
+  QByteArray csv() const override;
 
   // One bar plottable per kind (its key axis is the vertical lane axis, its values are times), and
   // the marks (key: time, value: lane).

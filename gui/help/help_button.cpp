@@ -29,7 +29,7 @@ void HelpButton::toggle_popup() {
     return;
   }
   // under the button, right-aligned with it (buttons sit in their host's top-right corner)
-  popup_->show_at(mapToGlobal(QPoint(width(), height())));
+  popup_->show_beside(QRect(mapToGlobal(QPoint(0, 0)), size()));
 }
 
 void HelpButton::pin_to_corner() {

@@ -36,13 +36,15 @@ HelpPopup::HelpPopup(const QString& html, QWidget* owner)
 
 QString HelpPopup::text() const { return label_->text(); }
 
-void HelpPopup::show_at(const QPoint& anchor) {
+void HelpPopup::show_beside(const QRect& anchor) {
   adjustSize();
-  QPoint at(anchor.x() - width(), anchor.y());
-  const QScreen* screen = QGuiApplication::screenAt(anchor);
+  const QScreen* screen = QGuiApplication::screenAt(anchor.center());
   if (screen == nullptr) screen = parentWidget() != nullptr ? parentWidget()->screen() : QGuiApplication::primaryScreen();
-  // keep the whole popup on the screen's available area
   const QRect room = screen->availableGeometry();
+  // Below the anchor where it fits, else above it: the "?" that opened it stays visible.
+  const bool below = anchor.bottom() + height() < room.bottom();
+  QPoint at(anchor.right() + 1 - width(), below ? anchor.bottom() + 1 : anchor.top() - height());
+  // keep the whole popup on the screen's available area
   at.setX(std::clamp(at.x(), room.left(), std::max(room.left(), room.right() - width() + 1)));
   at.setY(std::clamp(at.y(), room.top(), std::max(room.top(), room.bottom() - height() + 1)));
   move(at);

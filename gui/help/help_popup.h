@@ -15,8 +15,9 @@ class HelpPopup : public QFrame {
  public:
   HelpPopup(const QString& html, QWidget* owner);
   QString text() const;
-  // Shows the popup with its top-right corner at `anchor` (global), moved onto the screen as needed.
-  void show_at(const QPoint& anchor);
+  // Shows the popup under `anchor` (the global rect of what opened it), its right edge on the anchor's;
+  // above it when there is no room below, and moved onto the screen as needed, never over the anchor.
+  void show_beside(const QRect& anchor);
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;

@@ -56,8 +56,9 @@ QStringList export_plot(QCustomPlot& plot, const QString& dir) {
   const int w = std::max(plot.width(), 640), h = std::max(plot.height(), 360);
   if (!plot.toPixmap(w, h).save(&buffer, "PNG")) throw std::runtime_error((base + ".png: cannot render the plot").toStdString());
   QString error;
+  const auto* own_csv = dynamic_cast<const OwnCsv*>(&plot);
   if (!save_atomically(base + QStringLiteral(".png"), png, &error) ||
-      !save_atomically(base + QStringLiteral(".csv"), plot_csv(plot), &error))
+      !save_atomically(base + QStringLiteral(".csv"), own_csv ? own_csv->csv() : plot_csv(plot), &error))
     throw std::runtime_error(error.toStdString());
   return {base + QStringLiteral(".png"), base + QStringLiteral(".csv")};
 }

@@ -5,11 +5,13 @@
 // still fit (smaller cells, then scrolling).
 #include <gtest/gtest.h>
 
+#include <QImage>
 #include <QSignalSpy>
 #include <cmath>
 #include <QTest>
 
 #include "gui/blocks/block_grid.h"
+#include "gui/blocks/block_legend.h"
 #include "gui/blocks/block_paint.h"
 #include "gui/blocks/block_table_view.h"
 #include "gui/blocks/block_tooltip.h"
@@ -291,6 +293,27 @@ TEST_F(View, RegionCaptionsAndBarLabelsFitWhatTheyLabel) {
   EXPECT_EQ(free_label[1400], "free region (1024 token slots)");
   EXPECT_EQ(free_label[640], "free (1024 slots)");
   EXPECT_EQ(free_label[420], "free");
+}
+
+TEST(BlockLegendTest, ANarrowLegendWrapsItsWordsInsteadOfCuttingThem) {
+  offscreen_app();
+  BlockLegend legend;
+  legend.show();
+  legend.resize(600, 40);
+  QApplication::processEvents();
+  const int wide = legend.minimumHeight();
+  legend.resize(90, wide);
+  QApplication::processEvents();
+  // Narrower than "shared (refs > 1)": its words go under one another, so it grows taller.
+  EXPECT_GT(legend.minimumHeight(), 5 * 20 + 10) << "five items, one of them on two lines";
+  legend.resize(90, legend.minimumHeight());
+  QImage image(legend.size(), QImage::Format_RGB32);
+  image.fill(Qt::white);
+  legend.render(&image);
+  // No text runs into the right edge: the last 3 columns are background only.
+  for (int y = 0; y < image.height(); ++y)
+    for (int x = image.width() - 3; x < image.width(); ++x)
+      ASSERT_GT(qGray(image.pixel(x, y)), 200) << "ink at " << x << "," << y;
 }
 
 TEST_F(View, ThousandsOfBlocksShrinkThenScroll) {

@@ -101,7 +101,8 @@ TEST(HelpButton, PopupClosesOnEscapeOutsideClickInsideClickAndSecondClick) {
   EXPECT_FALSE(button->popup()->isVisible()) << "a second click on ?";
 }
 
-// A popup opened near the screen's right or bottom edge is moved back onto the screen.
+// A popup opened near the screen's right or bottom edge is moved back onto the screen, and never
+// covers the "?" it came from: near the bottom it opens above it.
 TEST(HelpButton, PopupStaysOnTheScreen) {
   offscreen_app();
   QWidget host;
@@ -114,6 +115,9 @@ TEST(HelpButton, PopupStaysOnTheScreen) {
   ASSERT_TRUE(button->popup()->isVisible());
   EXPECT_TRUE(screen.contains(button->popup()->frameGeometry())) << "popup at " << button->popup()->x() << ","
                                                                   << button->popup()->y();
+  const QRect anchor(button->mapToGlobal(QPoint(0, 0)), button->size());
+  EXPECT_FALSE(button->popup()->frameGeometry().intersects(anchor)) << "the popup covers its own button";
+  EXPECT_LE(button->popup()->frameGeometry().bottom(), anchor.top()) << "opened above the button";
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // widget drawing exactly those bars and marks, with hover text naming them.
 #include <gtest/gtest.h>
 
+#include <QFile>
+#include <QTemporaryDir>
 #include <qcustomplot.h>
 
 #include "core/engine/workload_runner.h"
@@ -172,6 +174,21 @@ TEST(RequestTimelineView, DrawsEveryBarAndMarkAndNamesThemOnHover) {
   EXPECT_GT(distinct_colors(render(view, "request_timeline")), 8);
 
   EXPECT_EQ(view.scope(), "");  // the local engine: every request has a lane
+
+  // The CSV gives each bar its start and end, and each mark its time, per request.
+  const QList<QByteArray> rows = view.csv().split('\n');
+  EXPECT_EQ(rows[0], "run,request,kind,start_s,end_s,tokens,steps");
+  EXPECT_TRUE(rows.contains(",1,prefill,1.06,1.07,19,1")) << view.csv().toStdString();
+  EXPECT_TRUE(rows.contains(",1,preempted,1.04,1.04,,")) << view.csv().toStdString();
+  EXPECT_TRUE(rows.contains(",0,first token,1.01,1.01,,")) << view.csv().toStdString();
+  EXPECT_EQ(view.csv().count("\n"), 1 + 9 + 1 + 2 + 2) << "a header, 9 bars, 1 preemption, 2 first tokens, 2 finishes";
+  // Exported, the file is that CSV, not the generic (time, value) one.
+  QTemporaryDir dir;
+  view.setObjectName("request_timeline");
+  export_plot(view, dir.path());
+  QFile file(dir.filePath("request_timeline.csv"));
+  ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+  EXPECT_EQ(file.readAll(), view.csv());
 
   view.clear();
   EXPECT_EQ(count(view.decode), 0);
