@@ -23,6 +23,8 @@ void add_run_values(ValueMap& v, const MeasuredRun& run) {
     double seconds = 0, tokens = 0, flops = 0, bytes = 0;
   } prefill, decode;
   double attention_seconds = 0, matmul_seconds = 0, scratch_peak = 0, decode_dispatches = 0, decode_steps = 0;
+  double verify_steps = 0, draft_seconds = 0, verify_seconds = 0;  // the steps that scored drafts
+  double decode_output_tokens = 0;  // what decode steps added to the outputs: 1 per sequence, plus accepted drafts
   for (const StepMetrics& st : run.result.metrics.steps) {
     Phase& ph = st.prefill_tokens > 0 ? prefill : decode;
     ph.seconds += st.duration_s;
@@ -34,8 +36,14 @@ void add_run_values(ValueMap& v, const MeasuredRun& run) {
     if (st.prefill_tokens == 0) {
       decode_dispatches += static_cast<double>(st.pool_dispatches);
       ++decode_steps;
+      decode_output_tokens += st.decode_tokens - st.spec_draft_tokens + st.spec_accepted_tokens;
     }
     scratch_peak = std::max(scratch_peak, static_cast<double>(st.attention_scratch_bytes));
+    if (st.spec_draft_tokens > 0) {
+      ++verify_steps;
+      draft_seconds += st.draft_seconds;
+      verify_seconds += st.verify_seconds;
+    }
   }
   auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   for (const auto& [name, ph] : {std::pair{"prefill", prefill}, std::pair{"decode", decode}}) {
@@ -51,6 +59,11 @@ void add_run_values(ValueMap& v, const MeasuredRun& run) {
   v[p + "decode_steps"] = decode_steps;
   v[p + "decode_dispatches_per_step"] = ratio(decode_dispatches, decode_steps);
   v[p + "decode_seconds_per_step"] = ratio(decode.seconds, decode_steps);
+  v[p + "decode_output_tokens_per_step"] = ratio(decode_output_tokens, decode_steps);
+  // Per verify pass, as the acceptance chart's draft and verify lines and its summary line draw them.
+  v[p + "verify_steps"] = verify_steps;
+  v[p + "draft_seconds_per_pass"] = ratio(draft_seconds, verify_steps);
+  v[p + "verify_seconds_per_pass"] = ratio(verify_seconds, verify_steps);
   v[p + "attention_scratch_bytes_peak"] = scratch_peak;
   v[p + "weight_bytes"] = static_cast<double>(run.result.metrics.weight_bytes);
   v[p + "kv_bytes_per_token"] = static_cast<double>(run.kv_bytes_per_token);

@@ -7,7 +7,11 @@
 //   RUN.prefill_intensity / decode_intensity     FLOPs per byte read in those steps (step_cost.h)
 //   RUN.prefill_flops_per_second / decode_flops_per_second, RUN.prefill_bytes_per_second / decode_bytes_per_second
 //   RUN.attention_seconds, RUN.matmul_seconds, RUN.attention_scratch_bytes_peak
-//   RUN.decode_steps, decode_dispatches_per_step (thread-pool wake-ups and joins), decode_seconds_per_step
+//   RUN.decode_steps, decode_dispatches_per_step (thread-pool wake-ups and joins), decode_seconds_per_step,
+//   RUN.decode_output_tokens_per_step   what a decode step added to the outputs: 1 per request, plus
+//                                 its accepted drafts (decode_tokens_per_second counts drafts scored too)
+//   RUN.verify_steps, draft_seconds_per_pass, verify_seconds_per_pass   the steps that scored drafts, and
+//                                 their mean drafting and verifying time (the acceptance chart's lines)
 //   RUN.weight_bytes              the weights the run's steps read, at its quantization level
 //   RUN.kv_bytes_per_token        K and V of one token, every layer, in the run's KV dtype
 //   RUN.peak_used_bytes, peak_filled_tokens, peak_allocated_tokens, peak_unused_tokens,

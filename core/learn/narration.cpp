@@ -17,9 +17,21 @@ std::string format_value(double v, const std::string& format) {
   if (format == "%") return format_number(100 * v, "%.1f") + "%";
   if (format == "mib") return format_number(v / (1 << 20), "%.2f") + " MiB";
   if (format == "ms") return format_number(v * 1e3, "%.1f") + " ms";
+  if (format == "time") {
+    // Seconds in the unit that shows them: µs below a millisecond, ms below a second.
+    if (std::fabs(v) < 1e-3) return format_number(v * 1e6, "%.0f") + " µs";
+    if (std::fabs(v) < 1) return format_number(v * 1e3, "%.1f") + " ms";
+    return format_number(v, "%.2f") + " s";
+  }
+  if (format == "change") {
+    // A ratio of new over old, worded by its own value at the 2 decimals shown.
+    const std::string times = format_number(v, "%.2f") + "×";
+    if (times == "1.00×") return "stayed the same (1.00×)";
+    return (v > 1 ? "rose to " : "fell to ") + times;
+  }
   const bool decimals = format.size() >= 3 && format.front() == '.' && format.back() == 'f' &&
                         format.find_first_not_of("0123456789", 1) == format.size() - 1;
-  if (!decimals) throw ExpressionError("unknown format '" + format + "' (use .Nf, %, mib, ms, yes or divergence)");
+  if (!decimals) throw ExpressionError("unknown format '" + format + "' (use .Nf, %, mib, ms, time, change, yes or divergence)");
   return format_number(v, ("%" + format).c_str());
 }
 

@@ -28,6 +28,15 @@ const MeasuredRun* find_run(const ExperimentResult& r, const std::string& name) 
   return it == r.runs.end() ? nullptr : &*it;
 }
 
+// A Learn chart: its legend (when it has one) in a row of its own above the data, and the wheel
+// scrolling the lesson, as on the dashboard.
+QCustomPlot* learn_plot(QWidget* parent, bool legend) {
+  auto* p = new QCustomPlot(parent);
+  if (legend) legend_in_own_row(p, 0);
+  scroll_with_wheel(p);
+  return p;
+}
+
 // The runs a plot names (all of them when it names none).
 std::vector<const MeasuredRun*> plot_runs(const ExperimentPlot& plot, const ExperimentResult& r) {
   std::vector<const MeasuredRun*> runs;
@@ -41,20 +50,24 @@ std::vector<const MeasuredRun*> plot_runs(const ExperimentPlot& plot, const Expe
 }
 
 QCustomPlot* bars_plot(const ExperimentPlot& plot, const ExperimentResult& r, QWidget* parent) {
-  auto* p = new QCustomPlot(parent);
-  auto* bars = new QCPBars(p->xAxis, p->yAxis);
-  bars->setBrush(kRunColors[0]);
+  auto* p = learn_plot(parent, false);
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   const auto runs = plot_runs(plot, r);
   double top = 0;
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto it = r.values.find(runs[i]->name + "." + plot.value);
     const double v = it == r.values.end() ? 0 : it->second;
-    bars->addData(static_cast<double>(i), v);
+    // Each run's bar in the colour its lines have in the other charts.
+    auto* bar = new QCPBars(p->xAxis, p->yAxis);
+    bar->setName(QString::fromStdString(runs[i]->name));
+    bar->setBrush(kRunColors[i % std::size(kRunColors)]);
+    bar->setPen(QPen(kRunColors[i % std::size(kRunColors)].darker(130)));
+    bar->addData(static_cast<double>(i), v);
     ticker->addTick(static_cast<double>(i), QString::fromStdString(runs[i]->name));
     top = std::max(top, v);
   }
   p->xAxis->setTicker(ticker);
+  p->xAxis->grid()->setVisible(false);  // a grid line at each tick would run through the middle of its bar
   p->xAxis->setTickLabelRotation(runs.size() > 4 ? 30 : 0);
   p->xAxis->setRange(-0.6, static_cast<double>(runs.size()) - 0.4);
   p->yAxis->setRange(0, top > 0 ? top * 1.15 : 1);
@@ -67,8 +80,7 @@ QCustomPlot* bars_plot(const ExperimentPlot& plot, const ExperimentResult& r, QW
 }
 
 QCustomPlot* steps_plot(const ExperimentPlot& plot, const ExperimentResult& r, QWidget* parent) {
-  auto* p = new QCustomPlot(parent);
-  p->legend->setVisible(true);
+  auto* p = learn_plot(parent, true);
   double right = 0, top = 0;
   const auto runs = plot_runs(plot, r);
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -91,9 +103,11 @@ QCustomPlot* steps_plot(const ExperimentPlot& plot, const ExperimentResult& r, Q
 QWidget* kv_blocks_plot(const ExperimentPlot& plot, const ExperimentResult& r, const LlamaModel& model, QWidget* parent) {
   auto* box = new QWidget(parent);
   auto* row = new QHBoxLayout(box);
-  for (const MeasuredRun* run : plot_runs(plot, r)) {
+  const auto runs = plot_runs(plot, r);
+  for (const MeasuredRun* run : runs) {
     auto* column = new QVBoxLayout;
-    column->addWidget(new QLabel(QString::fromStdString(run->name) + QObject::tr(" at its fullest"), box));
+    // A run's name tells runs apart; alone, it would only float over the chart.
+    if (runs.size() > 1) column->addWidget(new QLabel(QString::fromStdString(run->name) + QObject::tr(" at its fullest"), box));
     auto* view = new BlockTableView(box);
     view->set_token_decoder([&model](std::span<const int32_t> ids) {
       return QString::fromStdString(model.tokenizer().decode(std::vector<TokenId>(ids.begin(), ids.end())));
@@ -107,17 +121,23 @@ QWidget* kv_blocks_plot(const ExperimentPlot& plot, const ExperimentResult& r, c
   return box;
 }
 
-// One request timeline per run, each on its own time axis.
+// One request timeline per run, all on one time scale (the longest run's), so their lengths compare.
 QWidget* timeline_plot(const ExperimentPlot& plot, const ExperimentResult& r, QWidget* parent) {
   auto* box = new QWidget(parent);
   auto* column = new QVBoxLayout(box);
-  for (const MeasuredRun* run : plot_runs(plot, r)) {
-    column->addWidget(new QLabel(QString::fromStdString(run->name), box));
+  std::vector<RequestTimeline*> timelines;
+  double end = 0;
+  const auto runs = plot_runs(plot, r);
+  for (const MeasuredRun* run : runs) {
+    if (runs.size() > 1) column->addWidget(new QLabel(QString::fromStdString(run->name), box));
     auto* timeline = new RequestTimeline(box);
     timeline->update_from(run->result.metrics);
     timeline->setMinimumHeight(std::clamp(40 + 22 * static_cast<int>(timeline->lanes().size()), 160, 420));
     column->addWidget(timeline);
+    timelines.push_back(timeline);
+    end = std::max(end, timeline->xAxis->range().upper);
   }
+  for (RequestTimeline* timeline : timelines) timeline->xAxis->setRange(0, end);
   return box;
 }
 
@@ -149,8 +169,9 @@ QWidget* kv_token_plot(const ExperimentResult& r, QWidget* parent) {
 QWidget* run_text_plot(const ExperimentPlot& plot, const ExperimentResult& r, const LlamaModel& model, QWidget* parent) {
   auto* box = new QWidget(parent);
   auto* column = new QVBoxLayout(box);
-  for (const MeasuredRun* run : plot_runs(plot, r)) {
-    column->addWidget(new QLabel("<b>" + QString::fromStdString(run->name).toHtmlEscaped() + "</b>", box));
+  const auto runs = plot_runs(plot, r);
+  for (const MeasuredRun* run : runs) {
+    if (runs.size() > 1) column->addWidget(new QLabel("<b>" + QString::fromStdString(run->name).toHtmlEscaped() + "</b>", box));
     auto* text = new QTextBrowser(box);
     text->setHtml(plot.kind == "prefix_hits" ? prefix_hits_html(*run, model) : spec_tokens_html(*run, model));
     text->setMinimumHeight(220);
@@ -166,8 +187,7 @@ QWidget* attention_sweep_plot(const ExperimentResult& r, QWidget* parent) {
   auto* row = new QHBoxLayout(box);
   const auto crossover = r.values.find("sweep.prefill.crossover");
   for (const bool scratch : {false, true}) {
-    auto* p = new QCustomPlot(box);
-    p->legend->setVisible(true);
+    auto* p = learn_plot(box, true);
     QSharedPointer<LogUnitTicker> x_ticker(new LogUnitTicker(Unit::Count));
     p->xAxis->setScaleType(QCPAxis::stLogarithmic);
     p->xAxis->setTicker(x_ticker);
@@ -195,8 +215,6 @@ QWidget* attention_sweep_plot(const ExperimentResult& r, QWidget* parent) {
     } else {
       p->yAxis->setRange(p->yAxis->range().lower / 1.5, p->yAxis->range().upper * 1.5);
     }
-    // The lines rise to the right: the legend goes where they are not.
-    p->axisRect()->insetLayout()->setInsetAlignment(0, scratch ? Qt::AlignTop | Qt::AlignLeft : Qt::AlignBottom | Qt::AlignRight);
     if (!scratch && crossover != r.values.end() && crossover->second > 0) {
       auto* line = new QCPItemStraightLine(p);
       line->point1->setCoords(crossover->second, 1e-9);
@@ -219,18 +237,20 @@ QWidget* acceptance_plot(const ExperimentPlot& plot, const ExperimentResult& r, 
   auto* row = new QHBoxLayout(box);
   for (const MeasuredRun* run : plot_runs(plot, r)) {
     if (run->result.summary.spec.num_drafts == 0) continue;
-    auto* over_time = new QCustomPlot(box);
-    auto* by_position = new QCustomPlot(box);
+    auto* over_time = learn_plot(box, true);
+    auto* by_position = learn_plot(box, true);
     for (QCustomPlot* p : {over_time, by_position}) {
-      p->legend->setVisible(true);
       set_axis_unit(p->yAxis, Unit::Fraction);
       p->yAxis->setLabel(QString::fromStdString(run->name) + QObject::tr(": acceptance"));
     }
     over_time->xAxis->setLabel(QObject::tr("seconds since the run started"));
     SpecPlots spec(over_time, by_position);
     spec.update_from(run->result.metrics);
+    // Drafting an n-gram takes microseconds, verifying milliseconds: on a log axis both lines show.
+    set_log_axis_unit(over_time->yAxis2, Unit::Seconds);
     over_time->rescaleAxes();
     over_time->yAxis->setRange(0, 1.02);
+    over_time->yAxis2->setRange(over_time->yAxis2->range().lower / 2, over_time->yAxis2->range().upper * 2);
     by_position->xAxis->setRange(0.4, run->result.summary.spec.num_accepted_tokens_per_pos.size() + 0.6);
     by_position->yAxis->setRange(0, 1.02);
     row->addWidget(by_position);

@@ -56,28 +56,15 @@ QCPItemText* setup_plot(QCustomPlot* plot, const PlotSpec& spec) {
   plot->xAxis->setRange(0, 1);
 
   // The legend sits in its own row under the title, one line of entries, so it never hides data.
-  plot->legend->setFont(tick_font);
-  plot->legend->setBrush(Qt::NoBrush);
-  plot->legend->setBorderPen(Qt::NoPen);
-  plot->legend->setIconSize(14, 8);
-  plot->legend->setVisible(true);
-  plot->legend->setWrap(3);
-  plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-  plot->legend->setColumnSpacing(10);
-  plot->legend->setMargins(QMargins(2, 0, 2, 0));
-  plot->axisRect()->insetLayout()->take(plot->legend);
-  plot->plotLayout()->insertRow(1);
-  plot->plotLayout()->addElement(1, 0, plot->legend);
+  legend_in_own_row(plot, 1);
   plot->plotLayout()->setRowStretchFactor(0, 0.001);
-  plot->plotLayout()->setRowStretchFactor(1, 0.001);
-  plot->plotLayout()->setRowSpacing(0);
 
   // Horizontal drag and Ctrl+wheel zoom on the shared time axis, never before time 0; the value axis
   // follows the data.
   plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   plot->axisRect()->setRangeDrag(Qt::Horizontal);
   plot->axisRect()->setRangeZoom(Qt::Horizontal);
-  plot->installEventFilter(new WheelScrolls(plot));
+  scroll_with_wheel(plot);
   QObject::connect(plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), plot, [plot](const QCPRange& r) {
     if (r.lower < 0) plot->xAxis->setRange(0, r.size());
   });
@@ -90,6 +77,27 @@ QCPItemText* setup_plot(QCustomPlot* plot, const PlotSpec& spec) {
   note->setClipToAxisRect(false);
   return note;
 }
+
+void legend_in_own_row(QCustomPlot* plot, int row) {
+  QFont font = plot->font();
+  font.setPointSize(8);
+  plot->legend->setFont(font);
+  plot->legend->setBrush(Qt::NoBrush);
+  plot->legend->setBorderPen(Qt::NoPen);
+  plot->legend->setIconSize(14, 8);
+  plot->legend->setVisible(true);
+  plot->legend->setWrap(3);
+  plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  plot->legend->setColumnSpacing(10);
+  plot->legend->setMargins(QMargins(2, 0, 2, 0));
+  plot->axisRect()->insetLayout()->take(plot->legend);
+  plot->plotLayout()->insertRow(row);
+  plot->plotLayout()->addElement(row, 0, plot->legend);
+  plot->plotLayout()->setRowStretchFactor(row, 0.001);
+  plot->plotLayout()->setRowSpacing(0);
+}
+
+void scroll_with_wheel(QCustomPlot* plot) { plot->installEventFilter(new WheelScrolls(plot)); }
 
 QCustomPlot* make_plot(QWidget* parent, const PlotSpec& spec, QCPItemText** note) {
   auto* plot = new QCustomPlot(parent);

@@ -21,6 +21,11 @@ struct PlotSpec {
 QCPItemText* setup_plot(QCustomPlot* plot, const PlotSpec& spec);
 // A new plot with setup_plot(); its note item is returned through `note`.
 QCustomPlot* make_plot(QWidget* parent, const PlotSpec& spec, QCPItemText** note);
+// The legend, small, in its own row at `row` of the plot's layout (over the axis rect, never on the data).
+void legend_in_own_row(QCustomPlot* plot, int row);
+// The plain wheel over `plot` scrolls what holds it (a scroll area), as everywhere else in the window;
+// Ctrl+wheel reaches the plot (its zoom, where it has one).
+void scroll_with_wheel(QCustomPlot* plot);
 
 enum class Look { Line, Scatter, Area };
 // A graph on (key, value) axes of `plot` (default: x and y), named for the legend and the CSV.

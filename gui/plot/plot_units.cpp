@@ -97,6 +97,8 @@ double UnitTicker::getTickStep(const QCPRange& range) {
 }
 
 QString LogUnitTicker::getTickLabel(double tick, const QLocale&, QChar, int) {
+  // Time decades read as time ("10 ms", "100 µs"); other units by their SI prefix.
+  if (unit() == Unit::Seconds) return format_value(tick, Unit::Seconds);
   const auto [v, prefix] = si_scaled(tick);
   const QString number = QString::number(v, 'g', 3);
   return *prefix ? number + QLatin1Char(' ') + QLatin1String(prefix) : number;

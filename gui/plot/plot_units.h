@@ -35,7 +35,8 @@ class UnitTicker : public QCPAxisTicker, public TickerUnit {
   double getTickStep(const QCPRange& range) override;  // bytes: round steps of KiB, MiB, GiB
 };
 
-// Decades on a logarithmic axis (the roofline's), labelled with SI prefixes ("10 G", "1 k", "0.1").
+// Decades on a logarithmic axis (the roofline's), labelled with SI prefixes ("10 G", "1 k", "0.1"),
+// or as times for seconds ("10 ms", "100 µs").
 class LogUnitTicker : public QCPAxisTickerLog, public TickerUnit {
  public:
   explicit LogUnitTicker(Unit unit) : TickerUnit(unit) {}

@@ -1,10 +1,13 @@
 // The Learn tab driven offscreen on stories260K, one experiment per test: it runs, its narration in
 // the window is the experiment's text filled with the values it measured, those values are the
-// metrics its runs recorded, every plot it asks for is drawn, and the report exports with them.
+// metrics its runs recorded, every plot it asks for is drawn with the same numbers the narration
+// quotes, and the report exports with them.
 #include <QDir>
 #include <QFileInfo>
 #include <QTemporaryDir>
 #include <algorithm>
+
+#include <qcustomplot.h>
 
 #include "core/learn/narration.h"
 #include "gui/learn/learn_view.h"
@@ -14,6 +17,15 @@ namespace inferscope::gui::test {
 namespace {
 
 class LearnExperiment : public ::testing::TestWithParam<const char*> {};
+
+// Every bar series in the charts under `chart`.
+QList<QCPBars*> bars_in(QWidget& chart) {
+  QList<QCPBars*> bars;
+  for (QCustomPlot* p : chart.findChildren<QCustomPlot*>())
+    for (int j = 0; j < p->plottableCount(); ++j)
+      if (auto* b = qobject_cast<QCPBars*>(p->plottable(j))) bars << b;
+  return bars;
+}
 
 TEST_P(LearnExperiment, NarratesTheNumbersItMeasured) {
   INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
@@ -64,7 +76,35 @@ TEST_P(LearnExperiment, NarratesTheNumbersItMeasured) {
   }
   EXPECT_FALSE(r->conclusion.empty());
   EXPECT_NE(shown.find(r->conclusion), std::string::npos);
-  EXPECT_EQ(learn.plot_widgets().size(), static_cast<qsizetype>(e.plots.size()));
+  ASSERT_EQ(learn.plot_widgets().size(), static_cast<qsizetype>(e.plots.size()));
+
+  // The narration's figures are the charts' own data: each run's bar is the value the plot names, and
+  // a speculating run's mean draft and verify times (the narration's) are the means of the chart's lines.
+  int lines_checked = 0;
+  for (size_t i = 0; i < e.plots.size(); ++i) {
+    QWidget* chart = learn.plot_widgets()[static_cast<qsizetype>(i)];
+    for (QCPBars* bar : e.plots[i].kind == "bars" ? bars_in(*chart) : QList<QCPBars*>()) {
+      ASSERT_EQ(bar->dataCount(), 1);
+      EXPECT_DOUBLE_EQ(bar->data()->at(0)->value, r->values.at(bar->name().toStdString() + "." + e.plots[i].value))
+          << bar->name().toStdString();
+    }
+    for (QCustomPlot* p : chart->findChildren<QCustomPlot*>()) {
+      for (int j = 0; j < p->graphCount(); ++j) {
+        const QString name = p->graph(j)->name();
+        if (name != "draft time" && name != "verify time") continue;
+        double sum = 0;
+        for (auto it = p->graph(j)->data()->constBegin(); it != p->graph(j)->data()->constEnd(); ++it) sum += it->value;
+        const double mean = sum / p->graph(j)->dataCount();
+        const std::string value = name == "draft time" ? "ngram.draft_seconds_per_pass" : "ngram.verify_seconds_per_pass";
+        ++lines_checked;
+        EXPECT_NEAR(mean, r->values.at(value), 1e-12) << value;
+        EXPECT_NE(shown.find(format_value(mean, "time") + (name == "draft time" ? " to draft" : " to verify")), std::string::npos)
+            << name.toStdString() << " " << format_value(mean, "time");
+      }
+    }
+  }
+  const auto verify_steps = r->values.find("ngram.verify_steps");
+  if (verify_steps != r->values.end() && verify_steps->second > 0) EXPECT_EQ(lines_checked, 2) << "draft and verify lines";
 
   QTemporaryDir out;
   const QString report = learn.export_report(out.path());

@@ -1,16 +1,32 @@
 // The dashboard's series from a known snapshot: TTFT points at first-token times in time order,
 // the smoothed decode rate and every per-step line with a gap (a NaN point) over idle time, bars
 // without, the idle threshold from the median step, the time span, and the prefix-hit and
-// preemption histories kept across updates.
+// preemption histories kept across updates; a log axis's tick labels in its unit.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "gui/dashboard/metrics_series.h"
+#include "gui/plot/plot_units.h"
 #include "tests/gui/synthetic_metrics.h"
 
 namespace inferscope::gui::test {
 namespace {
+
+// A log axis in seconds reads its decades as times; one in counts by SI prefix.
+class LogTicks : public LogUnitTicker {
+ public:
+  using LogUnitTicker::LogUnitTicker;
+  QString label(double tick) { return getTickLabel(tick, QLocale(), 'g', 3); }
+};
+
+TEST(PlotUnits, LogAxesLabelTheirDecadesInTheirUnit) {
+  LogTicks seconds(Unit::Seconds), count(Unit::Count);
+  EXPECT_EQ(seconds.label(1e-1), "100 ms");
+  EXPECT_EQ(seconds.label(1e-5), "10.0 µs");
+  EXPECT_EQ(seconds.label(2), "2.00 s");
+  EXPECT_EQ(count.label(1e9), "1 G");
+}
 
 TEST(MetricsSeries, TtftPointsSitAtFirstTokenTimesInTimeOrder) {
   const Series s = ttft_series(synthetic_snapshot());

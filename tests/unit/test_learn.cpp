@@ -52,6 +52,10 @@ TEST(LearnNarration, FillsPlaceholdersInTheirFormats) {
   EXPECT_EQ(fill_narration("{{literal}} {n * 2}", v), "{literal} 24");
   EXPECT_EQ(format_value(std::nan(""), ""), "n/a");
   EXPECT_EQ(fill_narration("{n > 3:yes}/{n > 30:yes}, {n:divergence}, {-1:divergence}", v), "yes/no, at token 12, nowhere (identical)");
+  // A change is worded from its own value: never "rose" for a ratio under 1.
+  EXPECT_EQ(fill_narration("{0.0000312:time}, {t:time}, {r:time}", v), "31 µs, 12.3 ms, 1.23 s");
+  EXPECT_EQ(fill_narration("{r:change}, {0.804:change}, {1.001:change}", v),
+            "rose to 1.23×, fell to 0.80×, stayed the same (1.00×)");
   expect_error([&] { fill_narration("{n:weird}", v); }, "unknown format 'weird'");
   expect_error([&] { fill_narration("{nope}", v); }, "placeholder {nope}");
   expect_error([&] { fill_narration("open {n", v); }, "'{' without '}'");
