@@ -110,7 +110,7 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
   }
   context_policy_->setToolTip("What a turn does when the conversation leaves no room for a reply in the context: stop "
                               "and say so, or leave out old turns (a note above the reply says which). Turns are left "
-                              "out whole, and never your new message.");
+                              "out whole, and never your new message. On a server, the server keeps its own context.");
   const std::optional<ContextPolicy> stored =
       parse_context_policy(QSettings().value("chat/context_policy", "drop-middle").toString().toStdString());
   set_context_policy(stored.value_or(ContextPolicy::DropMiddle));
@@ -120,7 +120,6 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
   auto* header = new QHBoxLayout;
   header->addWidget(system_toggle_);
   header->addWidget(token_view_);
-  header->addWidget(token_legend_);
   header->addStretch(1);
   header->addWidget(context_);
   header->addWidget(context_policy_);
@@ -137,6 +136,8 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
 
   auto* chat = new QVBoxLayout;
   chat->addLayout(header);
+  // On a line of its own: beside the toggle it widened the chat past a laptop screen's share.
+  chat->addWidget(token_legend_);
   chat->addWidget(system_);
   chat->addWidget(template_notice_);
   chat->addWidget(view_, 1);
@@ -535,6 +536,8 @@ void ChatPanel::refresh_controls() {
 
 void ChatPanel::refresh_context() {
   if (current_ < 0) return;
+  // A server keeps its own context: the policy applies to the local engine's.
+  context_policy_->setEnabled(!bridge_.remote());
   if (bridge_.remote()) {
     // The server renders the template and owns the context: its usage is in each reply's stats.
     context_->setText("context: the server's");

@@ -586,7 +586,7 @@ void CompareView::display_result() {
   outputs_->setHtml(outputs_html(result_->outputs));
   dashboard_->update_from(result_->a.metrics);
   const auto run_label = [](const WorkloadResult& r, const QString& name) {
-    return ran_simulated(r) ? name + " simulated (dry run)" : name;
+    return ran_simulated(r) ? name + " (dry run)" : name;
   };
   dashboard_->set_overlay(&result_->b.metrics, run_label(result_->a, "A"), run_label(result_->b, "B"));
 }

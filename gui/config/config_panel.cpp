@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTimer>
@@ -193,6 +194,8 @@ bool ConfigPanel::reveal(const QString& name) {
   QWidget* section = field->parentWidget();
   scroll_->ensureWidgetVisible(section, 0, 0);
   scroll_->ensureWidgetVisible(field);
+  // The panel scrolls up and down only: a field wider than the view must not shift it sideways.
+  scroll_->horizontalScrollBar()->setValue(0);
   return true;
 }
 

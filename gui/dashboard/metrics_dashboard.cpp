@@ -73,7 +73,6 @@ struct MetricsDashboard::Impl {
     double fraction_cap = 0;      // > 0: the value axis shows a fraction, at most this
     std::function<QString()> idle;  // the note while it has nothing to show
     QString not_reported;         // the note while the snapshot's source does not report its quantity
-    int legend_wrap = 0;          // legend entries per line without an overlay (0: not read yet)
   };
   // A graph's legend/CSV name without the comparison label; `overlay` graphs take label B.
   struct Named {
@@ -289,7 +288,13 @@ void MetricsDashboard::Impl::fit_value_axes() {
         axis->setRange(lowest_positive / 2, std::max(hi[0], hi[1]) * 2);
         continue;
       }
-      double upper = std::max(hi[0], hi[1]) > 0 ? std::max(hi[0], hi[1]) * 1.15 : 1;
+      // Headroom above the data: 15 %, or the band the configuration labels hang in when some show.
+      double headroom = 1.15;
+      if (panel.config_marks && panel.config_marks->any_in(keys.lower, keys.upper)) {
+        const double height = std::max(1, panel.plot->axisRect()->height());
+        headroom = std::max(headroom, 1 / std::max(0.3, 1 - panel.config_marks->label_band_pixels() / height));
+      }
+      double upper = std::max(hi[0], hi[1]) > 0 ? std::max(hi[0], hi[1]) * headroom : 1;
       if (panel.fraction_cap > 0 && axis == panel.plot->yAxis) upper = std::clamp(upper, 0.05, panel.fraction_cap);
       axis->setRange(0, upper);
     }
@@ -595,12 +600,8 @@ void MetricsDashboard::set_overlay(const EngineMetricsSnapshot* other, const QSt
   d.label_b = label_b;
   d.apply_names();
   d.draw_overlay();
-  // Longer names with run labels: two legend entries per line; without, the panel's own number.
-  for (Impl::Panel& panel : d.panels) {
-    if (panel.legend_wrap == 0) panel.legend_wrap = panel.plot->legend->wrap();
-    panel.plot->legend->setWrap(d.overlay ? std::min(2, panel.legend_wrap) : panel.legend_wrap);
-    panel.plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // re-flow the entries
-  }
+  // Names with run labels are longer: each legend fits its lines to its width again.
+  for (Impl::Panel& panel : d.panels) refit_legend(panel.plot);
   d.refresh();
 }
 

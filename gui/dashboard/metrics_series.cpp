@@ -210,7 +210,17 @@ std::pair<double, double> time_span(const EngineMetricsSnapshot& s) {
 }
 
 void PrefixHitHistory::add(double t, int64_t queries, int64_t hits) {
-  if (queries < queries_ || hits < hits_) queries_ = hits_ = 0;  // the counters restarted (a new cache)
+  if (queries < queries_ || hits < hits_) {
+    // The counters restarted (a new cache): the lines break rather than join two caches' rates across a
+    // time that may have had no prefix cache at all.
+    queries_ = hits_ = 0;
+    if (!cumulative_.x.isEmpty()) {
+      for (Series* s : {&cumulative_, &interval_}) {
+        s->x.push_back(t);
+        s->y.push_back(kNaN);
+      }
+    }
+  }
   if (queries == queries_) return;
   cumulative_.x.push_back(t);
   cumulative_.y.push_back(static_cast<double>(hits) / static_cast<double>(queries));

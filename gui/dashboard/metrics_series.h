@@ -63,7 +63,8 @@ Series acceptance_per_position(const SpecDecodeCounters& spec);
 std::pair<double, double> time_span(const EngineMetricsSnapshot& s);
 
 // The prefix-cache hit rate seen across updates (the snapshot holds only running totals): each call
-// with changed totals adds a point of the cumulative rate and one of the rate since the last change.
+// with changed totals adds a point of the cumulative rate and one of the rate since the last change;
+// totals that fall (a new cache) break both lines with a NaN point.
 class PrefixHitHistory {
  public:
   static constexpr int kMaxPoints = 4096;

@@ -57,7 +57,7 @@ RooflineView::RooflineView(QWidget* parent) : QCustomPlot(parent) {
   decode_b = add_hollow_dots(this, QStringLiteral("decode-only steps"), kDecodeColor);
   dots_ = {{prefill, {}}, {decode, {}}, {prefill_b, {}}, {decode_b, {}}};
   for (QCPGraph* roof : {memory_roof, compute_roof}) roof->removeFromLegend();
-  legend->setWrap(2);
+  fit_legend_to_width(this, 2);
 
   ridge_label = new QCPItemText(this);
   ridge_label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);

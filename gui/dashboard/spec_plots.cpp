@@ -49,7 +49,7 @@ SpecPlots::SpecPlots(QCustomPlot* over_time, QCustomPlot* by_position)
   set_axis_unit(over_time->yAxis2, Unit::Seconds);
   draft_time = add_graph(over_time, QStringLiteral("draft time"), kDraftTime, Look::Line, over_time->yAxis2);
   verify_time = add_graph(over_time, QStringLiteral("verify time"), kVerifyTime, Look::Line, over_time->yAxis2);
-  over_time->legend->setWrap(4);
+  fit_legend_to_width(over_time, 4);
 
   positions = add_bars(by_position, QStringLiteral("acceptance"), kAcceptance);
   positions_b = add_bars(by_position, QStringLiteral("acceptance"), QColor(194, 65, 12));

@@ -10,6 +10,7 @@ namespace {
 const QColor kMarkColor(55, 65, 81);
 
 constexpr const char* kLabelName = "event_mark_label";
+constexpr int kLabelPointSize = 7;
 
 // Lays the labels out for the plot's current range: those in the right half of the time range hang
 // left of their line (so none is clipped), and a label that would overlap an earlier one moves down
@@ -29,6 +30,8 @@ void place_labels(QCustomPlot* plot) {
     const double from = left_of_line ? x - width : x;
     size_t row = 0;
     while (row < row_ends.size() && row_ends[row] > from) ++row;
+    label->setVisible(row < static_cast<size_t>(EventMarks::kMaxRows));
+    if (!label->visible()) continue;
     if (row == row_ends.size()) row_ends.push_back(0);
     row_ends[row] = from + width;
     label->setPositionAlignment((left_of_line ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
@@ -48,7 +51,7 @@ void EventMarks::set(const QVector<TimeMark>& marks) {
   lines_.clear();
   labels_.clear();
   QFont font = plot_->font();
-  font.setPointSize(7);
+  font.setPointSize(kLabelPointSize);
   for (const TimeMark& mark : marks) {
     // A straight line through two points at the same time spans the plot's whole height.
     auto* line = new QCPItemStraightLine(plot_);
@@ -72,6 +75,18 @@ void EventMarks::set(const QVector<TimeMark>& marks) {
     label->setSelectable(false);
     labels_.push_back(label);
   }
+}
+
+bool EventMarks::any_in(double from_s, double to_s) const {
+  return std::any_of(lines_.begin(), lines_.end(), [&](const QCPItemStraightLine* line) {
+    return line->point1->key() >= from_s && line->point1->key() <= to_s;
+  });
+}
+
+int EventMarks::label_band_pixels() const {
+  QFont font = plot_->font();
+  font.setPointSize(kLabelPointSize);
+  return kMaxRows * (QFontMetrics(font).height() + 2) + 4;
 }
 
 }  // namespace inferscope::gui

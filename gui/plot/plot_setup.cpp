@@ -6,6 +6,8 @@
 #include <QCoreApplication>
 #include <QScrollBar>
 #include <QWheelEvent>
+#include <algorithm>
+#include <vector>
 
 namespace inferscope::gui {
 namespace {
@@ -27,6 +29,39 @@ class WheelScrolls : public QObject {
     }
     return true;  // never a zoom without Ctrl, even where nothing scrolls
   }
+};
+
+// Keeps a plot's legend lines as wide as the plot: entries per line by their measured widths.
+class LegendFits : public QObject {
+ public:
+  LegendFits(QCustomPlot* plot, int most) : QObject(plot), plot_(plot), most_(most) {}
+
+  void fit() {
+    QCPLegend* legend = plot_->legend;
+    std::vector<int> widths;
+    for (int i = 0; i < legend->itemCount(); ++i)
+      if (const QCPAbstractLegendItem* item = legend->item(i)) widths.push_back(item->minimumOuterSizeHint().width());  // cells may be empty
+    std::sort(widths.rbegin(), widths.rend());
+    // As many of the widest entries as fit side by side: then every line fits.
+    const int room = plot_->width() - legend->margins().left() - legend->margins().right() - 8;
+    int wrap = 1, used = widths.empty() ? 0 : widths.front();
+    while (wrap < most_ && wrap < static_cast<int>(widths.size()) && used + legend->columnSpacing() + widths[static_cast<size_t>(wrap)] <= room) {
+      used += legend->columnSpacing() + widths[static_cast<size_t>(wrap)];
+      ++wrap;
+    }
+    if (legend->wrap() == wrap) return;
+    legend->setWrap(wrap);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // re-flow the entries
+  }
+
+  bool eventFilter(QObject*, QEvent* event) override {
+    if (event->type() == QEvent::Resize) fit();
+    return false;
+  }
+
+ private:
+  QCustomPlot* plot_;
+  int most_;
 };
 
 }  // namespace
@@ -55,8 +90,9 @@ QCPItemText* setup_plot(QCustomPlot* plot, const PlotSpec& spec) {
   set_axis_unit(plot->yAxis, spec.y_unit);
   plot->xAxis->setRange(0, 1);
 
-  // The legend sits in its own row under the title, one line of entries, so it never hides data.
+  // The legend sits in its own row under the title, so it never hides data.
   legend_in_own_row(plot, 1);
+  fit_legend_to_width(plot, 3);
   plot->plotLayout()->setRowStretchFactor(0, 0.001);
 
   // Horizontal drag and Ctrl+wheel zoom on the shared time axis, never before time 0; the value axis
@@ -98,6 +134,28 @@ void legend_in_own_row(QCustomPlot* plot, int row) {
 }
 
 void scroll_with_wheel(QCustomPlot* plot) { plot->installEventFilter(new WheelScrolls(plot)); }
+
+namespace {
+
+// The plot's legend fitter (LegendFits has no meta-object of its own, so findChild cannot tell it apart).
+LegendFits* legend_fits_of(QCustomPlot* plot) {
+  for (QObject* child : plot->children())
+    if (auto* fits = dynamic_cast<LegendFits*>(child)) return fits;
+  return nullptr;
+}
+
+}  // namespace
+
+void fit_legend_to_width(QCustomPlot* plot, int most) {
+  delete legend_fits_of(plot);
+  auto* fits = new LegendFits(plot, most);
+  plot->installEventFilter(fits);
+  fits->fit();
+}
+
+void refit_legend(QCustomPlot* plot) {
+  if (LegendFits* fits = legend_fits_of(plot)) fits->fit();
+}
 
 QCustomPlot* make_plot(QWidget* parent, const PlotSpec& spec, QCPItemText** note) {
   auto* plot = new QCustomPlot(parent);

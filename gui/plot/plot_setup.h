@@ -23,6 +23,10 @@ QCPItemText* setup_plot(QCustomPlot* plot, const PlotSpec& spec);
 QCustomPlot* make_plot(QWidget* parent, const PlotSpec& spec, QCPItemText** note);
 // The legend, small, in its own row at `row` of the plot's layout (over the axis rect, never on the data).
 void legend_in_own_row(QCustomPlot* plot, int row);
+// The legend shows as many entries per line as the plot's width holds, `most` at most (at least
+// one), and fits again whenever the plot is resized or refit_legend() is called (its names changed).
+void fit_legend_to_width(QCustomPlot* plot, int most);
+void refit_legend(QCustomPlot* plot);
 // The plain wheel over `plot` scrolls what holds it (a scroll area), as everywhere else in the window;
 // Ctrl+wheel reaches the plot (its zoom, where it has one).
 void scroll_with_wheel(QCustomPlot* plot);

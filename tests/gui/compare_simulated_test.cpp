@@ -98,7 +98,7 @@ TEST_F(CompareSimulated, LocalAgainstASimulatedH200IsLabelledAndNotComparedByOut
   int a_points = 0, b_graphs = 0;
   for (int i = 0; i < attention->graphCount(); ++i) {
     const QCPGraph& g = *attention->graph(i);
-    if (g.name().endsWith("B simulated (dry run)")) {
+    if (g.name().endsWith("B (dry run)")) {
       ++b_graphs;
       EXPECT_EQ(g.dataCount(), 0) << g.name().toStdString();
     } else {

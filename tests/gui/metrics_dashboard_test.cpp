@@ -12,6 +12,7 @@
 #include <QWheelEvent>
 #include <cmath>
 #include <QTemporaryDir>
+#include <set>
 #include <qcustomplot.h>
 
 #include "gui/dashboard/metrics_dashboard.h"
@@ -363,6 +364,49 @@ TEST_F(Dashboard, ConfigChangesAreMarkedOnEveryTimePlot) {
   for (QCustomPlot* p : dash.plots()) EXPECT_TRUE(config_marks(p).isEmpty()) << p->objectName().toStdString();
 }
 
+TEST_F(Dashboard, ConfigurationLabelsStayAboveTheDataInTwoRowsAtMost) {
+  dash.update_from(synthetic_snapshot());
+  for (int i = 0; i < 6; ++i) dash.mark_config_change(1.02 + 0.01 * i, QString("change number %1").arg(i));
+  QCustomPlot* tokens = plot("tokens_per_step");
+  tokens->replot(QCustomPlot::rpImmediateRefresh);
+  std::set<int> rows;
+  int shown = 0;
+  double lowest = 0;
+  for (int i = 0; i < tokens->itemCount(); ++i) {
+    auto* label = qobject_cast<QCPItemText*>(tokens->item(i));
+    if (!label || label->objectName() != "event_mark_label" || !label->visible()) continue;
+    ++shown;
+    rows.insert(static_cast<int>(std::lround(label->top->pixelPosition().y())));
+    lowest = std::max(lowest, label->bottom->pixelPosition().y());
+  }
+  // Six labels crowded into 0.05 s: two rows show, the rest wait for a zoom.
+  EXPECT_EQ(rows.size(), 2u);
+  EXPECT_GT(shown, 0);
+  EXPECT_LT(shown, 6);
+  // The value axis leaves their band free: the highest bar (32 prefill tokens) ends below the labels.
+  EXPECT_LE(lowest, tokens->yAxis->coordToPixel(32)) << "a label covers the data";
+}
+
+TEST_F(Dashboard, LegendsFitTheirChartsWithLongRunNames) {
+  dash.update_from(synthetic_snapshot());
+  const EngineMetricsSnapshot other = synthetic_snapshot();
+  dash.set_overlay(&other, "A", "B (dry run)");
+  for (int width : {1600, 900}) {
+    dash.resize(width, 1400);
+    QApplication::processEvents();
+    for (QCustomPlot* p : dash.plots()) {
+      p->replot(QCustomPlot::rpImmediateRefresh);
+      // Every entry gets the width its text needs, and ends inside the chart.
+      for (int i = 0; i < p->legend->itemCount(); ++i) {
+        QCPAbstractLegendItem* item = p->legend->item(i);
+        if (item == nullptr) continue;  // an empty cell of the grid
+        EXPECT_GE(item->outerRect().width(), item->minimumOuterSizeHint().width()) << p->objectName().toStdString() << " " << i;
+        EXPECT_LE(item->outerRect().right(), p->width()) << p->objectName().toStdString() << " at " << width;
+      }
+    }
+  }
+}
+
 TEST_F(Dashboard, PreemptionsAreMarkedOnEveryTimePlot) {
   EngineMetricsSnapshot snap = synthetic_snapshot();
   dash.update_from(snap);
@@ -403,7 +447,7 @@ TEST_F(Dashboard, RunsFarApartShareALogAxisInsteadOfFlatteningOne) {
   dash.update_from(synthetic_snapshot());
   EngineMetricsSnapshot fast = synthetic_snapshot();
   for (StepMetrics& step : fast.steps) step.duration_s /= 1000, step.time_s /= 1000;
-  dash.set_overlay(&fast, "A", "B simulated (dry run)");
+  dash.set_overlay(&fast, "A", "B (dry run)");
   QCPAxis* rate = plot("decode_tokens_per_second")->yAxis;
   EXPECT_EQ(rate->scaleType(), QCPAxis::stLogarithmic);
   EXPECT_LT(rate->range().lower, 200) << "A's 200 tok/s is on the axis, not flattened at its foot";
@@ -421,7 +465,7 @@ TEST_F(Dashboard, RunsFarApartShareALogAxisInsteadOfFlatteningOne) {
     EXPECT_EQ(rows[i].run, static_cast<int>(i % 2)) << i;
     EXPECT_EQ(rows[i].lane->id, rows[i - i % 2].lane->id) << i;
   }
-  dash.set_overlay(&fast, "A", "B simulated (dry run)");
+  dash.set_overlay(&fast, "A", "B (dry run)");
   auto* ticker = dynamic_cast<QCPAxisTickerText*>(dash.timeline()->yAxis->ticker().data());
   ASSERT_NE(ticker, nullptr);
   const QStringList labels = ticker->ticks().values();

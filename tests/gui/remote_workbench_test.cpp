@@ -2,6 +2,7 @@
 // replaces the welcome page, the top bar names the server, the chat streams its reply, the dashboard
 // draws what /metrics reports and says what it does not, the block view shows the reported state
 // instead of blocks, the toggles are off; opening a model goes back to the local engine.
+#include <QComboBox>
 #include <qcustomplot.h>
 
 #include <atomic>
@@ -62,6 +63,8 @@ TEST(RemoteWorkbench, ChatsWithAServerAndShowsWhatItsMetricsReport) {
   EXPECT_TRUE(w->windowTitle().contains(source)) << w->windowTitle().toStdString();
   EXPECT_FALSE(w->config_panel()->isEnabled());
   EXPECT_EQ(w->chat()->context_text(), "context: the server's");
+  EXPECT_FALSE(w->chat()->findChild<QComboBox*>("context_policy")->isEnabled()) << "the server keeps its own context";
+  EXPECT_EQ(w->chat()->template_notice_text(), "") << "the server applies its own template";
 
   ASSERT_TRUE(chat_turn(*w, "What is the capital of France?", 10000));
   const ChatSession& session = w->chat()->session(w->chat()->current_index());

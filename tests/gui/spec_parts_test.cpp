@@ -4,6 +4,8 @@
 // speculation fields of the config editors, which A/B pairs must give identical outputs, and the
 // demo script's speculation keys and steps.
 #include <QComboBox>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QStackedWidget>
 #include <QTextBlock>
@@ -237,7 +239,12 @@ TEST(SpecDemoScript, SpeculationKeysAndStepsAreCheckedBeforeRunning) {
   EXPECT_NO_THROW(DemoScript(*w, script, "speculative-demo.json", dir.filePath("out.png")));
   EXPECT_TRUE(w->show_plot("spec_decode"));
   EXPECT_FALSE(w->show_plot("nonsense"));
+  // Revealed at a laptop's size: the panel scrolls down to it, never sideways.
+  w->resize(1280, 720);
+  QApplication::processEvents();
   EXPECT_TRUE(w->config_panel()->reveal("spec_mode"));
+  for (QScrollArea* scroll : w->config_panel()->findChildren<QScrollArea*>())
+    EXPECT_EQ(scroll->horizontalScrollBar()->value(), 0);
 }
 
 }  // namespace
