@@ -1,6 +1,7 @@
 #include "core/engine/context_fit.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "core/common/text_format.h"
 
@@ -14,16 +15,23 @@ size_t turn_end(const std::vector<ChatMessage>& messages, size_t first) {
   return end;
 }
 
+struct PolicyText {
+  std::string_view name, summary;
+};
+
+// Each policy's name and summary, in kContextPolicies' order.
+constexpr PolicyText kPolicyTexts[] = {
+    {"stop", "stop and say so"},
+    {"drop-oldest", "drop the oldest messages, the system prompt first"},
+    {"drop-middle", "keep the system prompt and the first exchange, drop the middle"},
+};
+static_assert(std::size(kPolicyTexts) == std::size(kContextPolicies));
+
+const PolicyText& text_of(ContextPolicy policy) { return kPolicyTexts[static_cast<size_t>(policy)]; }
+
 }  // namespace
 
-std::string_view context_policy_name(ContextPolicy policy) {
-  switch (policy) {
-    case ContextPolicy::Stop: return "stop";
-    case ContextPolicy::DropOldest: return "drop-oldest";
-    case ContextPolicy::DropMiddle: return "drop-middle";
-  }
-  return "stop";
-}
+std::string_view context_policy_name(ContextPolicy policy) { return text_of(policy).name; }
 
 std::optional<ContextPolicy> parse_context_policy(std::string_view name) {
   for (ContextPolicy p : kContextPolicies)
@@ -31,14 +39,7 @@ std::optional<ContextPolicy> parse_context_policy(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view context_policy_summary(ContextPolicy policy) {
-  switch (policy) {
-    case ContextPolicy::Stop: return "stop and say so";
-    case ContextPolicy::DropOldest: return "drop the oldest messages, the system prompt first";
-    case ContextPolicy::DropMiddle: return "keep the system prompt and the first exchange, drop the middle";
-  }
-  return "";
-}
+std::string_view context_policy_summary(ContextPolicy policy) { return text_of(policy).summary; }
 
 int32_t reply_room(int32_t max_tokens, int32_t limit) {
   const int32_t half = std::max(1, limit / 2);

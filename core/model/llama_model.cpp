@@ -5,6 +5,24 @@
 #include "core/gguf/gguf_file.h"
 
 namespace inferscope {
+namespace {
+
+// The notice for a template detect() guessed: for a file without one (`source` empty), or with one it
+// does not recognise; `evidence` is the vocabulary's marker that chose `family`, "" for none.
+std::string guessed_template_notice(std::string_view source, ChatTemplateFamily family, const std::string& evidence) {
+  const std::string guess = "the " + std::string(chat_family_name(family)) + " template, " +
+                            (evidence.empty() ? "the default when the vocabulary suggests none"
+                                              : "guessed from the vocabulary (it has " + evidence + ")");
+  if (!source.empty()) {
+    return "The file's chat template is not one Inferscope recognises, so the chat uses " + guess +
+           ": replies may be framed wrongly.";
+  }
+  return "No chat template in the file, so the chat uses " + guess +
+         ". A model without one is usually a base model, trained to continue text rather than to answer: its replies "
+         "may ramble or repeat. Perplexity, Learn and Compare on workload files do not use the template.";
+}
+
+}  // namespace
 
 LlamaModel::~LlamaModel() = default;
 
@@ -18,35 +36,21 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& path, const Mode
     throw GgufError(path + ": tokenizer.ggml.tokens: " + std::to_string(m->tokenizer_->vocab().size()) +
                     " tokens, but token_embd.weight has " + std::to_string(m->config_.vocab_size) + " rows");
   }
-  m->chat_template_ = ChatTemplate::detect(m->file_->get_string_or("tokenizer.chat_template", ""),
-                                           m->tokenizer_->vocab(), &m->chat_template_warning_);
+  const std::string source = m->file_->get_string_or("tokenizer.chat_template", "");
+  std::string evidence;
+  m->chat_template_ = ChatTemplate::detect(source, m->tokenizer_->vocab(), &m->chat_template_warning_, &evidence);
+  if (!m->chat_template_warning_.empty()) {
+    m->chat_template_notice_ = guessed_template_notice(source, m->chat_template_.family, evidence);
+  }
   if (!options.chat_template_override.empty()) {
     const auto family = chat_family_from_name(options.chat_template_override);
     if (!family) throw std::invalid_argument("unknown chat template '" + options.chat_template_override + "'");
     // Forcing the family the file already has keeps what detection found (its default system prompt).
     if (*family != m->chat_template_.family) m->chat_template_ = ChatTemplate::of_family(*family, m->tokenizer_->vocab());
     m->chat_template_warning_.clear();
+    m->chat_template_notice_.clear();
   }
   return m;
-}
-
-std::string LlamaModel::chat_template_notice() const {
-  if (chat_template_warning_.empty()) return {};
-  // The warning names the vocabulary's evidence for the family: "... (its vocabulary has <start_of_turn>)".
-  const std::string marker = "(its vocabulary has ";
-  const size_t at = chat_template_warning_.find(marker);
-  const std::string family(chat_family_name(chat_template_.family));
-  const std::string guess =
-      at == std::string::npos
-          ? "the " + family + " template, the default when the vocabulary suggests none"
-          : "the " + family + " template, guessed from the vocabulary (it has " +
-                chat_template_warning_.substr(at + marker.size(), chat_template_warning_.size() - at - marker.size() - 1) + ")";
-  const bool none = file_ == nullptr || file_->get_string_or("tokenizer.chat_template", "").empty();
-  if (!none) return "The file's chat template is not one Inferscope recognises, so the chat uses " + guess +
-                    ": replies may be framed wrongly.";
-  return "No chat template in the file, so the chat uses " + guess +
-         ". A model without one is usually a base model, trained to continue text rather than to answer: its replies "
-         "may ramble or repeat. Perplexity, Learn and Compare on workload files do not use the template.";
 }
 
 KvGeometry LlamaModel::kv_geometry(DType kv_dtype) const {

@@ -42,7 +42,7 @@ class LlamaModel {
   const std::string& chat_template_warning() const { return chat_template_warning_; }
   // What a user should know when the chat template was guessed, in sentences ("" when the file's own
   // template was recognised or one was forced): a file without a template is usually a base model.
-  std::string chat_template_notice() const;
+  const std::string& chat_template_notice() const { return chat_template_notice_; }
   KvGeometry kv_geometry(DType kv_dtype) const;
   int64_t parameter_count() const;
 
@@ -53,7 +53,7 @@ class LlamaModel {
   LlamaWeights weights_;
   std::unique_ptr<Tokenizer> tokenizer_;
   ChatTemplate chat_template_;
-  std::string chat_template_warning_;
+  std::string chat_template_warning_, chat_template_notice_;
   std::vector<uint8_t> matrix_ids_;  // shape_only(): one byte per distinct matrix, its data address
 };
 

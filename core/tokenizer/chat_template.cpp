@@ -357,8 +357,10 @@ ChatTemplate ChatTemplate::of_family(ChatTemplateFamily family, const Vocab& voc
   return t;
 }
 
-ChatTemplate ChatTemplate::detect(std::string_view jinja_source, const Vocab& vocab, std::string* warning) {
+ChatTemplate ChatTemplate::detect(std::string_view jinja_source, const Vocab& vocab, std::string* warning,
+                                  std::string* evidence) {
   if (warning) warning->clear();
+  if (evidence) evidence->clear();
   const auto family = family_by_markers(jinja_source);
   if (!family) {
     const auto by_vocabulary = family_by_vocabulary(vocab);
@@ -368,6 +370,7 @@ ChatTemplate ChatTemplate::detect(std::string_view jinja_source, const Vocab& vo
                  "; using " + std::string(info(chosen).name) +
                  (by_vocabulary ? " (its vocabulary has " + std::string(by_vocabulary->second) + ")" : std::string());
     }
+    if (evidence && by_vocabulary) *evidence = by_vocabulary->second;
     return of_family(chosen, vocab);
   }
   ChatTemplate t = of_family(*family, vocab);

@@ -25,8 +25,10 @@ struct ChatTemplate {
   bool bos_in_text = false;    // the rendered text starts with the BOS token's text itself
   std::string bos_text, eos_text;  // the vocabulary's BOS/EOS spellings, used by some families
 
-  // Detects the family from the Jinja source (empty source, or unknown: ChatML, with `warning` set).
-  static ChatTemplate detect(std::string_view jinja_source, const Vocab& vocab, std::string* warning);
+  // Detects the family from the Jinja source (empty source, or unknown: the family whose turn markers
+  // the vocabulary holds, else ChatML, with `warning` set and `evidence` the marker found, "" for none).
+  static ChatTemplate detect(std::string_view jinja_source, const Vocab& vocab, std::string* warning,
+                             std::string* evidence = nullptr);
   static ChatTemplate of_family(ChatTemplateFamily family, const Vocab& vocab);
 
   // The prompt text for these turns; with add_generation_prompt, ends where the assistant begins.

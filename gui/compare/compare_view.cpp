@@ -518,7 +518,7 @@ void CompareView::show_result(std::shared_ptr<const Comparison> c) {
   progress_->setRange(0, 1);
   progress_->setValue(1);
   progress_->setFormat("done");
-  const int runs = 1 + static_cast<int>(std::max(result_->reruns_a.size(), result_->reruns_b.size()));
+  const int runs = result_->runs_per_side();
   QString text = runs > 1 ? QString("Done: %1 runs per side; the table shows each figure's median. B's changes are green "
                                     "where better and red where worse when every run of B lies beyond every run of A; "
                                     "plain within the run-to-run spread (hover for it) or where a figure alone says "
@@ -566,7 +566,7 @@ void CompareView::display_result() {
     const QString label = ran_on_server(r) ? QString::fromStdString(r.metrics.source) : engine_config_summary(r.config);
     return label.toHtmlEscaped() + " &nbsp;·&nbsp; " + duration;
   };
-  const int runs = 1 + static_cast<int>(std::max(result_->reruns_a.size(), result_->reruns_b.size()));
+  const int runs = result_->runs_per_side();
   const QString runs_text = runs > 1 ? QString(", %1 runs per side: medians; charts and outputs of the first").arg(runs)
                                      : QString(", one run per side");
   headline_->setText(QString("<b style='color:%1;'>A</b> %2 &nbsp;&nbsp; vs &nbsp;&nbsp; "

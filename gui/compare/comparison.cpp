@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/engine/serve_summary.h"
 #include "core/model/llama_model.h"
 #include "gui/compare/config_difference.h"
 #include "gui/config/engine_config_text.h"
@@ -255,21 +256,20 @@ std::vector<Delta> comparison_deltas(const WorkloadResult& ra, const WorkloadRes
 
 std::vector<Delta> comparison_deltas(const Comparison& c) {
   std::vector<Delta> deltas = comparison_deltas(c.a, c.b);
-  // Each figure's values over one side's runs: its median and range.
-  const auto over_runs = [&](const std::vector<WorkloadResult>& reruns, bool side_a, size_t row) {
-    std::vector<double> values{side_a ? deltas[row].a : deltas[row].b};
-    for (const WorkloadResult& run : reruns) {
-      const std::vector<Delta> pair = side_a ? figures(run, c.b) : figures(c.a, run);
-      values.push_back(side_a ? pair[row].a : pair[row].b);
-    }
-    std::sort(values.begin(), values.end());
-    const size_t n = values.size();
-    const double median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-    return std::pair{median, RunSpread{values.front(), values.back(), static_cast<int>(n), ran_simulated(side_a ? c.a : c.b)}};
+  // Every further run's figures, each computed once.
+  std::vector<std::vector<Delta>> more_a, more_b;
+  for (const WorkloadResult& run : c.reruns_a) more_a.push_back(figures(run, c.b));
+  for (const WorkloadResult& run : c.reruns_b) more_b.push_back(figures(c.a, run));
+  // A figure over one side's runs: its median and range.
+  const auto over_runs = [](double first, const std::vector<std::vector<Delta>>& more, size_t row, bool side_a, bool exact) {
+    std::vector<double> values{first};
+    for (const std::vector<Delta>& run : more) values.push_back(side_a ? run[row].a : run[row].b);
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    return std::pair{quantile(values, 0.5), RunSpread{*lo, *hi, static_cast<int>(values.size()), exact}};
   };
   for (size_t row = 0; row < deltas.size(); ++row) {
-    std::tie(deltas[row].a, deltas[row].spread_a) = over_runs(c.reruns_a, true, row);
-    std::tie(deltas[row].b, deltas[row].spread_b) = over_runs(c.reruns_b, false, row);
+    std::tie(deltas[row].a, deltas[row].spread_a) = over_runs(deltas[row].a, more_a, row, true, ran_simulated(c.a));
+    std::tie(deltas[row].b, deltas[row].spread_b) = over_runs(deltas[row].b, more_b, row, false, ran_simulated(c.b));
   }
   return deltas;
 }

@@ -3,6 +3,7 @@
 // server, character) where they part, the table of deltas (B against A), and the whole thing as JSON
 // for export.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -80,6 +81,9 @@ struct Comparison {
   std::vector<WorkloadResult> reruns_a, reruns_b;
   std::vector<OutputPair> outputs;  // by request id
   bool cancelled = false;
+
+  // The runs of the side that ran most (a simulated side runs once).
+  int runs_per_side() const { return 1 + static_cast<int>(std::max(reruns_a.size(), reruns_b.size())); }
 };
 
 // True when the run was served by a remote server (its metrics name their source).

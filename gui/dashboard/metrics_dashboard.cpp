@@ -263,14 +263,10 @@ void MetricsDashboard::Impl::fit_value_axes() {
     const QCPRange keys = panel.plot->xAxis->range();
     for (QCPAxis* axis : {panel.plot->yAxis, panel.plot->yAxis2}) {
       std::array<double, 2> hi{0, 0};  // the main run's and the overlay's highest value
-      double lowest_positive = std::numeric_limits<double>::infinity();
       for (QCPAbstractPlottable* p : axis->plottables()) {
-        bool found = false, positive = false;
+        bool found = false;
         const QCPRange r = p->getValueRange(found, QCP::sdBoth, keys);
-        const QCPRange above_zero = p->getValueRange(positive, QCP::sdPositive, keys);
-        if (!p->visible()) continue;
-        if (found) hi[overlay_run.contains(p)] = std::max(hi[overlay_run.contains(p)], r.upper);
-        if (positive) lowest_positive = std::min(lowest_positive, above_zero.lower);
+        if (found && p->visible()) hi[overlay_run.contains(p)] = std::max(hi[overlay_run.contains(p)], r.upper);
       }
       // Two runs kApartRatio apart (a simulated GPU against this CPU) share a logarithmic axis, on which
       // neither flattens the other; otherwise the axis is linear from 0.
@@ -285,7 +281,14 @@ void MetricsDashboard::Impl::fit_value_axes() {
         }
       }
       if (apart) {
-        axis->setRange(lowest_positive / 2, std::max(hi[0], hi[1]) * 2);
+        // From below the lowest positive value: a log axis has no 0.
+        double lowest = std::numeric_limits<double>::infinity();
+        for (QCPAbstractPlottable* p : axis->plottables()) {
+          bool found = false;
+          const QCPRange r = p->getValueRange(found, QCP::sdPositive, keys);
+          if (found && p->visible()) lowest = std::min(lowest, r.lower);
+        }
+        axis->setRange(lowest / 2, std::max(hi[0], hi[1]) * 2);
         continue;
       }
       // Headroom above the data: 15 %, or the band the configuration labels hang in when some show.

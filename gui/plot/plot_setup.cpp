@@ -92,7 +92,6 @@ QCPItemText* setup_plot(QCustomPlot* plot, const PlotSpec& spec) {
 
   // The legend sits in its own row under the title, so it never hides data.
   legend_in_own_row(plot, 1);
-  fit_legend_to_width(plot, 3);
   plot->plotLayout()->setRowStretchFactor(0, 0.001);
 
   // Horizontal drag and Ctrl+wheel zoom on the shared time axis, never before time 0; the value axis
@@ -122,7 +121,6 @@ void legend_in_own_row(QCustomPlot* plot, int row) {
   plot->legend->setBorderPen(Qt::NoPen);
   plot->legend->setIconSize(14, 8);
   plot->legend->setVisible(true);
-  plot->legend->setWrap(3);
   plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
   plot->legend->setColumnSpacing(10);
   plot->legend->setMargins(QMargins(2, 0, 2, 0));
@@ -131,6 +129,7 @@ void legend_in_own_row(QCustomPlot* plot, int row) {
   plot->plotLayout()->addElement(row, 0, plot->legend);
   plot->plotLayout()->setRowStretchFactor(row, 0.001);
   plot->plotLayout()->setRowSpacing(0);
+  fit_legend_to_width(plot, 3);
 }
 
 void scroll_with_wheel(QCustomPlot* plot) { plot->installEventFilter(new WheelScrolls(plot)); }

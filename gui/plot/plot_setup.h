@@ -21,7 +21,8 @@ struct PlotSpec {
 QCPItemText* setup_plot(QCustomPlot* plot, const PlotSpec& spec);
 // A new plot with setup_plot(); its note item is returned through `note`.
 QCustomPlot* make_plot(QWidget* parent, const PlotSpec& spec, QCPItemText** note);
-// The legend, small, in its own row at `row` of the plot's layout (over the axis rect, never on the data).
+// The legend, small, in its own row at `row` of the plot's layout (over the axis rect, never on the data),
+// up to 3 entries per line as its width allows (fit_legend_to_width).
 void legend_in_own_row(QCustomPlot* plot, int row);
 // The legend shows as many entries per line as the plot's width holds, `most` at most (at least
 // one), and fits again whenever the plot is resized or refit_legend() is called (its names changed).

@@ -104,7 +104,9 @@ TEST_P(LearnExperiment, NarratesTheNumbersItMeasured) {
     }
   }
   const auto verify_steps = r->values.find("ngram.verify_steps");
-  if (verify_steps != r->values.end() && verify_steps->second > 0) EXPECT_EQ(lines_checked, 2) << "draft and verify lines";
+  if (verify_steps != r->values.end() && verify_steps->second > 0) {
+    EXPECT_EQ(lines_checked, 2) << "draft and verify lines";
+  }
 
   QTemporaryDir out;
   const QString report = learn.export_report(out.path());
