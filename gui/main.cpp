@@ -14,6 +14,7 @@
 #include "gui/app/command_line.h"
 #include "gui/app/demo_script.h"
 #include "gui/app/main_window.h"
+#include "gui/app/window_layout.h"
 #include "gui/chat/session_store.h"
 
 namespace {
@@ -83,6 +84,7 @@ int main(int argc, char** argv) {
   }
 
   inferscope::gui::MainWindow window(options);
+  if (!screenshot) inferscope::gui::fit_window_to_screen(window);  // a scripted demo sets its own size
   window.show();
   if (!screenshot) return app.exec();
 

@@ -30,6 +30,7 @@
 #include "gui/app/engine_settings.h"
 #include "gui/app/model_fetch.h"
 #include "gui/app/status_fields.h"
+#include "gui/app/status_note.h"
 #include "gui/app/welcome_page.h"
 #include "gui/remote/connect_dialog.h"
 #include "gui/app/window_layout.h"
@@ -100,6 +101,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
       model_label_(new QLabel),
       device_label_(new QLabel),
       status_(new StatusFields),
+      note_(new StatusNote),
       progress_(new QProgressBar),
       recent_menu_(nullptr) {
   setWindowTitle("Inferscope");
@@ -121,8 +123,10 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   refresh_recent_menu();
 
   progress_->setRange(0, 0);  // busy indicator: loading reports no fraction
+  progress_->setTextVisible(false);
   progress_->setMaximumWidth(160);
   progress_->setVisible(false);
+  statusBar()->addWidget(note_, 1);
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(status_);
 
@@ -135,7 +139,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
 
   connect(bridge_, &EngineBridge::model_loading, this, [this](const QString& path) {
     progress_->setVisible(true);
-    statusBar()->showMessage("Loading " + QFileInfo(path).fileName() + "…");
+    note_->show_message("Loading " + QFileInfo(path).fileName() + "…");
   });
   connect(bridge_, &EngineBridge::model_loaded, this, &MainWindow::on_model_loaded);
   connect(bridge_, &EngineBridge::model_failed, this, &MainWindow::on_model_failed);
@@ -242,7 +246,7 @@ void MainWindow::on_remote_connected(const QString& source) {
   // The toggles configure the local engine; the server keeps its own configuration.
   config_->setEnabled(false);
   config_->setToolTip("Connected to " + source + ": the server runs its own configuration. Open a model to use the toggles.");
-  statusBar()->showMessage("Connected to " + source, 8000);
+  note_->show_message("Connected to " + source, 8000);
   pages_->setCurrentWidget(tabs_);
 }
 
@@ -289,13 +293,13 @@ void MainWindow::on_model_loaded(const QString& path) {
   remember_model(path);
   if (!showing_welcome()) {
     // A switch keeps the engine's settings, the weight level too: say which, since the new model runs them.
-    statusBar()->showMessage(QString("Opened %1 keeping the engine settings in use: %2%3 (the config panel changes them)")
+    note_->show_message(QString("Opened %1 keeping the engine settings in use: %2%3 (the config panel changes them)")
                                  .arg(QFileInfo(path).fileName(), engine_config_summary(config),
                                       config.quant == WeightQuant::Native ? QString(" · native weights") : QString()),
                              20000);
     return;
   }
-  statusBar()->showMessage("Loaded " + path, 5000);
+  note_->show_message("Loaded " + path, 5000);
   pages_->setCurrentWidget(tabs_);
   restore_saved_config();
 }
@@ -311,7 +315,7 @@ void MainWindow::restore_saved_config() {
 
 void MainWindow::on_model_failed(const QString& path, const QString& message) {
   progress_->setVisible(false);
-  statusBar()->showMessage("Could not open " + path, 8000);
+  note_->show_message("Could not open " + path, 8000);
   // What it means first, the loader's exact words (file, field, value) after.
   show_error("Model not loaded", "Could not open " + QFileInfo(path).fileName() + ". " +
                                      QString::fromStdString(load_error_summary(message.toStdString())) +
@@ -319,8 +323,7 @@ void MainWindow::on_model_failed(const QString& path, const QString& message) {
 }
 
 void MainWindow::on_config_result(bool applied, const QString& message) {
-  config_->show_result(applied, message);
-  statusBar()->showMessage(message, 8000);
+  config_->show_result(applied, message);  // the panel's note says it; the status bar stays for the rest
   const bool restoring = std::exchange(restoring_config_, false);
   if (applied) {
     const EngineConfig config = bridge_->config();
@@ -330,7 +333,7 @@ void MainWindow::on_config_result(bool applied, const QString& message) {
       // The panels show what the saved configuration set.
       config_->set_config(config);
       compare_->reset_configs(config);
-      statusBar()->showMessage("Restored the saved engine configuration: " + message + restore_notes_, 15000);
+      note_->show_message("Restored the saved engine configuration: " + message + restore_notes_, 15000);
     }
     QSettings settings;
     save_engine_config(settings, config);
@@ -339,7 +342,7 @@ void MainWindow::on_config_result(bool applied, const QString& message) {
   if (restoring) {
     // A saved configuration this model cannot run never stands in the way: the model runs the defaults.
     config_->set_config(bridge_->config());
-    statusBar()->showMessage("The saved engine configuration was not applied (" + message + "); the engine runs the defaults" +
+    note_->show_message("The saved engine configuration was not applied (" + message + "); the engine runs the defaults" +
                              restore_notes_ + ".", 15000);
     return;
   }

@@ -33,6 +33,7 @@ class ConfigPanel;
 class EngineBridge;
 class LearnView;
 class StatusFields;
+class StatusNote;
 class ModelInfoPanel;
 class WelcomePage;
 
@@ -66,6 +67,7 @@ class MainWindow : public QMainWindow {
   bool showing_welcome() const;
   QString status_text() const;
   StatusFields* status_fields() const { return status_; }
+  StatusNote* status_note() const { return note_; }
   // Scrolls the Chat tab's dashboard to the plot named `name` (false: there is none).
   bool show_plot(const QString& name);
   QStringList recent_models() const;
@@ -118,6 +120,7 @@ class MainWindow : public QMainWindow {
   QString restore_notes_;          // the saved values that were skipped, for that answer's message
   QLabel *model_label_, *device_label_;
   StatusFields* status_;
+  StatusNote* note_;
   QString model_text_;  // the top bar's model summary, before the weights in use
   QProgressBar* progress_;
   QMenu* recent_menu_;

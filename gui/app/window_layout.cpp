@@ -1,7 +1,9 @@
 #include "gui/app/window_layout.h"
 
 #include <QMainWindow>
+#include <QScreen>
 #include <QSplitter>
+#include <algorithm>
 
 namespace inferscope::gui {
 namespace {
@@ -28,6 +30,20 @@ void restore_window_layout(const QSettings& settings, QMainWindow& window) {
     const QString key = splitter_key(splitter);
     if (!splitter->objectName().isEmpty() && settings.contains(key)) splitter->restoreState(settings.value(key).toByteArray());
   }
+}
+
+QRect fitted_to_screen(const QRect& window, const QRect& available) {
+  QRect fitted(window.topLeft(), window.size().boundedTo(available.size()));
+  // Slide it in from whichever edge it crosses.
+  fitted.moveLeft(std::clamp(fitted.left(), available.left(), available.right() + 1 - fitted.width()));
+  fitted.moveTop(std::clamp(fitted.top(), available.top(), available.bottom() + 1 - fitted.height()));
+  return fitted;
+}
+
+void fit_window_to_screen(QMainWindow& window) {
+  const QScreen* screen = window.screen();
+  if (!screen) return;
+  window.setGeometry(fitted_to_screen(window.geometry(), screen->availableGeometry()));
 }
 
 }  // namespace inferscope::gui

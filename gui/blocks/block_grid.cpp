@@ -202,7 +202,13 @@ QString BlockGrid::full_caption(int32_t region) const {
 }
 
 QString BlockGrid::caption_text(int32_t region) const {
-  return QFontMetrics(region_font()).elidedText(full_caption(region), Qt::ElideRight, caption_rect(region).width());
+  // The whole caption where it fits, else "region 0", else "0": a short caption reads, a cut one does not.
+  const QFontMetrics fm(region_font());
+  const int room = caption_rect(region).width();
+  for (const QString& text : {full_caption(region), QStringLiteral("region %1").arg(region), QString::number(region)}) {
+    if (fm.horizontalAdvance(text) <= room) return text;
+  }
+  return fm.elidedText(QString::number(region), Qt::ElideRight, room);
 }
 
 void BlockGrid::measure_captions() {

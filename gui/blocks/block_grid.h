@@ -36,7 +36,7 @@ class BlockGrid : public QWidget {
   QRectF region_used_rect(int32_t region) const;
   QRectF region_waste_rect(int32_t region) const;
   // Contiguous: the font of the rows' captions and bar labels, the caption area left of a region's
-  // bar, and its caption as drawn there ("region 0 · Story", elided to fit).
+  // bar, and its caption as drawn there: "region 0 · Story", or "region 0" or "0" where that does not fit.
   QFont region_font() const;
   QRect caption_rect(int32_t region) const;
   QString caption_text(int32_t region) const;

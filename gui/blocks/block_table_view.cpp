@@ -185,13 +185,14 @@ void BlockTableView::Impl::fill_sequence_list() {
   const QSignalBlocker block(sequences);  // rebuilding is not the user selecting
   sequences->clear();
   for (const KvSnapshot::Sequence& s : snapshot.sequences) {
-    auto* item = new QListWidgetItem(swatch(color_of(s.id)),
-                                     QObject::tr("%1 · seq %2 — %3 tokens, %4 %5")
-                                         .arg(label_of(s.id))
-                                         .arg(s.id)
-                                         .arg(s.length)
-                                         .arg(s.block_table.size())
-                                         .arg(snapshot.kind == "contiguous" ? QObject::tr("region") : QObject::tr("blocks")));
+    const QString text = QObject::tr("%1 · seq %2 — %3 tokens, %4 %5")
+                             .arg(label_of(s.id))
+                             .arg(s.id)
+                             .arg(s.length)
+                             .arg(s.block_table.size())
+                             .arg(snapshot.kind == "contiguous" ? QObject::tr("region") : QObject::tr("blocks"));
+    auto* item = new QListWidgetItem(swatch(color_of(s.id)), text);
+    item->setToolTip(text);  // the list elides what its width cannot hold
     item->setData(Qt::UserRole, s.id);
     sequences->addItem(item);
     if (s.id == selected) item->setSelected(true);
@@ -259,6 +260,8 @@ BlockTableView::BlockTableView(QWidget* parent) : QWidget(parent), d_(std::make_
   right_layout->addWidget(new QLabel(tr("Sequences"), right));
   d.sequences = new QListWidget(right);
   d.sequences->setToolTip(tr("Every sequence in the cache, coloured as in the grid; click one to highlight its blocks."));
+  d.sequences->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  d.sequences->setTextElideMode(Qt::ElideRight);
   right_layout->addWidget(d.sequences, 1);
   d.table_title = new QLabel(right);
   d.table_title->setWordWrap(true);
@@ -266,7 +269,9 @@ BlockTableView::BlockTableView(QWidget* parent) : QWidget(parent), d_(std::make_
   d.table = new QTableWidget(0, 4, right);
   d.table->setHorizontalHeaderLabels({tr("logical"), tr("physical"), tr("filled"), tr("shared")});
   d.table->verticalHeader()->setVisible(false);
+  // The columns share the width, but "filled" is as wide as its figures ("184/1024" for a region).
   d.table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  d.table->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
   d.table->setEditTriggers(QAbstractItemView::NoEditTriggers);
   d.table->setSelectionMode(QAbstractItemView::NoSelection);
   d.table->setToolTip(tr("The selected sequence's block table: logical block i (tokens i×block_size onward) is "

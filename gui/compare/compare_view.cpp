@@ -200,8 +200,7 @@ QWidget* CompareView::build_setup() {
   run_->setDefault(true);
   run_->setStyleSheet("font-weight:bold; padding:4px 14px;");
   progress_->setObjectName("compare_progress");
-  progress_->setTextVisible(true);
-  progress_->setFormat("idle");
+  progress_->setTextVisible(false);  // the line under it says where the run is: text over the fill's edge is hard to read
   progress_->setValue(0);
   status_->setWordWrap(true);
   status_->setObjectName("compare_status");
@@ -502,9 +501,11 @@ void CompareView::poll_progress() {
   progress_->setValue((2 * p.repeat + p.run) * total + p.done);
   const QString side = p.run == 0 ? "A" : "B";
   const QString which = p.repeats > 1 ? QString("%1, run %2 of %3").arg(side).arg(p.repeat + 1).arg(p.repeats) : side;
-  progress_->setFormat(QString("%1 · %2 / %3 requests").arg(which).arg(p.done).arg(p.total));
   if (chat_.requests_in_flight() > 0) ++chat_busy_polls_;
-  QString text = QString("Running side %1 on %2 (greedy, same seed)…").arg(which, side_label(p.run));
+  QString text = QString("Running side %1 on %2 (greedy, same seed): %3 of %4 requests done…")
+                     .arg(which, side_label(p.run))
+                     .arg(p.done)
+                     .arg(p.total);
   if (chat_busy_polls_ > 0) {
     text += " Chat replies are streaming too: they share the CPU cores with this run, so its timings are not a clean A/B.";
   }
@@ -517,7 +518,6 @@ void CompareView::show_result(std::shared_ptr<const Comparison> c) {
   display_result();
   progress_->setRange(0, 1);
   progress_->setValue(1);
-  progress_->setFormat("done");
   const int runs = result_->runs_per_side();
   QString text = runs > 1 ? QString("Done: %1 runs per side; the table shows each figure's median. B's changes are green "
                                     "where better and red where worse when every run of B lies beyond every run of A; "
@@ -610,7 +610,7 @@ void CompareView::refresh_controls() {
   workload_->setEnabled(!busy);
   browse_->setEnabled(!busy);
   run_to_length_->setEnabled(!busy && !workload_->currentData().toString().isEmpty());
-  if (!busy && !result_) progress_->setFormat("idle");
+  if (!busy && !result_) progress_->setValue(0);
 }
 
 void CompareView::export_dialog() {

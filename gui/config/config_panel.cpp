@@ -85,6 +85,7 @@ ConfigPanel::ConfigPanel(QWidget* parent)
   weights_->setStyleSheet("color:#374151; font-size:8pt;");
   weights_->setToolTip("The weight format the steps run on now, and the bytes of its matrices (what each decode step reads)");
   conversion_->setRange(0, 100);
+  conversion_->setTextVisible(false);  // the line above it gives the percentage
   conversion_->setVisible(false);
   conversion_->setToolTip("Weights converting in the background; requests go on with the old ones until the swap");
 
@@ -169,9 +170,9 @@ void ConfigPanel::show_weights(const EngineMetricsSnapshot& m) {
                      .arg(QString::fromStdString(m.weights_quant), format_bytes(static_cast<double>(m.weight_bytes)));
   const bool converting = !m.converting_to.empty();
   if (converting) {
-    text += QString(" · converting to %1…").arg(QString::fromStdString(m.converting_to));
-    conversion_->setValue(static_cast<int>(m.conversion_progress * 100));
-    conversion_->setFormat(QString::fromStdString(m.converting_to) + " %p%");
+    const int percent = static_cast<int>(m.conversion_progress * 100);
+    text += QString(" · converting to %1: %2%…").arg(QString::fromStdString(m.converting_to)).arg(percent);
+    conversion_->setValue(percent);
   }
   conversion_->setVisible(converting);
   weights_->setText(text);

@@ -89,6 +89,7 @@ LearnView::LearnView(EngineBridge& bridge, QWidget* parent)
   cancel_->setEnabled(false);
   export_->setEnabled(false);
   progress_->setVisible(false);
+  progress_->setTextVisible(false);  // the status beside it counts the requests
   connect(list_, &QListWidget::currentRowChanged, this, &LearnView::show_experiment);
   connect(run_, &QPushButton::clicked, this, [this] { start(); });
   connect(cancel_, &QPushButton::clicked, this, &LearnView::cancel);

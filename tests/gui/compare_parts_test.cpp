@@ -371,7 +371,7 @@ TEST(CompareParts, ConfigPanelShowsTheWeightsAndAConversionInProgress) {
   m.conversion_progress = 0.4;
   panel.show_weights(m);
   EXPECT_TRUE(panel.converting());
-  EXPECT_TRUE(panel.weights_text().contains("converting to q8")) << panel.weights_text().toStdString();
+  EXPECT_TRUE(panel.weights_text().contains("converting to q8: 40%")) << panel.weights_text().toStdString();
   panel.resize(420, 1100);
   EXPECT_GT(distinct_colors(render(panel, "config_panel_converting")), 10);
   m.converting_to.clear();

@@ -1,8 +1,10 @@
 // The window on a laptop's 1280x720 screen and on 1920x1080: every tab keeps the window the size it
 // was given (no tab's minimum size widens it past the screen), no label, button, header, axis title or
 // legend shows less than its text unless its tooltip holds it, the chat keeps at least a third of the
-// window's height, and each Learn lesson shows whole or has half the tab.
+// window's height, and each Learn lesson shows whole or has half the tab. No progress bar draws text
+// over its fill: the text beside or above it says how far a task is.
 #include <QListWidget>
+#include <QProgressBar>
 #include <QScrollBar>
 #include <QSplitter>
 #include <QTabWidget>
@@ -52,6 +54,14 @@ TEST_P(ScreenFit, EveryTabFitsAndShowsItsTextWhole) {
   w->tabs()->setCurrentIndex(0);
   QApplication::processEvents();
   EXPECT_GE(w->chat()->height() * 3, w->height()) << "the chat has " << w->chat()->height() << " px of " << w->height();
+}
+
+TEST(ScreenFitProgress, NoProgressBarDrawsTextOverItsFill) {
+  QTemporaryDir dir;
+  auto w = open_window(dir.path());
+  const QList<QProgressBar*> bars = w->findChildren<QProgressBar*>();
+  EXPECT_GE(bars.size(), 4) << "status bar, config panel, Compare, Learn";
+  for (const QProgressBar* bar : bars) EXPECT_FALSE(bar->isTextVisible()) << bar->objectName().toStdString();
 }
 
 INSTANTIATE_TEST_SUITE_P(Screens, ScreenFit, ::testing::Values(QSize(1280, 720), QSize(1920, 1080)),

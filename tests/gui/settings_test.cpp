@@ -4,7 +4,7 @@
 // blocking the model) and the window layout (geometry and splitter sizes).
 #include <QSignalSpy>
 #include <QSplitter>
-#include <QStatusBar>
+#include "gui/app/status_note.h"
 
 #include "gui/app/engine_settings.h"
 #include "gui/app/window_layout.h"
@@ -112,7 +112,7 @@ TEST(EngineSettings, TheSavedConfigurationIsRestoredWhenTheModelLoads) {
   ASSERT_TRUE(wait_for([&] { return w->bridge().has_engine() && w->config_panel()->config().attention == "naive"; }));
   EXPECT_EQ(w->bridge().config().attention, "naive");
   EXPECT_EQ(w->bridge().config().kv_dtype, DType::F32);
-  const QString status = w->statusBar()->currentMessage();
+  const QString status = w->status_note()->message();
   EXPECT_TRUE(status.startsWith("Restored the saved engine configuration")) << status.toStdString();
   EXPECT_TRUE(status.contains("engine/block_size = 'many'")) << status.toStdString();
 }
@@ -131,7 +131,7 @@ TEST(EngineSettings, AModelSwitchSaysWhichSettingsItKept) {
   QSignalSpy loaded(&w->bridge(), &EngineBridge::model_loaded);
   w->open_model(stories_model());
   ASSERT_TRUE(wait_for([&] { return loaded.count() > 0; }));
-  const QString status = w->statusBar()->currentMessage();
+  const QString status = w->status_note()->message();
   EXPECT_TRUE(status.startsWith("Opened stories260K.gguf keeping the engine settings in use: ")) << status.toStdString();
   EXPECT_TRUE(status.contains("weights q8")) << status.toStdString();
   EXPECT_TRUE(status.contains("naive")) << status.toStdString();
@@ -154,8 +154,8 @@ TEST(EngineSettings, ARefusedSavedConfigurationFallsBackToTheDefaults) {
   QStringList errors;
   QObject::connect(w.get(), &MainWindow::error_shown, [&](const QString& e) { errors << e; });
   w->open_model(stories_model());
-  ASSERT_TRUE(wait_for([&] { return w->statusBar()->currentMessage().startsWith("The saved engine configuration was not applied"); }))
-      << w->statusBar()->currentMessage().toStdString();
+  ASSERT_TRUE(wait_for([&] { return w->status_note()->message().startsWith("The saved engine configuration was not applied"); }))
+      << w->status_note()->message().toStdString();
   EXPECT_TRUE(w->bridge().has_engine());
   EXPECT_FALSE(w->showing_welcome());
   EXPECT_EQ(w->bridge().config().attention, "flash");

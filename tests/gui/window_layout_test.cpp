@@ -1,7 +1,8 @@
 // The window at the README's size (1680x1050), offscreen: every dashboard plot (Chat and Compare
 // tabs), every config toggle and every field of the Compare editors can be reached: in full view, or
 // inside a scroll area that is itself in view, shows its scroll bar with a handle that stands out
-// from the groove, and scrolls the widget whole into view.
+// from the groove, and scrolls the widget whole into view. And a window opens inside the screen's free
+// area, whatever size it had or was saved with.
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QStyleOptionSlider>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <qcustomplot.h>
 
+#include "gui/app/window_layout.h"
 #include "gui/compare/compare_view.h"
 #include "gui/config/config_panel.h"
 #include "gui/dashboard/metrics_dashboard.h"
@@ -87,6 +89,17 @@ std::vector<QWidget*> toggles(QWidget* panel, const QString& prefix = {}) {
     out.push_back(w);
   }
   return out;
+}
+
+TEST(WorkbenchLayout, AWindowOpensInsideTheScreensFreeArea) {
+  const QRect laptop(0, 32, 1280, 688);  // 1280x720 under a 32-px top panel
+  // The 1600x1000 default fills a laptop's free area.
+  EXPECT_EQ(fitted_to_screen(QRect(0, 0, 1600, 1000), laptop), laptop);
+  // A window saved on a larger screen, at its right: smaller and slid back in.
+  EXPECT_EQ(fitted_to_screen(QRect(1500, 400, 1000, 600), laptop), QRect(280, 120, 1000, 600));
+  // One that fits stays as it is.
+  EXPECT_EQ(fitted_to_screen(QRect(100, 100, 900, 500), laptop), QRect(100, 100, 900, 500));
+  EXPECT_EQ(fitted_to_screen(QRect(0, 0, 1600, 1000), QRect(0, 0, 1920, 1080)), QRect(0, 0, 1600, 1000));
 }
 
 TEST(WorkbenchLayout, AtTheReadmeSizeEveryPlotAndToggleCanBeReached) {

@@ -1,6 +1,6 @@
 // The workbench's parts that need no model: session JSON (round trip, malformed files refused with
 // the field named), the chat's Markdown-ish rendering and its reply line (this reply's own decode
-// speed, with its help on hover), the status bar's figures with their help, and demo-script checking.
+// speed, with its help on hover), the status bar's figures with their help and its elided message, and demo-script checking.
 #include <QDir>
 #include <QLabel>
 #include <QTemporaryDir>
@@ -9,6 +9,7 @@
 
 #include "gui/app/demo_script.h"
 #include "gui/app/status_fields.h"
+#include "gui/app/status_note.h"
 #include "gui/help/help_texts.h"
 #include "gui/chat/chat_render.h"
 #include "gui/chat/chat_session.h"
@@ -182,6 +183,27 @@ TEST(WorkbenchStatus, EveryFigureShowsItsHelpOnHover) {
   m.num_requests_running = 0;
   status.show_metrics(m);
   EXPECT_TRUE(status.text().contains(" · engine: idle · ")) << status.text().toStdString();
+}
+
+TEST(WorkbenchStatus, ALongMessageIsElidedWithItsWholeTextOnHover) {
+  test_app();
+  StatusNote note;
+  note.resize(300, 20);
+  note.show();
+  const QString message = "Opened gemma-3-270m-q4_k_m.gguf keeping the engine settings in use: paged 16 · 64 MiB · "
+                          "prefix cache · flash · KV f16 · weights q8 · continuous (the config panel changes them)";
+  note.show_message(message, 50);
+  EXPECT_EQ(note.message(), message);
+  EXPECT_EQ(note.toolTip(), message);
+  EXPECT_TRUE(note.text().endsWith(QChar(0x2026))) << note.text().toStdString();
+  EXPECT_LE(note.fontMetrics().horizontalAdvance(note.text()), note.contentsRect().width());
+  // Wider, more of it shows; then it goes after its timeout.
+  const qsizetype shown_narrow = note.text().size();
+  note.resize(600, 20);
+  EXPECT_GT(note.text().size(), shown_narrow);
+  EXPECT_TRUE(wait_for([&] { return note.message().isEmpty(); }));
+  EXPECT_TRUE(note.text().isEmpty());
+  EXPECT_TRUE(note.toolTip().isEmpty());
 }
 
 TEST(WorkbenchDemoScript, BadScriptsAreRefusedBeforeRunning) {

@@ -52,10 +52,11 @@ void write_f32_copy(const std::string& llama_quantize, const std::string& model,
 }
 
 double llama_cpp_perplexity(const std::string& llama_perplexity, const std::string& model,
-                            const std::string& text_file, int ctx, int chunks, int threads) {
+                            const std::string& text_file, int ctx, int chunks, int threads, bool f32_kv) {
   const std::string c = std::to_string(ctx);
   const std::string out = command_output(llama_perplexity + " -m " + model + " -f " + text_file + " -c " + c + " -b " + c +
-                                         " --chunks " + std::to_string(chunks) + " -t " + std::to_string(threads) + " 2>&1");
+                                         " --chunks " + std::to_string(chunks) + " -t " + std::to_string(threads) +
+                                         (f32_kv ? " -ctk f32 -ctv f32 -fa off" : "") + " 2>&1");
   static const std::regex final_estimate(R"(Final estimate: PPL = ([0-9.eE+-]+))");
   std::smatch m;
   if (!std::regex_search(out, m, final_estimate)) throw std::runtime_error("no final estimate from llama-perplexity:\n" + out);

@@ -33,8 +33,9 @@ std::vector<std::vector<TopLogprob>> llama_cpp_top_logprobs(const std::string& l
 void write_f32_copy(const std::string& llama_quantize, const std::string& model, const std::string& out);
 
 // llama-perplexity's final estimate for the first `chunks` chunks of `text_file` at context `ctx`, on
-// `threads` threads.
+// `threads` threads. f32_kv: K and V cached in f32 with flash attention off (-ctk f32 -ctv f32 -fa off)
+// instead of its default f16 cache and flash attention.
 double llama_cpp_perplexity(const std::string& llama_perplexity, const std::string& model,
-                            const std::string& text_file, int ctx, int chunks, int threads);
+                            const std::string& text_file, int ctx, int chunks, int threads, bool f32_kv = false);
 
 }  // namespace inferscope::test

@@ -24,11 +24,13 @@
 namespace inferscope::test {
 namespace {
 
-// Our perplexity against llama-perplexity's, text by text and context by context. The goal is 1%;
-// our 8-bit activation blocks are not rounded exactly as ggml's (nor is ggml's f16 K/V and GELU table
-// ours), and that alone leaves up to 1.23% here (the demo model's German at ctx 256; Gemma's German
-// at ctx 64 1.18%). The test fails past 1.5% and marks every row past 1%. A tokenizer or
-// forward-pass bug is far larger: Gemma's runs of spaces were 3x and 80,000x off.
+// Our perplexity against llama-perplexity's, text by text and context by context. 1% is below the
+// noise floor of 8-bit activations on 512 tokens: each engine's own f32 summation order rounds some
+// activations to the neighbouring 8-bit step. llama.cpp's figure alone moves by up to 2.17% (RMS 0.88%
+// over these 20 rows) between its f16 cache with flash attention and an f32 cache without it, a change
+// that is exact in the maths; ours is within 1.23% of its default (RMS 0.57%). So the test fails past
+// 1.5%, marks every row past 1%, and prints llama.cpp's own spread beside each (docs/RELIABILITY.md).
+// A tokenizer or forward-pass bug is far larger: Gemma's runs of spaces were 3x and 80,000x off.
 constexpr double kPerplexityGoal = 0.01;
 constexpr double kPerplexityBound = 0.015;
 // Each text is scored on its first 512 tokens at every context (llama-perplexity --chunks likewise),
@@ -65,17 +67,21 @@ TEST_P(LlamaCppOnText, PerplexityCloseToLlamaPerplexity) {
   const std::string& text = GetParam().text;
   const auto model = LlamaModel::load(path);
   const std::vector<TokenId> tokens = model->tokenizer().encode(source_text(text_path(text)), true, false);
-  std::printf("%-8s %-24s %5s %12s %12s %8s\n", "model", "text", "ctx", "ours", "llama.cpp", "diff");
+  std::printf("%-8s %-24s %5s %10s %10s %8s %15s %8s\n", "model", "text", "ctx", "ours", "llama.cpp", "diff",
+              "its f32 cache", "spread");
   for (const int ctx : kContexts) {
     const int chunks = std::min(kTokensPerText, static_cast<int>(tokens.size())) / ctx;
     const std::span<const TokenId> scored(tokens.data(), static_cast<size_t>(chunks * ctx));
     const double ours =
         measure_text_perplexity(*model, like_for_like(), scored, ctx, std::nullopt, {}, PerplexityMethod::LlamaCpp)
             .level.perplexity;
-    const double theirs = llama_cpp_perplexity(LLAMA_PERPLEXITY, path, source_path(text_path(text)), ctx, chunks, 2);
+    const std::string file = source_path(text_path(text));
+    const double theirs = llama_cpp_perplexity(LLAMA_PERPLEXITY, path, file, ctx, chunks, 2);
+    const double theirs_f32_kv = llama_cpp_perplexity(LLAMA_PERPLEXITY, path, file, ctx, chunks, 2, true);
     const double diff = ours / theirs - 1;
-    std::printf("%-8s %-24s %5d %12.4f %12.4f %+7.2f%%%s\n", GetParam().model.c_str(), text.c_str(), ctx, ours, theirs,
-                100 * diff, std::abs(diff) > kPerplexityGoal ? "  past the 1% goal" : "");
+    std::printf("%-8s %-24s %5d %10.4f %10.4f %+7.2f%% %15.4f %+7.2f%%%s\n", GetParam().model.c_str(), text.c_str(), ctx,
+                ours, theirs, 100 * diff, theirs_f32_kv, 100 * (theirs_f32_kv / theirs - 1),
+                std::abs(diff) > kPerplexityGoal ? "  past the 1% goal" : "");
     EXPECT_LE(std::abs(diff), kPerplexityBound) << text << " at ctx " << ctx << ": ours " << ours << ", llama.cpp " << theirs;
   }
 }
