@@ -588,7 +588,9 @@ void CompareView::display_result() {
   const auto run_label = [](const WorkloadResult& r, const QString& name) {
     return ran_simulated(r) ? name + " (dry run)" : name;
   };
-  dashboard_->set_overlay(&result_->b.metrics, run_label(result_->a, "A"), run_label(result_->b, "B"));
+  // A dry run's virtual clock against a measured one: B gets a time axis of its own.
+  dashboard_->set_overlay(&result_->b.metrics, run_label(result_->a, "A"), run_label(result_->b, "B"),
+                          ran_simulated(result_->a) != ran_simulated(result_->b));
 }
 
 void CompareView::show_status(const QString& text, bool error) {

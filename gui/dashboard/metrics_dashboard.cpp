@@ -109,6 +109,7 @@ struct MetricsDashboard::Impl {
   PreemptionHistory preemptions;
   std::optional<EngineMetricsSnapshot> overlay;
   QString label_a, label_b;
+  bool own_clock = false;  // the overlay is drawn against the top time axis (set_overlay)
   std::pair<double, double> span{0, 0}, overlay_span{0, 0};
   double uptime = 0;
   std::optional<Signature> last;
@@ -127,6 +128,8 @@ struct MetricsDashboard::Impl {
   }
   void apply_names();
   void draw_overlay();
+  // The overlay's series against the bottom time axis, or against the top one fitted to its span.
+  void place_overlay_clock(const std::vector<QCPAbstractPlottable*>& series);
   void set_x_range(const QCPRange& range, const QCustomPlot* except);
   void follow_data();
   void fit_value_axes();
@@ -172,6 +175,7 @@ MetricsDashboard::Impl::Panel& MetricsDashboard::Impl::add_panel(QWidget* parent
   }
   panel.idle = [] { return QStringLiteral("waiting for the first engine step"); };
   install_hover(panel.plot);
+  grow_with_legend(panel.plot);
   panels.push_back(panel);
   return panels.back();
 }
@@ -194,7 +198,9 @@ void MetricsDashboard::Impl::show_config_changes() {
 void MetricsDashboard::Impl::apply_names() {
   for (const Named& n : names) {
     const QString& label = n.overlay ? label_b : label_a;
-    n.plottable->setName(overlay && !label.isEmpty() ? n.base + QStringLiteral(" · ") + label : n.base);
+    const bool top = n.plottable->keyAxis() == n.plottable->parentPlot()->xAxis2;
+    n.plottable->setName(overlay && !label.isEmpty() ? n.base + QStringLiteral(" · ") + label + (top ? QStringLiteral(" · top axis") : QString())
+                                                     : n.base);
   }
 }
 
@@ -203,9 +209,11 @@ void MetricsDashboard::Impl::draw_overlay() {
   spec->set_overlay(on ? &*overlay : nullptr, label_a, label_b);
   roofline->set_overlay(on ? &*overlay : nullptr);
   // The lanes' tags are the runs' names without their notes ("B" of "B simulated (dry run)").
-  timeline->set_overlay(on ? &*overlay : nullptr, label_a.section(' ', 0, 0), label_b.section(' ', 0, 0));
-  for (QCPGraph* g : {ttft_b, e2e_b, rate_b, tokens_b, usage_b, fragmentation_b, reserved_unused_b, hits_b, scratch_b,
-                      attention_time_b, matmul_time_b, spec_window_b}) {
+  timeline->set_overlay(on ? &*overlay : nullptr, label_a.section(' ', 0, 0), label_b.section(' ', 0, 0), own_clock);
+  const std::vector<QCPGraph*> graphs_b = {ttft_b,    e2e_b,   rate_b,           tokens_b,        usage_b,
+                                           fragmentation_b, reserved_unused_b, hits_b, scratch_b, attention_time_b,
+                                           matmul_time_b,   spec_window_b};
+  for (QCPGraph* g : graphs_b) {
     g->setVisible(on);
     if (on) {
       g->addToLegend();
@@ -215,9 +223,10 @@ void MetricsDashboard::Impl::draw_overlay() {
     }
   }
   overlay_span = {0, 0};
+  if (on) overlay_span = time_span(*overlay);
+  place_overlay_clock({graphs_b.begin(), graphs_b.end()});
   if (!on) return;
   const EngineMetricsSnapshot& s = *overlay;
-  overlay_span = time_span(s);
   set_series(ttft_b, ttft_series(s));
   set_series(e2e_b, e2e_series(s));
   set_series(rate_b, decode_rate_series(s));
@@ -238,6 +247,21 @@ void MetricsDashboard::Impl::draw_overlay() {
   clear_unreported(s, true);
 }
 
+void MetricsDashboard::Impl::place_overlay_clock(const std::vector<QCPAbstractPlottable*>& series) {
+  const bool top = overlay.has_value() && own_clock;
+  for (QCPAbstractPlottable* p : series) p->setKeyAxis(top ? p->parentPlot()->xAxis2 : p->parentPlot()->xAxis);
+  const double pad = std::max(0.02 * (overlay_span.second - overlay_span.first), 1e-3);
+  for (Panel& panel : panels) {
+    if (!panel.marks || !panel.note) continue;  // time plots; the views place their own
+    QCPAxis* axis = panel.plot->xAxis2;
+    axis->setVisible(top);
+    if (!top) continue;
+    axis->setTickLabels(true);  // no title, which would take a short chart's height: B's legend entries say it
+    axis->setTicker(panel.plot->xAxis->ticker());
+    axis->setRange(std::max(0.0, overlay_span.first - pad), overlay_span.second + pad);
+  }
+}
+
 void MetricsDashboard::Impl::set_x_range(const QCPRange& range, const QCustomPlot* except) {
   syncing = true;
   for (Panel& panel : panels)
@@ -247,7 +271,7 @@ void MetricsDashboard::Impl::set_x_range(const QCPRange& range, const QCustomPlo
 
 void MetricsDashboard::Impl::follow_data() {
   double lo = span.first, hi = span.second;
-  if (overlay) lo = std::min(lo, overlay_span.first), hi = std::max(hi, overlay_span.second);
+  if (overlay && !own_clock) lo = std::min(lo, overlay_span.first), hi = std::max(hi, overlay_span.second);
   if (!config_changes.isEmpty()) hi = std::max(hi, config_changes.back().time_s);  // the newest change shows
   if (hi <= lo) hi = std::max({lo + 1.0, uptime});
   const double pad = std::max(0.02 * (hi - lo), 1e-3);
@@ -265,7 +289,7 @@ void MetricsDashboard::Impl::fit_value_axes() {
       std::array<double, 2> hi{0, 0};  // the main run's and the overlay's highest value
       for (QCPAbstractPlottable* p : axis->plottables()) {
         bool found = false;
-        const QCPRange r = p->getValueRange(found, QCP::sdBoth, keys);
+        const QCPRange r = p->getValueRange(found, QCP::sdBoth, p->keyAxis()->range());  // an overlay may have its own clock
         if (found && p->visible()) hi[overlay_run.contains(p)] = std::max(hi[overlay_run.contains(p)], r.upper);
       }
       // Two runs kApartRatio apart (a simulated GPU against this CPU) share a logarithmic axis, on which
@@ -285,7 +309,7 @@ void MetricsDashboard::Impl::fit_value_axes() {
         double lowest = std::numeric_limits<double>::infinity();
         for (QCPAbstractPlottable* p : axis->plottables()) {
           bool found = false;
-          const QCPRange r = p->getValueRange(found, QCP::sdPositive, keys);
+          const QCPRange r = p->getValueRange(found, QCP::sdPositive, p->keyAxis()->range());
           if (found && p->visible()) lowest = std::min(lowest, r.lower);
         }
         axis->setRange(lowest / 2, std::max(hi[0], hi[1]) * 2);
@@ -596,13 +620,15 @@ RooflineView* MetricsDashboard::roofline() const { return d_->roofline; }
 
 RequestTimeline* MetricsDashboard::timeline() const { return d_->timeline; }
 
-void MetricsDashboard::set_overlay(const EngineMetricsSnapshot* other, const QString& label_a, const QString& label_b) {
+void MetricsDashboard::set_overlay(const EngineMetricsSnapshot* other, const QString& label_a, const QString& label_b,
+                                   bool own_clock) {
   Impl& d = *d_;
   d.overlay = other ? std::optional<EngineMetricsSnapshot>(*other) : std::nullopt;
   d.label_a = label_a;
+  d.own_clock = own_clock;
   d.label_b = label_b;
-  d.apply_names();
   d.draw_overlay();
+  d.apply_names();  // after: a series moved to the top axis says so
   // Names with run labels are longer: each legend fits its lines to its width again.
   for (Impl::Panel& panel : d.panels) refit_legend(panel.plot);
   d.refresh();

@@ -42,7 +42,11 @@ class MetricsDashboard : public QWidget {
   // `label` (a few words) on every time plot.
   void mark_config_change(double time_s, const QString& label);
   // For the comparison view: a second, read-only snapshot drawn overlaid (dashed), or none.
-  void set_overlay(const inferscope::EngineMetricsSnapshot* other, const QString& label_a, const QString& label_b);
+  // own_clock: its times are on another clock than the first's (a simulated run's virtual one), so
+  // its series go on a time axis of their own along the top, fitted to its span, instead of squeezed
+  // into a corner of the first run's; their names end in "· top axis".
+  void set_overlay(const inferscope::EngineMetricsSnapshot* other, const QString& label_a, const QString& label_b,
+                   bool own_clock = false);
   // Every plot, for tests and export: name (objectName) -> plot.
   QList<QCustomPlot*> plots() const;
   QCustomPlot* plot(const QString& name) const;

@@ -87,6 +87,10 @@ RequestTimeline::RequestTimeline(QWidget* parent) : QCustomPlot(parent) {
   preemptions = add_marks(this, QStringLiteral("preempted"), kPreemptionColor, QCPScatterStyle::ssCross, 9);
   first_tokens = add_marks(this, QStringLiteral("first token"), kTtftColor, QCPScatterStyle::ssDiamond, 8);
   finishes = add_marks(this, QStringLiteral("finished"), QColor(30, 30, 30), QCPScatterStyle::ssSquare, 5);
+  preemptions_b = add_marks(this, QString(), kPreemptionColor, QCPScatterStyle::ssCross, 9);
+  first_tokens_b = add_marks(this, QString(), kTtftColor, QCPScatterStyle::ssDiamond, 8);
+  finishes_b = add_marks(this, QString(), QColor(30, 30, 30), QCPScatterStyle::ssSquare, 5);
+  for (QCPGraph* g : {preemptions_b, first_tokens_b, finishes_b}) g->removeFromLegend();
   install_hover(this, [this](QPointF pos) { return hover_at(pos); });
   scope_ = new QCPItemText(this);
   scope_->setObjectName(QStringLiteral("scope"));
@@ -115,8 +119,18 @@ void RequestTimeline::clear() {
   show_lanes();
 }
 
-void RequestTimeline::set_overlay(const EngineMetricsSnapshot* other, const QString& label_a, const QString& label_b) {
+void RequestTimeline::set_overlay(const EngineMetricsSnapshot* other, const QString& label_a, const QString& label_b,
+                                  bool own_clock) {
   overlay_ = other != nullptr;
+  own_clock_ = overlay_ && own_clock;
+  for (QCPFinancial* f : {waiting_b, prefill_b, decode_b}) f->setValueAxis(own_clock_ ? xAxis2 : xAxis);
+  for (QCPGraph* g : {preemptions_b, first_tokens_b, finishes_b}) g->setKeyAxis(own_clock_ ? xAxis2 : xAxis);
+  xAxis2->setVisible(own_clock_);
+  if (own_clock_) {
+    xAxis2->setTickLabels(true);
+    xAxis2->setLabel(label_b + QStringLiteral(": its own clock"));
+    xAxis2->setTicker(xAxis->ticker());
+  }
   label_a_ = label_a;
   label_b_ = label_b;
   overlay_lanes_ = other ? newest_lanes(*other) : std::vector<RequestLane>{};
@@ -158,7 +172,8 @@ void RequestTimeline::show_lanes() {
 
   std::map<QCPFinancial*, Bars> bars;
   std::map<QCPGraph*, std::pair<QVector<double>, QVector<double>>> marks;  // time, lane
-  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  // Each clock's span: [0] the bottom axis's, [1] the top one's.
+  double lo[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()}, hi[2] = {0, 0};
   auto ticker = QSharedPointer<QCPAxisTickerText>::create();
   const size_t labels = static_cast<size_t>(std::max(2, axisRect()->height() / kLabelPixels));
   const size_t label_every = (rows_.size() + labels - 1) / labels;
@@ -167,35 +182,39 @@ void RequestTimeline::show_lanes() {
     const int run = rows_[i].run;
     const double y = static_cast<double>(i);
     const QString tag = !overlay_ ? QStringLiteral("req") : run == 0 ? label_a_ : label_b_;
+    const int clock = run == 1 && own_clock_ ? 1 : 0;
     if (i % label_every == 0) ticker->addTick(y, QStringLiteral("%1 %2").arg(tag).arg(lane.id));
     for (const LaneSegment& bar : lane.segments) {
       Bars& b = bars[bars_of(bar.kind, run)];
       b.lane.push_back(y);
       b.start.push_back(bar.start_s);
       b.end.push_back(bar.end_s);
-      lo = std::min(lo, bar.start_s), hi = std::max(hi, bar.end_s);
+      lo[clock] = std::min(lo[clock], bar.start_s), hi[clock] = std::max(hi[clock], bar.end_s);
     }
     auto mark = [&](QCPGraph* g, double t) {
       marks[g].first.push_back(t);
       marks[g].second.push_back(y);
     };
-    for (double t : lane.preemptions_s) mark(preemptions, t);
-    if (lane.first_token_s >= 0) mark(first_tokens, lane.first_token_s);
-    if (lane.finish_s >= 0) mark(finishes, lane.finish_s);
+    for (double t : lane.preemptions_s) mark(run == 1 ? preemptions_b : preemptions, t);
+    if (lane.first_token_s >= 0) mark(run == 1 ? first_tokens_b : first_tokens, lane.first_token_s);
+    if (lane.finish_s >= 0) mark(run == 1 ? finishes_b : finishes, lane.finish_s);
   }
   for (QCPFinancial* f : {waiting, prefill, decode, waiting_b, prefill_b, decode_b}) {
     const Bars& b = bars[f];
     // Lanes come in order, so keys are sorted; the body runs open -> close, the wick low -> high.
     f->setData(b.lane, b.start, b.end, b.start, b.end, true);
   }
-  for (QCPGraph* g : {preemptions, first_tokens, finishes}) g->setData(marks[g].first, marks[g].second);
+  for (QCPGraph* g : {preemptions, first_tokens, finishes, preemptions_b, first_tokens_b, finishes_b})
+    g->setData(marks[g].first, marks[g].second);
   yAxis->setTicker(ticker);
   // Half a lane more above the first: room for the charts' configuration labels.
   yAxis->setRange(-1.1, std::max<double>(static_cast<double>(rows_.size()), 4) - 0.4);
-  if (follow_time_ && hi > lo) {
-    const double pad = 0.02 * (hi - lo);
-    xAxis->setRange(std::max(0.0, lo - pad), hi + pad);
-  }
+  const auto fit = [&](QCPAxis* axis, int clock) {
+    const double pad = 0.02 * (hi[clock] - lo[clock]);
+    axis->setRange(std::max(0.0, lo[clock] - pad), hi[clock] + pad);
+  };
+  if (follow_time_ && hi[0] > lo[0]) fit(xAxis, 0);
+  if (own_clock_ && hi[1] > lo[1]) fit(xAxis2, 1);
   note_->setText(note());
   replot(rpQueuedReplot);
 }
@@ -229,8 +248,9 @@ QString RequestTimeline::hover_at(QPointF pos) const {
   if (i < 0 || i >= static_cast<long>(rows_.size()) || std::fabs(row - static_cast<double>(i)) > kBarHeight / 2) return {};
   const RequestLane& lane = *rows_[static_cast<size_t>(i)].lane;
   const QString run = !overlay_ ? QString() : (rows_[static_cast<size_t>(i)].run == 0 ? label_a_ : label_b_) + QStringLiteral(" · ");
-  const double t = xAxis->pixelToCoord(pos.x());
-  const double near = std::fabs(xAxis->pixelToCoord(pos.x() + kHoverRadiusPx) - t);  // the hover radius in seconds
+  const QCPAxis* time = time_axis_of(rows_[static_cast<size_t>(i)].run);
+  const double t = time->pixelToCoord(pos.x());
+  const double near = std::fabs(time->pixelToCoord(pos.x() + kHoverRadiusPx) - t);  // the hover radius in seconds
   QStringList lines{QStringLiteral("%1request %2 · prompt %3 tokens · %4 generated")
                         .arg(run)
                         .arg(lane.id)

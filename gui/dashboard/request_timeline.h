@@ -4,7 +4,8 @@
 // The newest kMaxLanes requests get a lane. Data only: it draws the snapshots it is given. Hover
 // names the request and the bar or mark under the mouse. For a comparison a second run is drawn on
 // the same time axis, each request's B lane right under its A lane (paler bars, labelled "A 3",
-// "B 3"), and the plot asks for the height that keeps every lane readable. On a remote server the lanes are this
+// "B 3"), and the plot asks for the height that keeps every lane readable; a run on another clock (a
+// simulated one's virtual time) is drawn against a time axis of its own along the top. On a remote server the lanes are this
 // client's requests only (a server lists no one's timings), and a corner label says so.
 #pragma once
 #include <qcustomplot.h>
@@ -26,7 +27,9 @@ class RequestTimeline : public QCustomPlot, public OwnCsv {
   void update_from(const EngineMetricsSnapshot& s);
   void clear();
   // A second run's lanes under the first's, labelled `label_a` and `label_b` ("A", "B"); null: none.
-  void set_overlay(const EngineMetricsSnapshot* other, const QString& label_a, const QString& label_b);
+  // own_clock: its times go on the top axis, fitted to them (MetricsDashboard::set_overlay).
+  void set_overlay(const EngineMetricsSnapshot* other, const QString& label_a, const QString& label_b,
+                   bool own_clock = false);
   // Whether update_from() moves the time axis to the data (default true). A host that drives the
   // time axis itself (the dashboard's shared one) turns it off.
   void set_follow_time(bool follow) { follow_time_ = follow; }
@@ -55,13 +58,17 @@ class RequestTimeline : public QCustomPlot, public OwnCsv {
   QCPFinancial *waiting, *prefill, *decode;
   QCPFinancial *waiting_b, *prefill_b, *decode_b;  // the overlay run's bars, paler
   QCPGraph *preemptions, *first_tokens, *finishes;
+  QCPGraph *preemptions_b, *first_tokens_b, *finishes_b;  // the overlay run's marks
 
  private:
   QCPFinancial* bars_of(LaneKind kind, int run) const;
+  // The axis a row's times are drawn against: the bottom one, or the top for an own-clock overlay.
+  const QCPAxis* time_axis_of(int run) const { return run == 1 && own_clock_ ? xAxis2 : xAxis; }
   void show_lanes();
 
   std::vector<RequestLane> lanes_, overlay_lanes_;
   bool overlay_ = false;
+  bool own_clock_ = false;
   QString label_a_, label_b_;
   std::vector<Row> rows_;
   bool follow_time_ = true;

@@ -31,12 +31,35 @@ class WheelScrolls : public QObject {
   }
 };
 
-// Keeps a plot's legend lines as wide as the plot: entries per line by their measured widths.
+// Keeps a plot's legend lines as wide as the plot: entries per line by their measured widths. Once
+// grow() is called, the plot's minimum height also grows past that base by each legend line after the
+// first and by a top time axis, so the data keeps the height the plot was given for it.
 class LegendFits : public QObject {
  public:
   LegendFits(QCustomPlot* plot, int most) : QObject(plot), plot_(plot), most_(most) {}
 
+  void grow() {
+    base_height_ = plot_->minimumHeight();
+    fit();
+  }
+
   void fit() {
+    wrap_lines();
+    if (base_height_ < 0) return;
+    QCPLegend* legend = plot_->legend;
+    int extra = 0;
+    const int items = legend->visible() ? legend->itemCount() : 0;
+    if (items > 0) {
+      const int lines = (items + legend->wrap() - 1) / std::max(1, legend->wrap());
+      const QCPAbstractLegendItem* first = legend->item(0);
+      const int line = (first ? first->minimumOuterSizeHint().height() : 14) + legend->rowSpacing();
+      extra += (lines - 1) * line;
+    }
+    if (plot_->xAxis2->visible() && plot_->xAxis2->tickLabels()) extra += QFontMetrics(plot_->xAxis2->tickLabelFont()).height() + 8;
+    plot_->setMinimumHeight(base_height_ + extra);
+  }
+
+  void wrap_lines() {
     QCPLegend* legend = plot_->legend;
     std::vector<int> widths;
     for (int i = 0; i < legend->itemCount(); ++i)
@@ -62,6 +85,7 @@ class LegendFits : public QObject {
  private:
   QCustomPlot* plot_;
   int most_;
+  int base_height_ = -1;  // the minimum height before the legend's extra lines; -1: not grown
 };
 
 }  // namespace
@@ -156,6 +180,10 @@ void refit_legend(QCustomPlot* plot) {
   if (LegendFits* fits = legend_fits_of(plot)) fits->fit();
 }
 
+void grow_with_legend(QCustomPlot* plot) {
+  if (LegendFits* fits = legend_fits_of(plot)) fits->grow();
+}
+
 QCustomPlot* make_plot(QWidget* parent, const PlotSpec& spec, QCPItemText** note) {
   auto* plot = new QCustomPlot(parent);
   *note = setup_plot(plot, spec);
@@ -169,7 +197,8 @@ QCPGraph* add_graph(QCustomPlot* plot, const QString& name, QColor color, Look l
   switch (look) {
     case Look::Scatter:
       g->setLineStyle(QCPGraph::lsNone);
-      g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, 6));
+      // A solid rim round a translucent disc: a dot drawn on another leaves it in view.
+      g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, QColor(color.red(), color.green(), color.blue(), 110), 7));
       break;
     case Look::Area:
       g->setBrush(QColor(color.red(), color.green(), color.blue(), 45));
@@ -187,7 +216,8 @@ QCPGraph* add_overlay_graph(QCustomPlot* plot, const QCPGraph* like) {
   g->setPen(pen);
   g->setLineStyle(like->lineStyle());
   QCPScatterStyle scatter = like->scatterStyle();
-  if (scatter.shape() != QCPScatterStyle::ssNone) scatter = QCPScatterStyle(QCPScatterStyle::ssCircle, pen.color(), Qt::white, 7);
+  // Hollow rings: the first run's dots show through the second's.
+  if (scatter.shape() != QCPScatterStyle::ssNone) scatter = QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(pen.color(), 1.6), QBrush(Qt::NoBrush), 8);
   g->setScatterStyle(scatter);
   g->setVisible(false);
   g->removeFromLegend();

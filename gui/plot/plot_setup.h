@@ -28,6 +28,10 @@ void legend_in_own_row(QCustomPlot* plot, int row);
 // one), and fits again whenever the plot is resized or refit_legend() is called (its names changed).
 void fit_legend_to_width(QCustomPlot* plot, int most);
 void refit_legend(QCustomPlot* plot);
+// From now on the plot's minimum height is the one it has plus a line's height for each legend line
+// after the first and the tick labels of a visible top axis: a plot whose size nothing else sets
+// keeps its data's height however its legend wraps.
+void grow_with_legend(QCustomPlot* plot);
 // The plain wheel over `plot` scrolls what holds it (a scroll area), as everywhere else in the window;
 // Ctrl+wheel reaches the plot (its zoom, where it has one).
 void scroll_with_wheel(QCustomPlot* plot);

@@ -98,7 +98,7 @@ TEST_F(CompareSimulated, LocalAgainstASimulatedH200IsLabelledAndNotComparedByOut
   int a_points = 0, b_graphs = 0;
   for (int i = 0; i < attention->graphCount(); ++i) {
     const QCPGraph& g = *attention->graph(i);
-    if (g.name().endsWith("B (dry run)")) {
+    if (g.name().endsWith("B (dry run) · top axis")) {
       ++b_graphs;
       EXPECT_EQ(g.dataCount(), 0) << g.name().toStdString();
     } else {
@@ -108,7 +108,25 @@ TEST_F(CompareSimulated, LocalAgainstASimulatedH200IsLabelledAndNotComparedByOut
   EXPECT_GT(b_graphs, 0);
   EXPECT_GT(a_points, 0) << "A's attention was measured";
 
-  // Both runs' lanes on one time axis, each B lane under its A lane and tagged so.
+  // B's virtual clock is not squeezed into a corner of A's measured one: its series and lanes are
+  // drawn against a time axis of their own along the top, fitted to its span.
+  QCustomPlot* ttft = view->dashboard()->plot("ttft");
+  QCPGraph* ttft_b = nullptr;
+  for (int i = 0; i < ttft->graphCount(); ++i)
+    if (ttft->graph(i)->name() == "TTFT · B (dry run) · top axis") ttft_b = ttft->graph(i);
+  ASSERT_NE(ttft_b, nullptr);
+  EXPECT_EQ(ttft_b->keyAxis(), ttft->xAxis2);
+  EXPECT_TRUE(ttft->xAxis2->visible());
+  bool b_found = false;
+  const QCPRange b_times = ttft_b->getKeyRange(b_found);
+  ASSERT_TRUE(b_found);
+  EXPECT_GT(b_times.size(), 0.5 * ttft->xAxis2->range().size()) << "B's points spread over its axis";
+  EXPECT_LT(ttft->xAxis->range().upper, 1.1 * c->a.metrics.uptime_s + 0.01) << "A's axis fits A's run alone";
+  RequestTimeline* timeline = view->dashboard()->timeline();
+  EXPECT_TRUE(timeline->xAxis2->visible());
+  EXPECT_EQ(timeline->decode_b->valueAxis(), timeline->xAxis2);
+
+  // Both runs' lanes in one chart, each B lane under its A lane and tagged so.
   const std::vector<RequestTimeline::Row>& rows = view->dashboard()->timeline()->rows();
   ASSERT_EQ(rows.size(), 6u);
   for (size_t i = 0; i < rows.size(); ++i) {

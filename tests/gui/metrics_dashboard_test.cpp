@@ -505,6 +505,47 @@ TEST_F(Dashboard, OverlayDrawsASecondRunDashedAndLabelled) {
   EXPECT_EQ(points(usage, "KV usage"), kFirstStretch + kSecondStretch + 1) << "names lose the run labels";
 }
 
+TEST_F(Dashboard, DotsOnTopOfDotsLetThemShowThrough) {
+  dash.update_from(synthetic_snapshot());
+  EngineMetricsSnapshot other = synthetic_snapshot();
+  dash.set_overlay(&other, "A", "B");
+  auto* a = qobject_cast<QCPGraph*>(series(plot("ttft"), "TTFT · A"));
+  auto* b = qobject_cast<QCPGraph*>(series(plot("ttft"), "TTFT · B"));
+  ASSERT_TRUE(a && b);
+  // A's discs are translucent inside a solid rim; B's rings are hollow: where both runs put a dot at
+  // the same place, both show.
+  EXPECT_LT(a->scatterStyle().brush().color().alpha(), 255);
+  EXPECT_EQ(a->scatterStyle().pen().color().alpha(), 255);
+  EXPECT_EQ(b->scatterStyle().brush().style(), Qt::NoBrush);
+  // The same on the latency chart, whose three series share their times.
+  for (const char* name : {"e2e latency · A", "queue time · A", "inter-token latency (median) · A"}) {
+    auto* g = qobject_cast<QCPGraph*>(series(plot("latency"), name));
+    ASSERT_NE(g, nullptr) << name;
+    EXPECT_LT(g->scatterStyle().brush().color().alpha(), 255) << name;
+  }
+}
+
+TEST_F(Dashboard, ARunOnItsOwnClockGetsATopAxisAndTheChartGrowsForIt) {
+  dash.resize(800, 900);
+  dash.update_from(synthetic_snapshot());
+  QCustomPlot* latency = plot("latency");
+  QApplication::processEvents();
+  const int alone = latency->minimumHeight();
+  EngineMetricsSnapshot virtual_run = synthetic_snapshot();
+  dash.set_overlay(&virtual_run, "A", "B (dry run)", true);
+  QApplication::processEvents();
+  auto* e2e_b = qobject_cast<QCPGraph*>(series(latency, "e2e latency · B (dry run) · top axis"));
+  ASSERT_NE(e2e_b, nullptr);
+  EXPECT_EQ(e2e_b->keyAxis(), latency->xAxis2);
+  EXPECT_TRUE(latency->xAxis2->visible());
+  // More legend lines and the top axis: the chart asks for that much more height, not less data.
+  EXPECT_GT(latency->minimumHeight(), alone + 15);
+  dash.set_overlay(nullptr, {}, {});
+  QApplication::processEvents();
+  EXPECT_FALSE(latency->xAxis2->visible());
+  EXPECT_EQ(latency->minimumHeight(), alone);
+}
+
 TEST_F(Dashboard, ExportWritesPngAndCsvPerPlot) {
   dash.update_from(synthetic_snapshot());
   QTemporaryDir dir;
