@@ -41,13 +41,15 @@ struct Collector {
   std::map<RequestId, StopReason> finished;
   std::map<RequestId, int32_t> finish_calls;
   std::map<RequestId, std::string> errors;
+  std::map<RequestId, double> first_token_since_arrival_s;
 
   EngineCallbacks callbacks() {
     EngineCallbacks c;
-    c.on_token = [this](RequestId id, std::string_view piece, TokenId token, const TokenTiming&) {
+    c.on_token = [this](RequestId id, std::string_view piece, TokenId token, const TokenTiming& timing) {
       std::lock_guard lock(mu);
       text[id] += piece;
       if (token >= 0) {
+        first_token_since_arrival_s.try_emplace(id, timing.since_arrival_s);
         ++tokens[id];
         ids[id].push_back(token);
       }
@@ -167,6 +169,30 @@ TEST(Engine, PreemptedRequestsResumeExactly) {
   int64_t preemptions = 0;
   expect_same_as_alone(*model, c, 60, &preemptions);
   EXPECT_GT(preemptions, 0);
+}
+
+// TTFT is the first streamed token's time, preempted or not: a recompute after a preemption prefills
+// again but streams nothing twice, and moves no one's TTFT.
+TEST(Engine, APreemptedRequestsTtftIsWhenItsFirstTokenStreamed) {
+  INFERSCOPE_REQUIRE_FILE(path, shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  EngineConfig c = small_config();
+  c.kv.block_size = 8;
+  c.kv.budget_bytes = model->kv_geometry(DType::F16).bytes_per_token() * 8 * 14;
+  Collector got;
+  Engine engine(*model, c, got.callbacks());
+  for (const std::string& prompt : kPrompts) engine.submit(text_request(prompt, 60));
+  ASSERT_TRUE(got.wait_finished(kPrompts.size()));
+  const EngineMetricsSnapshot m = engine.metrics_snapshot();
+  int preempted = 0;
+  for (const RequestMetrics& r : m.requests) {
+    std::lock_guard lock(got.mu);
+    ASSERT_TRUE(got.first_token_since_arrival_s.contains(r.id)) << r.id;
+    EXPECT_DOUBLE_EQ(r.time_to_first_token_seconds, got.first_token_since_arrival_s[r.id]) << "request " << r.id;
+    EXPECT_EQ(got.tokens[r.id], r.generation_tokens) << "request " << r.id << " streamed a token twice";
+    preempted += r.num_preemptions > 0;
+  }
+  EXPECT_GT(preempted, 0);
 }
 
 TEST(Engine, StaticBatchingGivesTheSameText) {
