@@ -11,6 +11,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollBar>
+#include <utility>
 #include <QSettings>
 #include <QShortcut>
 #include <QTextBrowser>
@@ -271,6 +272,7 @@ void ChatPanel::select_session(int index) {
     }
   }
   current_ = index;
+  to_end_ = true;  // a conversation opens at its latest turn
   const ChatSession& s = sessions_[static_cast<size_t>(index)];
   {
     const QSignalBlocker block(system_);
@@ -378,6 +380,7 @@ void ChatPanel::submit_turn(ChatSession& s, const QString& restore) {
   request_session_[live.request] = s.id;
   live_[s.id] = live;
   refresh_list();
+  to_end_ = true;  // the new turn and its reply are what the user looks at now
   refresh_view();
 }
 
@@ -508,10 +511,11 @@ void ChatPanel::refresh_list() {
 void ChatPanel::refresh_view() {
   if (current_ < 0) return;
   QScrollBar* bar = view_->verticalScrollBar();
-  const bool at_end = bar->value() >= bar->maximum() - 4;
+  const bool at_end = std::exchange(to_end_, false) || bar->value() >= bar->maximum() - 4;
   const int at = bar->value();
   view_->setHtml(conversation_html(sessions_[static_cast<size_t>(current_)], streaming(current_), token_view_->isChecked()));
-  // New HTML starts at the top: the view stays at the end while it was there, else where it was.
+  // New HTML starts at the top: the view stays at the end while it was there (or goes there for a new
+  // turn or another session), else where the user scrolled it.
   bar->setValue(at_end ? bar->maximum() : at);
   refresh_context();
   refresh_controls();

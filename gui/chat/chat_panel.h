@@ -133,6 +133,7 @@ class ChatPanel : public QWidget {
   QLabel* token_legend_;  // the per-token view's colours, shown while it is on
   QPlainTextEdit* system_;
   QTextBrowser* view_;
+  bool to_end_ = false;  // the next refresh_view() shows the conversation's end
   QLabel *error_, *context_;
   QComboBox* context_policy_;
   QLabel* template_notice_;  // the loaded model's guessed chat template, said above the conversation

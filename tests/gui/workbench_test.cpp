@@ -10,8 +10,10 @@
 #include <QFile>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTextBrowser>
 #include <qcustomplot.h>
 
 #include <nlohmann/json.hpp>
@@ -154,6 +156,39 @@ TEST(Workbench, StopAndRegenerateLeaveTheFocusInTheMessageBox) {
   QApplication::processEvents();
   EXPECT_EQ(QApplication::focusWidget(), input)
       << "focus on " << (QApplication::focusWidget() ? QApplication::focusWidget()->metaObject()->className() : "nothing");
+}
+
+// The conversation shows its latest turn when it opens and when a message is sent; while a reply
+// streams, a user who scrolled up to read stays where they are.
+TEST(Workbench, TheChatShowsTheNewTurnButLeavesAReaderWhereTheyScrolled) {
+  INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  QTemporaryDir dir;
+  std::unique_ptr<MainWindow> w;
+  ASSERT_NO_FATAL_FAILURE(open_streaming_window(dir, w));
+  w->resize(1280, 720);
+  w->chat()->set_sampling(SamplingParams{}, 120);
+  for (const char* text : {"Once upon a time", "The dog"}) ASSERT_TRUE(chat_turn(*w, text));
+  auto* view = w->chat()->findChild<QTextBrowser*>("chat_view");
+  ASSERT_NE(view, nullptr);
+  QScrollBar* bar = view->verticalScrollBar();
+  QApplication::processEvents();
+  ASSERT_GT(bar->maximum(), 0) << "two turns overflow the view";
+  // Another session and back: the conversation opens at its end.
+  const int first = w->chat()->current_index();
+  w->chat()->new_session();
+  w->chat()->select_session(first);
+  QApplication::processEvents();
+  EXPECT_EQ(bar->value(), bar->maximum());
+  // Scrolled to the top, then a message sent: the view goes to the new turn.
+  bar->setValue(0);
+  w->chat()->set_input_text("The bird");
+  w->chat()->send();
+  EXPECT_EQ(bar->value(), bar->maximum());
+  // Scrolled up while it streams: the reply's growth does not pull the reader down.
+  bar->setValue(0);
+  ASSERT_TRUE(wait_for([&] { return w->chat()->requests_in_flight() == 0; }));
+  QApplication::processEvents();
+  EXPECT_EQ(bar->value(), 0);
 }
 
 TEST(Workbench, ClickingABlockSelectsItsSessionWhenNamesRepeat) {
