@@ -46,4 +46,13 @@ void LearnRunner::cancel() {
   if (running_) cancel_ = true;
 }
 
+QString LearnRunner::progress_text(const Experiment& experiment, const Progress& p) {
+  const QString done = p.total > 0 ? tr("%1 of %2 requests done").arg(p.done).arg(p.total) : tr("starting…");
+  if (experiment.runs.size() < 2 || p.run >= static_cast<int>(experiment.runs.size())) return done;
+  return tr("run %1 of %2 (%3): %4")
+      .arg(p.run + 1)
+      .arg(experiment.runs.size())
+      .arg(QString::fromStdString(experiment.runs[static_cast<size_t>(p.run)].name), done);
+}
+
 }  // namespace inferscope::gui

@@ -29,6 +29,9 @@ class LearnRunner : public QObject {
     int run = 0, done = 0, total = 0;
   };
   Progress progress() const { return {run_, done_, total_}; }
+  // Where a run of `experiment` is, in words: "3 of 8 requests done", after "run 2 of 3 (paged): "
+  // when it has several runs; "starting…" before a run has counted its requests.
+  static QString progress_text(const Experiment& experiment, const Progress& p);
 
  signals:
   void finished(std::shared_ptr<const inferscope::ExperimentResult> result);

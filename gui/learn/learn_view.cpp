@@ -261,12 +261,7 @@ void LearnView::poll_progress() {
   if (!e || p.run >= static_cast<int>(e->runs.size())) return;
   progress_->setRange(0, std::max(1, p.total));
   progress_->setValue(p.done);
-  set_status(tr("run %1 of %2 (%3): %4 of %5 requests done")
-                 .arg(p.run + 1)
-                 .arg(e->runs.size())
-                 .arg(QString::fromStdString(e->runs[static_cast<size_t>(p.run)].name))
-                 .arg(p.done)
-                 .arg(p.total));
+  set_status(LearnRunner::progress_text(*e, p));
 }
 
 void LearnView::show_result(const Experiment& e, const Finished& f) {

@@ -10,6 +10,7 @@
 #include <qcustomplot.h>
 
 #include "core/learn/narration.h"
+#include "gui/learn/learn_runner.h"
 #include "gui/learn/learn_view.h"
 #include "tests/gui/workbench_fixture.h"
 
@@ -118,6 +119,18 @@ TEST_P(LearnExperiment, NarratesTheNumbersItMeasured) {
 
 // A finished result stays with its experiment: choosing another one shows that one's state (not run,
 // nothing to export), and coming back shows the result again, exportable, with the model it ran on.
+TEST(LearnView, ProgressSaysWhichRunOnlyWhenThereAreSeveral) {
+  Experiment one;
+  one.runs.resize(1);
+  one.runs[0].name = "one";
+  EXPECT_EQ(LearnRunner::progress_text(one, {0, 0, 0}), "starting…");
+  EXPECT_EQ(LearnRunner::progress_text(one, {0, 3, 8}), "3 of 8 requests done");
+  Experiment two = one;
+  two.runs.resize(2);
+  two.runs[1].name = "contiguous";
+  EXPECT_EQ(LearnRunner::progress_text(two, {1, 2, 6}), "run 2 of 2 (contiguous): 2 of 6 requests done");
+}
+
 TEST(LearnView, EachExperimentKeepsItsFinishedResult) {
   INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
   QTemporaryDir sessions;
