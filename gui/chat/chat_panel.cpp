@@ -33,6 +33,10 @@ namespace {
 
 int64_t now_ms() { return QDateTime::currentMSecsSinceEpoch(); }
 
+constexpr const char* kGreedyRegenerateNote =
+    "Temperature 0 is greedy: it picks the most likely token every time, so the same reply comes back. "
+    "Raise temp (0.7, say) for a different one.";
+
 QLabel* small_label(const QString& text = {}) {
   auto* label = new QLabel(text);
   label->setStyleSheet("color:#6b7280;");
@@ -98,7 +102,8 @@ ChatPanel::ChatPanel(EngineBridge& bridge, SessionStore store, QWidget* parent)
   input_->setMaximumHeight(70);
   stop_->setObjectName("chat_stop");
   stop_->setToolTip("Cancel this reply between engine steps; its memory is freed at once");
-  regenerate_->setToolTip("Drop the last reply and ask again (the prefix cache reuses the conversation's KV blocks)");
+  regenerate_->setToolTip("Drop the last reply and ask again (the prefix cache reuses the conversation's KV blocks). "
+                          "At temp 0 (greedy) the same reply comes back: raise temp for another.");
   export_->setToolTip("Save this session (messages, sampling, engine configuration, reply timeline) as JSON; File ▸ Import chat session… opens such a file as a new session");
 
   context_policy_->setObjectName("context_policy");
@@ -335,6 +340,12 @@ void ChatPanel::regenerate() {
   if (!s.messages.empty() && s.messages.back().role == "assistant") s.messages.pop_back();
   if (s.messages.empty()) return;
   submit_turn(s, {});
+  // Greedy sampling picks the same tokens again: the reply says so, and what to change.
+  if (s.sampling.temperature <= 0 && streaming(current_)) {
+    std::string& note = s.messages.back().note;
+    note += std::string(note.empty() ? "" : " ") + kGreedyRegenerateNote;
+    refresh_view();
+  }
 }
 
 void ChatPanel::stop() {

@@ -92,10 +92,10 @@ QString conversation_html(const ChatSession& session, bool streaming, bool token
                 .arg(user ? "#eef4ff" : "#f7f7f8", user ? "#3b82f6" : "#10b981");
     html += QString("<span style=\"color:%1; font-weight:bold; font-size:small;\">%2</span><br>")
                 .arg(user ? "#1d4ed8" : "#047857", user ? "You" : "Assistant");
-    if (!m.context_note.empty()) {
-      // What the context policy left out to send this turn, above the reply it shaped.
+    if (!m.note.empty()) {
+      // How this turn was sent (what the context policy left out, a greedy repeat), above the reply.
       html += "<div style=\"color:#92400e; font-size:small; margin-bottom:4px;\">" +
-              QString::fromStdString(m.context_note).toHtmlEscaped() + "</div>";
+              QString::fromStdString(m.note).toHtmlEscaped() + "</div>";
     }
     if (!m.reasoning.empty()) {
       // The server's reasoning, apart from and above the answer, muted.

@@ -89,7 +89,7 @@ nlohmann::json session_to_json(const ChatSession& s) {
     nlohmann::json jm = {{"role", m.role}, {"content", m.content}};
     if (m.role == "assistant") jm["stats"] = stats_json(m.stats);
     if (!m.reasoning.empty()) jm["reasoning"] = m.reasoning;
-    if (!m.context_note.empty()) jm["context_note"] = m.context_note;
+    if (!m.note.empty()) jm["note"] = m.note;
     if (!m.tokens.empty()) jm["tokens"] = tokens_json(m.tokens);
     messages.push_back(jm);
   }
@@ -145,7 +145,7 @@ ChatSession session_from_json(const nlohmann::json& j, const std::string& where)
     m.content = field<std::string>(messages[i], "content", mw);
     if (m.role == "assistant") m.stats = stats_from(field<nlohmann::json>(messages[i], "stats", mw), mw + ".stats");
     if (messages[i].contains("reasoning")) m.reasoning = field<std::string>(messages[i], "reasoning", mw);
-    if (messages[i].contains("context_note")) m.context_note = field<std::string>(messages[i], "context_note", mw);
+    if (messages[i].contains("note")) m.note = field<std::string>(messages[i], "note", mw);
     // Optional: replies saved before the per-token view, or with nothing streamed, have none.
     if (messages[i].contains("tokens")) m.tokens = tokens_from(messages[i]["tokens"], mw + ": tokens");
     s.messages.push_back(std::move(m));

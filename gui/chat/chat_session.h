@@ -32,7 +32,9 @@ struct SessionMessage {
   ReplyStats stats;     // assistant replies only
   std::vector<TracedToken> tokens;  // assistant replies: how each token came about (the per-token view)
   std::string reasoning;  // assistant replies from a server that streams its reasoning apart ("" else)
-  std::string context_note;  // assistant replies: what the context policy left out to send the turn ("" else)
+  // Assistant replies: said above the reply, how the turn was sent: what the context policy left out,
+  // or that a greedy regeneration repeats the reply ("" else).
+  std::string note;
 };
 
 struct ChatSession {

@@ -191,6 +191,28 @@ TEST(Workbench, TheChatShowsTheNewTurnButLeavesAReaderWhereTheyScrolled) {
   EXPECT_EQ(bar->value(), 0);
 }
 
+TEST(Workbench, AGreedyRegenerateSaysWhyTheSameReplyComesBack) {
+  INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
+  QTemporaryDir dir;
+  std::unique_ptr<MainWindow> w;
+  ASSERT_NO_FATAL_FAILURE(open_window_after_a_short_turn(dir, w));
+  ChatPanel& chat = *w->chat();
+  const std::string first = chat.session(chat.current_index()).messages.back().content;
+  chat.regenerate();
+  ASSERT_TRUE(wait_for([&] { return chat.requests_in_flight() == 0; }));
+  const SessionMessage& again = chat.session(chat.current_index()).messages.back();
+  EXPECT_EQ(again.content, first) << "greedy";
+  EXPECT_TRUE(again.note.starts_with("Temperature 0 is greedy")) << again.note;
+  EXPECT_TRUE(chat.transcript().contains("Raise temp")) << "shown above the reply";
+  // With a temperature there is nothing to explain.
+  SamplingParams warm;
+  warm.temperature = 0.8f;
+  chat.set_sampling(warm, 16);
+  chat.regenerate();
+  ASSERT_TRUE(wait_for([&] { return chat.requests_in_flight() == 0; }));
+  EXPECT_EQ(chat.session(chat.current_index()).messages.back().note, "");
+}
+
 TEST(Workbench, ClickingABlockSelectsItsSessionWhenNamesRepeat) {
   INFERSCOPE_REQUIRE_FILE(model, ::inferscope::test::shared_model_path("stories260K.gguf"));
   QTemporaryDir dir;
@@ -449,11 +471,11 @@ TEST(Workbench, AFullContextFollowsItsPolicyAndSaysWhatItLeftOut) {
   const SessionMessage& reply = chat.session(0).messages.back();
   EXPECT_EQ(reply.role, "assistant");
   EXPECT_GT(reply.stats.tokens, 0);
-  EXPECT_TRUE(reply.context_note.starts_with("Left out ")) << reply.context_note;
+  EXPECT_TRUE(reply.note.starts_with("Left out ")) << reply.note;
   EXPECT_LE(reply.stats.prompt_tokens, 96 - 16) << "the prompt left the reply its room";
-  EXPECT_TRUE(chat.transcript().contains(QString::fromStdString(reply.context_note)));
+  EXPECT_TRUE(chat.transcript().contains(QString::fromStdString(reply.note)));
   // The note is part of the saved session.
-  EXPECT_EQ(session_from_json(session_to_json(chat.session(0)), "s.json").messages.back().context_note, reply.context_note);
+  EXPECT_EQ(session_from_json(session_to_json(chat.session(0)), "s.json").messages.back().note, reply.note);
   EXPECT_EQ(QSettings().value("chat/context_policy").toString(), "drop-middle");
 }
 
