@@ -9,6 +9,7 @@
 #include "core/cli/bench_cpu_kernels.h"
 #include "core/cli/bench_cuda_kernels.h"
 #include "core/cli/bench_roofline.h"
+#include "core/cli/bench_step_costs.h"
 #include "core/cli/bench_windows.h"
 #include "core/common/text_format.h"
 #include "core/cli/measured_profile.h"
@@ -184,6 +185,11 @@ int cmd_bench(int argc, char** argv) {
        "speed-up on --sweep-chat (or --sweep-prompt) over -n tokens"},
       {"--sweep-chat", "", true, "spec sweep: the user message (default: a prose request)"},
       {"--sweep-prompt", "", true, "spec sweep: plain prompt text instead of a chat message"},
+      {"--step-costs", "", false,
+       "instead: one forward step's time at 1, 2, 3, 4, 6, 8 and 16 new tokens after a --step-context cache, as one "
+       "sequence (a verify, a prefill chunk) and as that many sequences (a decode batch), each as a multiple of the "
+       "one-token step beside the roofline's prediction, for f32 and q8 activations"},
+      {"--step-context", "", true, "step costs: tokens each sequence holds before the step (default 128)"},
       {"--cpu-kernels", "", false,
        "instead, without a model: one L2-resident matmul per quantized weight type, activation precision and "
        "token count (1, 4) through each CPU kernel family this machine runs (scalar, AVX2, AVX-512VL), on one "
@@ -218,6 +224,11 @@ int cmd_bench(int argc, char** argv) {
   EngineConfig config = engine_config(args);
   auto model = load_model(args);
   if (args.has("--attention-sweep")) return attention_sweep(*model, config, static_cast<int32_t>(reps), output);
+  if (args.has("--step-costs")) {
+    const auto context = static_cast<int32_t>(args.integer("--step-context", 128, 1, 1 << 20));
+    print_step_costs(measure_step_costs(*model, config, context, reps), output);
+    return 0;
+  }
   if (args.has("--spec-sweep")) {
     return spec_sweep(*model, config, sweep_prompt(*model, args), n_gen, sampling_params(args), reps, output);
   }

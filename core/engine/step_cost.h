@@ -38,11 +38,12 @@ class StepCostModel {
   StepCost prefill(int32_t n_tokens, int32_t chunk) const;
   // `n_tokens` single-token steps from an empty cache (positions 0 .. n - 1): llama-bench's tgN.
   StepCost decode(int32_t n_tokens) const;
+  // Bytes of the weight matrices one step reads, whatever its tokens (add_sequence adds the rest).
+  double step_weight_bytes() const { return layer_weight_bytes_ + output_bytes_; }
 
  private:
   double layer_params_ = 0;   // weights a token multiplies in its matmuls, all layers
   double output_params_ = 0;  // the output matrix: per logit row
-  double step_weight_bytes() const { return layer_weight_bytes_ + output_bytes_; }
 
   double layer_weight_bytes_ = 0, output_bytes_ = 0, embedding_row_bytes_ = 0;
   double kv_bytes_per_token_ = 0;

@@ -13,7 +13,8 @@
 // (rows8_f32act_formats.h). Every product is code x activation exactly unless an activation leaves
 // f32's normal range when scaled (|x| below 2^-102 for the prepared formats, above 2^97 for Q8_0;
 // the kernels agree with each other even then).
-// One token keeps row i in lane i (code e of eight rows against one activation); several tokens keep
+// One token keeps row i in lane i (code e of eight rows against one activation); up to
+// kRegisterTokens do too, two at a time, each code converted once for both (run_tokens); more keep
 // code e in lane e (one row's step against eight activations), with every row's codes converted once
 // for all of them. Each lane runs the same operations either way, so no output depends on the token
 // count or the tile.
@@ -85,36 +86,55 @@ __attribute__((always_inline)) inline __m256 lane_tree8(const __m256 (&v)[kPacke
   return _mm256_add_ps(_mm256_permute2f128_ps(rows0_3, rows4_7, 0x20), _mm256_permute2f128_ps(rows0_3, rows4_7, 0x31));
 }
 
-// One token, row i in lane i, over n_spans spans: xs is the token's activations (as prepare made them, for the
-// prepared formats), xsum the sums its mins meet (kMins a span).
-template <class F>
-void run_one(const typename F::Packed* w, int64_t n_spans, const float* xs, const float* xsum, float* out) {
+// T tokens at once, row i in lane i, over n_spans spans: token t's activations at xs[t] (as prepare
+// made them, for the prepared formats), the sums its mins meet at xsum[t] (kMins a span), its eight
+// outputs to out[t]. Each code is converted once for all T tokens; each token gets the same operations
+// whatever T is.
+template <class F, int T>
+void run_tokens(const typename F::Packed* w, int64_t n_spans, const float* const (&xs)[T], const float* const (&xsum)[T],
+                float* const (&out)[T]) {
   const __m256 zero = _mm256_setzero_ps();
-  __m256 a[kStepCodes] = {zero, zero, zero, zero, zero, zero, zero, zero}, mins = zero;
+  __m256 a[T][kStepCodes], mins[T];
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t) {
+    mins[t] = zero;
+#pragma GCC unroll 8
+    for (int e = 0; e < kStepCodes; ++e) a[t][e] = zero;
+  }
   for (int64_t s = 0; s < n_spans; ++s) {
     const typename F::Packed& wb = w[s / F::kSpans];
     const int k = static_cast<int>(s % F::kSpans);
     if (k == 0) prefetch_ahead(wb);
-    const float* xb = xs + s * kSpanElems<F>;
-    __m256 p[kStepCodes];
+    __m256 p[T][kStepCodes];
 #pragma GCC unroll 8
     for (int c = 0; c < F::kSteps; ++c) {
       __m256i q[kStepCodes];
       F::row_codes(wb, k, c, q);
 #pragma GCC unroll 8
       for (int e = 0; e < kStepCodes; ++e) {
-        const __m256 code = _mm256_cvtepi32_ps(q[e]), x = _mm256_broadcast_ss(xb + kStepCodes * c + e);
-        p[e] = c == 0 ? _mm256_mul_ps(code, x) : _mm256_fmadd_ps(code, x, p[e]);
+        const __m256 code = _mm256_cvtepi32_ps(q[e]);
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) {
+          const __m256 x = _mm256_broadcast_ss(xs[t] + s * kSpanElems<F> + kStepCodes * c + e);
+          p[t][e] = c == 0 ? _mm256_mul_ps(code, x) : _mm256_fmadd_ps(code, x, p[t][e]);
+        }
       }
     }
     const SpanScales sc = F::scales(wb, k);
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) {
 #pragma GCC unroll 8
-    for (int e = 0; e < kStepCodes; ++e) a[e] = _mm256_fmadd_ps(e < 4 ? sc.lo : sc.hi, p[e], a[e]);
+      for (int e = 0; e < kStepCodes; ++e) a[t][e] = _mm256_fmadd_ps(e < 4 ? sc.lo : sc.hi, p[t][e], a[t][e]);
+    }
 #pragma GCC unroll 2
-    for (int j = 0; j < F::kMins; ++j)
-      mins = _mm256_fmadd_ps(F::mins(wb, k, j, sc), _mm256_broadcast_ss(xsum + s * F::kMins + j), mins);
+    for (int j = 0; j < F::kMins; ++j) {
+      const __m256 m = F::mins(wb, k, j, sc);
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) mins[t] = _mm256_fmadd_ps(m, _mm256_broadcast_ss(xsum[t] + s * F::kMins + j), mins[t]);
+    }
   }
-  _mm256_storeu_ps(out, _mm256_add_ps(tree8(a), mins));
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t) _mm256_storeu_ps(out[t], _mm256_add_ps(tree8(a[t]), mins[t]));
 }
 
 // Floats per span of a converted group: codes (row i's step c, code e in lane e, at
@@ -196,6 +216,11 @@ constexpr int64_t kConvertedElems = 512;
 
 constexpr size_t kPreparedBytes = 4 << 20;  // the tokens prepared at once take this much at most
 
+// Up to this many tokens run in registers (run_tokens, two at a time, then a last one alone); more convert
+// each group's codes once for all of them (run_converted). Two, not more: on AVX2's 16 registers a
+// third token's accumulators spill (three and four at once measured no faster than pairs).
+constexpr int64_t kRegisterTokens = 4;
+
 // Floats that grow on demand and stay with the thread (prepared activations, converted codes). The
 // allocation is the library's operator new (this file keeps to out-of-line library functions).
 class Scratch {
@@ -226,9 +251,9 @@ class Scratch {
 
 thread_local Scratch prepared_scratch, codes_scratch;
 
-// Packed groups x n_tok tokens of n columns whose activations (as run_one reads them, then, for the
-// prepared formats, the sums their mins meet) are xs_stride floats apart: one token runs each group in
-// registers, several run each group's converted codes token after token.
+// Packed groups x n_tok tokens of n columns whose activations (as run_tokens reads them, then, for the
+// prepared formats, the sums their mins meet) are xs_stride floats apart: up to kRegisterTokens run each
+// group in registers, more run each group's converted codes token after token.
 template <class F>
 void run_groups(const void* w, size_t group_stride, int64_t n_groups, const float* xs, int64_t xs_stride,
                 int64_t n_tok, int64_t n, float* out, int64_t out_stride) {
@@ -236,9 +261,24 @@ void run_groups(const void* w, size_t group_stride, int64_t n_groups, const floa
     return reinterpret_cast<const typename F::Packed*>(static_cast<const uint8_t*>(w) + g * group_stride);
   };
   const int64_t n_spans = n / kSpanElems<F>;
-  if (n_tok == 1) {
-    const float* xsum = F::kMins > 0 ? xs + n : nullptr;
-    for (int64_t g = 0; g < n_groups; ++g) run_one<F>(group(g), n_spans, xs, xsum, out + g * kPackedRows);
+  const auto xsum_of = [&](int64_t t) { return F::kMins > 0 ? xs + t * xs_stride + n : nullptr; };
+  if (n_tok <= kRegisterTokens) {
+    // Few tokens: each group's codes converted in registers, two tokens at a time (and a last one alone).
+    for (int64_t g = 0; g < n_groups; ++g) {
+      int64_t t = 0;
+      for (; t + 2 <= n_tok; t += 2) {
+        const float* const x2[2] = {xs + t * xs_stride, xs + (t + 1) * xs_stride};
+        const float* const sums[2] = {xsum_of(t), xsum_of(t + 1)};
+        float* const o[2] = {out + t * out_stride + g * kPackedRows, out + (t + 1) * out_stride + g * kPackedRows};
+        run_tokens<F, 2>(group(g), n_spans, x2, sums, o);
+      }
+      if (t < n_tok) {
+        const float* const x1[1] = {xs + t * xs_stride};
+        const float* const sums[1] = {xsum_of(t)};
+        float* const o[1] = {out + t * out_stride + g * kPackedRows};
+        run_tokens<F, 1>(group(g), n_spans, x1, sums, o);
+      }
+    }
     return;
   }
   constexpr int64_t kChunk = kConvertedElems / kSpanElems<F>;  // spans converted at once

@@ -370,6 +370,37 @@ TEST(Cli, DeviceOptionNamesABadValue) {
 // Without a model: each CPU kernel family this machine runs, timed on every quantized type, both
 // activation precisions and 1 and 4 tokens; a family without its own kernel for a row is not timed
 // twice (the AVX-512VL builds cover the packed-row kernels: every type exact, five with int8).
+// --step-costs: a step at 1..16 new tokens, one sequence and that many, each against the one-token
+// step and the roofline's prediction; both activation precisions once the weights are quantized.
+TEST(Cli, BenchStepCostsPricesEveryStepShapeAgainstTheRoofline) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  const auto j = nlohmann::json::parse(
+      stdout_only("bench --model " + path + " --step-costs --step-context 32 --quant q8 -r 1 -o json --threads 2"));
+  ASSERT_EQ(j.size(), 2 * 7u) << j.dump();
+  for (const nlohmann::json& r : j) {
+    const int tokens = r["tokens"].get<int>();
+    EXPECT_GT(r["one_sequence_seconds"].get<double>(), 0) << r.dump();
+    EXPECT_GT(r["sequences_seconds"].get<double>(), 0) << r.dump();
+    EXPECT_GT(r["roofline_one_sequence_seconds"].get<double>(), 0) << r.dump();
+    // The roofline never predicts a step cheaper than one token, nor more than k of them.
+    for (const char* key : {"roofline_one_sequence_x", "roofline_sequences_x"}) {
+      EXPECT_GE(r[key].get<double>(), 1.0 - 1e-9) << r.dump();
+      EXPECT_LE(r[key].get<double>(), tokens + 1e-9) << r.dump();
+    }
+    if (tokens == 1) EXPECT_EQ(r["one_sequence_x"].get<double>(), 1.0);
+    EXPECT_EQ(r.contains("target_x"), tokens <= 5) << r.dump();
+  }
+  EXPECT_EQ(j[0]["activations"], "f32");
+  EXPECT_EQ(j[7]["activations"], "q8");
+  EXPECT_EQ(j[13]["tokens"], 16);
+  // The table says the same, and a context the model cannot hold is refused.
+  const std::string md = stdout_only("bench --model " + path + " --step-costs --step-context 16 -r 1 --threads 2");
+  EXPECT_NE(md.find("| one sequence ms | roofline ms | × 1-token | roofline × |"), std::string::npos) << md;
+  const CliRun too_long = cli("bench --model " + path + " --step-costs --step-context 100000 -r 1");
+  EXPECT_EQ(too_long.exit_code, 2);
+  EXPECT_NE(too_long.out.find("do not fit the model's context length of 2048"), std::string::npos) << too_long.out;
+}
+
 TEST(Cli, BenchCpuKernelsTimesEveryFamilyTheCpuRuns) {
   const nlohmann::json j = inferscope::test::cli_json("bench --cpu-kernels -r 1 -o json");
   std::map<std::string, int> rows_by_kernel;
