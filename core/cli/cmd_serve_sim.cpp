@@ -26,6 +26,9 @@
 namespace inferscope::cli {
 namespace {
 
+// The share of a device's memory that weights and KV cache take by default (vLLM's --gpu-memory-utilization).
+constexpr double kGpuMemoryUtilization = 0.9;
+
 // "A:B" (or "A" for A:A) as a length range.
 LengthRange length_range(const Args& args, const std::string& name) {
   const std::string v = args.required(name);
@@ -131,6 +134,9 @@ int cmd_serve_sim(int argc, char** argv) {
       {"--tensor-parallel", "", true,
        "dry run on a roofline --device-profile: split the model over N devices (1/N of its weights, K/V and FLOPs on "
        "each, two all-reduces per layer over the profile's link); --kv-budget-mib is then per device"},
+      {"--gpu-memory-utilization", "", true,
+       "dry run on a --device-profile with memory: the share of each device's memory for weights and KV cache "
+       "(default 0.9, as vLLM's); the KV budget is what the weights leave of it unless --kv-budget-mib gives one"},
       {"--stop-at-eos", "", false, "real run: end a request at an end-of-generation token (default: run to output_tokens)"},
       {"--metrics-json", "", true, "also write the whole run (summary, config, every request with its latencies, every engine step) to FILE"},
       {"--json", "", false, "print one JSON object instead of the summary"},
@@ -179,7 +185,7 @@ int cmd_serve_sim(int argc, char** argv) {
   }
   DryRunPricing pricing = device.roofline ? DryRunPricing(*device.roofline) : DryRunPricing(*device.linear);
   const Workload workload = workload_from(args);
-  EngineConfig config = engine_config(args);  // a default budget of one request at max_seq_len
+  EngineConfig config = engine_config(args);  // a default budget of one request at max_seq_len (a device's below)
   const SchedulerConfig sched = config.scheduler;  // --scheduler, --max-batch-tokens, --max-running
   auto model = load_model_or_shape(args);
   pricing.tensor_parallel = tensor_parallel(args, device, model->config());
@@ -191,6 +197,22 @@ int cmd_serve_sim(int argc, char** argv) {
   DeviceFit fit;
   fit.devices = pricing.tensor_parallel.devices;
   fit.weight_bytes = weight_bytes_at(*model, config.quant);
+  if (args.has("--gpu-memory-utilization") && !(dry_run && device.memory_bytes > 0)) {
+    throw UsageError("--gpu-memory-utilization sizes the KV cache of a --dry-run on a --device-profile with memory");
+  }
+  if (dry_run && device.memory_bytes > 0 && !args.has("--kv-budget-mib")) {
+    // As vLLM sizes its cache: a share of each device's memory, less its share of the weights.
+    const double utilization = args.real("--gpu-memory-utilization", kGpuMemoryUtilization, 0.01, 1.0);
+    const double room = utilization * device.memory_bytes - fit.weights_per_device();
+    // (Weights beyond the whole memory are check_fits' to refuse.)
+    if (room <= 0 && fit.weights_per_device() <= device.memory_bytes) {
+      throw UsageError("the model's weights (" + format_number(fit.weights_per_device() / (1 << 30), "%.2f") +
+                       " GiB per device) leave no room for a KV cache in " +
+                       format_number(100 * utilization, "%.0f") + "% of " + device.name + "'s memory: raise "
+                       "--gpu-memory-utilization, add --tensor-parallel devices or give --kv-budget-mib");
+    }
+    if (room > 0) config.kv.budget_bytes = static_cast<size_t>(room) * static_cast<size_t>(fit.devices);
+  }
   fit.kv_budget_bytes = static_cast<double>(resolve_config(config, *model).kv.budget_bytes);
   fit.memory_bytes = device.memory_bytes;
   if (dry_run) check_fits(fit, device.name);

@@ -7,9 +7,15 @@
 
 namespace inferscope {
 
-// `name_or_path` as a file: a path as given when it names a .json file, else resources/FOLDER/NAME.json
-// under the working directory or, failing that, under the data folder installed next to the program
-// (../share/inferscope).
+// `relative` (a path under the project's root: "resources/devices/h200.json", "models/demo.gguf") as
+// found: from the working directory first, then in the data folder installed next to the program
+// (../share/inferscope from its bin folder), then, for a program run from inside its build folder, in
+// the source tree it was built from (an installed or unpacked copy never reads that tree). An absolute
+// path, or one found nowhere, comes back as given (reading it then names it).
+std::string find_data_file(const std::string& relative);
+
+// `name_or_path` as a file: a path as given when it names a .json file, else
+// find_data_file("resources/FOLDER/NAME.json"), so a short name works from any working directory.
 std::string data_file_path(const std::string& folder, const std::string& name_or_path);
 
 // The JSON object in `path`; throws std::runtime_error naming the file when it cannot be read

@@ -7,7 +7,7 @@
 namespace inferscope::gui {
 
 // `path` when absolute or present from the working directory, else the first of the folders above
-// that holds it, else `path` unchanged (its error names it). Needs the QApplication.
+// that holds it, else `path` unchanged (its error names it): core's find_data_file.
 QString resolve_resource_path(const QString& path);
 
 }  // namespace inferscope::gui

@@ -286,6 +286,42 @@ TEST(ServeSimCli, ModelShapeRunsTheDryRunWithoutAFile) {
           "prompts must be token counts (\"prompt_tokens\"), not text");
 }
 
+// Short names of shipped device profiles and model shapes are found from any working directory: the
+// build's program reads the source tree's resources/ (an installed one reads ../share/inferscope).
+TEST(ServeSimCli, ShortNamesWorkFromAnyWorkingDirectory) {
+  const std::string elsewhere = ::testing::TempDir();
+  const CliRun r = test::run_cli("cd '" + elsewhere + "' && " + std::string(INFERSCOPE_CLI),
+                                 "serve-sim --model-shape llama-3-8b --dry-run --device-profile h200 --generate-workload 4 "
+                                 "--prompt-len 64:64 --output-len 8:8 --json",
+                                 test::Stderr::Joined);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  EXPECT_EQ(j["requests_finished"], 4) << r.out;
+  // The device's memory sizes the cache, as vLLM does: 90% of it, less the weights (bf16 Llama-3-8B).
+  const double memory = j["config"]["device_memory_bytes"].get<double>(), weights = j["config"]["weight_bytes_per_device"].get<double>();
+  EXPECT_NEAR(j["config"]["kv_budget_bytes"].get<double>(), 0.9 * memory - weights, 1.0);
+  EXPECT_EQ(j["config"]["device"], "NVIDIA H200 SXM (141 GB)");
+}
+
+// A device's cache takes what the weights leave of --gpu-memory-utilization of its memory; too little
+// for the weights is refused with the way out.
+TEST(ServeSimCli, GpuMemoryUtilizationSizesADevicesCache) {
+  const std::string run = " --dry-run --device-profile h200 --generate-workload 4 --prompt-len 64:64 --output-len 8:8";
+  const nlohmann::json half = serve_json("--model-shape llama-3-8b" + run + " --gpu-memory-utilization 0.5");
+  const double memory = half["config"]["device_memory_bytes"].get<double>();
+  const double weights = half["config"]["weight_bytes_per_device"].get<double>();
+  EXPECT_NEAR(half["config"]["kv_budget_bytes"].get<double>(), 0.5 * memory - weights, 1.0);
+  const CliRun tight = cli("serve-sim --model-shape llama-3-8b" + run + " --gpu-memory-utilization 0.1", true);
+  EXPECT_EQ(tight.exit_code, 2);
+  EXPECT_NE(tight.out.find("leave no room for a KV cache in 10% of NVIDIA H200 SXM (141 GB)'s memory"), std::string::npos)
+      << tight.out;
+  const CliRun cpu = cli("serve-sim --model-shape llama-3-8b --dry-run --generate-workload 1 --prompt-len 4 --output-len 4 "
+                         "--gpu-memory-utilization 0.5", true);
+  EXPECT_EQ(cpu.exit_code, 2);
+  EXPECT_NE(cpu.out.find("--gpu-memory-utilization sizes the KV cache of a --dry-run on a --device-profile"), std::string::npos)
+      << cpu.out;
+}
+
 TEST(ServeSimCli, BadInputExitsTwoWithAClearMessage) {
   INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
   const std::string model = "serve-sim --model " + path;
