@@ -25,13 +25,14 @@ float fma_chains_scalar(int64_t iterations, float seed) {
 }
 
 PeakFlopsResult measure_peak_flops(ThreadPool& pool, double seconds) {
-  const bool avx2 = use_avx2();
-  const auto chains = avx2 ? fma_chains_avx2 : fma_chains_scalar;
+  const bool avx512 = use_avx512vl(), avx2 = use_avx2();
+  const auto chains = avx512 ? fma_chains_avx512 : avx2 ? fma_chains_avx2 : fma_chains_scalar;
   PeakFlopsResult r;
   r.threads = pool.size();
-  r.kernel = avx2 ? "avx2-fma" : "scalar";
+  r.kernel = avx512 ? "avx512-fma" : avx2 ? "avx2-fma" : "scalar";
   constexpr int kPasses = 5;
-  constexpr double kFlopsPerIteration = 2.0 * 8 * kPeakFmaChains;
+  const double lanes = avx512 ? 16 : 8;
+  const double flops_per_iteration = 2.0 * lanes * kPeakFmaChains;
   // Size a pass from a short calibration run on one thread.
   int64_t iterations = 1 << 14;
   std::vector<float> results(static_cast<size_t>(r.threads), 0.0f);  // every chain's value is used
@@ -45,7 +46,7 @@ PeakFlopsResult measure_peak_flops(ThreadPool& pool, double seconds) {
       for (int64_t t = begin; t < end; ++t) results[static_cast<size_t>(t)] += chains(iterations, static_cast<float>(t));
     });
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    r.flops_per_second = std::max(r.flops_per_second, kFlopsPerIteration * static_cast<double>(iterations) * r.threads / s);
+    r.flops_per_second = std::max(r.flops_per_second, flops_per_iteration * static_cast<double>(iterations) * r.threads / s);
   }
   r.checksum = 0;
   for (float v : results) r.checksum += v;
