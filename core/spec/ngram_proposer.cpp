@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace inferscope {
 
-NgramProposer::NgramProposer(int32_t ngram_min, int32_t ngram_max) : ngram_min_(ngram_min), ngram_max_(ngram_max) {
+NgramProposer::NgramProposer(int32_t ngram_min, int32_t ngram_max, std::function<bool(TokenId)> ends_generation)
+    : ngram_min_(ngram_min), ngram_max_(ngram_max), ends_generation_(std::move(ends_generation)) {
   if (ngram_min < 1 || ngram_max > 16 || ngram_min > ngram_max) {
     throw std::invalid_argument("ngram proposer: need 1 <= ngram-min <= ngram-max <= 16, got " +
                                 std::to_string(ngram_min) + " and " + std::to_string(ngram_max));
@@ -15,15 +17,30 @@ NgramProposer::NgramProposer(int32_t ngram_min, int32_t ngram_max) : ngram_min_(
 
 std::vector<TokenId> NgramProposer::lookup(std::span<const TokenId> history, int32_t max_tokens) const {
   const int64_t len = static_cast<int64_t>(history.size());
+  // How many tokens before `end` (exclusive) equal the sequence's last ones, up to kLongestMatch.
+  const auto match_before = [&](int64_t end) {
+    int64_t m = 0;
+    while (m < kLongestMatch && m < end && history[static_cast<size_t>(end - 1 - m)] == history[static_cast<size_t>(len - 1 - m)]) ++m;
+    return m;
+  };
   for (int64_t n = std::min<int64_t>(ngram_max_, len - 1); n >= ngram_min_; --n) {
-    const auto suffix = history.last(static_cast<size_t>(n));
-    // The most recent earlier occurrence: it ends at `end` (exclusive) before the suffix's own start,
-    // so at least one token follows it.
+    // Earlier places ending at `end`, before the suffix's own start so at least one token follows:
+    // the furthest-reaching match of at least n tokens, the most recent among equals.
+    int64_t best_end = -1, best_match = 0;
     for (int64_t end = len - 1; end >= n; --end) {
-      if (!std::equal(suffix.begin(), suffix.end(), history.begin() + (end - n))) continue;
-      const int64_t take = std::min<int64_t>(max_tokens, len - end);
-      return {history.begin() + end, history.begin() + end + take};
+      const int64_t m = match_before(end);
+      if (m >= n && m > best_match) best_end = end, best_match = m;
     }
+    if (best_end < 0) continue;
+    // As far as the match vouches for, and no further than an end of generation.
+    const int64_t take = std::min({static_cast<int64_t>(max_tokens), len - best_end, best_match});
+    std::vector<TokenId> draft;
+    for (int64_t i = 0; i < take; ++i) {
+      const TokenId t = history[static_cast<size_t>(best_end + i)];
+      draft.push_back(t);
+      if (ends_generation_ && ends_generation_(t)) break;
+    }
+    return draft;
   }
   return {};
 }

@@ -43,7 +43,10 @@ std::unique_ptr<Proposer> make_proposer(const SpecConfig& spec, const LlamaModel
   options.matmul = matmul;
   switch (spec.mode) {
     case SpecMode::None: return nullptr;
-    case SpecMode::Ngram: return std::make_unique<NgramProposer>(spec.ngram_min, spec.ngram_max);
+    case SpecMode::Ngram:
+      // The vocabulary lives with the model, which outlives the engine and its proposer.
+      return std::make_unique<NgramProposer>(spec.ngram_min, spec.ngram_max,
+                                             [&vocab = target.tokenizer().vocab()](TokenId t) { return vocab.is_eog(t); });
     case SpecMode::EarlyExit:
       options.layers = spec.draft_layers;
       return std::make_unique<ModelDraftProposer>(target, target_weights, nullptr, options);
