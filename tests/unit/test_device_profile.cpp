@@ -52,7 +52,9 @@ TEST(DeviceProfile, ShippedProfilesReadWithTheirSources) {
   ASSERT_TRUE(cpu.linear.has_value());
   EXPECT_DOUBLE_EQ(cpu.linear->fixed_s, default_dry_run_cost().fixed_s);
   EXPECT_DOUBLE_EQ(cpu.linear->per_token_s, default_dry_run_cost().per_token_s);
-  EXPECT_EQ(device_profile_path("h200"), "resources/devices/h200.json");
+  // A short name is found from any working directory (this test's is the build folder).
+  EXPECT_TRUE(device_profile_path("h200").ends_with("resources/devices/h200.json")) << device_profile_path("h200");
+  EXPECT_TRUE(std::filesystem::exists(device_profile_path("h200")));
   EXPECT_EQ(device_profile_path("my/gpu.json"), "my/gpu.json");
 }
 

@@ -56,7 +56,9 @@ TEST(ModelShape, ShippedShapesReadWithTheirSources) {
   const auto model = model_of_shape(l8, "bf16");
   EXPECT_EQ(model->parameter_count(), 8029995008);
   EXPECT_EQ(model->weights().matrix_bytes(), 2 * 8029995008ULL);
-  EXPECT_EQ(model_shape_path("llama-3-8b"), "resources/model-shapes/llama-3-8b.json");
+  // A short name is found from any working directory (this test's is the build folder).
+  EXPECT_TRUE(model_shape_path("llama-3-8b").ends_with("resources/model-shapes/llama-3-8b.json")) << model_shape_path("llama-3-8b");
+  EXPECT_TRUE(std::filesystem::exists(model_shape_path("llama-3-8b")));
 }
 
 TEST(ModelShape, BadFilesNameTheFileTheFieldAndTheValue) {
