@@ -105,6 +105,9 @@ void fill_delta_table(QTableWidget& table, const std::vector<Delta>& deltas) {
       const QColor colour = verdict == DeltaVerdict::Better ? QColor("#047857") : QColor("#b91c1c");
       for (int col = 3; col < 5; ++col) table.item(row, col)->setForeground(QBrush(colour));
     }
+    // The metric's name, which a narrow table elides, leads its tooltip.
+    QTableWidgetItem* metric = table.item(row, 0);
+    metric->setToolTip(metric->toolTip().isEmpty() ? cells[0] : "<b>" + cells[0].toHtmlEscaped() + "</b><br>" + metric->toolTip().toHtmlEscaped());
   }
   table.horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
   for (int col = 1; col < 5; ++col) table.horizontalHeader()->setSectionResizeMode(col, QHeaderView::ResizeToContents);

@@ -221,6 +221,9 @@ TEST(CompareParts, DeltaTableShowsBothRunsAndTheChange) {
   EXPECT_EQ(table.item(1, 4)->foreground().color(), QColor("#047857"));
   EXPECT_EQ(table.item(7, 4)->text(), "—");  // reserved-unused from 0: no relative change
   EXPECT_EQ(table.item(10, 2)->text(), "512.0 KiB");
+  // A narrow table elides a metric's name: its tooltip always has it.
+  for (int row = 0; row < table.rowCount(); ++row)
+    EXPECT_TRUE(table.item(row, 0)->toolTip().contains(table.item(row, 0)->text())) << row;
 
   // Runs that did not measure weight bytes leave that row out.
   b.metrics.weight_bytes = 0;
