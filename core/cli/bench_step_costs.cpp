@@ -39,7 +39,8 @@ std::vector<TokenId> some_tokens(const LlamaModel& model, int32_t pos0, int32_t 
   return ids;
 }
 
-// The bench's fixture: a forward pass, a cache of kMaxTokens sequences each holding `context` tokens.
+// The bench's fixture: a forward pass and a cache of kStepCostTokens.back() sequences, each holding
+// `context` tokens.
 class StepBench {
  public:
   StepBench(const LlamaModel& model, const LlamaWeights& weights, const EngineConfig& config, ThreadPool& pool,
