@@ -1,6 +1,5 @@
 #include "core/cli/bench_step_costs.h"
 
-#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -9,10 +8,13 @@
 #include "core/attention/attention.h"
 #include "core/attention/attention_factory.h"
 #include "core/cli/args.h"
+#include "core/cli/bench_tokens.h"
 #include "core/common/text_format.h"
+#include "core/engine/serve_summary.h"
 #include "core/engine/step_cost.h"
 #include "core/kv/kv_config.h"
 #include "core/quant/converted_weights.h"
+#include "core/sched/dry_run_executor.h"
 #include "core/sched/forward_factory.h"
 #include "kernels/cpu/memory_bandwidth.h"
 #include "kernels/cpu/peak_flops.h"
@@ -24,20 +26,6 @@ namespace {
 // The target: a step of k <= kTargetTokens new tokens costs at most 1 + kTargetSlope (k - 1) of a one-token step.
 constexpr int32_t kTargetTokens = 5;
 constexpr double kTargetSlope = 0.15;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// A sequence's `n` tokens from position `pos0` on: any ids below the vocabulary do (the cost does
-// not depend on them).
-std::vector<TokenId> some_tokens(const LlamaModel& model, int32_t pos0, int32_t n) {
-  std::vector<TokenId> ids(static_cast<size_t>(n));
-  for (int32_t i = 0; i < n; ++i) ids[static_cast<size_t>(i)] = (7919 * (pos0 + i) + 13) % model.config().vocab_size;
-  return ids;
-}
 
 // The bench's fixture: a forward pass and a cache of kStepCostTokens.back() sequences, each holding
 // `context` tokens.
@@ -56,7 +44,7 @@ class StepBench {
     forward_ = make_forward(model, weights, config.matmul, config.device);
     // Every sequence's context, one prefill step each.
     for (SeqId seq = 0; seq < most; ++seq) {
-      const std::vector<TokenId> tokens = some_tokens(model, 0, context);
+      const std::vector<TokenId> tokens = random_tokens(model, context, static_cast<uint64_t>(seq));
       if (!kv_->allocate(seq, context)) throw std::runtime_error("step costs: the KV cache has no room for the contexts");
       const BatchSeq b{seq, tokens, 0, 1};
       forward_->run({&b, 1}, *kv_, *attention_, pool_, logits_);
@@ -69,7 +57,7 @@ class StepBench {
     std::vector<std::vector<TokenId>> ids(static_cast<size_t>(n_seqs));
     std::vector<BatchSeq> batch;
     for (SeqId seq = 0; seq < n_seqs; ++seq) {
-      ids[static_cast<size_t>(seq)] = some_tokens(model_, context_, tokens);
+      ids[static_cast<size_t>(seq)] = random_tokens(model_, tokens, static_cast<uint64_t>(seq));
       if (!kv_->allocate(seq, tokens)) throw std::runtime_error("step costs: the KV cache has no room for the step");
       batch.push_back({seq, ids[static_cast<size_t>(seq)], context_, tokens});
     }
@@ -122,12 +110,13 @@ std::vector<StepCostPoint> measure_step_costs(const LlamaModel& model, const Eng
     c.matmul.activations = activations;
     StepBench bench(model, weights, c, pool, context);
     const StepCostModel costs(model.config(), weights, bench.kv_bytes_per_token());
-    // The roofline's time for a step: whichever roof it meets first.
+    // The roofline's time for a step, without a per-step overhead.
+    const RooflineDevice roofs{bandwidth.read_bytes_per_second, peak.flops_per_second, 0};
     const auto predicted = [&](int32_t n_seqs, int32_t tokens) {
       StepCost cost;
       cost.weight_bytes = costs.step_weight_bytes();
       for (int32_t s = 0; s < n_seqs; ++s) costs.add_sequence(cost, context, tokens, tokens);
-      return std::max(cost.bytes() / bandwidth.read_bytes_per_second, cost.flops() / peak.flops_per_second);
+      return roofs.seconds(cost.flops(), cost.bytes());
     };
     for (const int32_t k : kStepCostTokens) {
       StepCostPoint p;
@@ -141,8 +130,8 @@ std::vector<StepCostPoint> measure_step_costs(const LlamaModel& model, const Eng
         one.push_back(bench.step(1, k));
         many.push_back(bench.step(k, 1));
       }
-      p.one_sequence_s = median(one);
-      p.sequences_s = median(many);
+      p.one_sequence_s = quantile(one, 0.5);
+      p.sequences_s = quantile(many, 0.5);
       p.predicted_one_sequence_s = predicted(1, k);
       p.predicted_sequences_s = predicted(k, 1);
       points.push_back(p);

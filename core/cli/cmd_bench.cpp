@@ -3,13 +3,13 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <random>
 #include <unistd.h>
 
 #include "core/cli/bench_cpu_kernels.h"
 #include "core/cli/bench_cuda_kernels.h"
 #include "core/cli/bench_roofline.h"
 #include "core/cli/bench_step_costs.h"
+#include "core/cli/bench_tokens.h"
 #include "core/cli/bench_windows.h"
 #include "core/common/text_format.h"
 #include "core/cli/measured_profile.h"
@@ -62,14 +62,6 @@ std::vector<DecodeWindow> decode_windows(const BenchRow& row) {
   for (size_t i = 0; i < row.window_read_bps.size(); ++i)
     windows.push_back({row.window_read_bps[i], row.samples_ts[i], row.llama_samples_ts[i]});
   return windows;
-}
-
-// Random non-special token ids, as llama-bench feeds.
-std::vector<TokenId> random_tokens(const LlamaModel& model, int64_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<TokenId> ids(static_cast<size_t>(n));
-  for (TokenId& id : ids) id = static_cast<TokenId>(rng() % static_cast<uint64_t>(model.config().vocab_size));
-  return ids;
 }
 
 // A request of `prompt` that runs to n_gen output tokens whatever it samples (greedy, EOS ignored).
