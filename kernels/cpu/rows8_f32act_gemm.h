@@ -25,6 +25,7 @@
 #pragma once
 #include <cstring>
 #include <new>
+#include <type_traits>
 
 #include "kernels/cpu/avx2_common.h"
 #include "kernels/cpu/packed_rows.h"
@@ -264,20 +265,21 @@ void run_groups(const void* w, size_t group_stride, int64_t n_groups, const floa
   const auto xsum_of = [&](int64_t t) { return F::kMins > 0 ? xs + t * xs_stride + n : nullptr; };
   if (n_tok <= kRegisterTokens) {
     // Few tokens: each group's codes converted in registers, two tokens at a time (and a last one alone).
+    const auto run = [&]<int T>(std::integral_constant<int, T>, int64_t g, int64_t t) {
+      const float* x[T];
+      const float* sums[T];
+      float* o[T];
+      for (int i = 0; i < T; ++i) {
+        x[i] = xs + (t + i) * xs_stride;
+        sums[i] = xsum_of(t + i);
+        o[i] = out + (t + i) * out_stride + g * kPackedRows;
+      }
+      run_tokens<F, T>(group(g), n_spans, x, sums, o);
+    };
     for (int64_t g = 0; g < n_groups; ++g) {
       int64_t t = 0;
-      for (; t + 2 <= n_tok; t += 2) {
-        const float* const x2[2] = {xs + t * xs_stride, xs + (t + 1) * xs_stride};
-        const float* const sums[2] = {xsum_of(t), xsum_of(t + 1)};
-        float* const o[2] = {out + t * out_stride + g * kPackedRows, out + (t + 1) * out_stride + g * kPackedRows};
-        run_tokens<F, 2>(group(g), n_spans, x2, sums, o);
-      }
-      if (t < n_tok) {
-        const float* const x1[1] = {xs + t * xs_stride};
-        const float* const sums[1] = {xsum_of(t)};
-        float* const o[1] = {out + t * out_stride + g * kPackedRows};
-        run_tokens<F, 1>(group(g), n_spans, x1, sums, o);
-      }
+      for (; t + 2 <= n_tok; t += 2) run(std::integral_constant<int, 2>{}, g, t);
+      if (t < n_tok) run(std::integral_constant<int, 1>{}, g, t);
     }
     return;
   }
