@@ -136,7 +136,7 @@ int cmd_serve_sim(int argc, char** argv) {
        "each, two all-reduces per layer over the profile's link); --kv-budget-mib is then per device"},
       {"--gpu-memory-utilization", "", true,
        "dry run on a --device-profile with memory: the share of each device's memory for weights and KV cache "
-       "(default 0.9, as vLLM's); the KV budget is what the weights leave of it unless --kv-budget-mib gives one"},
+       "(default 0.9, as vLLM's); the KV budget is what the weights leave of it unless --kv-budget-mib gives one (not both)"},
       {"--stop-at-eos", "", false, "real run: end a request at an end-of-generation token (default: run to output_tokens)"},
       {"--metrics-json", "", true, "also write the whole run (summary, config, every request with its latencies, every engine step) to FILE"},
       {"--json", "", false, "print one JSON object instead of the summary"},
@@ -197,6 +197,9 @@ int cmd_serve_sim(int argc, char** argv) {
   DeviceFit fit;
   fit.devices = pricing.tensor_parallel.devices;
   fit.weight_bytes = weight_bytes_at(*model, config.quant);
+  if (args.has("--gpu-memory-utilization") && args.has("--kv-budget-mib")) {
+    throw UsageError("--gpu-memory-utilization and --kv-budget-mib both size the KV cache: give one");
+  }
   if (args.has("--gpu-memory-utilization") && !(dry_run && device.memory_bytes > 0)) {
     throw UsageError("--gpu-memory-utilization sizes the KV cache of a --dry-run on a --device-profile with memory");
   }

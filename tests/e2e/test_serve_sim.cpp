@@ -320,6 +320,11 @@ TEST(ServeSimCli, GpuMemoryUtilizationSizesADevicesCache) {
   EXPECT_EQ(cpu.exit_code, 2);
   EXPECT_NE(cpu.out.find("--gpu-memory-utilization sizes the KV cache of a --dry-run on a --device-profile"), std::string::npos)
       << cpu.out;
+  // Both ways of sizing the cache at once: one would be ignored, so neither is taken.
+  const CliRun both = cli("serve-sim --model-shape llama-3-8b" + run + " --gpu-memory-utilization 0.5 --kv-budget-mib 4096", true);
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.out.find("--gpu-memory-utilization and --kv-budget-mib both size the KV cache: give one"), std::string::npos)
+      << both.out;
 }
 
 TEST(ServeSimCli, BadInputExitsTwoWithAClearMessage) {
