@@ -253,12 +253,8 @@ void MetricsDashboard::Impl::place_overlay_clock(const std::vector<QCPAbstractPl
   const double pad = std::max(0.02 * (overlay_span.second - overlay_span.first), 1e-3);
   for (Panel& panel : panels) {
     if (!panel.marks || !panel.note) continue;  // time plots; the views place their own
-    QCPAxis* axis = panel.plot->xAxis2;
-    axis->setVisible(top);
-    if (!top) continue;
-    axis->setTickLabels(true);  // no title, which would take a short chart's height: B's legend entries say it
-    axis->setTicker(panel.plot->xAxis->ticker());
-    axis->setRange(std::max(0.0, overlay_span.first - pad), overlay_span.second + pad);
+    show_top_time_axis(panel.plot, top);  // untitled: B's legend entries say which clock it is
+    if (top) panel.plot->xAxis2->setRange(std::max(0.0, overlay_span.first - pad), overlay_span.second + pad);
   }
 }
 

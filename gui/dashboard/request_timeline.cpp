@@ -125,12 +125,7 @@ void RequestTimeline::set_overlay(const EngineMetricsSnapshot* other, const QStr
   own_clock_ = overlay_ && own_clock;
   for (QCPFinancial* f : {waiting_b, prefill_b, decode_b}) f->setValueAxis(own_clock_ ? xAxis2 : xAxis);
   for (QCPGraph* g : {preemptions_b, first_tokens_b, finishes_b}) g->setKeyAxis(own_clock_ ? xAxis2 : xAxis);
-  xAxis2->setVisible(own_clock_);
-  if (own_clock_) {
-    xAxis2->setTickLabels(true);
-    xAxis2->setLabel(label_b + QStringLiteral(": its own clock"));
-    xAxis2->setTicker(xAxis->ticker());
-  }
+  show_top_time_axis(this, own_clock_, label_b + QStringLiteral(": its own clock"));
   label_a_ = label_a;
   label_b_ = label_b;
   overlay_lanes_ = other ? newest_lanes(*other) : std::vector<RequestLane>{};

@@ -184,6 +184,14 @@ void grow_with_legend(QCustomPlot* plot) {
   if (LegendFits* fits = legend_fits_of(plot)) fits->grow();
 }
 
+void show_top_time_axis(QCustomPlot* plot, bool shown, const QString& label) {
+  plot->xAxis2->setVisible(shown);
+  if (!shown) return;
+  plot->xAxis2->setTickLabels(true);
+  plot->xAxis2->setLabel(label);
+  plot->xAxis2->setTicker(plot->xAxis->ticker());
+}
+
 QCustomPlot* make_plot(QWidget* parent, const PlotSpec& spec, QCPItemText** note) {
   auto* plot = new QCustomPlot(parent);
   *note = setup_plot(plot, spec);

@@ -32,6 +32,9 @@ void refit_legend(QCustomPlot* plot);
 // after the first and the tick labels of a visible top axis: a plot whose size nothing else sets
 // keeps its data's height however its legend wraps.
 void grow_with_legend(QCustomPlot* plot);
+// A second run on its own clock: the top axis shows with tick labels like the bottom one's, titled
+// `label` (none: a title would take a short chart's height); hidden when `shown` is false.
+void show_top_time_axis(QCustomPlot* plot, bool shown, const QString& label = {});
 // The plain wheel over `plot` scrolls what holds it (a scroll area), as everywhere else in the window;
 // Ctrl+wheel reaches the plot (its zoom, where it has one).
 void scroll_with_wheel(QCustomPlot* plot);
