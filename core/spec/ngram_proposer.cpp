@@ -17,32 +17,29 @@ NgramProposer::NgramProposer(int32_t ngram_min, int32_t ngram_max, std::function
 
 std::vector<TokenId> NgramProposer::lookup(std::span<const TokenId> history, int32_t max_tokens) const {
   const int64_t len = static_cast<int64_t>(history.size());
-  // How many tokens before `end` (exclusive) equal the sequence's last ones, up to kLongestMatch.
+  // How many tokens before `end` (exclusive) equal the sequence's last ones, up to ngram_max.
   const auto match_before = [&](int64_t end) {
     int64_t m = 0;
-    while (m < kLongestMatch && m < end && history[static_cast<size_t>(end - 1 - m)] == history[static_cast<size_t>(len - 1 - m)]) ++m;
+    while (m < ngram_max_ && m < end && history[static_cast<size_t>(end - 1 - m)] == history[static_cast<size_t>(len - 1 - m)]) ++m;
     return m;
   };
-  for (int64_t n = std::min<int64_t>(ngram_max_, len - 1); n >= ngram_min_; --n) {
-    // Earlier places ending at `end`, before the suffix's own start so at least one token follows:
-    // the furthest-reaching match of at least n tokens, the most recent among equals.
-    int64_t best_end = -1, best_match = 0;
-    for (int64_t end = len - 1; end >= n; --end) {
-      const int64_t m = match_before(end);
-      if (m >= n && m > best_match) best_end = end, best_match = m;
-    }
-    if (best_end < 0) continue;
-    // As far as the match vouches for, and no further than an end of generation.
-    const int64_t take = std::min({static_cast<int64_t>(max_tokens), len - best_end, best_match});
-    std::vector<TokenId> draft;
-    for (int64_t i = 0; i < take; ++i) {
-      const TokenId t = history[static_cast<size_t>(best_end + i)];
-      draft.push_back(t);
-      if (ends_generation_ && ends_generation_(t)) break;
-    }
-    return draft;
+  // Earlier places, latest first, each with a token after it: the longest match of at least
+  // ngram_min tokens, the latest among equals.
+  int64_t best_end = -1, best_match = ngram_min_ - 1;
+  for (int64_t end = len - 1; end >= 1 && best_match < ngram_max_; --end) {
+    const int64_t m = match_before(end);
+    if (m > best_match) best_end = end, best_match = m;
   }
-  return {};
+  if (best_end < 0) return {};
+  // As far as the match vouches for, and no further than an end of generation.
+  const int64_t take = std::min({static_cast<int64_t>(max_tokens), len - best_end, best_match});
+  std::vector<TokenId> draft;
+  for (int64_t i = 0; i < take; ++i) {
+    const TokenId t = history[static_cast<size_t>(best_end + i)];
+    draft.push_back(t);
+    if (ends_generation_ && ends_generation_(t)) break;
+  }
+  return draft;
 }
 
 void NgramProposer::propose(std::span<const DraftRequest> requests, const ProposeContext& /*context*/,

@@ -24,13 +24,22 @@ TEST(NgramProposer, CopiesWhatFollowedTheLongestSuffixLastTime) {
 }
 
 TEST(NgramProposer, TheSourceBeingCopiedBeatsAMoreRecentCoincidence) {
-  const NgramProposer p(2, 2);
+  const NgramProposer p(2, 8);
   // The source 30 31 32 33 "5 6" 40 41 42 43, a later coincidence "5 6" 50, and the copy so far
   // 30 31 32 33 5 6: both places match "5 6", but the source's match runs six tokens back.
   const Ids history{30, 31, 32, 33, 5, 6, 40, 41, 42, 43, 99, 5, 6, 50, 98, 30, 31, 32, 33, 5, 6};
   EXPECT_EQ(p.lookup(history, 4), (Ids{40, 41, 42, 43}));
   // Between equally long matches the most recent wins.
   EXPECT_EQ(p.lookup(Ids{9, 5, 6, 40, 9, 5, 6, 50, 9, 5, 6}, 1), (Ids{50}));
+}
+
+TEST(NgramProposer, NgramMaxIsTheLongestMatchCompared) {
+  // The same history as above: compared over at most 2 tokens, both places match fully and the more
+  // recent one wins; its draft is at most 2 tokens long.
+  const Ids history{30, 31, 32, 33, 5, 6, 40, 41, 42, 43, 99, 5, 6, 50, 98, 30, 31, 32, 33, 5, 6};
+  EXPECT_EQ(NgramProposer(2, 2).lookup(history, 4), (Ids{50, 98}));
+  // Compared over 4, the source wins, with a draft of 4.
+  EXPECT_EQ(NgramProposer(2, 4).lookup(history, 8), (Ids{40, 41, 42, 43}));
 }
 
 TEST(NgramProposer, ADraftIsNoLongerThanItsMatch) {
