@@ -173,8 +173,9 @@ int cmd_bench(int argc, char** argv) {
        "overhead from the tg test (for serve-sim --dry-run --device-profile PATH)"},
       {"--attention-sweep", "", false, "instead: time one attention call, naive vs flash, for context 128..8192"},
       {"--spec-sweep", "", false,
-       "instead: with --spec, for k = 1..8: a speculative step's cost against a decode step, acceptance and "
-       "speed-up on --sweep-chat (or --sweep-prompt) over -n tokens"},
+       "instead: with --spec, for k = 1..8 and auto (only --spec-k's, when given): a speculative step's cost against "
+       "a decode step, acceptance and speed-up on --sweep-chat (or --sweep-prompt) over -n tokens, the runs taking "
+       "turns"},
       {"--sweep-chat", "", true, "spec sweep: the user message (default: a prose request)"},
       {"--sweep-prompt", "", true, "spec sweep: plain prompt text instead of a chat message"},
       {"--step-costs", "", false,
@@ -222,7 +223,8 @@ int cmd_bench(int argc, char** argv) {
     return 0;
   }
   if (args.has("--spec-sweep")) {
-    return spec_sweep(*model, config, sweep_prompt(*model, args), n_gen, sampling_params(args), reps, output);
+    return spec_sweep(*model, config, sweep_prompt(*model, args), n_gen, sampling_params(args), reps,
+                      args.has("--spec-k"), output);
   }
   // A ppN request holds N tokens and samples one more; a tgN request holds N.
   const int64_t needed = std::max<int64_t>(1, std::max(n_prompt + 1, n_gen));

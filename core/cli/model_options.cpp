@@ -32,9 +32,11 @@ std::vector<OptionSpec> model_option_specs() {
       {"--spec", "", true,
        "speculative decoding: none (default) | ngram (prompt lookup) | draft (--draft-model) | self-quant (the target "
        "at --draft-quant) | early-exit (the target's first --draft-layers layers)"},
-      {"--spec-k", "", true, "speculation: draft tokens per step at most, 1-16 (default 4)"},
-      {"--ngram-min", "", true, "ngram speculation: shortest suffix looked up, 1-16 (default 2)"},
-      {"--ngram-max", "", true, "ngram speculation: longest suffix looked up, 1-16 (default 4)"},
+      {"--spec-k", "", true,
+       "speculation: draft tokens per step, auto (default: chosen per sequence from its acceptance and the measured "
+       "step costs, up to 8; none where drafts would not pay) or a fixed 1-16"},
+      {"--ngram-min", "", true, "ngram speculation: the shortest match that drafts, 1-16 tokens (default 2)"},
+      {"--ngram-max", "", true, "ngram speculation: the longest match compared, 1-16 tokens (default 8); a draft is no longer than its match"},
       {"--draft-model", "", true, "draft speculation: a GGUF with the target's vocabulary"},
       {"--draft-quant", "", true, "self-quant speculation: the draft's level, q4 (default) | q4_1 | q8"},
       {"--draft-layers", "", true, "early-exit speculation: the target's first L layers draft (1 .. layers-1)"},
@@ -80,9 +82,10 @@ ConversionProgressFn conversion_progress_printer(WeightQuant level) {
 SpecConfig spec_config(const Args& args) {
   SpecConfig spec;
   spec.mode = *spec_mode_from_name(args.choice("--spec", "none", {"none", "ngram", "draft", "self-quant", "early-exit"}));
-  spec.k = static_cast<int32_t>(args.integer("--spec-k", 4, 1, 16));
+  spec.k = args.str("--spec-k", "auto") == "auto" ? SpecConfig::kAutoK
+                                                 : static_cast<int32_t>(args.integer("--spec-k", 0, 1, 16));
   spec.ngram_min = static_cast<int32_t>(args.integer("--ngram-min", 2, 1, 16));
-  spec.ngram_max = static_cast<int32_t>(args.integer("--ngram-max", 4, 1, 16));
+  spec.ngram_max = static_cast<int32_t>(args.integer("--ngram-max", 8, 1, 16));
   spec.draft_model = args.str("--draft-model", "");
   spec.draft_quant = weight_quant(args, "--draft-quant", "q4");
   spec.draft_layers = static_cast<int32_t>(args.integer("--draft-layers", 0, 1, 1 << 16));

@@ -9,6 +9,17 @@
 namespace inferscope {
 namespace {
 
+// "auto" or a number of drafts; a number may come as text (settings files keep text only).
+int32_t spec_k_of(const nlohmann::json& v, const std::string& where) {
+  if (v == "auto") return SpecConfig::kAutoK;
+  if (v.is_string()) {
+    const std::string text = v.get<std::string>();
+    if (!text.empty() && text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos) return std::stoi(text);
+    throw std::runtime_error(where + ": 'spec_k' must be \"auto\" or a number of draft tokens, not " + v.dump());
+  }
+  return json_field<int32_t>(nlohmann::json{{"spec_k", v}}, "spec_k", where);
+}
+
 // One speculative-decoding key of a "config" object into `spec`; false when `key` is not one.
 bool apply_spec_override(SpecConfig& spec, const std::string& key, const nlohmann::json& o, const std::string& w,
                          const PathResolver& resolve) {
@@ -17,7 +28,7 @@ bool apply_spec_override(SpecConfig& spec, const std::string& key, const nlohman
     if (!mode) throw std::runtime_error(w + ": 'spec' must be one of " + spec_mode_names() + ", not " + o.at(key).dump());
     spec.mode = *mode;
   } else if (key == "spec_k") {
-    spec.k = json_field<int32_t>(o, "spec_k", w);
+    spec.k = spec_k_of(o.at(key), w);
   } else if (key == "ngram_min") {
     spec.ngram_min = json_field<int32_t>(o, "ngram_min", w);
   } else if (key == "ngram_max") {
@@ -107,7 +118,7 @@ nlohmann::json config_overrides_of(const EngineConfig& c) {
           {"threads", c.threads},
           {"device", compute_device_name(c.device)},
           {"spec", spec_mode_name(c.spec.mode)},
-          {"spec_k", c.spec.k},
+          {"spec_k", c.spec.auto_k() ? nlohmann::json("auto") : nlohmann::json(c.spec.k)},
           {"ngram_min", c.spec.ngram_min},
           {"ngram_max", c.spec.ngram_max},
           {"draft_model", c.spec.draft_model},

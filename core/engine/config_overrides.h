@@ -1,8 +1,8 @@
 // Engine toggles as JSON, the way demo scripts and experiments write them:
 //   {"kv": "contiguous", "block_size": 16, "kv_budget_mib": 64, "context": 1024, "prefix_cache": true,
 //    "attention": "naive", "kv_dtype": "q8", "quant": "q4", "scheduler": "static", "max_running": 4,
-//    "max_batch_tokens": 256, "threads": 2, "fuse": false, "device": "cuda:0", "spec": "ngram", "spec_k": 4, "ngram_min": 2,
-//    "ngram_max": 4, "draft_model": "models/x.gguf", "draft_quant": "q4", "draft_layers": 2,
+//    "max_batch_tokens": 256, "threads": 2, "fuse": false, "device": "cuda:0", "spec": "ngram", "spec_k": "auto" (or 1..16), "ngram_min": 2,
+//    "ngram_max": 8, "draft_model": "models/x.gguf", "draft_quant": "q4", "draft_layers": 2,
 //    "draft_p_min": 0.1}
 #pragma once
 #include <functional>

@@ -13,7 +13,7 @@ EngineConfig resolve_config(EngineConfig c, const LlamaModel& model) {
   c.context_length = c.context_length > 0 ? std::min(c.context_length, model_ctx) : model_ctx;
   if (c.kv.max_seq_len <= 0) c.kv.max_seq_len = c.context_length;
   if (c.kv.budget_bytes == 0) c.kv.budget_bytes = kv_budget_for_sequences(model.kv_geometry(c.kv_dtype), c.kv, c.budget_sequences);
-  c.scheduler.spec_tokens = c.spec.enabled() ? c.spec.k : 0;
+  c.scheduler.spec_tokens = c.spec.enabled() ? c.spec.max_k() : 0;
   return c;
 }
 

@@ -129,6 +129,41 @@ void EngineCore::use_proposer(std::unique_ptr<Proposer> proposer) {
   executor_->set_proposer(proposer.get());
   proposer_ = std::move(proposer);  // the old one goes only once the executor no longer points at it
   metrics_.set_spec_mode(std::string(spec_mode_name(config_.spec.mode)));
+  restart_draft_lengths();
+}
+
+void EngineCore::restart_draft_lengths() {
+  draft_lengths_.reset();
+  if (proposer_ && config_.spec.auto_k()) draft_lengths_.emplace(config_.spec.max_k(), proposer_->drafts_cost_nothing());
+}
+
+double EngineCore::choose_draft_lengths() {
+  const NextDecodes next = scheduler_->next_decodes();
+  if (next.speculating.empty()) return -1;
+  if (!draft_lengths_) return config_.spec.max_k();
+  const std::vector<int32_t> k = draft_lengths_->choose(next.speculating, next.count);
+  double sum = 0;
+  for (size_t i = 0; i < k.size(); ++i) {
+    scheduler_->set_max_drafts(next.speculating[i], k[i]);
+    sum += k[i];
+  }
+  return sum / static_cast<double>(k.size());
+}
+
+void EngineCore::learn_draft_lengths(const StepPlan& plan, double seconds) {
+  if (!draft_lengths_) return;
+  int32_t drafted = 0;
+  for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    const SampledToken& s = sampled_[i];
+    drafted += s.drafted;
+    if (!plan.seqs[i].sample || !s.error.empty()) continue;
+    if (s.drafted > 0) {
+      draft_lengths_->on_verified(plan.seqs[i].id, s.drafted, s.verification.accepted);
+    } else if (s.shadow >= 0 && !s.tokens.empty()) {
+      draft_lengths_->on_shadow(plan.seqs[i].id, s.tokens.front() == s.shadow);
+    }
+  }
+  if (plan.prefill_tokens() == 0) draft_lengths_->on_decode_step(plan.new_tokens() + drafted, seconds);
 }
 
 EngineCore::~EngineCore() = default;
@@ -230,6 +265,7 @@ std::string EngineCore::commit_config(PreparedConfig p) {
   }
   executor_->set_attention(p.config.attention);
   config_ = p.config;
+  restart_draft_lengths();  // a new cache, device or attention: the steps cost what they cost now
   if (new_device) publish_device("");
   if (p.spec) use_proposer(std::move(p.spec->proposer));
   if (p.cancel_conversion) {
@@ -276,6 +312,7 @@ void EngineCore::use_weights(std::unique_ptr<ConvertedWeights> weights) {
   }
   weights_ = std::move(weights);
   config_.quant = weights_->level();
+  restart_draft_lengths();
   publish_weights();
 }
 
@@ -409,8 +446,10 @@ void EngineCore::step() {
   if (conversion_ && conversion_->done()) finish_conversion();
   if (scheduler_->idle()) return;
   StepPlan plan;
+  double chosen_k = -1;
   if (const auto failure = failure_of([&] {
         if (options_.test_fault) options_.test_fault("schedule");
+        chosen_k = choose_draft_lengths();
         plan = scheduler_->schedule();
       })) {
     return fail_running_after_lost_plan("scheduling failed: " + *failure);
@@ -444,6 +483,7 @@ void EngineCore::step() {
     return;
   }
   clock_.advance(seconds);
+  learn_draft_lengths(plan, seconds);
   StepOutcome outcome;
   if (const auto failure = failure_of([&] {
         if (options_.test_fault) options_.test_fault("complete");
@@ -482,6 +522,7 @@ void EngineCore::step() {
   }
   const AttentionUse attention = executor_->last_attention();
   const SpecUse spec = executor_->last_spec();
+  m.spec_chosen_k = chosen_k;
   m.draft_seconds = spec.draft_seconds;
   m.verify_seconds = spec.verify_seconds;
   m.time_s = now();
@@ -548,6 +589,7 @@ void EngineCore::end(RequestId id, StopReason reason, std::string error) {
     }
   }
   scheduler_->finish(id, reason);
+  if (draft_lengths_) draft_lengths_->forget(id);
   metrics_.on_finished(id, t, stop_reason_name(reason), scheduler_->request(id).num_preemptions);
   executor_->forget(id);
   scheduler_->erase(id);

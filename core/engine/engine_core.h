@@ -24,6 +24,7 @@
 #include "core/sched/forward_factory.h"
 #include "core/sched/scheduler.h"
 #include "core/sched/step_executor.h"
+#include "core/spec/draft_length.h"
 #include "core/spec/proposer.h"
 #include "core/tokenizer/tokenizer.h"
 
@@ -114,6 +115,12 @@ class EngineCore {
   SpecSetup build_spec(EngineConfig& c, bool default_budget, const LlamaWeights& target_weights) const;
   // Puts `proposer` in use for later steps.
   void use_proposer(std::unique_ptr<Proposer> proposer);
+  // Starts the adaptive draft lengths afresh (k = auto): the step costs measured so far no longer hold.
+  void restart_draft_lengths();
+  // Before a step: the most drafts each speculating decode scores. Returns their mean (-1: none).
+  double choose_draft_lengths();
+  // After a step of `plan` that took `seconds`: its verifies, shadow drafts and, without prefill, its cost.
+  void learn_draft_lengths(const StepPlan& plan, double seconds);
   // What moving onto a new cache did: running requests preempted, waiting ones that no longer fit.
   struct CacheSwap {
     size_t preempted = 0;
@@ -168,6 +175,7 @@ class EngineCore {
   RequestLimit limit_;
   std::unique_ptr<ConvertedWeights> weights_;  // what the executor reads (a view of the model's at native)
   std::unique_ptr<Proposer> proposer_;         // drafts for speculative decoding (null when off)
+  std::optional<DraftLengthPolicy> draft_lengths_;  // chooses each decode's drafts (spec k = auto)
   std::unique_ptr<StepExecutor> executor_;
   std::unique_ptr<Scheduler> scheduler_;
   std::map<RequestId, Live> live_;

@@ -185,6 +185,7 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
                      {"prefix_cache_hits", st.prefix_cache_hits},
                      {"spec_draft_tokens", st.spec_draft_tokens},
                      {"spec_accepted_tokens", st.spec_accepted_tokens},
+                     {"spec_chosen_k", st.spec_chosen_k},
                      {"draft_seconds", st.draft_seconds},
                      {"verify_seconds", st.verify_seconds},
                      {"pool_dispatches", st.pool_dispatches},

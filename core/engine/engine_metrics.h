@@ -78,6 +78,7 @@ struct StepMetrics {
   int32_t prefix_cache_hits = 0;       // of those, tokens found cached (not computed)
   int32_t spec_draft_tokens = 0;       // draft tokens scored in the step
   int32_t spec_accepted_tokens = 0;    // of those, accepted
+  double spec_chosen_k = -1;           // the most drafts its speculating decodes could score, mean (-1: none)
   double draft_seconds = 0;            // proposing the drafts
   double verify_seconds = 0;           // the forward pass that scored them (0 when nothing drafted)
   int64_t pool_dispatches = 0;         // thread-pool dispatches (wake-up + join) the step's forward pass made

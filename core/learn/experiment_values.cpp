@@ -25,6 +25,7 @@ void add_run_values(ValueMap& v, const MeasuredRun& run) {
   double attention_seconds = 0, matmul_seconds = 0, scratch_peak = 0, decode_dispatches = 0, decode_steps = 0;
   double verify_steps = 0, draft_seconds = 0, verify_seconds = 0;  // the steps that scored drafts
   double decode_output_tokens = 0;  // what decode steps added to the outputs: 1 per sequence, plus accepted drafts
+  double chosen_k = 0, chosen_steps = 0, undrafted_steps = 0;  // steps with a speculating decode: the draft length allowed
   for (const StepMetrics& st : run.result.metrics.steps) {
     Phase& ph = st.prefill_tokens > 0 ? prefill : decode;
     ph.seconds += st.duration_s;
@@ -39,6 +40,11 @@ void add_run_values(ValueMap& v, const MeasuredRun& run) {
       decode_output_tokens += st.decode_tokens - st.spec_draft_tokens + st.spec_accepted_tokens;
     }
     scratch_peak = std::max(scratch_peak, static_cast<double>(st.attention_scratch_bytes));
+    if (st.spec_chosen_k >= 0) {
+      chosen_k += st.spec_chosen_k;
+      ++chosen_steps;
+      if (st.spec_chosen_k == 0) ++undrafted_steps;
+    }
     if (st.spec_draft_tokens > 0) {
       ++verify_steps;
       draft_seconds += st.draft_seconds;
@@ -64,6 +70,8 @@ void add_run_values(ValueMap& v, const MeasuredRun& run) {
   v[p + "verify_steps"] = verify_steps;
   v[p + "draft_seconds_per_pass"] = ratio(draft_seconds, verify_steps);
   v[p + "verify_seconds_per_pass"] = ratio(verify_seconds, verify_steps);
+  v[p + "spec_chosen_k_mean"] = ratio(chosen_k, chosen_steps);
+  v[p + "spec_undrafted_steps"] = undrafted_steps;
   v[p + "attention_scratch_bytes_peak"] = scratch_peak;
   v[p + "weight_bytes"] = static_cast<double>(run.result.metrics.weight_bytes);
   v[p + "kv_bytes_per_token"] = static_cast<double>(run.kv_bytes_per_token);
@@ -85,7 +93,7 @@ void add_run_values(ValueMap& v, const MeasuredRun& run) {
   v[p + "request_decode_tokens_per_second_mean"] = ratio(speeds, counted);
   v[p + "ttft_ms_p50"] = 1e3 * run.result.summary.time_to_first_token_seconds_p50;
   const SpecConfig& spec = run.result.config.spec;
-  v[p + "spec_k"] = spec.enabled() ? spec.k : 0;
+  v[p + "spec_k"] = spec.enabled() ? spec.max_k() : 0;
   const SpecDecodeCounters& drafts = run.result.summary.spec;
   for (size_t i = 0; i < static_cast<size_t>(v[p + "spec_k"]); ++i) {
     const auto accepted = i < drafts.num_accepted_tokens_per_pos.size() ? drafts.num_accepted_tokens_per_pos[i] : 0;

@@ -17,8 +17,10 @@
 //   RUN.peak_used_bytes, peak_filled_tokens, peak_allocated_tokens, peak_unused_tokens,
 //   RUN.peak_unused_bytes, peak_sequences        the KV cache at the run's peak use
 //   RUN.ttft_ms_p50, RUN.request_decode_tokens_per_second_mean   per request: TTFT, its own decode speed
-//   RUN.spec_k (draft tokens per step; 0 without speculation), RUN.spec_decode.acceptance_at_N (the
-//   share of drafts whose token N, 1-based, was accepted)
+//   RUN.spec_k (draft tokens per step at most; 0 without speculation), RUN.spec_decode.acceptance_at_N (the
+//   share of drafts whose token N, 1-based, was accepted), RUN.spec_chosen_k_mean and
+//   RUN.spec_undrafted_steps (over the steps with a speculating decode: the mean draft length allowed,
+//   and how many allowed none, as k = auto chooses)
 //   RUN.perplexity                the experiment's perplexity text scored at the run's config
 //   same_outputs.A.B, first_divergence.A.B       for every pair of runs (-1: identical)
 //   max_logit_diff.A.B            the largest logit difference over the tokens both runs chose from the

@@ -56,12 +56,19 @@ Sampler& ModelExecutor::sampler_for(RequestId id) { return samplers_.try_emplace
 void ModelExecutor::draft(const StepPlan& plan) {
   draft_requests_.clear();
   draft_of_.assign(plan.seqs.size(), -1);
+  shadow_of_.assign(plan.seqs.size(), -1);
   if (!proposer_) return;
+  const bool shadows = proposer_->drafts_cost_nothing();
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
     const ScheduledSeq& s = plan.seqs[i];
-    if (s.draft_slots <= 0) continue;
-    draft_of_[i] = static_cast<int32_t>(draft_requests_.size());
-    draft_requests_.push_back(DraftRequest{s.id, s.history, s.draft_slots, &sampler_for(s.id)});
+    if (s.draft_slots > 0) {
+      draft_of_[i] = static_cast<int32_t>(draft_requests_.size());
+    } else if (s.shadow_draft && shadows) {
+      shadow_of_[i] = static_cast<int32_t>(draft_requests_.size());
+    } else {
+      continue;
+    }
+    draft_requests_.push_back(DraftRequest{s.id, s.history, std::max(s.draft_slots, 1), &sampler_for(s.id)});
   }
   if (draft_requests_.empty()) return;
   const auto start = std::chrono::steady_clock::now();
@@ -101,7 +108,7 @@ double ModelExecutor::execute(const StepPlan& plan, std::vector<SampledToken>& s
   }
   const auto verify_start = std::chrono::steady_clock::now();
   forward_->run(batch_, *kv_, *attention_, *pool_, logits_);
-  if (!draft_requests_.empty()) {
+  if (std::any_of(draft_of_.begin(), draft_of_.end(), [](int32_t d) { return d >= 0; })) {
     spec_use_.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - verify_start).count();
   }
 
@@ -116,6 +123,10 @@ double ModelExecutor::execute(const StepPlan& plan, std::vector<SampledToken>& s
     const size_t rows = b.tokens.size() - static_cast<size_t>(first);
     sampled.push_back(pick(plan.seqs[i], i, std::span<const float>(logits_).subspan(row * vocab, rows * vocab), first,
                            wanted_logits(b.seq)));
+    if (shadow_of_[i] >= 0) {
+      const std::vector<TokenId>& shadow = drafts_[static_cast<size_t>(shadow_of_[i])].tokens;
+      if (!shadow.empty()) sampled.back().shadow = shadow.front();
+    }
     row += rows;
   }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -65,7 +65,8 @@ class ModelExecutor final : public StepExecutor {
   std::unique_ptr<ForwardPass> forward_;
   Sampler& sampler_for(RequestId id);
   WantedLogits wanted_logits(RequestId id) const;
-  // Asks the proposer for the drafts of the plan's speculating decodes (draft_of_ indexes drafts_).
+  // Asks the proposer for the drafts of the plan's speculating decodes (draft_of_ indexes drafts_),
+  // and for a one-token shadow draft of those without slots when drafts cost nothing (shadow_of_).
   void draft(const StepPlan& plan);
   // Turns sequence `s`'s logits rows into its sampled token(s), handing out the logits it asked for.
   // `rows` are the logits of its new tokens from `first_row` on.
@@ -77,6 +78,7 @@ class ModelExecutor final : public StepExecutor {
   std::vector<DraftRequest> draft_requests_;
   std::vector<Draft> drafts_;
   std::vector<int32_t> draft_of_;             // per plan sequence: its index in drafts_, or -1
+  std::vector<int32_t> shadow_of_;            // per plan sequence: its unscored draft's index in drafts_, or -1
   std::vector<std::vector<TokenId>> feeds_;   // speculating sequences: the known token, then the drafts
   std::map<RequestId, Sampler> samplers_;
   std::map<RequestId, WantedLogits> logits_outputs_;  // requests that asked for logits

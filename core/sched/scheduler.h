@@ -38,6 +38,7 @@ struct ScheduledSeq {
   bool prefill = false;              // computes prompt (or recomputed) tokens rather than one decode token
   bool sample = true;                // the chunk reaches the request's last token (false: a prefill chunk)
   int32_t draft_slots = 0;           // speculative decoding: slots allocated for drafts after history
+  bool shadow_draft = false;         // a speculating decode without slots: a free draft is made, not scored
   int32_t cached_tokens = 0;         // admitted in this step: its first tokens found in the prefix cache
 
   int32_t pos0() const { return static_cast<int32_t>(history.size()) - n_new; }
@@ -67,6 +68,7 @@ struct SampledToken {
   // Speculative: the drafts the verifier kept (accepted: the K/V the cache keeps), how each emitted
   // token came about, and the refused draft.
   Verification verification{};
+  TokenId shadow = -1;             // a shadow draft's first token (-1: none), to set against tokens[0]
 };
 
 // What a completed step changed, for the caller's clocks and callbacks.
@@ -75,6 +77,11 @@ struct StepOutcome {
   std::vector<RequestId> finished;
   std::vector<std::pair<RequestId, std::string>> failed;  // ended by a sampling error, with its message
   std::vector<int32_t> appended;  // per plan sequence: output tokens it gained (the last ones of its tokens)
+};
+
+struct NextDecodes {
+  int32_t count = 0;
+  std::vector<RequestId> speculating;
 };
 
 // The most KV slots one request may hold, and what sets that limit (for refusal messages).
@@ -122,6 +129,11 @@ class Scheduler {
   // back the draft slots of rejected drafts (the cache keeps the accepted ones), finishes requests
   // that are done and frees their memory.
   StepOutcome complete(const StepPlan& plan, std::span<const SampledToken> sampled);
+
+  // The decodes of the next step: how many, and those that may speculate, oldest first.
+  NextDecodes next_decodes() const;
+  // The most drafts `id`'s next decode scores (at most SchedulerConfig::spec_tokens).
+  void set_max_drafts(RequestId id, int32_t k) { requests_.at(id).max_drafts = k; }
 
   const Request& request(RequestId id) const { return requests_.at(id); }
   const std::vector<RequestId>& running() const { return running_; }

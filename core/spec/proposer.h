@@ -45,6 +45,10 @@ class Proposer {
   virtual void forget(RequestId /*id*/) {}
   // Bytes of KV the proposer holds of its own (a draft model's cache).
   virtual size_t kv_bytes() const { return 0; }
+  // Its drafts cost no forward pass: a decode that scores none still gets one, unscored, whose first
+  // token measures the acceptance it would have had (one-hot q: accepted with probability p(token),
+  // the chance that the step emits that very token).
+  virtual bool drafts_cost_nothing() const { return false; }
 };
 
 }  // namespace inferscope

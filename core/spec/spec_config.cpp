@@ -46,7 +46,9 @@ std::string spec_mode_names() {
 
 void validate_spec(const SpecConfig& spec, int32_t target_layers) {
   if (!spec.enabled()) return;
-  check_range("spec k", spec.k, 1, 16);
+  if (!spec.auto_k() && (spec.k < 1 || spec.k > 16)) {
+    throw std::invalid_argument("spec k must be auto or in 1..16, got " + std::to_string(spec.k));
+  }
   if (spec.mode == SpecMode::Ngram) {
     check_range("ngram-min", spec.ngram_min, 1, 16);
     check_range("ngram-max", spec.ngram_max, 1, 16);
@@ -78,7 +80,7 @@ void validate_spec(const SpecConfig& spec, int32_t target_layers) {
 std::string describe_spec(const SpecConfig& spec) {
   std::string s = "spec " + std::string(spec_mode_name(spec.mode));
   if (!spec.enabled()) return s;
-  s += " k=" + std::to_string(spec.k);
+  s += " k=" + spec_k_name(spec.k);
   switch (spec.mode) {
     case SpecMode::Ngram: s += " (n " + std::to_string(spec.ngram_min) + ".." + std::to_string(spec.ngram_max) + ")"; break;
     case SpecMode::Draft: s += " (" + spec.draft_model + ")"; break;
@@ -90,5 +92,7 @@ std::string describe_spec(const SpecConfig& spec) {
   }
   return s;
 }
+
+std::string spec_k_name(int32_t k) { return k == SpecConfig::kAutoK ? "auto" : std::to_string(k); }
 
 }  // namespace inferscope

@@ -14,7 +14,7 @@
 //       {"config": {"kv": "contiguous", "block_size": 16, "kv_budget_mib": 64, "context": 1024,
 //                   "prefix_cache": true, "attention": "naive", "kv_dtype": "q8", "quant": "q4",
 //                   "scheduler": "static", "max_running": 4, "max_batch_tokens": 256,
-//                   "threads": 2, "spec": "ngram", "spec_k": 4, "ngram_min": 2, "ngram_max": 4,
+//                   "threads": 2, "spec": "ngram", "spec_k": "auto", "ngram_min": 2, "ngram_max": 8,
 //                   "draft_model": "models/x.gguf", "draft_quant": "q4", "draft_layers": 2,
 //                   "draft_p_min": 0.1, "fuse": false}},   applies engine toggles and waits for the engine's answer
 //                                                (a refused one stops the demo with the engine's reason)

@@ -40,7 +40,7 @@ std::vector<std::pair<std::string, nlohmann::json>> engine_config_settings(const
           {"fuse", c.matmul.fuse},
           {"spec",
            {{"mode", std::string(spec_mode_name(c.spec.mode))},
-            {"k", c.spec.k},
+            {"k", spec_k_name(c.spec.k)},
             {"ngram_min", c.spec.ngram_min},
             {"ngram_max", c.spec.ngram_max},
             {"draft_p_min", c.spec.draft_p_min},

@@ -21,7 +21,7 @@ SpecMode shown_mode(const QComboBox* mode) { return kModes[std::max(0, mode->cur
 
 bool model_draft(SpecMode m) { return m == SpecMode::Draft || m == SpecMode::SelfQuant || m == SpecMode::EarlyExit; }
 
-// The n-gram page: "n  2 .. 4".
+// The n-gram page: "n  2 .. 8".
 QWidget* ngram_page(QSpinBox* lo, QSpinBox* hi) {
   auto* page = new QWidget;
   auto* row = new QHBoxLayout(page);
@@ -43,7 +43,7 @@ QLabel* nothing_page() {
 
 SpecFields::SpecFields()
     : mode(combo(names_of(kModes, spec_mode_name))),
-      k(spin(1, 16, 1)),
+      k(spin(SpecConfig::kAutoK, 16, 1)),
       drafter(new QStackedWidget),
       ngram_min(spin(1, 16, 1)),
       ngram_max(spin(1, 16, 1)),
@@ -56,6 +56,7 @@ SpecFields::SpecFields()
   draft_p_min->setSingleStep(0.05);
   draft_p_min->setDecimals(2);
   draft_p_min->setSpecialValueText("off");
+  k->setSpecialValueText("auto");  // kAutoK, the spin box's lowest value
   // One page per mode, in kModes order.
   drafter->addWidget(nothing_page());
   drafter->addWidget(ngram_page(ngram_min, ngram_max));
@@ -70,7 +71,9 @@ std::vector<ToggleRow> SpecFields::rows() const {
       {section, "speculation", mode,
        "A cheap proposer drafts tokens and the target checks them all in one pass: greedy output stays token for "
        "token the same, only faster when drafts are accepted."},
-      {section, "draft tokens k", k, "Draft tokens per step at most (1-16): more gained per accepted run, more wasted per refusal."},
+      {section, "draft tokens k", k,
+       "Draft tokens per step. auto: each sequence drafts as many as its measured acceptance and the measured cost "
+       "of longer steps say will pay, up to 8, and none where drafts would slow it down. 1-16: always up to that many."},
       {section, "drafter", drafter,
        "ngram: the n-grams earlier in the text; draft: a GGUF with the same vocabulary; self-quant: the target at a "
        "smaller level; early-exit: the target's first layers."},

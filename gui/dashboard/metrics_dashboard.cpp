@@ -461,7 +461,8 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   // The last two panels are speculation's: their notes say whether it is on.
   d.panels[d.panels.size() - 2].idle = d.panels.back().idle = [&d] { return d.spec->empty_note(); };
   for (QCPAbstractPlottable* a : std::initializer_list<QCPAbstractPlottable*>{
-           d.spec->per_step, d.spec->window, d.spec->draft_time, d.spec->verify_time, d.spec->positions})
+           d.spec->per_step, d.spec->window, d.spec->draft_time, d.spec->verify_time, d.spec->chosen_k,
+           d.spec->positions})
     d.name(a, a->name(), false);
   d.name(d.spec->positions_b, d.spec->positions_b->name(), true);
   d.spec_window_b = d.overlay_of(d.spec->window);

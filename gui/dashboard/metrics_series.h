@@ -34,8 +34,8 @@ Series e2e_series(const EngineMetricsSnapshot& s);
 Series queue_time_series(const EngineMetricsSnapshot& s);
 // The median of each finished request's inter-token latencies, at its finish, sorted by time.
 Series median_itl_series(const EngineMetricsSnapshot& s);
-// A value a remote server reports on some steps only (its latency percentiles, its gauges; negative
-// where it has none), at the steps that carry one.
+// A value some steps carry only (a remote server's latency percentiles and gauges, the draft length
+// of steps with a speculating decode; negative where a step has none), at the steps that carry one.
 Series reported_step_series(const EngineMetricsSnapshot& s, const std::function<double(const StepMetrics&)>& value);
 // Decode tokens per second over the last kRateWindowSteps steps of each busy stretch, one point per
 // step; NaN between stretches separated by idle time (QCustomPlot draws NaN as a gap).

@@ -10,7 +10,7 @@
 namespace inferscope::gui {
 namespace {
 
-const QColor kAcceptance(16, 150, 72), kDraftTime(214, 120, 0), kVerifyTime(31, 78, 160);
+const QColor kAcceptance(16, 150, 72), kDraftTime(214, 120, 0), kVerifyTime(31, 78, 160), kChosenK(124, 58, 237);
 constexpr double kBarWidth = 0.6, kPairedBarWidth = 0.38;
 
 void set_series(QCPAbstractPlottable* p, const Series& s) {
@@ -49,7 +49,17 @@ SpecPlots::SpecPlots(QCustomPlot* over_time, QCustomPlot* by_position)
   set_axis_unit(over_time->yAxis2, Unit::Seconds);
   draft_time = add_graph(over_time, QStringLiteral("draft time"), kDraftTime, Look::Line, over_time->yAxis2);
   verify_time = add_graph(over_time, QStringLiteral("verify time"), kVerifyTime, Look::Line, over_time->yAxis2);
-  fit_legend_to_width(over_time, 4);
+  // The draft length each decode step allowed, on an axis of its own (whole tokens), shown with its data.
+  QCPAxis* k_axis = over_time->axisRect()->addAxis(QCPAxis::atRight);
+  k_axis->setLabel(QStringLiteral("draft k"));
+  QSharedPointer<QCPAxisTickerFixed> whole(new QCPAxisTickerFixed);
+  whole->setTickStep(1);
+  whole->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+  k_axis->setTicker(whole);
+  k_axis->setVisible(false);
+  chosen_k = add_graph(over_time, QStringLiteral("draft k allowed"), kChosenK, Look::Line, k_axis);
+  chosen_k->setLineStyle(QCPGraph::lsStepLeft);
+  fit_legend_to_width(over_time, 5);
 
   positions = add_bars(by_position, QStringLiteral("acceptance"), kAcceptance);
   positions_b = add_bars(by_position, QStringLiteral("acceptance"), QColor(194, 65, 12));
@@ -81,6 +91,10 @@ void SpecPlots::update_from(const EngineMetricsSnapshot& s) {
   set_series(window, acceptance_window_series(s));
   set_series(draft_time, drafting_step_series(s, [](const StepMetrics& m) { return m.draft_seconds; }));
   set_series(verify_time, drafting_step_series(s, [](const StepMetrics& m) { return m.verify_seconds; }));
+  const Series k = reported_step_series(s, [](const StepMetrics& m) { return m.spec_chosen_k; });
+  set_series(chosen_k, k);
+  chosen_k->valueAxis()->setVisible(!k.x.isEmpty());
+  if (!k.x.isEmpty()) chosen_k->valueAxis()->setRange(0, *std::max_element(k.y.begin(), k.y.end()) + 0.5);
   const Series at = acceptance_per_position(s.spec);
   set_series(positions, at);
   positions_shown_ = std::max(positions_shown_, static_cast<int>(at.x.size()));
@@ -113,7 +127,8 @@ void SpecPlots::set_overlay(const EngineMetricsSnapshot* b, const QString& label
 
 void SpecPlots::clear() {
   mode_ = "none";
-  for (QCPGraph* g : {per_step, window, draft_time, verify_time}) g->data()->clear();
+  for (QCPGraph* g : {per_step, window, draft_time, verify_time, chosen_k}) g->data()->clear();
+  chosen_k->valueAxis()->setVisible(false);
   positions->data()->clear();
   positions_shown_ = 0;
   summary_a_.clear();

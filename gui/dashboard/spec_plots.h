@@ -1,7 +1,8 @@
 // The dashboard's two speculative-decoding panels (docs/ARCHITECTURE.md §3, "A speculating step").
 // Over time, on the shared time axis: each drafting step's acceptance rate (dots) and the rate over
 // the last kAcceptanceWindowSteps drafting steps (line), with the step's draft and verify seconds on
-// the right axis. Per draft position (bars): the share of drafts whose token at that position was
+// the right axis, and on an axis of its own every decode step's draft length allowed (k = auto
+// chooses it per step: 0 where drafts would not pay). Per draft position (bars): the share of drafts whose token at that position was
 // accepted, under a line with the mean acceptance length (tokens per verify pass) and the mean
 // draft and verify time per drafting step. The dashboard makes both plots and owns them; this fills them.
 #pragma once
@@ -29,7 +30,7 @@ class SpecPlots {
   QString empty_note() const;
 
   // Named by the dashboard for the legend and the CSV; window's dashed overlay copy is the dashboard's.
-  QCPGraph *per_step, *window, *draft_time, *verify_time;
+  QCPGraph *per_step, *window, *draft_time, *verify_time, *chosen_k;
   QCPBars *positions, *positions_b;
 
  private:

@@ -93,10 +93,13 @@ std::vector<HelpText> make_texts() {
       {"spec_acceptance", "Speculative decoding: acceptance",
        "The share of draft tokens the target accepts (spec_accepted_tokens / spec_draft_tokens) in each drafting step "
        "(dots) and over a window of recent drafting steps (line; the legend says how many); right axis: the seconds spent proposing the drafts and in "
-       "the forward pass that verified them.",
-       "fraction of draft tokens (%), seconds (right)", "per drafting step, every request in it",
+       "the forward pass that verified them; outer right axis: the draft length each decode step allowed (spec_chosen_k, "
+       "the mean over its speculating requests).",
+       "fraction of draft tokens (%), seconds (right), draft tokens (outer right)", "per drafting step, every request in it; k per decode step",
        "Text the draft can predict (copied code, repeated phrases) raises it; a smaller or more quantized draft "
-       "lowers it. High acceptance with cheap drafts is what speeds decoding up."},
+       "lowers it. High acceptance with cheap drafts is what speeds decoding up. With k = auto the allowed length "
+       "follows the measured acceptance and the measured cost of longer steps, and drops to 0 where a verify would "
+       "cost more than the tokens it is expected to add."},
       {"spec_decode", "Acceptance per draft position",
        "spec_decode_num_accepted_tokens_per_pos / spec_decode_num_drafts since the engine started: how often the "
        "draft's token at each position was accepted (a token counts only when every earlier one was). The line above: "

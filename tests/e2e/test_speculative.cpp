@@ -12,6 +12,8 @@
 #include "core/engine/engine_core.h"
 #include "core/engine/sync_engine.h"
 #include "core/model/llama_model.h"
+#include "core/sched/model_executor.h"
+#include "core/spec/ngram_proposer.h"
 #include "tests/support/engine_runs.h"
 #include "tests/support/synthetic_model.h"
 #include "tests/support/test_models.h"
@@ -24,7 +26,8 @@ constexpr int32_t kTokens = 96;
 std::string stories() { return shared_model_path("stories260K.gguf"); }
 
 // The proposers under test on stories260K (5 layers): the file itself as its draft (every draft is
-// the target's own choice), a q8 self-draft, early exit after 2 layers, and n-gram lookup.
+// the target's own choice), a q8 self-draft, early exit after 2 layers, and n-gram lookup; k = 4,
+// so that every step drafts whatever drafts cost on this machine (SpeculativeAuto tries k = auto).
 std::vector<std::pair<std::string, SpecConfig>> proposers() {
   SpecConfig ngram;
   ngram.mode = SpecMode::Ngram;
@@ -37,6 +40,7 @@ std::vector<std::pair<std::string, SpecConfig>> proposers() {
   SpecConfig early_exit;
   early_exit.mode = SpecMode::EarlyExit;
   early_exit.draft_layers = 2;
+  for (SpecConfig* s : {&ngram, &draft, &self_quant, &early_exit}) s->k = 4;
   return {{"ngram", ngram}, {"draft", draft}, {"self_quant", self_quant}, {"early_exit", early_exit}};
 }
 
@@ -121,6 +125,82 @@ TEST(SpeculativeBatch, MixedSpeculatingAndPlainSequencesGiveTheirAloneTokens) {
       EXPECT_EQ(batch_tokens(*model, c, prompts, speculate), want) << name;
     }
   }
+}
+
+// Each decode step reports the most drafts it allowed and scores no more: k = auto chooses 0..8 per
+// step from what it measures (so greedy output is still the target's own), a fixed k is always k.
+// The prompt's step has no speculating decode.
+TEST(SpeculativeAuto, EachStepSaysHowManyDraftsItAllowedAndTheOutputIsTheTargets) {
+  INFERSCOPE_REQUIRE_FILE(path, stories());
+  const auto model = LlamaModel::load(path);
+  const std::vector<TokenId> prompt{1, 403, 261, 378, 430};
+  const std::vector<TokenId> want = engine_greedy(*model, base_config(KvKind::Paged), prompt, kTokens).tokens;
+  for (const auto& [name, fixed] : proposers()) {
+    for (const int32_t k : {SpecConfig::kAutoK, fixed.k}) {
+      EngineConfig c = base_config(KvKind::Paged);
+      c.spec = fixed;
+      c.spec.k = k;
+      EngineCoreOptions options;
+      options.step_window = SIZE_MAX;
+      SyncEngine engine(*model, c, options);
+      EngineRequest r;
+      r.prompt_tokens = prompt;
+      r.max_tokens = kTokens;
+      EXPECT_EQ(engine.run(std::move(r)).tokens, want) << name << " k=" << spec_k_name(k);
+      const std::vector<StepMetrics> steps = engine.core().metrics().snapshot(0).steps;
+      ASSERT_GT(steps.size(), 1u);
+      EXPECT_EQ(steps.front().spec_chosen_k, -1) << name;
+      for (size_t i = 1; i < steps.size(); ++i) {
+        if (k == SpecConfig::kAutoK) {
+          EXPECT_GE(steps[i].spec_chosen_k, 0) << name << " step " << i;
+          EXPECT_LE(steps[i].spec_chosen_k, SpecConfig::kAutoMaxK) << name << " step " << i;
+        } else {
+          EXPECT_EQ(steps[i].spec_chosen_k, k) << name << " step " << i;
+        }
+        EXPECT_LE(steps[i].spec_draft_tokens, steps[i].spec_chosen_k) << name << " step " << i;
+      }
+    }
+  }
+}
+
+// A decode left without draft slots gets a shadow draft when drafts cost nothing (n-gram): its first
+// token, what lookup proposes, comes back beside the sampled token, and nothing is scored.
+TEST(SpeculativeShadow, ADecodeWithoutSlotsGetsAnUnscoredNgramDraft) {
+  INFERSCOPE_REQUIRE_FILE(path, stories());
+  const auto model = LlamaModel::load(path);
+  KvConfig kv_config;
+  kv_config.block_size = 8;
+  kv_config.budget_bytes = model->kv_geometry(DType::F32).bytes_per_token() * 256;
+  const auto kv = make_kv_cache(model->kv_geometry(DType::F32), kv_config);
+  ModelExecutorOptions options;
+  options.threads = 2;
+  ModelExecutor executor(*model, *kv, options);
+  NgramProposer ngram(1, 8);
+  executor.set_proposer(&ngram);
+  Scheduler scheduler(*kv, request_limit(*kv, kv_config, 256), SchedulerConfig{{}, 0, 0, 4});
+  Request r;
+  r.tokens = {1, 403, 261, 403, 261, 403, 261};  // every token recurs: a one-token match is found
+  r.prompt_tokens = static_cast<int32_t>(r.tokens.size());
+  r.max_output_tokens = 32;
+  ASSERT_TRUE(scheduler.add(r));
+  std::vector<SampledToken> sampled;
+  StepPlan plan = scheduler.schedule();
+  executor.execute(plan, sampled);
+  scheduler.complete(plan, sampled);
+  int shadows = 0;
+  while (!scheduler.idle()) {
+    scheduler.set_max_drafts(0, 0);
+    plan = scheduler.schedule();
+    ASSERT_TRUE(plan.seqs[0].shadow_draft);
+    const std::vector<TokenId> lookup = ngram.lookup(plan.seqs[0].history, 1);
+    executor.execute(plan, sampled);
+    EXPECT_EQ(sampled[0].shadow, lookup.empty() ? -1 : lookup[0]);
+    EXPECT_EQ(sampled[0].drafted, 0);
+    EXPECT_EQ(executor.last_spec().verify_seconds, 0.0);
+    shadows += lookup.empty() ? 0 : 1;
+    scheduler.complete(plan, sampled);
+  }
+  EXPECT_GT(shadows, 0);
 }
 
 TEST(SpeculativeDraft, ADraftIdenticalToTheTargetIsAlwaysAccepted) {
@@ -242,7 +322,7 @@ TEST(SpeculativeConfig, ImpossibleDraftsAreRefusedWithTheirReason) {
   SpecConfig k;
   k.mode = SpecMode::Ngram;
   k.k = 17;
-  refused(k, WeightQuant::Native, "spec k must be in 1..16");
+  refused(k, WeightQuant::Native, "spec k must be auto or in 1..16");
   // The target already runs at q4: a q4 self-draft reads as many bytes and saves nothing.
   SpecConfig self_quant;
   self_quant.mode = SpecMode::SelfQuant;

@@ -191,6 +191,7 @@ TEST_F(Compare, GreedySpeculationIsATogglePerSideAndGivesIdenticalOutputs) {
   // B speculates, set in its editor as a user would: early exit after 2 of 5 layers (drafts refused too).
   view->findChild<QComboBox*>("b_spec_mode")->setCurrentText("early-exit");
   view->findChild<QSpinBox*>("b_spec_draft_layers")->setValue(2);
+  view->findChild<QSpinBox*>("b_spec_k")->setValue(4);  // a fixed k: every step drafts, whatever the drafts cost
   EXPECT_EQ(view->config_b().spec.mode, SpecMode::EarlyExit);
   EXPECT_EQ(view->config_b().spec.draft_layers, 2);
   EXPECT_EQ(view->config_a().spec.mode, SpecMode::None);

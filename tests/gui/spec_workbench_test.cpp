@@ -100,6 +100,7 @@ TEST_F(SpecWorkbench, TheConfigPanelTurnsSpeculationOnAndTheAcceptancePanelsFill
   choose_mode("draft");
   EXPECT_TRUE(panel->result_text().contains("Choose the draft model file")) << panel->result_text().toStdString();
   EXPECT_EQ(w->bridge().config().spec.mode, SpecMode::None);
+  edit_spin("spec_k", 4);  // a fixed k: every step drafts, whatever the drafts cost here
   pick_draft_file(stories_model());
   ASSERT_TRUE(answered("spec draft k=4")) << panel->result_text().toStdString();
   EXPECT_EQ(w->bridge().config().spec.mode, SpecMode::Draft);
@@ -121,6 +122,11 @@ TEST_F(SpecWorkbench, TheConfigPanelTurnsSpeculationOnAndTheAcceptancePanelsFill
   ASSERT_GT(per_step->interface1D()->dataCount(), 0);
   for (int i = 0; i < per_step->interface1D()->dataCount(); ++i) EXPECT_DOUBLE_EQ(per_step->interface1D()->dataMainValue(i), 1.0);
   EXPECT_GT(series(over_time, "verify time")->interface1D()->dataCount(), 0);
+  // Every decode step allowed the fixed k, drawn on an axis of its own.
+  QCPAbstractPlottable* allowed = series(over_time, "draft k allowed");
+  ASSERT_GT(allowed->interface1D()->dataCount(), 0);
+  for (int i = 0; i < allowed->interface1D()->dataCount(); ++i) EXPECT_DOUBLE_EQ(allowed->interface1D()->dataMainValue(i), 4.0);
+  EXPECT_TRUE(qobject_cast<QCPGraph*>(allowed)->valueAxis()->visible());
   auto* summary = qobject_cast<QCPTextElement*>(by_position->plotLayout()->element(1, 0));
   ASSERT_NE(summary, nullptr);
   // Every draft passed: close to 1 + k tokens per verify pass (drafts near the output limit are shorter).
@@ -145,7 +151,7 @@ TEST_F(SpecWorkbench, SpeculationSwitchesOnBetweenTheStepsOfAStreamingReply) {
   // (on a loaded machine the GUI thread may first look after the whole reply: then it switches after)
   ASSERT_TRUE(wait_for([&] { return chat.streaming_tokens(chat.current_index()) >= 3 || chat.requests_in_flight() == 0; }));
   choose_mode("ngram");
-  ASSERT_TRUE(answered("spec ngram k=4")) << panel->result_text().toStdString();
+  ASSERT_TRUE(answered("spec ngram k=auto")) << panel->result_text().toStdString();
   ASSERT_TRUE(wait_for([&] { return chat.requests_in_flight() == 0; }, 60000));
   const SessionMessage& reply = chat.session(chat.current_index()).messages.back();
   EXPECT_EQ(reply.content, plain_reply) << "greedy output is the target's, before and after the switch";
@@ -159,6 +165,7 @@ TEST_F(SpecWorkbench, ThePerTokenViewColoursEachTokenByHowItCame) {
   ChatPanel& chat = *w->chat();
   // The target's first 2 of 5 layers draft: some drafts pass, some are refused and corrected.
   choose_mode("early-exit");
+  edit_spin("spec_k", 4);  // a fixed k: every step drafts, whatever the drafts cost here
   edit_spin("spec_draft_layers", 2);
   ASSERT_TRUE(answered("spec early-exit k=4 (2 layers)")) << panel->result_text().toStdString();
   chat.set_token_view(true);
@@ -227,7 +234,7 @@ TEST_F(SpecWorkbench, BadDraftsShowADialogAndTheEngineKeepsServing) {
 
   // Early exit needs fewer layers than the target's 5 (it starts at 1).
   choose_mode("early-exit");
-  ASSERT_TRUE(answered("spec early-exit k=4 (1 layer)")) << panel->result_text().toStdString();
+  ASSERT_TRUE(answered("spec early-exit k=auto (1 layer)")) << panel->result_text().toStdString();
   const SpecConfig running = w->bridge().config().spec;
   edit_spin("spec_draft_layers", 5);
   QString dialog = next_dialog(errors);
@@ -254,8 +261,8 @@ TEST_F(SpecWorkbench, BadDraftsShowADialogAndTheEngineKeepsServing) {
   c.spec.k = 17;
   w->bridge().set_config(c);
   dialog = next_dialog(errors);
-  EXPECT_TRUE(dialog.contains("spec k must be in 1..16, got 17")) << dialog.toStdString();
-  EXPECT_EQ(w->bridge().config().spec.k, 4);
+  EXPECT_TRUE(dialog.contains("spec k must be auto or in 1..16, got 17")) << dialog.toStdString();
+  EXPECT_EQ(w->bridge().config().spec.k, SpecConfig::kAutoK);
 
   // A self-quant draft that is no smaller than the weights in use (q8 over q4).
   field<QComboBox>("quantization")->setCurrentText("q4");

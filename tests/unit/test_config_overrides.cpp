@@ -57,6 +57,25 @@ TEST(ConfigOverrides, ABadDeviceIsRefusedByName) {
   }
 }
 
+// spec_k: "auto" (the default, written so) or a number of drafts, also as text (settings files keep
+// text only); anything else is refused by name.
+TEST(ConfigOverrides, SpecKIsAutoOrANumber) {
+  EXPECT_EQ(config_overrides_of(EngineConfig{})["spec_k"], "auto");
+  EXPECT_EQ(apply_config_overrides(EngineConfig{}, {{"spec_k", 6}}, "test").spec.k, 6);
+  EXPECT_EQ(apply_config_overrides(EngineConfig{}, {{"spec_k", "6"}}, "test").spec.k, 6);
+  EngineConfig fixed;
+  fixed.spec.k = 6;
+  EXPECT_EQ(apply_config_overrides(fixed, {{"spec_k", "auto"}}, "test").spec.k, SpecConfig::kAutoK);
+  for (const nlohmann::json& bad : {nlohmann::json("six"), nlohmann::json("-1"), nlohmann::json(2.5)}) {
+    try {
+      apply_config_overrides(EngineConfig{}, {{"spec_k", bad}}, "test");
+      ADD_FAILURE() << "spec_k " << bad.dump() << " was accepted";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("'spec_k'"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(ConfigOverrides, TheDefaultsReadBackAsTheDefaults) {
   const nlohmann::json defaults = config_overrides_of(EngineConfig{});
   EXPECT_EQ(config_overrides_of(apply_config_overrides(EngineConfig{}, defaults, "test")), defaults);

@@ -127,6 +127,34 @@ TEST(SchedulerSpec, RequestsThatDoNotSpeculateGetNoSlots) {
   EXPECT_EQ(b.scheduler.schedule().seqs[0].draft_slots, 0);
 }
 
+// The engine's adaptive choice caps each decode's slots; a decode left without slots asks for a
+// shadow draft (made when drafts cost nothing, never scored), a plain request never does.
+TEST(SchedulerSpec, EachDecodesDraftsFollowTheEnginesChoice) {
+  SpecBench b(16, 4);
+  ASSERT_TRUE(b.scheduler.add(request(0, 3, 20)));
+  Request plain = request(1, 3, 20);
+  plain.speculate = false;
+  ASSERT_TRUE(b.scheduler.add(plain));
+  EXPECT_EQ(b.scheduler.next_decodes().count, 0);  // both still in prefill
+  b.complete(b.scheduler.schedule(), 0);
+  const NextDecodes next = b.scheduler.next_decodes();
+  EXPECT_EQ(next.count, 2);
+  EXPECT_EQ(next.speculating, std::vector<RequestId>{0});
+
+  b.scheduler.set_max_drafts(0, 2);
+  StepPlan p = b.scheduler.schedule();
+  EXPECT_EQ(p.seqs[0].draft_slots, 2);
+  EXPECT_FALSE(p.seqs[0].shadow_draft);
+  EXPECT_FALSE(p.seqs[1].shadow_draft);
+  b.complete(p, 2);
+
+  b.scheduler.set_max_drafts(0, 0);
+  p = b.scheduler.schedule();
+  EXPECT_EQ(p.seqs[0].draft_slots, 0);
+  EXPECT_TRUE(p.seqs[0].shadow_draft);
+  EXPECT_FALSE(p.seqs[1].shadow_draft);
+}
+
 TEST(SchedulerSpec, OutOfRangeKIsRefused) {
   auto kv = make_kv_cache(test::DryRunBench::kGeometry, paged(4, 8));
   const RequestLimit limit = request_limit(*kv, paged(4, 8), 64);
