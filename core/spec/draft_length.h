@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/sched/request.h"
+#include "core/common/request_id.h"
 
 namespace inferscope {
 

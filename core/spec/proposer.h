@@ -11,7 +11,7 @@
 
 #include "core/kv/kv_cache.h"
 #include "core/sample/sampler.h"
-#include "core/sched/request.h"
+#include "core/common/request_id.h"
 #include "core/spec/verifier.h"
 
 namespace inferscope {
