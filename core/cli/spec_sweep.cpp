@@ -104,10 +104,11 @@ int spec_sweep(const LlamaModel& model, const EngineConfig& config, const std::v
   }
   std::vector<std::unique_ptr<SweepRun>> runs;
   for (const EngineConfig& c : configs) runs.push_back(std::make_unique<SweepRun>(model, c));
-  // Repetitions go round every configuration in turn, so a drift of the machine's speed touches all
-  // alike; repetition 0 warms each up (auto keeps the step costs it measured, as an engine does).
+  // Repetitions go round every configuration in turn, every other one in reverse order, so a drift of
+  // the machine's speed and the place in the round touch all alike; repetition 0 warms each up (auto
+  // keeps the step costs it measured, as an engine does).
   for (int64_t rep = 0; rep <= reps; ++rep) {
-    for (const auto& run : runs) run->run(prompt, n_gen, sampling, rep > 0);
+    for (size_t i = 0; i < runs.size(); ++i) runs[rep % 2 == 0 ? i : runs.size() - 1 - i]->run(prompt, n_gen, sampling, rep > 0);
   }
   const SweepRow plain = runs.front()->row();
   std::vector<SweepRow> rows;
