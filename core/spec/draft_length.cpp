@@ -49,11 +49,30 @@ int32_t StepCostCurve::largest_measured() const {
 
 void AcceptanceEstimate::observe(int32_t drafted, int32_t accepted) {
   if (drafted <= 0) return;
-  accepted_ = accepted_ * kDecay + accepted;
-  rejected_ = rejected_ * kDecay + (accepted < drafted ? 1 : 0);
+  const auto judged = static_cast<size_t>(std::min({drafted, accepted + 1, kPositions}));
+  if (accepted_.size() < judged) accepted_.resize(judged, 0), rejected_.resize(judged, 0);
+  for (size_t i = 0; i < judged; ++i) {
+    accepted_[i] = accepted_[i] * kDecay + (static_cast<int32_t>(i) < accepted ? 1 : 0);
+    rejected_[i] = rejected_[i] * kDecay + (static_cast<int32_t>(i) < accepted ? 0 : 1);
+  }
 }
 
-double AcceptanceEstimate::alpha() const { return (accepted_ + 1) / (accepted_ + rejected_ + 2); }
+double AcceptanceEstimate::alpha(int32_t position) const {
+  double a = accepted_[0] / (accepted_[0] + rejected_[0]);
+  for (size_t i = 1; i <= static_cast<size_t>(position) && i < accepted_.size(); ++i) {
+    a = (accepted_[i] + kPriorWeight * a) / (accepted_[i] + rejected_[i] + kPriorWeight);
+  }
+  return a;
+}
+
+double AcceptanceEstimate::expected_tokens(int32_t k) const {
+  double tokens = 1, reach = 1;  // reach: the chance that the verify gets past every draft so far
+  for (int32_t i = 0; i < k; ++i) {
+    reach *= alpha(i);
+    tokens += reach;
+  }
+  return tokens;
+}
 
 DraftLengthPolicy::DraftLengthPolicy(int32_t max_k, bool free_shadows) : max_k_(max_k), free_shadows_(free_shadows) {}
 
@@ -65,14 +84,14 @@ std::vector<int32_t> DraftLengthPolicy::choose(std::span<const RequestId> specul
     Sequence& seq = sequences_[speculating[i]];
     const std::optional<double> base = curve_.seconds(tokens);
     if (!base) continue;  // nothing measured yet: the first steps time plain decoding
-    const double a = seq.acceptance.alpha();
+    const AcceptanceEstimate& a = seq.acceptance;
     // Drafts reach at most one token past the longest step measured.
     const int32_t reach = std::min(max_k_, curve_.largest_measured() + 1 - tokens);
     const double plain = emitted / *base;
     int32_t k = 0;
     double best = plain;
     for (int32_t d = 1; d <= reach; ++d) {
-      const double rate = (emitted + expected_tokens_per_verify(a, d) - 1) / *curve_.seconds(tokens + d);
+      const double rate = (emitted + a.expected_tokens(d) - 1) / *curve_.seconds(tokens + d);
       if (rate > best) best = rate, k = d;
     }
     if (best < plain * (1 + kMargin)) k = 0;
@@ -81,7 +100,7 @@ std::vector<int32_t> DraftLengthPolicy::choose(std::span<const RequestId> specul
     if (k > 0) seq.undrafted = 0;
     chosen[i] = k;
     tokens += k;
-    emitted += expected_tokens_per_verify(a, k) - 1;
+    emitted += a.expected_tokens(k) - 1;
   }
   return chosen;
 }

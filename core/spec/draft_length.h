@@ -1,6 +1,7 @@
 // Speculation that never loses: each step, every speculating sequence drafts only as many tokens as
-// are expected to pay, from what was measured on this engine. With a per-token acceptance α, a
-// verify of k drafts emits 1 + α + … + α^k tokens on average; a decode-only step of t tokens costs
+// are expected to pay, from what was measured on this engine. With acceptance α_i at draft position
+// i, a verify of k drafts emits E(k) = 1 + α_0 + α_0 α_1 + … + α_0 ⋯ α_(k-1) tokens on average (a
+// first draft token is accepted more often than a fourth); a decode-only step of t tokens costs
 // the step-cost curve's seconds(t). A step's B decodes emit B tokens in seconds(B); a sequence's k
 // drafts add E(k) − 1 tokens and make it seconds(B + k). A sequence drafts the k that emits the most
 // tokens per second, and nothing unless that beats no draft by kMargin.
@@ -17,8 +18,9 @@
 
 namespace inferscope {
 
-// Tokens per verify when each of k drafts is accepted with probability a, given the ones before it
-// (Leviathan et al.): 1 + a + … + a^k = (1 − a^(k+1)) / (1 − a).
+// Tokens per verify when each of k drafts is accepted with the same probability a, given the ones
+// before it (Leviathan et al.): 1 + a + … + a^k = (1 − a^(k+1)) / (1 − a). The sweep's prediction
+// from a measured acceptance rate.
 double expected_tokens_per_verify(double a, int32_t k);
 
 // Decode-only steps' wall seconds by their token count (one per decode, plus the drafts scored):
@@ -38,17 +40,24 @@ class StepCostCurve {
   std::vector<std::deque<double>> samples_;  // [token count]: the latest first
 };
 
-// One sequence's per-token acceptance: accepted drafts over accepted drafts and first rejections
-// (a verify says nothing of the drafts after its first rejection), older verifies weighing kDecay
-// per verify less, over a uniform prior (0.5 before any draft).
+// One sequence's acceptance by draft position: α_i, the chance that draft token i is accepted when
+// every one before it was. A verify of d drafts with a accepted judges positions 0..min(a, d - 1)
+// (nothing after its first rejection); each position's older verdicts weigh kDecay per verdict less.
+// Position 0 starts from one acceptance and two rejections (1/3: a match is taken for a coincidence
+// until drafts show otherwise, so one lucky draft does not start a run; that prior fades as verdicts
+// come). A later position starts from the one before it, worth kPriorWeight verdicts: copied text
+// keeps being copied, and a position not yet drafted is never taken for worse than the last one seen.
 class AcceptanceEstimate {
  public:
-  static constexpr double kDecay = 0.9;
+  static constexpr double kDecay = 0.9, kPriorWeight = 1;
+  static constexpr int32_t kPositions = 16;
   void observe(int32_t drafted, int32_t accepted);
-  double alpha() const;
+  double alpha(int32_t position = 0) const;
+  // Tokens a verify of k drafts emits on average: 1 + α_0 + α_0 α_1 + … + α_0 ⋯ α_(k-1).
+  double expected_tokens(int32_t k) const;
 
  private:
-  double accepted_ = 0, rejected_ = 0;
+  std::vector<double> accepted_{1}, rejected_{2};  // decayed verdicts by position
 };
 
 class DraftLengthPolicy {

@@ -37,15 +37,28 @@ TEST(DraftLength, TheCurveIsTheMedianOfEachCountInterpolatedBetweenThem) {
   EXPECT_DOUBLE_EQ(*curve.seconds(2), 0.012);
 }
 
-TEST(DraftLength, AcceptanceCountsAcceptedDraftsAndFirstRejectionsOnly) {
+TEST(DraftLength, AcceptanceIsEstimatedByDraftPosition) {
+  constexpr double d = AcceptanceEstimate::kDecay, w = AcceptanceEstimate::kPriorWeight;
   AcceptanceEstimate a;
-  EXPECT_DOUBLE_EQ(a.alpha(), 0.5);  // the prior
-  a.observe(4, 1);                   // one accepted, then a rejection; drafts 3 and 4 say nothing
-  EXPECT_DOUBLE_EQ(a.alpha(), 2.0 / 4.0);
-  a.observe(4, 4);  // all accepted: no rejection
-  EXPECT_DOUBLE_EQ(a.alpha(), (1 * AcceptanceEstimate::kDecay + 4 + 1) / (1 * AcceptanceEstimate::kDecay + 4 + AcceptanceEstimate::kDecay + 2));
+  EXPECT_DOUBLE_EQ(a.alpha(0), 1.0 / 3.0);  // the prior: one acceptance, two rejections
+  EXPECT_DOUBLE_EQ(a.alpha(5), 1.0 / 3.0);  // a later position starts from the one before it
+  EXPECT_DOUBLE_EQ(a.expected_tokens(2), 1 + 1.0 / 3 + 1.0 / 9);
+  // Position 0 accepted, position 1 rejected; positions 2 and 3 say nothing.
+  a.observe(4, 1);
+  const double a0 = (d + 1) / (d + 1 + 2 * d);
+  const double a1 = w * a0 / (1 + w);
+  EXPECT_DOUBLE_EQ(a.alpha(0), a0);
+  EXPECT_DOUBLE_EQ(a.alpha(1), a1);
+  EXPECT_DOUBLE_EQ(a.alpha(3), a1);
+  EXPECT_DOUBLE_EQ(a.expected_tokens(3), 1 + a0 + a0 * a1 + a0 * a1 * a1);
   a.observe(0, 0);  // no draft: nothing learnt
-  EXPECT_GT(a.alpha(), 0.7);
+  EXPECT_DOUBLE_EQ(a.alpha(1), a1);
+  // First drafts that always hold and second ones that never do: the prior fades from the first, and
+  // the second is judged by its own verdicts.
+  for (int i = 0; i < 200; ++i) a.observe(2, 1);
+  EXPECT_GT(a.alpha(0), 0.999);
+  EXPECT_LT(a.alpha(1), 0.1);
+  EXPECT_NEAR(a.expected_tokens(4), 2.0, 0.1);
 }
 
 // A policy for request 1 whose shadows have all matched, on a machine where every step count in
@@ -94,11 +107,11 @@ TEST(DraftLength, TheLengthFollowsAcceptanceAgainstTheCurve) {
   // Acceptance recovers: the failing sequence drafts again once its shadows match.
   for (int i = 0; i < 30; ++i) failing.on_shadow(1, true);
   EXPECT_EQ(failing.choose(one, 1), Ks{4});
-  // A sequence that is forgotten starts again from the prior, α = 0.5: 3 drafts (E(3) = 1.875 tokens
-  // for 1.7, the best rate; E(1) = 1.5 for 1.5 would not pay).
+  // A sequence that is forgotten starts again from the prior, α = 1/3, which pays for no draft here
+  // (E(1) = 1.33 tokens for 1.5, E(4) = 1.49 for 1.8).
   failing.forget(1);
-  EXPECT_DOUBLE_EQ(failing.alpha(1), 0.5);
-  EXPECT_EQ(failing.choose(one, 1), Ks{3});
+  EXPECT_DOUBLE_EQ(failing.alpha(1), 1.0 / 3.0);
+  EXPECT_EQ(failing.choose(one, 1), Ks{0});
 }
 
 TEST(DraftLength, AProposerWithoutFreeShadowsProbesNowAndThen) {
