@@ -26,7 +26,7 @@
 // Refused by name at construction: q8 activations, Q/K/V biases (qwen2), query scaling, scaled
 // embeddings, post norms, the GELU gate, local layers and the logit soft cap (gemma3); and, when a
 // cache is first used, a q8 KV dtype. Every CUDA call is checked (CudaError names the call and
-// CUDA's message). Not yet validated on a GPU in this repository's CI.
+// CUDA's message).
 #pragma once
 #include <cuda_runtime_api.h>
 
