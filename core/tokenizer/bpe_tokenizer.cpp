@@ -1,10 +1,9 @@
-// Byte-level BPE: per pre-tokenized piece, a linked list of tokens (initially one per byte) and
-// a min-heap of adjacent pairs that have a merge, keyed by the merge's rank.
+// Byte-level BPE: per pre-tokenized piece, tokens (initially one per byte) merge pairwise, the pair
+// whose merge has the lowest rank first (pair_merges.h).
 #include "core/tokenizer/bpe_tokenizer.h"
 
-#include <queue>
-
 #include "core/gguf/gguf_file.h"
+#include "core/tokenizer/pair_merges.h"
 #include "core/tokenizer/unicode.h"
 
 namespace inferscope {
@@ -30,25 +29,6 @@ const ByteTables& byte_tables() {
   static const ByteTables tables;
   return tables;
 }
-
-struct Symbol {
-  TokenId id;      // -1 once merged into its left neighbour (or for a byte with no token)
-  int prev, next;  // -1 at the ends
-};
-
-struct Pair {
-  int32_t rank;
-  int left, right;
-  TokenId left_id, right_id;  // ids when queued: a mismatch later means the pair is stale
-  TokenId result;
-};
-
-// Lowest rank first; among equal ranks, the leftmost pair.
-struct PairOrder {
-  bool operator()(const Pair& a, const Pair& b) const {
-    return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
-  }
-};
 
 }  // namespace
 
@@ -102,40 +82,20 @@ void BpeTokenizer::encode_piece(std::string_view piece, std::vector<TokenId>& ou
     }
   }
 
-  std::vector<Symbol> symbols;
-  symbols.reserve(piece.size());
-  for (size_t i = 0; i < piece.size(); ++i) {
-    const int index = static_cast<int>(i);
-    symbols.push_back({byte_token_[static_cast<uint8_t>(piece[i])], index - 1,
-                       i + 1 < piece.size() ? index + 1 : -1});
-  }
-
-  std::priority_queue<Pair, std::vector<Pair>, PairOrder> queue;
-  auto try_pair = [&](int left, int right) {
-    if (left < 0 || right < 0 || symbols[left].id < 0 || symbols[right].id < 0) return;
-    const auto it = merges_.find(pair_key(symbols[left].id, symbols[right].id));
-    if (it == merges_.end()) return;
-    queue.push({it->second.rank, left, right, symbols[left].id, symbols[right].id, it->second.result});
+  // One token per byte (-1 for a byte the vocabulary lacks: it never merges).
+  std::vector<TokenId> ids;
+  ids.reserve(piece.size());
+  for (const char c : piece) ids.push_back(byte_token_[static_cast<uint8_t>(c)]);
+  const auto rank_of = [&](int left, int right) -> std::optional<Merge> {
+    if (ids[static_cast<size_t>(left)] < 0 || ids[static_cast<size_t>(right)] < 0) return std::nullopt;
+    const auto it = merges_.find(pair_key(ids[static_cast<size_t>(left)], ids[static_cast<size_t>(right)]));
+    if (it == merges_.end()) return std::nullopt;
+    return it->second;
   };
-  for (size_t i = 1; i < symbols.size(); ++i) try_pair(static_cast<int>(i) - 1, static_cast<int>(i));
-
-  while (!queue.empty()) {
-    const Pair p = queue.top();
-    queue.pop();
-    Symbol& left = symbols[p.left];
-    Symbol& right = symbols[p.right];
-    if (left.next != p.right || left.id != p.left_id || right.id != p.right_id) continue;
-    left.id = p.result;  // the right symbol joins the left one and leaves the list
-    right.id = -1;
-    left.next = right.next;
-    if (right.next >= 0) symbols[right.next].prev = p.left;
-    try_pair(left.prev, p.left);
-    try_pair(p.left, left.next);
-  }
-
-  for (int i = symbols.empty() ? -1 : 0; i >= 0; i = symbols[i].next) {
-    if (symbols[i].id >= 0) {
-      out.push_back(symbols[i].id);
+  const auto join = [&](int left, int, const Merge& merge) { ids[static_cast<size_t>(left)] = merge.result; };
+  for (const int i : merge_adjacent_pairs<Merge>(static_cast<int>(ids.size()), rank_of, join)) {
+    if (ids[static_cast<size_t>(i)] >= 0) {
+      out.push_back(ids[static_cast<size_t>(i)]);
     } else if (vocab_.unk >= 0) {
       out.push_back(vocab_.unk);  // a byte whose character the vocabulary lacks
     }

@@ -29,6 +29,7 @@ class BpeTokenizer final : public Tokenizer {
   struct Merge {
     int32_t rank;
     TokenId result;
+    bool operator<(const Merge& other) const { return rank < other.rank; }  // the lower rank merges first
   };
   static uint64_t pair_key(TokenId left, TokenId right) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);

@@ -1,9 +1,8 @@
-// SentencePiece-style tokenization: a linked list of symbols (initially UTF-8 characters) and a
-// max-heap of adjacent pairs whose concatenation is a token, keyed by that token's score.
+// SentencePiece-style tokenization: symbols (initially UTF-8 characters) merge pairwise where their
+// concatenation is a token, the pair whose token scores highest first (pair_merges.h).
 #include "core/tokenizer/spm_tokenizer.h"
 
-#include <queue>
-
+#include "core/tokenizer/pair_merges.h"
 #include "core/tokenizer/unicode.h"
 
 namespace inferscope {
@@ -11,22 +10,10 @@ namespace {
 
 constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";  // U+2581, SentencePiece's space
 
-struct Symbol {
-  size_t offset, len;  // bytes of the escaped text; len 0 once merged into its left neighbour
-  int prev, next;      // -1 at the ends
-};
-
-struct Pair {
+// A merge's priority: the higher its token's score, the sooner.
+struct HigherScore {
   float score;
-  int left, right;
-  size_t len;  // bytes of left + right when queued: a mismatch later means the pair is stale
-};
-
-// Highest score first; among equal scores, the leftmost pair.
-struct PairOrder {
-  bool operator()(const Pair& a, const Pair& b) const {
-    return a.score < b.score || (a.score == b.score && a.left > b.left);
-  }
+  bool operator<(const HigherScore& other) const { return score > other.score; }
 };
 
 }  // namespace
@@ -69,40 +56,28 @@ void SpmTokenizer::encode_fragment(std::string_view raw, bool after_special, std
     }
   }
 
-  std::vector<Symbol> symbols;
+  // One symbol per character: its bytes in the escaped text.
+  struct Span {
+    size_t offset, len;
+  };
+  std::vector<Span> spans;
   for (size_t pos = 0; pos < text.size();) {
     const size_t len = utf8_decode(text, pos).len;
-    const int index = static_cast<int>(symbols.size());
-    symbols.push_back({pos, len, index - 1, pos + len < text.size() ? index + 1 : -1});
+    spans.push_back({pos, len});
     pos += len;
   }
-
-  std::priority_queue<Pair, std::vector<Pair>, PairOrder> queue;
-  auto try_pair = [&](int left, int right) {
-    if (left < 0 || right < 0) return;
-    const size_t len = symbols[left].len + symbols[right].len;
-    const TokenId id = find(std::string_view(text).substr(symbols[left].offset, len));
-    if (id < 0) return;
-    queue.push({vocab_.scores.empty() ? 0.0f : vocab_.scores[id], left, right, len});
+  const auto text_of = [&](const Span& s) { return std::string_view(text).substr(s.offset, s.len); };
+  const auto rank_of = [&](int left, int right) -> std::optional<HigherScore> {
+    const Span& l = spans[static_cast<size_t>(left)];
+    const TokenId id = find(text_of({l.offset, l.len + spans[static_cast<size_t>(right)].len}));
+    if (id < 0) return std::nullopt;
+    return HigherScore{vocab_.scores.empty() ? 0.0f : vocab_.scores[static_cast<size_t>(id)]};
   };
-  for (size_t i = 1; i < symbols.size(); ++i) try_pair(static_cast<int>(i) - 1, static_cast<int>(i));
-
-  while (!queue.empty()) {
-    const Pair p = queue.top();
-    queue.pop();
-    Symbol& left = symbols[p.left];
-    Symbol& right = symbols[p.right];
-    if (left.len == 0 || right.len == 0 || left.next != p.right || left.len + right.len != p.len) continue;
-    left.len += right.len;  // the right symbol joins the left one and leaves the list
-    right.len = 0;
-    left.next = right.next;
-    if (right.next >= 0) symbols[right.next].prev = p.left;
-    try_pair(left.prev, p.left);
-    try_pair(p.left, left.next);
-  }
-
-  for (int i = symbols.empty() ? -1 : 0; i >= 0; i = symbols[i].next) {
-    const std::string_view piece = std::string_view(text).substr(symbols[i].offset, symbols[i].len);
+  const auto join = [&](int left, int right, const HigherScore&) {
+    spans[static_cast<size_t>(left)].len += spans[static_cast<size_t>(right)].len;
+  };
+  for (const int i : merge_adjacent_pairs<HigherScore>(static_cast<int>(spans.size()), rank_of, join)) {
+    const std::string_view piece = text_of(spans[static_cast<size_t>(i)]);
     const TokenId id = find(piece);
     if (id >= 0) {
       out.push_back(id);
