@@ -14,20 +14,10 @@ const char* side_kind(const CompareSide& side) {
 
 }  // namespace
 
-CompareRunner::CompareRunner(QObject* parent) : QObject(parent) {}
-
-CompareRunner::~CompareRunner() { cancel_ = true; }
-
 bool CompareRunner::start(CompareJob job) {
-  if (running_) return false;
-  running_ = true;
-  cancel_ = false;
-  run_ = 0;
-  repeat_ = 0;
-  repeats_ = std::max(1, job.runs_per_side);
-  done_ = 0;
-  total_ = static_cast<int>(job.requests.size());
-  worker_.post([this, job = std::move(job)] {
+  const int repeats = std::max(1, job.runs_per_side);
+  const int requests = static_cast<int>(job.requests.size());
+  return launch(requests, repeats, [this, job = std::move(job)]() -> Outcome {
     WorkloadRunOptions options;
     options.sampling = job.sampling;
     options.cancel = &cancel_;
@@ -45,7 +35,6 @@ bool CompareRunner::start(CompareJob job) {
       }
       return run_remote_side(std::get<RemoteSide>(side), job.requests, job.sampling, &cancel_, options.on_progress);
     };
-    QString error;
     try {
       // A, B, A, B, …: slow drift of the machine (heat, other guests) falls on both sides alike.
       for (int repeat = 0; repeat < repeats_ && !cancel_; ++repeat) {
@@ -68,28 +57,11 @@ bool CompareRunner::start(CompareJob job) {
         pair.synthetic_prompt = std::ranges::find(job.synthetic_prompts, pair.id) != job.synthetic_prompts.end();
       }
     } catch (const std::exception& e) {
-      error = QString("%1 %2: %3").arg(side_kind(run_ == 0 ? job.a : job.b), run_ == 0 ? "A" : "B", e.what());
+      return failure(QString("%1 %2: %3").arg(side_kind(run_ == 0 ? job.a : job.b), run_ == 0 ? "A" : "B", e.what()));
     }
     comparison->cancelled = cancel_;
-    // Back on the GUI thread (dropped when the runner is gone).
-    QMetaObject::invokeMethod(this, [this, comparison, error] {
-      running_ = false;
-      if (!error.isEmpty()) {
-        emit failed(error);
-      } else if (comparison->cancelled) {
-        emit cancelled();
-      } else {
-        emit finished(comparison);
-      }
-    }, Qt::QueuedConnection);
+    return {{}, comparison->cancelled, [this, comparison] { emit finished(comparison); }};
   });
-  return true;
 }
-
-void CompareRunner::cancel() {
-  if (running_) cancel_ = true;
-}
-
-CompareRunner::Progress CompareRunner::progress() const { return {run_, repeat_, repeats_, done_, total_}; }
 
 }  // namespace inferscope::gui

@@ -6,9 +6,6 @@
 // server (run_remote_side). Progress is polled (cheap atomics, no per-step
 // signals); cancel aborts the requests left and ends the comparison.
 #pragma once
-#include <QObject>
-#include <QString>
-#include <atomic>
 #include <memory>
 #include <string>
 #include <variant>
@@ -18,7 +15,7 @@
 #include "core/model/llama_model.h"
 #include "core/sample/sampler.h"
 #include "core/sched/request.h"
-#include "gui/bridge/background_worker.h"
+#include "gui/bridge/cancellable_job.h"
 #include "gui/compare/comparison.h"
 #include "gui/compare/remote_side.h"
 #include "gui/compare/simulated_side.h"
@@ -38,35 +35,16 @@ struct CompareJob {
   std::vector<RequestId> synthetic_prompts;  // requests whose prompts are pseudo-random ids (OutputPair::synthetic_prompt)
 };
 
-class CompareRunner : public QObject {
+class CompareRunner : public CancellableJob {
   Q_OBJECT
  public:
-  explicit CompareRunner(QObject* parent = nullptr);
-  ~CompareRunner() override;
+  using CancellableJob::CancellableJob;
 
-  // Starts the job; false when one is already running.
+  // Starts the job; false when one is already running. Its progress: run 0 is side A, 1 side B.
   bool start(CompareJob job);
-  // Aborts the run in progress (cancelled follows).
-  void cancel();
-  bool running() const { return running_; }
-
-  struct Progress {
-    int run = 0;  // 0: A, 1: B
-    int repeat = 0, repeats = 1;  // which run of the side, of how many
-    int done = 0, total = 0;
-  };
-  Progress progress() const;
 
  signals:
   void finished(std::shared_ptr<const inferscope::gui::Comparison> comparison);
-  void failed(const QString& message);
-  void cancelled();
-
- private:
-  bool running_ = false;
-  std::atomic<bool> cancel_{false};
-  std::atomic<int> run_{0}, repeat_{0}, repeats_{1}, done_{0}, total_{0};
-  BackgroundWorker worker_;  // last: joined first, while the flags above still exist
 };
 
 }  // namespace inferscope::gui

@@ -494,7 +494,7 @@ void CompareView::poll_progress() {
     poll_.stop();
     return;
   }
-  const CompareRunner::Progress p = runner_->progress();
+  const JobProgress p = runner_->progress();
   // Every run of every side counts its requests once.
   const int total = std::max(1, p.total), runs = 2 * p.repeats;
   progress_->setRange(0, runs * total);

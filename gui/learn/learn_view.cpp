@@ -256,7 +256,7 @@ void LearnView::cancel() { runner_->cancel(); }
 bool LearnView::running() const { return runner_->running(); }
 
 void LearnView::poll_progress() {
-  const LearnRunner::Progress p = runner_->progress();
+  const JobProgress p = runner_->progress();
   const Experiment* e = current();
   if (!e || p.run >= static_cast<int>(e->runs.size())) return;
   progress_->setRange(0, std::max(1, p.total));

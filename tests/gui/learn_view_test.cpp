@@ -123,12 +123,12 @@ TEST(LearnView, ProgressSaysWhichRunOnlyWhenThereAreSeveral) {
   Experiment one;
   one.runs.resize(1);
   one.runs[0].name = "one";
-  EXPECT_EQ(LearnRunner::progress_text(one, {0, 0, 0}), "starting…");
-  EXPECT_EQ(LearnRunner::progress_text(one, {0, 3, 8}), "3 of 8 requests done");
+  EXPECT_EQ(LearnRunner::progress_text(one, {.run = 0, .done = 0, .total = 0}), "starting…");
+  EXPECT_EQ(LearnRunner::progress_text(one, {.run = 0, .done = 3, .total = 8}), "3 of 8 requests done");
   Experiment two = one;
   two.runs.resize(2);
   two.runs[1].name = "contiguous";
-  EXPECT_EQ(LearnRunner::progress_text(two, {1, 2, 6}), "run 2 of 2 (contiguous): 2 of 6 requests done");
+  EXPECT_EQ(LearnRunner::progress_text(two, {.run = 1, .done = 2, .total = 6}), "run 2 of 2 (contiguous): 2 of 6 requests done");
 }
 
 TEST(LearnView, EachExperimentKeepsItsFinishedResult) {
