@@ -140,8 +140,9 @@ void EngineCore::restart_draft_lengths() {
 double EngineCore::choose_draft_lengths() {
   const NextDecodes next = scheduler_->next_decodes();
   if (next.speculating.empty()) return -1;
-  if (!draft_lengths_) return config_.spec.max_k();
-  const std::vector<int32_t> k = draft_lengths_->choose(next.speculating, next.count);
+  // A fixed k: every decode may draft all of it (whatever auto chose before a switch).
+  const std::vector<int32_t> k = draft_lengths_ ? draft_lengths_->choose(next.speculating, next.count)
+                                                : std::vector<int32_t>(next.speculating.size(), config_.spec.max_k());
   double sum = 0;
   for (size_t i = 0; i < k.size(); ++i) {
     scheduler_->set_max_drafts(next.speculating[i], k[i]);

@@ -117,7 +117,8 @@ class EngineCore {
   void use_proposer(std::unique_ptr<Proposer> proposer);
   // Starts the adaptive draft lengths afresh (k = auto): the step costs measured so far no longer hold.
   void restart_draft_lengths();
-  // Before a step: the most drafts each speculating decode scores. Returns their mean (-1: none).
+  // Before a step: the most drafts each speculating decode scores (k = auto's choice, or the fixed
+  // k). Returns their mean (-1: no speculating decode).
   double choose_draft_lengths();
   // After a step of `plan` that took `seconds`: its verifies, shadow drafts and, without prefill, its cost.
   void learn_draft_lengths(const StepPlan& plan, double seconds);

@@ -330,6 +330,37 @@ TEST(SpeculativeConfig, ImpossibleDraftsAreRefusedWithTheirReason) {
   refused(self_quant, WeightQuant::Q4, "no smaller than the target's weights");
 }
 
+// A switch from k = auto to a fixed k lifts auto's last choice: the file drafting for itself then
+// drafts the full k (above auto's most) at once.
+TEST(SpeculativeConfig, AFixedKAfterAutoDraftsItsWholeK) {
+  INFERSCOPE_REQUIRE_FILE(path, stories());
+  const auto model = LlamaModel::load(path);
+  EngineConfig c = base_config(KvKind::Paged);
+  c.spec.mode = SpecMode::Draft;
+  c.spec.draft_model = stories();
+  c.spec.k = SpecConfig::kAutoK;
+  EngineCoreOptions options;
+  options.step_window = SIZE_MAX;
+  EngineCore core(*model, c, {}, options);
+  EngineRequest r;
+  r.prompt_tokens = {1};
+  r.max_tokens = 200;
+  r.sampling.ignore_eos = true;
+  core.add(0, std::move(r));
+  for (int i = 0; i < 10; ++i) core.step();
+  c.spec.k = 16;
+  core.apply_config(c);
+  const size_t switched = static_cast<size_t>(core.metrics().snapshot(0).num_steps);
+  for (int i = 0; i < 3; ++i) core.step();
+  const std::vector<StepMetrics> steps = core.metrics().snapshot(0).steps;
+  ASSERT_GE(steps.size(), switched + 3);
+  for (size_t i = switched; i < switched + 3; ++i) {
+    if (steps[i].prefill_tokens > 0) continue;  // the recompute after the new cache
+    EXPECT_EQ(steps[i].spec_chosen_k, 16) << "step " << i;
+    EXPECT_EQ(steps[i].spec_draft_tokens, 16) << "step " << i;
+  }
+}
+
 TEST(SpeculativeConfig, TheEngineSwitchesSpeculationBetweenStepsAndKeepsItsOutput) {
   INFERSCOPE_REQUIRE_FILE(path, stories());
   const auto model = LlamaModel::load(path);
