@@ -57,19 +57,25 @@ void AcceptanceEstimate::observe(int32_t drafted, int32_t accepted) {
   }
 }
 
+double AcceptanceEstimate::alpha_at(size_t i, double before) const {
+  if (i == 0) return accepted_[0] / (accepted_[0] + rejected_[0]);
+  if (i >= accepted_.size()) return before;  // never judged: as the position before it
+  return (accepted_[i] + kPriorWeight * before) / (accepted_[i] + rejected_[i] + kPriorWeight);
+}
+
 double AcceptanceEstimate::alpha(int32_t position) const {
-  double a = accepted_[0] / (accepted_[0] + rejected_[0]);
-  for (size_t i = 1; i <= static_cast<size_t>(position) && i < accepted_.size(); ++i) {
-    a = (accepted_[i] + kPriorWeight * a) / (accepted_[i] + rejected_[i] + kPriorWeight);
-  }
+  double a = 0;
+  for (size_t i = 0; i <= static_cast<size_t>(position); ++i) a = alpha_at(i, a);
   return a;
 }
 
-double AcceptanceEstimate::expected_tokens(int32_t k) const {
-  double tokens = 1, reach = 1;  // reach: the chance that the verify gets past every draft so far
-  for (int32_t i = 0; i < k; ++i) {
-    reach *= alpha(i);
-    tokens += reach;
+std::vector<double> AcceptanceEstimate::expected_tokens(int32_t k) const {
+  std::vector<double> tokens(1, 1.0);
+  double a = 0, reach = 1;  // reach: the chance that the verify gets past every draft so far
+  for (size_t i = 0; i < static_cast<size_t>(k); ++i) {
+    a = alpha_at(i, a);
+    reach *= a;
+    tokens.push_back(tokens.back() + reach);
   }
   return tokens;
 }
@@ -84,14 +90,14 @@ std::vector<int32_t> DraftLengthPolicy::choose(std::span<const RequestId> specul
     Sequence& seq = sequences_[speculating[i]];
     const std::optional<double> base = curve_.seconds(tokens);
     if (!base) continue;  // nothing measured yet: the first steps time plain decoding
-    const AcceptanceEstimate& a = seq.acceptance;
     // Drafts reach at most one token past the longest step measured.
     const int32_t reach = std::min(max_k_, curve_.largest_measured() + 1 - tokens);
+    const std::vector<double> expected = seq.acceptance.expected_tokens(std::max(reach, 1));
     const double plain = emitted / *base;
     int32_t k = 0;
     double best = plain;
     for (int32_t d = 1; d <= reach; ++d) {
-      const double rate = (emitted + a.expected_tokens(d) - 1) / *curve_.seconds(tokens + d);
+      const double rate = (emitted + expected[static_cast<size_t>(d)] - 1) / *curve_.seconds(tokens + d);
       if (rate > best) best = rate, k = d;
     }
     if (best < plain * (1 + kMargin)) k = 0;
@@ -100,7 +106,7 @@ std::vector<int32_t> DraftLengthPolicy::choose(std::span<const RequestId> specul
     if (k > 0) seq.undrafted = 0;
     chosen[i] = k;
     tokens += k;
-    emitted += a.expected_tokens(k) - 1;
+    emitted += expected[static_cast<size_t>(k)] - 1;
   }
   return chosen;
 }

@@ -53,10 +53,13 @@ class AcceptanceEstimate {
   static constexpr int32_t kPositions = 16;
   void observe(int32_t drafted, int32_t accepted);
   double alpha(int32_t position = 0) const;
-  // Tokens a verify of k drafts emits on average: 1 + α_0 + α_0 α_1 + … + α_0 ⋯ α_(k-1).
-  double expected_tokens(int32_t k) const;
+  // E(0) .. E(k): the tokens a verify of d drafts emits on average, 1 + α_0 + α_0 α_1 + … + α_0 ⋯ α_(d-1).
+  std::vector<double> expected_tokens(int32_t k) const;
 
  private:
+  // α_i from position i's verdicts and α_(i-1) (`before`; unused at position 0).
+  double alpha_at(size_t i, double before) const;
+
   std::vector<double> accepted_{1}, rejected_{2};  // decayed verdicts by position
 };
 

@@ -42,7 +42,7 @@ TEST(DraftLength, AcceptanceIsEstimatedByDraftPosition) {
   AcceptanceEstimate a;
   EXPECT_DOUBLE_EQ(a.alpha(0), 1.0 / 3.0);  // the prior: one acceptance, two rejections
   EXPECT_DOUBLE_EQ(a.alpha(5), 1.0 / 3.0);  // a later position starts from the one before it
-  EXPECT_DOUBLE_EQ(a.expected_tokens(2), 1 + 1.0 / 3 + 1.0 / 9);
+  EXPECT_DOUBLE_EQ(a.expected_tokens(2)[2], 1 + 1.0 / 3 + 1.0 / 9);
   // Position 0 accepted, position 1 rejected; positions 2 and 3 say nothing.
   a.observe(4, 1);
   const double a0 = (d + 1) / (d + 1 + 2 * d);
@@ -50,7 +50,7 @@ TEST(DraftLength, AcceptanceIsEstimatedByDraftPosition) {
   EXPECT_DOUBLE_EQ(a.alpha(0), a0);
   EXPECT_DOUBLE_EQ(a.alpha(1), a1);
   EXPECT_DOUBLE_EQ(a.alpha(3), a1);
-  EXPECT_DOUBLE_EQ(a.expected_tokens(3), 1 + a0 + a0 * a1 + a0 * a1 * a1);
+  EXPECT_EQ(a.expected_tokens(3), (std::vector<double>{1, 1 + a0, 1 + a0 + a0 * a1, 1 + a0 + a0 * a1 + a0 * a1 * a1}));
   a.observe(0, 0);  // no draft: nothing learnt
   EXPECT_DOUBLE_EQ(a.alpha(1), a1);
   // First drafts that always hold and second ones that never do: the prior fades from the first, and
@@ -58,7 +58,7 @@ TEST(DraftLength, AcceptanceIsEstimatedByDraftPosition) {
   for (int i = 0; i < 200; ++i) a.observe(2, 1);
   EXPECT_GT(a.alpha(0), 0.999);
   EXPECT_LT(a.alpha(1), 0.1);
-  EXPECT_NEAR(a.expected_tokens(4), 2.0, 0.1);
+  EXPECT_NEAR(a.expected_tokens(4)[4], 2.0, 0.1);
 }
 
 // A policy for request 1 whose shadows have all matched, on a machine where every step count in
