@@ -158,13 +158,13 @@ NextDecodes Scheduler::next_decodes() const {
     const Request& r = requests_.at(id);
     if (!decoding(r)) continue;
     ++next.count;
-    if (r.speculate && config_.spec_tokens > 0) next.speculating.push_back(id);
+    if (speculates(r)) next.speculating.push_back(id);
   }
   return next;
 }
 
 int32_t Scheduler::draft_slots_for(const Request& r, int32_t left) const {
-  if (config_.spec_tokens <= 0 || !r.speculate) return 0;
+  if (!speculates(r)) return 0;
   // The step emits at most drafts + 1 tokens, never past the request's output limit.
   const int32_t k = std::min({config_.spec_tokens, r.max_drafts, r.max_output_tokens - r.output_tokens() - 1, left - 1});
   return std::max(k, 0);
@@ -183,7 +183,7 @@ bool Scheduler::schedule_running(RequestId id, int32_t n, StepPlan& plan, int32_
   }
   const size_t end = static_cast<size_t>(r.num_computed + n);
   ScheduledSeq seq{id, tokens.first(end), n, !decoding(r), end == tokens.size(), drafts};
-  seq.shadow_draft = drafts == 0 && decoding(r) && r.speculate && config_.spec_tokens > 0;
+  seq.shadow_draft = drafts == 0 && decoding(r) && speculates(r);
   plan.seqs.push_back(seq);
   return true;
 }

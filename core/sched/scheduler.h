@@ -149,6 +149,8 @@ class Scheduler {
   // preempting the newest running requests while the cache is full. False when `id` itself had to
   // be preempted.
   bool schedule_running(RequestId id, int32_t n, StepPlan& plan, int32_t drafts = 0);
+  // Whether `r`'s decodes speculate: the engine does and the request may.
+  bool speculates(const Request& r) const { return config_.spec_tokens > 0 && r.speculate; }
   // Draft slots for running request `r`'s decode: k, at most what its output limit leaves and what
   // the step's token budget (`left`, including the decode itself) leaves.
   int32_t draft_slots_for(const Request& r, int32_t left) const;
