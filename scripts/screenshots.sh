@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes the README's screenshots again, at 1280x720, by running the scripted demos
+# Makes the screenshots of README.md and docs/ again, at 1280x720, by running the scripted demos
 # (resources/demo/*.json; gui/app/demo_script.h documents their steps) in a virtual display:
 # the workbench, Compare (local and simulated), speculation, every Learn experiment on the demo
 # model; the Model tab on Gemma 3 270M when models/gemma-3-270m-q4_k_m.gguf is there; and the

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/attention/attention.h"
-#include "kernels/cpu/dtype.h"
+#include "kernels/format/dtype.h"
 
 namespace inferscope {
 

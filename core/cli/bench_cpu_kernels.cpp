@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/cpu/dtype.h"
-#include "kernels/cpu/matmul.h"
+#include "kernels/format/dtype.h"
+#include "kernels/cpu/matmul/matmul.h"
 #include "kernels/cpu/quantize.h"
 #include "kernels/cpu/thread_pool.h"
 

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "kernels/cpu/dtype.h"
+#include "kernels/format/dtype.h"
 #include "kernels/cpu/quantize.h"
 #include "kernels/cuda/attention.h"
 #include "kernels/cuda/cuda_check.h"

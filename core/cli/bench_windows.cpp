@@ -1,7 +1,7 @@
 #include "core/cli/bench_windows.h"
 
 #include "core/common/text_format.h"
-#include "core/engine/serve_summary.h"
+#include "core/workload/serve_summary.h"
 
 namespace inferscope::cli {
 void print_decode_windows(std::ostream& out, const std::string& test, const std::vector<DecodeWindow>& windows,

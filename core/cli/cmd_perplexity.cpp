@@ -10,7 +10,7 @@
 #include "core/cli/commands.h"
 #include "core/cli/model_options.h"
 #include "core/common/text_format.h"
-#include "core/engine/text_perplexity.h"
+#include "core/workload/text_perplexity.h"
 
 namespace inferscope::cli {
 namespace {

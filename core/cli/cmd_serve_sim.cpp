@@ -13,15 +13,15 @@
 #include "core/cli/commands.h"
 #include "core/cli/device_fit.h"
 #include "core/cli/shape_options.h"
-#include "core/sched/device_profile.h"
+#include "core/servesim/device_profile.h"
 #include "core/cli/model_options.h"
 #include "core/cli/endpoint_options.h"
 #include "core/cli/remote_serve_sim.h"
 #include "core/cli/serve_sim_report.h"
 #include "core/common/text_format.h"
-#include "core/engine/workload_runner.h"
+#include "core/workload/workload_runner.h"
 #include "core/model/llama_model.h"
-#include "core/sched/workload.h"
+#include "core/workload/workload.h"
 
 namespace inferscope::cli {
 namespace {

@@ -10,8 +10,8 @@
 #include "core/cli/args.h"
 #include "core/model/llama_model.h"
 #include "core/quant/weight_quant.h"
-#include "core/sched/device_profile.h"
-#include "core/sched/tensor_parallel.h"
+#include "core/servesim/device_profile.h"
+#include "core/servesim/tensor_parallel.h"
 
 namespace inferscope::cli {
 

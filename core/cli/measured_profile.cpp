@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/text_format.h"
-#include "core/sched/dry_run_executor.h"
+#include "core/servesim/dry_run_executor.h"
 
 namespace inferscope::cli {
 

@@ -8,7 +8,7 @@
 #include "core/cli/serve_sim_report.h"
 #include "core/common/text_format.h"
 #include "core/engine/engine_metrics.h"
-#include "core/engine/serve_summary.h"
+#include "core/workload/serve_summary.h"
 #include "core/remote/server_report.h"
 #include "core/gguf/gguf_file.h"
 #include "core/tokenizer/tokenizer.h"

@@ -7,7 +7,7 @@
 #include "core/cli/args.h"
 #include "core/remote/remote_workload.h"
 #include "core/remote/server_probe.h"
-#include "core/sched/workload.h"
+#include "core/workload/workload.h"
 
 namespace inferscope::cli {
 

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "core/cli/model_options.h"
-#include "core/engine/shape_model.h"
-#include "core/sched/model_shape.h"
+#include "core/servesim/shape_model.h"
+#include "core/servesim/model_shape.h"
 
 namespace inferscope::cli {
 

@@ -6,7 +6,7 @@
 
 #include "core/cli/args.h"
 #include "core/model/llama_model.h"
-#include "core/sched/workload.h"
+#include "core/workload/workload.h"
 
 namespace inferscope::cli {
 

@@ -5,10 +5,10 @@
 
 namespace inferscope {
 
-void CudaFailureMapping::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
-                             std::vector<float>& logits, int32_t layers) {
+ForwardStats CudaFailureMapping::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention,
+                                     ThreadPool& pool, std::vector<float>& logits, int32_t layers) {
   try {
-    inner_->run(batch, kv, attention, pool, logits, layers);
+    return inner_->run(batch, kv, attention, pool, logits, layers);
   } catch (const gpu::CudaError& e) {
     throw DeviceFailure(device_ + ": " + e.what());
   }

@@ -15,11 +15,8 @@ class CudaFailureMapping final : public ForwardPass {
   CudaFailureMapping(std::unique_ptr<ForwardPass> inner, std::string device)
       : inner_(std::move(inner)), device_(std::move(device)) {}
 
-  void run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
-           std::vector<float>& logits, int32_t layers = 0) override;
-  size_t last_attention_scratch_bytes() const override { return inner_->last_attention_scratch_bytes(); }
-  double last_attention_seconds() const override { return inner_->last_attention_seconds(); }
-  double last_matmul_seconds() const override { return inner_->last_matmul_seconds(); }
+  ForwardStats run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
+                   std::vector<float>& logits, int32_t layers = 0) override;
   std::optional<DeviceMemory> device_memory() const override { return inner_->device_memory(); }
 
  private:

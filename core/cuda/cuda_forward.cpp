@@ -232,12 +232,12 @@ void CudaForward::matmul(const gpu::DeviceMatrix& w, const float* x, std::span<c
   timer_->end(span, stream_);
 }
 
-void CudaForward::plan_attention(std::span<const BatchSeq> batch, const KvCache& kv, int32_t n_layers, bool naive) {
+size_t CudaForward::plan_attention(std::span<const BatchSeq> batch, const KvCache& kv, int32_t n_layers, bool naive) {
   const LlamaConfig& c = model_.config();
   const int64_t q_dim = c.q_dim();
   host_headers_.clear();
   attention_calls_.clear();
-  attention_scratch_bytes_ = 0;
+  size_t scratch_bytes = 0;
   size_t data_bytes = 0;
   for (int32_t layer = 0; layer < n_layers; ++layer) {
     prefill_.clear();
@@ -270,12 +270,13 @@ void CudaForward::plan_attention(std::span<const BatchSeq> batch, const KvCache&
       std::memcpy(host_headers_.data() + at, plan.header.data(), plan.header.size());
       // the layer's calls run one after the other on the stream, so they share one data scratch
       data_bytes = std::max(data_bytes, plan.data_bytes);
-      attention_scratch_bytes_ = std::max(attention_scratch_bytes_, plan.header.size() + plan.data_bytes);
+      scratch_bytes = std::max(scratch_bytes, plan.header.size() + plan.data_bytes);
       attention_calls_.push_back(PlannedAttention{layer, shape, std::move(plan), at});
     }
   }
   if (upload(attention_headers_, host_headers_, stream_)) graphs_.clear();
   reserve(attention_scratch_, std::max<size_t>(data_bytes, 1));
+  return scratch_bytes;
 }
 
 void CudaForward::attend(int32_t layer) {
@@ -300,8 +301,8 @@ CudaGraphs::Key CudaForward::graph_key(int32_t n_layers) const {
   return key;
 }
 
-void CudaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& /*pool*/,
-                      std::vector<float>& logits, int32_t layers) {
+ForwardStats CudaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention,
+                              ThreadPool& /*pool*/, std::vector<float>& logits, int32_t layers) {
   const LlamaConfig& c = model_.config();
   const BatchSize size = check_batch(batch, kv, c.vocab_size);
   if (layers < 0 || layers > c.n_layers) {
@@ -315,7 +316,8 @@ void CudaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& a
   mirror_->flush(stream_);
   upload_step(batch, kv, n_layers);
   reserve_activations(size.tokens, size.logits_rows);
-  plan_attention(batch, kv, n_layers, naive);
+  ForwardStats stats;
+  stats.attention_scratch_bytes = plan_attention(batch, kv, n_layers, naive);
   logits.resize(static_cast<size_t>(size.logits_rows * c.vocab_size));
 
   // a decode step (every sequence at one token, its attention the decode kernel's) runs as its shape's
@@ -334,7 +336,8 @@ void CudaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& a
   INFERSCOPE_CUDA_CHECK(cudaMemcpyAsync(logits.data(), logits_.get(), logits.size() * sizeof(float),
                                         cudaMemcpyDeviceToHost, stream_));
   INFERSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  timer_->sum(attention_seconds_, matmul_seconds_);
+  timer_->sum(stats.attention_seconds, stats.matmul_seconds);
+  return stats;
 }
 
 void CudaForward::enqueue(std::span<const BatchSeq> batch, int32_t n_layers, DType kv_dtype) {

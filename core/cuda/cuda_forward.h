@@ -40,7 +40,7 @@
 #include "core/cuda/device_kv_mirror.h"
 #include "core/cuda/device_weights.h"
 #include "core/model/forward_pass.h"
-#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul/matmul.h"
 #include "kernels/cuda/attention.h"
 #include "kernels/cuda/gemm.h"
 
@@ -56,11 +56,9 @@ class CudaForward final : public ForwardPass {
   CudaForward(const LlamaModel& model, const LlamaWeights& weights, const MatmulOptions& matmul, int32_t device);
   ~CudaForward() override;
 
-  void run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
-           std::vector<float>& logits, int32_t layers = 0) override;
-  size_t last_attention_scratch_bytes() const override { return attention_scratch_bytes_; }
-  double last_attention_seconds() const override { return attention_seconds_; }
-  double last_matmul_seconds() const override { return matmul_seconds_; }  // every GEMV and GEMM of the last run()
+  // Its matmul seconds are every GEMV and GEMM; a step replayed from a CUDA graph times neither.
+  ForwardStats run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
+                   std::vector<float>& logits, int32_t layers = 0) override;
   std::optional<DeviceMemory> device_memory() const override;
   // Decode steps from CUDA graphs (on unless INFERSCOPE_CUDA_GRAPHS=0 was set at construction).
   void set_cuda_graphs(bool on) { graphs_on_ = on; }
@@ -79,8 +77,9 @@ class CudaForward final : public ForwardPass {
   void bind(KvCache& kv);  // a device mirror for a cache not seen before
   void upload_step(std::span<const BatchSeq> batch, const KvCache& kv, int32_t n_layers);
   void reserve_activations(int64_t n_tok, int64_t n_logits);
-  // Every layer's attention calls planned, their headers uploaded in one copy, their scratch reserved.
-  void plan_attention(std::span<const BatchSeq> batch, const KvCache& kv, int32_t n_layers, bool naive);
+  // Every layer's attention calls planned, their headers uploaded in one copy, their scratch reserved;
+  // returns the scratch of the largest call.
+  size_t plan_attention(std::span<const BatchSeq> batch, const KvCache& kv, int32_t n_layers, bool naive);
   // The step's launches, reading only the buffers prepared above (no host copy, no allocation but
   // the GEMM's scratch for prefill, which is never captured).
   void enqueue(std::span<const BatchSeq> batch, int32_t n_layers, DType kv_dtype);
@@ -114,8 +113,6 @@ class CudaForward final : public ForwardPass {
   std::vector<gpu::DeviceAttentionSeq> prefill_, decode_;  // one layer's sequences by schedule, while planning
   std::vector<uint8_t> host_headers_;                      // every planned call's header, 256-byte aligned
   std::vector<PlannedAttention> attention_calls_;           // in layer order
-  size_t attention_scratch_bytes_ = 0;
-  double attention_seconds_ = 0, matmul_seconds_ = 0;
 };
 
 }  // namespace inferscope

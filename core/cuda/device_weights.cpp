@@ -1,6 +1,6 @@
 #include "core/cuda/device_weights.h"
 
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/format/quant_blocks.h"
 #include "kernels/cpu/quantize.h"
 
 namespace inferscope {

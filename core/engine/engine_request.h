@@ -8,7 +8,7 @@
 
 #include "core/sample/sampler.h"
 #include "core/sched/request.h"
-#include "core/sched/step_executor.h"
+#include "core/executor/step_executor.h"
 #include "core/tokenizer/chat_template.h"
 
 namespace inferscope {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/gguf/gguf_value.h"
-#include "kernels/cpu/dtype.h"
+#include "kernels/format/dtype.h"
 
 namespace inferscope {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/kv/kv_copy_listener.h"
-#include "kernels/cpu/dtype.h"
+#include "kernels/format/dtype.h"
 
 namespace inferscope {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/cpu/dtype.h"
+#include "kernels/format/dtype.h"
 
 namespace inferscope {
 

@@ -33,7 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/sched/workload.h"
+#include "core/workload/workload.h"
 
 namespace inferscope {
 

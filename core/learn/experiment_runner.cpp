@@ -7,7 +7,7 @@
 
 #include "core/engine/config_overrides.h"
 #include "core/engine/engine_core.h"
-#include "core/engine/text_perplexity.h"
+#include "core/workload/text_perplexity.h"
 #include "core/learn/narration.h"
 #include "core/model/llama_model.h"
 #include "kernels/cpu/memory_bandwidth.h"

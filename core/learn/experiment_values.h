@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "core/attention/attention_bench.h"
-#include "core/engine/workload_runner.h"
+#include "core/workload/workload_runner.h"
 #include "core/kv/kv_cache.h"
 #include "core/learn/experiment.h"
 #include "core/learn/expression.h"

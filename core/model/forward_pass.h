@@ -32,21 +32,25 @@ inline int64_t first_logits_token(const BatchSeq& s) {
   return n == 0 ? 0 : n - std::min(std::max<int64_t>(s.logits_rows, 1), n);
 }
 
+// What one run() measured.
+struct ForwardStats {
+  size_t attention_scratch_bytes = 0;  // attention's scratch at its peak
+  double attention_seconds = 0;        // all layers
+  double matmul_seconds = 0;           // every matmul
+};
+
 class ForwardPass {
  public:
   virtual ~ForwardPass() = default;
-  // Appends K/V of every new token to `kv` and writes logits: one row of vocab_size floats per
-  // requested position, sequences in batch order. `attention` is the engine's choice (an
-  // implementation that runs elsewhere follows its name()); `pool` the CPU's workers. `layers` > 0
-  // runs only the first `layers` layers before the final norm and output head (an early-exit draft).
-  // Throws std::invalid_argument for a bad token id or a batch the cache has no room for, and
-  // DeviceFailure (core/model/device_failure.h) when the device it runs on fails.
-  virtual void run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
-                   std::vector<float>& logits, int32_t layers = 0) = 0;
-  virtual size_t last_attention_scratch_bytes() const = 0;
-  virtual double last_attention_seconds() const = 0;  // all layers of the last run()
-  virtual double last_matmul_seconds() const = 0;     // every matmul of the last run()
-  // What it holds on a device; nullopt on the CPU.
+  // Appends K/V of every new token to `kv`, writes logits (one row of vocab_size floats per
+  // requested position, sequences in batch order) and returns what it measured. `attention` is the
+  // engine's choice (an implementation that runs elsewhere follows its name()); `pool` the CPU's
+  // workers. `layers` > 0 runs only the first `layers` layers before the final norm and output head
+  // (an early-exit draft). Throws std::invalid_argument for a bad token id or a batch the cache has
+  // no room for, and DeviceFailure (core/model/device_failure.h) when the device it runs on fails.
+  virtual ForwardStats run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
+                           std::vector<float>& logits, int32_t layers = 0) = 0;
+  // What it holds on a device now (weights, KV, scratch); nullopt on the CPU.
   virtual std::optional<DeviceMemory> device_memory() const { return std::nullopt; }
 };
 

@@ -8,9 +8,9 @@
 
 #include "core/attention/attention.h"
 #include "core/model/llama_model.h"
-#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul/matmul.h"
 #include "kernels/cpu/ops.h"
-#include "kernels/cpu/packed_rows.h"
+#include "kernels/cpu/matmul/packed_rows.h"
 #include "kernels/cpu/quantize.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -70,8 +70,8 @@ void LlamaForward::pack_rows(const LlamaWeights& weights) {
   weights_ = &packed_weights_;
 }
 
-void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
-                       std::vector<float>& logits, int32_t layers) {
+ForwardStats LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
+                               std::vector<float>& logits, int32_t layers) {
   const LlamaConfig& c = model_.config();
   const LlamaWeights& w = *weights_;
   const int64_t dim = c.dim, q_dim = c.q_dim(), kv_dim = c.kv_dim(), hd = c.head_dim;
@@ -121,9 +121,7 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
 
   AttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim};
   std::vector<AttentionSeq> att_seqs(batch.size());
-  attention_scratch_bytes_ = 0;
-  attention_seconds_ = 0;
-  matmul_seconds_ = 0;
+  ForwardStats stats;
   // Runs a call, adding its wall time to `total` (the step's matmul or attention seconds).
   const auto timed = [](double& total, auto&& call) {
     const auto start = std::chrono::steady_clock::now();
@@ -144,7 +142,7 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
     rmsnorm_rows(xb_.data(), x_.data(), lw.attn_norm, n_tok, dim, c.rms_eps);
     // q, k, v projections for every token of the step at once, as one fused job
     const MatmulTarget qkv[] = {{lw.wq, q_.data()}, {lw.wk, k_.data()}, {lw.wv, v_.data()}};
-    timed(matmul_seconds_, [&] { matmul_fused(qkv, xb_.data(), n_tok, pool, matmul_); });
+    timed(stats.matmul_seconds, [&] { matmul_fused(qkv, xb_.data(), n_tok, pool, matmul_); });
     add_bias_rows(q_.data(), lw.bq, n_tok, q_dim);
     add_bias_rows(k_.data(), lw.bk, n_tok, kv_dim);
     add_bias_rows(v_.data(), lw.bv, n_tok, kv_dim);
@@ -175,22 +173,22 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
                                   s.pos0, kv.view(l, s.seq)};
       t += static_cast<int64_t>(s.tokens.size());
     }
-    attention_scratch_bytes_ = std::max(attention_scratch_bytes_, attention.scratch_bytes(att_seqs, shape));
-    timed(attention_seconds_, [&] { attention.forward(att_seqs, shape, pool); });
+    stats.attention_scratch_bytes = std::max(stats.attention_scratch_bytes, attention.scratch_bytes(att_seqs, shape));
+    timed(stats.attention_seconds, [&] { attention.forward(att_seqs, shape, pool); });
     // output projection (gemma3: its own rmsnorm) and residual
-    timed(matmul_seconds_, [&] { matmul(lw.wo, att_.data(), n_tok, xb_.data(), pool, matmul_); });
+    timed(stats.matmul_seconds, [&] { matmul(lw.wo, att_.data(), n_tok, xb_.data(), pool, matmul_); });
     if (lw.attn_post_norm != nullptr) rmsnorm_rows(xb_.data(), xb_.data(), lw.attn_post_norm, n_tok, dim, c.rms_eps);
     add_inplace(x_.data(), xb_.data(), n_tok * dim);
     // ffn rmsnorm, then the gated FFN: w_down(act(w_gate x) * w_up x) with SiLU (SwiGLU) or GELU (gemma3)
     rmsnorm_rows(xb_.data(), x_.data(), lw.ffn_norm, n_tok, dim, c.rms_eps);
     const MatmulTarget gate_up[] = {{lw.w_gate, gate_.data()}, {lw.w_up, up_.data()}};
-    timed(matmul_seconds_, [&] { matmul_fused(gate_up, xb_.data(), n_tok, pool, matmul_); });
+    timed(stats.matmul_seconds, [&] { matmul_fused(gate_up, xb_.data(), n_tok, pool, matmul_); });
     if (c.traits.ffn_activation == FfnActivation::GeluTanh) {
       geglu(gate_.data(), up_.data(), n_tok * c.ffn_dim);
     } else {
       swiglu(gate_.data(), up_.data(), n_tok * c.ffn_dim);
     }
-    timed(matmul_seconds_, [&] { matmul(lw.w_down, gate_.data(), n_tok, xb_.data(), pool, matmul_); });
+    timed(stats.matmul_seconds, [&] { matmul(lw.w_down, gate_.data(), n_tok, xb_.data(), pool, matmul_); });
     if (lw.ffn_post_norm != nullptr) rmsnorm_rows(xb_.data(), xb_.data(), lw.ffn_post_norm, n_tok, dim, c.rms_eps);
     add_inplace(x_.data(), xb_.data(), n_tok * dim);
   }
@@ -205,11 +203,12 @@ void LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& 
     t += n;
   }
   logits.resize(n_logits * c.vocab_size);
-  timed(matmul_seconds_, [&] { matmul(w.output, last_.data(), n_logits, logits.data(), pool, matmul_); });
+  timed(stats.matmul_seconds, [&] { matmul(w.output, last_.data(), n_logits, logits.data(), pool, matmul_); });
   // soft cap: logits = cap * tanh(logits / cap), where the file asks for it
   if (c.final_logit_softcap > 0.0f) {
     for (float& v : logits) v = c.final_logit_softcap * std::tanh(v / c.final_logit_softcap);
   }
+  return stats;
 }
 
 }  // namespace inferscope

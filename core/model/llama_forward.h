@@ -8,7 +8,7 @@
 
 #include "core/model/forward_pass.h"
 #include "core/model/llama_weights.h"
-#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul/matmul.h"
 
 namespace inferscope {
 
@@ -24,12 +24,8 @@ class LlamaForward final : public ForwardPass {
   LlamaForward(const LlamaModel& model, const LlamaWeights& weights, const MatmulOptions& matmul = {});
 
   // ForwardPass::run on the CPU (an early exit leaves K/V of the later layers as they are).
-  void run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
-           std::vector<float>& logits, int32_t layers = 0) override;
-
-  size_t last_attention_scratch_bytes() const override { return attention_scratch_bytes_; }
-  double last_attention_seconds() const override { return attention_seconds_; }
-  double last_matmul_seconds() const override { return matmul_seconds_; }
+  ForwardStats run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
+                   std::vector<float>& logits, int32_t layers = 0) override;
 
  private:
   // The matrices whose kernel multiplies packed rows (matmul.h's uses_packed_rows) get them, all in
@@ -45,9 +41,6 @@ class LlamaForward final : public ForwardPass {
   std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, last_;
   std::vector<float> rope_cos_, rope_sin_;  // (tokens, rope_dim / 2)
   std::vector<float> rope_cos_local_, rope_sin_local_;  // the same for gemma3's local layers
-  size_t attention_scratch_bytes_ = 0;
-  double attention_seconds_ = 0;
-  double matmul_seconds_ = 0;
 };
 
 }  // namespace inferscope

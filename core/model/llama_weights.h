@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/model/model_config.h"
-#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul/matmul.h"
 
 namespace inferscope {
 

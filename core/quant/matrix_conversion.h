@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul/matmul.h"
 
 namespace inferscope {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "kernels/cpu/dtype.h"
+#include "kernels/format/dtype.h"
 
 namespace inferscope {
 

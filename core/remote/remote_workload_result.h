@@ -3,7 +3,7 @@
 // metrics on the client's clock counted from arrival, token counts from the server's usage, a step
 // per gauge sample, totals from the server's counters, and the panels it cannot fill named.
 #pragma once
-#include "core/engine/workload_runner.h"
+#include "core/workload/workload_runner.h"
 #include "core/remote/remote_workload.h"
 #include "core/remote/server_probe.h"
 

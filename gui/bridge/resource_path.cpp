@@ -1,6 +1,6 @@
 #include "gui/bridge/resource_path.h"
 
-#include "core/sched/data_file.h"
+#include "core/common/data_file.h"
 
 namespace inferscope::gui {
 

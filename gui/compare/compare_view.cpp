@@ -22,7 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/remote/server_report.h"
-#include "core/sched/workload_summary.h"
+#include "core/workload/workload_summary.h"
 #include "gui/bridge/engine_bridge.h"
 #include "gui/chat/chat_panel.h"
 #include "gui/compare/compare_render.h"

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "core/engine/prompt.h"
-#include "core/sched/workload_summary.h"
+#include "core/workload/workload_summary.h"
 #include "gui/bridge/resource_path.h"
 
 namespace inferscope::gui {

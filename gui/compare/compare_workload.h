@@ -9,7 +9,7 @@
 
 #include "core/model/llama_model.h"
 #include "core/sched/request.h"
-#include "core/sched/workload.h"
+#include "core/workload/workload.h"
 
 namespace inferscope::gui {
 

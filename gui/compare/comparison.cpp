@@ -6,7 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "core/engine/serve_summary.h"
+#include "core/workload/serve_summary.h"
 #include "core/model/llama_model.h"
 #include "gui/compare/config_difference.h"
 #include "gui/config/engine_config_text.h"

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "core/engine/workload_runner.h"
+#include "core/workload/workload_runner.h"
 
 namespace inferscope {
 class LlamaModel;

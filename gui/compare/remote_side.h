@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-#include "core/engine/workload_runner.h"
+#include "core/workload/workload_runner.h"
 #include "core/remote/server_probe.h"
 #include "core/sample/sampler.h"
 #include "core/sched/request.h"

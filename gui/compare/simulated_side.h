@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/engine/engine_config.h"
-#include "core/engine/workload_runner.h"
-#include "core/sched/device_profile.h"
+#include "core/workload/workload_runner.h"
+#include "core/servesim/device_profile.h"
 #include "core/sched/request.h"
 
 namespace inferscope {

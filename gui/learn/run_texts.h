@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <map>
 
-#include "core/engine/workload_runner.h"
+#include "core/workload/workload_runner.h"
 #include "core/learn/experiment_values.h"
 
 namespace inferscope {

@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "core/quant/weight_quant.h"
-#include "kernels/cpu/dtype.h"
+#include "kernels/format/dtype.h"
 
 class QLabel;
 class QTreeWidget;

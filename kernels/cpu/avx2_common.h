@@ -4,8 +4,8 @@
 #pragma once
 #include <immintrin.h>
 
-#include "kernels/cpu/quant_blocks.h"
-#include "kernels/cpu/vec_dot.h"
+#include "kernels/format/quant_blocks.h"
+#include "kernels/cpu/matmul/vec_dot.h"
 
 namespace inferscope::cpu {
 
@@ -55,13 +55,13 @@ void quantize_q8_0_avx2(const float* x, void* dst, int64_t n);
 void quantize_q8_1_avx2(const float* x, void* dst, int64_t n);
 void quantize_q8_k_avx2(const float* x, void* dst, int64_t n);
 
-// The AVX2 int8-activation kernels of Q5_0 and Q5_1, with tiled GEMMs (gemm_avx2.cpp).
+// The AVX2 int8-activation kernels of Q5_0 and Q5_1, with tiled GEMMs (gemm_q5_q8act_avx2.cpp).
 const DotKernel* avx2_block_kernel(DType weight_type);
 
 // The AVX2 int8-activation kernels of Q4_0, Q4_1, Q8_0, Q4_K and Q6_K, one row per lane over rows packed
-// eight at a time (gemm_rows8_avx2.cpp).
+// eight at a time (gemm_rows8_q8act_avx2.cpp).
 const DotKernel* avx2_rows8_kernel(DType weight_type);
-// The same kernels compiled for AVX-512VL with VNNI (gemm_rows8_avx512vnni.cpp); call only when
+// The same kernels compiled for AVX-512VL with VNNI (gemm_rows8_q8act_avx512vnni.cpp); call only when
 // use_avx512vl() and the CPU has AVX-512 VNNI (CpuFeatures::runs_avx512vnni_kernels).
 const DotKernel* avx512vnni_rows8_kernel(DType weight_type);
 

@@ -7,7 +7,7 @@
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/dequantize_kernels.h"
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/format/quant_blocks.h"
 #include "kernels/cpu/quantize.h"
 
 namespace inferscope {

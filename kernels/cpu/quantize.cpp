@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/format/quant_blocks.h"
 #include "kernels/cpu/quant_math.h"
 #include "kernels/cpu/quantize.h"
 #include "kernels/cpu/quantize_k.h"

@@ -2,7 +2,7 @@
 #pragma once
 #include <cstdint>
 
-#include "kernels/cpu/dtype.h"
+#include "kernels/format/dtype.h"
 
 namespace inferscope {
 

@@ -5,7 +5,7 @@
 #pragma once
 #include <cstdint>
 
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/format/quant_blocks.h"
 
 namespace inferscope::cpu {
 

@@ -20,7 +20,7 @@
 #include <span>
 #include <vector>
 
-#include "kernels/cpu/dtype.h"
+#include "kernels/format/dtype.h"
 
 namespace inferscope::gpu {
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/format/quant_blocks.h"
 #include "kernels/cuda/host_device.h"
 
 namespace inferscope::gpu {

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/cpu/dtype.h"
+#include "kernels/format/dtype.h"
 #include "kernels/cpu/ops.h"
 
 namespace inferscope::gpu {

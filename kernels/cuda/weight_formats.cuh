@@ -9,8 +9,8 @@
 #include <string>
 #include <type_traits>
 
-#include "kernels/cpu/dtype.h"
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/format/dtype.h"
+#include "kernels/format/quant_blocks.h"
 #include "kernels/cuda/dequant_element.h"
 
 namespace inferscope::gpu {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/sample/sampler.h"
-#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul/matmul.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/ops_kernels.h"
 #include "kernels/cpu/quantize.h"

@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_features.h"
-#include "kernels/cpu/matmul.h"
-#include "kernels/cpu/packed_rows.h"
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/cpu/matmul/matmul.h"
+#include "kernels/cpu/matmul/packed_rows.h"
+#include "kernels/format/quant_blocks.h"
 #include "kernels/cpu/quantize.h"
 #include "kernels/cpu/thread_pool.h"
-#include "kernels/cpu/vec_dot.h"
+#include "kernels/cpu/matmul/vec_dot.h"
 
 namespace inferscope {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/ops_kernels.h"
-#include "kernels/cpu/vec_dot.h"
+#include "kernels/cpu/matmul/vec_dot.h"
 
 namespace inferscope {
 namespace {

@@ -14,7 +14,7 @@
 #include "core/gguf/gguf_writer.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/large_pages.h"
-#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul/matmul.h"
 #include "tests/support/cli_runner.h"
 #ifdef INFERSCOPE_HAVE_CUDA
 #include "kernels/cuda/cuda_check.h"

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <string>
 
-#include "core/engine/text_perplexity.h"
+#include "core/workload/text_perplexity.h"
 #include "core/model/llama_model.h"
 #include "tests/support/engine_runs.h"
 #include "tests/support/test_models.h"

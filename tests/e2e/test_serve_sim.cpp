@@ -10,7 +10,7 @@
 #include "core/kv/kv_config.h"
 #include "core/model/llama_model.h"
 #include "core/sample/sampler.h"
-#include "core/engine/workload_runner.h"
+#include "core/workload/workload_runner.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/engine_runs.h"
 #include "tests/support/test_models.h"

@@ -12,7 +12,7 @@
 #include "core/engine/engine_core.h"
 #include "core/engine/sync_engine.h"
 #include "core/model/llama_model.h"
-#include "core/sched/model_executor.h"
+#include "core/executor/model_executor.h"
 #include "core/spec/ngram_proposer.h"
 #include "tests/support/engine_runs.h"
 #include "tests/support/synthetic_model.h"
@@ -183,22 +183,20 @@ TEST(SpeculativeShadow, ADecodeWithoutSlotsGetsAnUnscoredNgramDraft) {
   r.prompt_tokens = static_cast<int32_t>(r.tokens.size());
   r.max_output_tokens = 32;
   ASSERT_TRUE(scheduler.add(r));
-  std::vector<SampledToken> sampled;
   StepPlan plan = scheduler.schedule();
-  executor.execute(plan, sampled);
-  scheduler.complete(plan, sampled);
+  scheduler.complete(plan, executor.execute(plan).sampled);
   int shadows = 0;
   while (!scheduler.idle()) {
     scheduler.set_max_drafts(0, 0);
     plan = scheduler.schedule();
     ASSERT_TRUE(plan.seqs[0].shadow_draft);
     const std::vector<TokenId> lookup = ngram.lookup(plan.seqs[0].history, 1);
-    executor.execute(plan, sampled);
-    EXPECT_EQ(sampled[0].shadow, lookup.empty() ? -1 : lookup[0]);
-    EXPECT_EQ(sampled[0].drafted, 0);
-    EXPECT_EQ(executor.last_spec().verify_seconds, 0.0);
+    const StepResult result = executor.execute(plan);
+    EXPECT_EQ(result.sampled[0].shadow, lookup.empty() ? -1 : lookup[0]);
+    EXPECT_EQ(result.sampled[0].drafted, 0);
+    EXPECT_EQ(result.spec.verify_seconds, 0.0);
     shadows += lookup.empty() ? 0 : 1;
-    scheduler.complete(plan, sampled);
+    scheduler.complete(plan, result.sampled);
   }
   EXPECT_GT(shadows, 0);
 }

@@ -1,13 +1,13 @@
-// libFuzzer target for the data files of dry runs (core/sched/data_file.h): the input as a file's
+// libFuzzer target for the data files of dry runs (core/common/data_file.h): the input as a file's
 // text, read as a device profile (resources/devices) and as a model shape (resources/model-shapes),
 // each read or refused with std::runtime_error naming the field and value.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "core/sched/data_file.h"
-#include "core/sched/device_profile.h"
-#include "core/sched/model_shape.h"
+#include "core/common/data_file.h"
+#include "core/servesim/device_profile.h"
+#include "core/servesim/model_shape.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

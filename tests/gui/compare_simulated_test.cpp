@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/sched/device_profile.h"
+#include "core/servesim/device_profile.h"
 #include "gui/compare/compare_view.h"
 #include "gui/compare/device_picker.h"
 #include "gui/dashboard/metrics_dashboard.h"

@@ -8,7 +8,7 @@
 #include <QTemporaryDir>
 #include <qcustomplot.h>
 
-#include "core/engine/workload_runner.h"
+#include "core/workload/workload_runner.h"
 #include "core/model/llama_model.h"
 #include "gui/dashboard/request_timeline.h"
 #include "tests/gui/offscreen_app.h"

@@ -225,7 +225,7 @@ TEST(WorkbenchDemoScript, BadScriptsAreRefusedBeforeRunning) {
   EXPECT_EQ(refused({{"no_steps", true}}), "demo.json: expected an object with a 'steps' array");
 }
 
-// Every script in resources/demo (the README's screenshots are made by them) passes the checks.
+// Every script in resources/demo (the docs' screenshots are made by them) passes the checks.
 TEST(WorkbenchDemoScript, ShippedDemosAreValid) {
   QTemporaryDir dir;
   auto w = open_window(dir.path());

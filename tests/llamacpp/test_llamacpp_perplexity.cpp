@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/engine/text_perplexity.h"
+#include "core/workload/text_perplexity.h"
 #include "core/model/llama_model.h"
 #include "core/quant/quality.h"
 #include "tests/llamacpp/llama_cpp_tools.h"

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/kv/kv_config.h"
-#include "core/sched/dry_run_executor.h"
+#include "core/servesim/dry_run_executor.h"
 #include "core/sched/scheduler.h"
 
 namespace inferscope::test {
@@ -22,9 +22,7 @@ struct DryRunBench {
   // Schedules, executes and completes one step; returns its plan (the outcome is in `last`).
   StepPlan step() {
     StepPlan plan = scheduler.schedule();
-    std::vector<SampledToken> sampled;
-    executor.execute(plan, sampled);
-    last = scheduler.complete(plan, sampled);
+    last = scheduler.complete(plan, executor.execute(plan).sampled);
     return plan;
   }
   std::unique_ptr<KvCache> kv;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/cpu/dtype.h"
+#include "kernels/format/dtype.h"
 #include "kernels/cpu/quantize.h"
 
 namespace inferscope::test {

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/cpu/dtype.h"
+#include "kernels/format/dtype.h"
 #include "tests/support/synthetic_model.h"
 
 namespace inferscope {

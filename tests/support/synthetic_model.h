@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "kernels/cpu/dtype.h"
+#include "kernels/format/dtype.h"
 
 namespace inferscope {
 

@@ -16,7 +16,7 @@
 #include "core/sample/sampler.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/ops_kernels.h"
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/format/quant_blocks.h"
 #include "kernels/cpu/quantize.h"
 #include "kernels/cuda/dequant_element.h"
 #include "kernels/cuda/kv_store_element.h"

@@ -9,9 +9,9 @@
 #include <fstream>
 #include <string>
 
-#include "core/engine/workload_runner.h"
+#include "core/workload/workload_runner.h"
 #include "core/model/llama_model.h"
-#include "core/sched/device_profile.h"
+#include "core/servesim/device_profile.h"
 #include "tests/support/dry_run_bench.h"
 #include "tests/support/synthetic_model.h"
 

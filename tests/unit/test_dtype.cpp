@@ -9,7 +9,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "kernels/cpu/dtype.h"
+#include "kernels/format/dtype.h"
 #include "kernels/cpu/quantize.h"
 
 namespace inferscope {

@@ -41,17 +41,14 @@ struct TestDevice {
   class Forward final : public ForwardPass {
    public:
     Forward(std::unique_ptr<ForwardPass> cpu, TestDevice& device) : cpu_(std::move(cpu)), device_(device) {}
-    void run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
-             std::vector<float>& logits, int32_t layers) override {
+    ForwardStats run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
+                     std::vector<float>& logits, int32_t layers) override {
       if (++device_.runs == device_.fail_at) {
         if (device_.bad_input) throw std::invalid_argument("token 9999 is outside the vocabulary");
         throw DeviceFailure(std::string("cuda:0: ") + kCudaMessage);
       }
-      cpu_->run(batch, kv, attention, pool, logits, layers);
+      return cpu_->run(batch, kv, attention, pool, logits, layers);
     }
-    size_t last_attention_scratch_bytes() const override { return cpu_->last_attention_scratch_bytes(); }
-    double last_attention_seconds() const override { return cpu_->last_attention_seconds(); }
-    double last_matmul_seconds() const override { return cpu_->last_matmul_seconds(); }
     std::optional<DeviceMemory> device_memory() const override { return kDeviceMemory; }
 
    private:

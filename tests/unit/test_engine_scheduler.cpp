@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/kv/kv_config.h"
-#include "core/sched/dry_run_executor.h"
+#include "core/servesim/dry_run_executor.h"
 #include "core/sched/scheduler.h"
 #include "tests/support/dry_run_bench.h"
 

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "kernels/cpu/large_pages.h"
-#include "kernels/cpu/packed_rows.h"
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/cpu/matmul/packed_rows.h"
+#include "kernels/format/quant_blocks.h"
 
 namespace inferscope {
 namespace {

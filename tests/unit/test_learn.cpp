@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/engine/text_perplexity.h"
+#include "core/workload/text_perplexity.h"
 #include "core/learn/experiment.h"
 #include "core/learn/experiment_report.h"
 #include "core/learn/experiment_runner.h"

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/format/quant_blocks.h"
 #include "kernels/cpu/quantize.h"
 #include "kernels/cpu/quantize_k.h"
 #include "tests/support/quant_error.h"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/engine/step_cost.h"
-#include "core/engine/workload_runner.h"
+#include "core/workload/workload_runner.h"
 #include "core/model/llama_model.h"
 #include "core/sched/scheduler.h"
 #include "tests/support/dry_run_bench.h"

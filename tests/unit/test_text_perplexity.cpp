@@ -1,4 +1,4 @@
-// Text perplexity through the engine (core/engine/text_perplexity.h) against the same sums written
+// Text perplexity through the engine (core/workload/text_perplexity.h) against the same sums written
 // out by hand over the engine's logits: llama-perplexity's method (chunks with BOS first, the second
 // half scored) and the all-tokens method.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/engine/text_perplexity.h"
+#include "core/workload/text_perplexity.h"
 #include "core/model/llama_model.h"
 #include "tests/support/engine_runs.h"
 #include "tests/support/logit_compare.h"

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/sched/workload.h"
-#include "core/sched/workload_summary.h"
+#include "core/workload/workload.h"
+#include "core/workload/workload_summary.h"
 
 namespace inferscope {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/engine/workload_runner.h"
+#include "core/workload/workload_runner.h"
 #include "core/model/llama_model.h"
 #include "tests/support/dry_run_bench.h"
 #include "tests/support/synthetic_model.h"

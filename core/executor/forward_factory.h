@@ -1,0 +1,27 @@
+// Builds the forward pass for a device: LlamaForward on the CPU, CudaForward on a CUDA device. Never
+// falls back: asking for CUDA where it cannot run throws, saying why.
+#pragma once
+#include <functional>
+#include <memory>
+
+#include "core/model/forward_pass.h"
+#include "core/executor/compute_device.h"
+#include "kernels/cpu/matmul/matmul.h"
+
+namespace inferscope {
+
+class LlamaModel;
+struct LlamaWeights;
+
+// Throws std::runtime_error "--device cuda: this build has no CUDA support (INFERSCOPE_CUDA=OFF)" or
+// "--device cuda:N: no CUDA device: REASON", and std::invalid_argument naming what the CUDA forward
+// pass does not cover (an architecture feature, a weight type, q8 activations). A CUDA forward pass
+// throws DeviceFailure from run() when a CUDA call fails.
+std::unique_ptr<ForwardPass> make_forward(const LlamaModel& model, const LlamaWeights& weights,
+                                          const MatmulOptions& matmul, const ComputeDevice& device);
+
+// make_forward's signature: what the engine builds its forward passes with (tests give their own).
+using ForwardMaker = std::function<std::unique_ptr<ForwardPass>(const LlamaModel&, const LlamaWeights&,
+                                                                const MatmulOptions&, const ComputeDevice&)>;
+
+}  // namespace inferscope

@@ -1,0 +1,354 @@
+// The exact kernels of the quantized weight types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K):
+// f32 activations ("weight-only quantization") over rows packed eight at a time (packed_rows.h). A
+// code meets its activation as an exact product and each scale comes in once per span of codes (each
+// min, or code offset, once per run of elements it covers, against their activation sum), instead of
+// every weight being dequantized first. A row's codes are read in spans of kSteps steps of eight,
+// code(c, e) (step c, e = 0..7) against its activation x(c, e); per output (row, token) the
+// operations are fixed:
+//   a_e = 0, mins = 0                                                               e = 0..7
+//   for each span s:  p_e = code(0, e) x(0, e);  for steps c = 1..kSteps-1: p_e = fma(code(c, e), x(c, e), p_e)
+//                     a_e = fma(scale_s(e), p_e, a_e);  for each min j of s: mins = fma(m_j, xsum_j, mins)
+//   output = (((a_0 + a_1) + (a_2 + a_3)) + ((a_4 + a_5) + (a_6 + a_7))) + mins
+// Each format's codes are taken where they lie in the packed bytes, as code x 2^k, exactly
+// (gemm_rows8_f32act_formats.h). Every product is code x activation exactly unless an activation leaves
+// f32's normal range when scaled (|x| below 2^-102 for the prepared formats, above 2^97 for Q8_0;
+// the kernels agree with each other even then).
+// One token keeps row i in lane i (code e of eight rows against one activation); up to
+// kRegisterTokens do too, two at a time, each code converted once for both (run_tokens); more keep
+// code e in lane e (one row's step against eight activations), with every row's codes converted once
+// for all of them. Each lane runs the same operations either way, so no output depends on the token
+// count or the tile.
+//
+// Internal to gemm_rows8_f32act_avx2.cpp and gemm_rows8_f32act_avx512vl.cpp, which compile it for
+// AVX2 and for AVX-512VL (the same operations, so the same bits): everything here has internal
+// linkage, so neither build's code can stand in for the other's at link time.
+#pragma once
+#include <cstring>
+#include <new>
+#include <type_traits>
+
+#include "kernels/cpu/avx2_common.h"
+#include "kernels/cpu/matmul/packed_rows.h"
+#include "kernels/cpu/matmul/gemm_rows8_driver.h"
+#include "kernels/cpu/matmul/gemm_rows8_f32act_formats.h"
+
+namespace inferscope::cpu {
+namespace {
+
+using namespace rows8_f32act;
+
+// Elements per span.
+template <class F>
+constexpr int kSpanElems = kStepCodes * F::kSteps;
+
+// The sum of L consecutive elements as one vector, halves added pairwise down to 8.
+template <int L>
+__attribute__((always_inline)) inline __m256 run_sum8(const float* r) {
+  if constexpr (L == kStepCodes) return _mm256_loadu_ps(r);
+  else return _mm256_add_ps(run_sum8<L / 2>(r), run_sum8<L / 2>(r + L / 2));
+}
+
+// One token's activations as a prepared format reads them. Span s is two runs of S / 2 elements, at
+// lo = F::run_start(s) and hi = lo + F::kHiOffset: xs[S s + 8 c + e] = x[lo + 4c + e] (e < 4) or
+// x[hi + 4c + e - 4] times the lane's scale F::kLaneScale[e] (a power of two: exact); then, after n
+// of those, the span's sums in a fixed order: of both runs (one min per span) or of each run.
+template <class F>
+void prepare(const float* x, int64_t n, float* xs) {
+  constexpr int S = kSpanElems<F>, kRun = S / 2;
+  const __m256 scale = _mm256_load_ps(F::kLaneScale);
+  float* xsum = xs + n;
+  for (int64_t s = 0; s < n / S; ++s) {
+    const float* lo = x + F::run_start(s);
+    const float* hi = lo + F::kHiOffset;
+    for (int c = 0; c < S / kStepCodes; ++c) {
+      const __m256 v = _mm256_set_m128(_mm_loadu_ps(hi + 4 * c), _mm_loadu_ps(lo + 4 * c));
+      _mm256_storeu_ps(xs + s * S + kStepCodes * c, _mm256_mul_ps(v, scale));
+    }
+    if constexpr (F::kMins == 1) {
+      xsum[s] = hsum(_mm256_add_ps(run_sum8<kRun>(lo), run_sum8<kRun>(hi)));
+    } else {
+      xsum[2 * s] = hsum(run_sum8<kRun>(lo));
+      xsum[2 * s + 1] = hsum(run_sum8<kRun>(hi));
+    }
+  }
+}
+
+// ((v_0 + v_1) + (v_2 + v_3)) + ((v_4 + v_5) + (v_6 + v_7)), lane by lane.
+__attribute__((always_inline)) inline __m256 tree8(const __m256 (&v)[kStepCodes]) {
+  return _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(v[0], v[1]), _mm256_add_ps(v[2], v[3])),
+                       _mm256_add_ps(_mm256_add_ps(v[4], v[5]), _mm256_add_ps(v[6], v[7])));
+}
+
+// The same tree over the lanes of each v[i], into lane i. hadd pairs lanes within each 128-bit half
+// (lanes 0..3, then 4..7).
+__attribute__((always_inline)) inline __m256 lane_tree8(const __m256 (&v)[kPackedRows]) {
+  const __m256 rows0_3 = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+  const __m256 rows4_7 = _mm256_hadd_ps(_mm256_hadd_ps(v[4], v[5]), _mm256_hadd_ps(v[6], v[7]));
+  return _mm256_add_ps(_mm256_permute2f128_ps(rows0_3, rows4_7, 0x20), _mm256_permute2f128_ps(rows0_3, rows4_7, 0x31));
+}
+
+// T tokens at once, row i in lane i, over n_spans spans: token t's activations at xs[t] (as prepare
+// made them, for the prepared formats), the sums its mins meet at xsum[t] (kMins a span), its eight
+// outputs to out[t]. Each code is converted once for all T tokens; each token gets the same operations
+// whatever T is.
+template <class F, int T>
+void run_tokens(const typename F::Packed* w, int64_t n_spans, const float* const (&xs)[T], const float* const (&xsum)[T],
+                float* const (&out)[T]) {
+  const __m256 zero = _mm256_setzero_ps();
+  __m256 a[T][kStepCodes], mins[T];
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t) {
+    mins[t] = zero;
+#pragma GCC unroll 8
+    for (int e = 0; e < kStepCodes; ++e) a[t][e] = zero;
+  }
+  for (int64_t s = 0; s < n_spans; ++s) {
+    const typename F::Packed& wb = w[s / F::kSpans];
+    const int k = static_cast<int>(s % F::kSpans);
+    if (k == 0) prefetch_ahead(wb);
+    __m256 p[T][kStepCodes];
+#pragma GCC unroll 8
+    for (int c = 0; c < F::kSteps; ++c) {
+      __m256i q[kStepCodes];
+      F::row_codes(wb, k, c, q);
+#pragma GCC unroll 8
+      for (int e = 0; e < kStepCodes; ++e) {
+        const __m256 code = _mm256_cvtepi32_ps(q[e]);
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) {
+          const __m256 x = _mm256_broadcast_ss(xs[t] + s * kSpanElems<F> + kStepCodes * c + e);
+          p[t][e] = c == 0 ? _mm256_mul_ps(code, x) : _mm256_fmadd_ps(code, x, p[t][e]);
+        }
+      }
+    }
+    const SpanScales sc = F::scales(wb, k);
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) {
+#pragma GCC unroll 8
+      for (int e = 0; e < kStepCodes; ++e) a[t][e] = _mm256_fmadd_ps(e < 4 ? sc.lo : sc.hi, p[t][e], a[t][e]);
+    }
+#pragma GCC unroll 2
+    for (int j = 0; j < F::kMins; ++j) {
+      const __m256 m = F::mins(wb, k, j, sc);
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) mins[t] = _mm256_fmadd_ps(m, _mm256_broadcast_ss(xsum[t] + s * F::kMins + j), mins[t]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t) _mm256_storeu_ps(out[t], _mm256_add_ps(tree8(a[t]), mins[t]));
+}
+
+// Floats per span of a converted group: codes (row i's step c, code e in lane e, at
+// (kSteps i + c) * 8), then row i's scales by code lane at 8 kSteps * 8 + 8 i, then the rows' mins.
+template <class F>
+constexpr int kCodeFloats = kPackedRows * F::kSteps * kStepCodes;
+template <class F>
+constexpr int kConvertedFloats = kCodeFloats<F> + kPackedRows * kStepCodes + F::kMins * kPackedRows;
+
+// Spans [s0, s0 + n_spans) of a group converted for the several-token path.
+template <class F>
+void convert_group(const typename F::Packed* w, int64_t s0, int64_t n_spans, float* converted) {
+  for (int64_t s = 0; s < n_spans; ++s) {
+    const typename F::Packed& wb = w[(s0 + s) / F::kSpans];
+    const int k = static_cast<int>((s0 + s) % F::kSpans);
+    float* cs = converted + s * kConvertedFloats<F>;
+    for (int i = 0; i < kPackedRows; ++i)
+      for (int c = 0; c < F::kSteps; ++c)
+        _mm256_store_ps(cs + (F::kSteps * i + c) * kStepCodes, F::lane_codes(wb, k, c, i));
+    // row i's scale in every lane of its codes: lanes 0..3 the lo scale, 4..7 the hi one
+    alignas(32) float lo[kPackedRows], hi[kPackedRows];
+    const SpanScales sc = F::scales(wb, k);
+    _mm256_store_ps(lo, sc.lo);
+    _mm256_store_ps(hi, sc.hi);
+    float* scales = cs + kCodeFloats<F>;
+    for (int i = 0; i < kPackedRows; ++i)
+      _mm256_store_ps(scales + i * kStepCodes, _mm256_set_m128(_mm_set1_ps(hi[i]), _mm_set1_ps(lo[i])));
+    for (int j = 0; j < F::kMins; ++j)
+      _mm256_store_ps(scales + kPackedRows * kStepCodes + j * kPackedRows, F::mins(wb, k, j, sc));
+  }
+}
+
+// Several tokens, code e in lane e: one token over n_spans converted spans (convert_group), its
+// activations at xs and the sums its mins meet at xsum, carrying its accumulators in acc (a_0..7, then
+// mins, eight floats each).
+template <class F>
+void run_converted(const float* converted, int64_t n_spans, const float* xs, const float* xsum, float* acc) {
+  __m256 a[kPackedRows], mins = _mm256_load_ps(acc + kPackedRows * kPackedRows);
+#pragma GCC unroll 8
+  for (int i = 0; i < kPackedRows; ++i) a[i] = _mm256_load_ps(acc + i * kPackedRows);
+  for (int64_t s = 0; s < n_spans; ++s) {
+    const float* xb = xs + s * kSpanElems<F>;
+    const float* cs = converted + s * kConvertedFloats<F>;
+    const float* scales = cs + kCodeFloats<F>;
+    __m256 x[F::kSteps];
+#pragma GCC unroll 8
+    for (int c = 0; c < F::kSteps; ++c) x[c] = _mm256_loadu_ps(xb + kStepCodes * c);
+#pragma GCC unroll 8
+    for (int i = 0; i < kPackedRows; ++i) {
+      const float* ci = cs + F::kSteps * i * kStepCodes;
+      __m256 p = _mm256_mul_ps(_mm256_load_ps(ci), x[0]);
+#pragma GCC unroll 8
+      for (int c = 1; c < F::kSteps; ++c) p = _mm256_fmadd_ps(_mm256_load_ps(ci + c * kStepCodes), x[c], p);
+      a[i] = _mm256_fmadd_ps(_mm256_load_ps(scales + i * kStepCodes), p, a[i]);
+    }
+#pragma GCC unroll 2
+    for (int j = 0; j < F::kMins; ++j)
+      mins = _mm256_fmadd_ps(_mm256_load_ps(scales + kPackedRows * kStepCodes + j * kPackedRows),
+                             _mm256_broadcast_ss(xsum + s * F::kMins + j), mins);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < kPackedRows; ++i) _mm256_store_ps(acc + i * kPackedRows, a[i]);
+  _mm256_store_ps(acc + kPackedRows * kPackedRows, mins);
+}
+
+constexpr int kAccFloats = (kPackedRows + 1) * kPackedRows;  // one token's accumulators: a_0..7, mins
+
+// The eight outputs of one token from its accumulators.
+void finish_converted(const float* acc, float* out) {
+  __m256 a[kPackedRows];
+#pragma GCC unroll 8
+  for (int i = 0; i < kPackedRows; ++i) a[i] = _mm256_load_ps(acc + i * kPackedRows);
+  _mm256_storeu_ps(out, _mm256_add_ps(lane_tree8(a), _mm256_load_ps(acc + kPackedRows * kPackedRows)));
+}
+
+// Elements of a group converted at once: their codes (16 KiB) stay in L1 while every token passes
+// over them (read from L2 token after token, the codes of a whole group made prefill 20% slower).
+constexpr int64_t kConvertedElems = 512;
+
+constexpr size_t kPreparedBytes = 4 << 20;  // the tokens prepared at once take this much at most
+
+// Up to this many tokens run in registers (run_tokens, two at a time, then a last one alone); more convert
+// each group's codes once for all of them (run_converted). Two, not more: on AVX2's 16 registers a
+// third token's accumulators spill (three and four at once measured no faster than pairs).
+constexpr int64_t kRegisterTokens = 4;
+
+// Floats that grow on demand and stay with the thread (prepared activations, converted codes). The
+// allocation is the library's operator new (this file keeps to out-of-line library functions).
+class Scratch {
+ public:
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() { release(); }
+  float* get(size_t floats) {
+    if (floats > capacity_) {
+      release();
+      data_ = static_cast<float*>(::operator new(floats * sizeof(float), kAlign));
+      capacity_ = floats;
+    }
+    return data_;
+  }
+
+ private:
+  static constexpr std::align_val_t kAlign{32};
+  void release() {
+    if (data_ != nullptr) ::operator delete(data_, kAlign);
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+  float* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+thread_local Scratch prepared_scratch, codes_scratch;
+
+// Packed groups x n_tok tokens of n columns whose activations (as run_tokens reads them, then, for the
+// prepared formats, the sums their mins meet) are xs_stride floats apart: up to kRegisterTokens run each
+// group in registers, more run each group's converted codes token after token.
+template <class F>
+void run_groups(const void* w, size_t group_stride, int64_t n_groups, const float* xs, int64_t xs_stride,
+                int64_t n_tok, int64_t n, float* out, int64_t out_stride) {
+  const auto group = [&](int64_t g) {
+    return reinterpret_cast<const typename F::Packed*>(static_cast<const uint8_t*>(w) + g * group_stride);
+  };
+  const int64_t n_spans = n / kSpanElems<F>;
+  const auto xsum_of = [&](int64_t t) { return F::kMins > 0 ? xs + t * xs_stride + n : nullptr; };
+  if (n_tok <= kRegisterTokens) {
+    // Few tokens: each group's codes converted in registers, two tokens at a time (and a last one alone).
+    const auto run = [&]<int T>(std::integral_constant<int, T>, int64_t g, int64_t t) {
+      const float* x[T];
+      const float* sums[T];
+      float* o[T];
+      for (int i = 0; i < T; ++i) {
+        x[i] = xs + (t + i) * xs_stride;
+        sums[i] = xsum_of(t + i);
+        o[i] = out + (t + i) * out_stride + g * kPackedRows;
+      }
+      run_tokens<F, T>(group(g), n_spans, x, sums, o);
+    };
+    for (int64_t g = 0; g < n_groups; ++g) {
+      int64_t t = 0;
+      for (; t + 2 <= n_tok; t += 2) run(std::integral_constant<int, 2>{}, g, t);
+      if (t < n_tok) run(std::integral_constant<int, 1>{}, g, t);
+    }
+    return;
+  }
+  constexpr int64_t kChunk = kConvertedElems / kSpanElems<F>;  // spans converted at once
+  static_assert(kChunk % F::kSpans == 0, "a chunk holds whole packed blocks");
+  float* converted = codes_scratch.get(static_cast<size_t>(kChunk * kConvertedFloats<F> + n_tok * kAccFloats));
+  float* acc = converted + kChunk * kConvertedFloats<F>;
+  for (int64_t g = 0; g < n_groups; ++g) {
+    for (int64_t i = 0; i < n_tok * kAccFloats; ++i) acc[i] = 0.0f;
+    // a chunk of spans converted, then every token over it, its accumulators carried to the next
+    for (int64_t s0 = 0; s0 < n_spans; s0 += kChunk) {
+      const int64_t ns = n_spans - s0 < kChunk ? n_spans - s0 : kChunk;
+      convert_group<F>(group(g), s0, ns, converted);
+      for (int64_t t = 0; t < n_tok; ++t) {
+        const float* xt = xs + t * xs_stride;
+        const float* xsum = F::kMins > 0 ? xt + n + s0 * F::kMins : nullptr;
+        run_converted<F>(converted, ns, xt + s0 * kSpanElems<F>, xsum, acc + t * kAccFloats);
+      }
+    }
+    for (int64_t t = 0; t < n_tok; ++t) finish_converted(acc + t * kAccFloats, out + t * out_stride + g * kPackedRows);
+  }
+}
+
+// PackedGemmFn. The prepared formats prepare the tokens in strips of as many as kPreparedBytes holds
+// (all of them but for very long batches of very wide rows); Q8_0 reads the activations as they are.
+template <class F>
+void gemm_packed(const void* w, size_t group_stride, int64_t n_groups, const void* a, size_t a_stride, int64_t n_tok,
+                 int64_t n, float* out, int64_t out_stride) {
+  const auto* x = static_cast<const float*>(a);
+  const int64_t x_stride = static_cast<int64_t>(a_stride / sizeof(float));
+  if constexpr (!F::kPrepared) {
+    run_groups<F>(w, group_stride, n_groups, x, x_stride, n_tok, n, out, out_stride);
+  } else {
+    const int64_t per_token = n + n / kSpanElems<F> * F::kMins;  // prepared floats: xs, then xsum
+    const int64_t fit = static_cast<int64_t>(kPreparedBytes / (sizeof(float) * per_token));
+    const int64_t strip = fit < 1 ? 1 : fit < n_tok ? fit : n_tok;
+    float* prepared = prepared_scratch.get(static_cast<size_t>(strip * per_token));
+    for (int64_t t0 = 0; t0 < n_tok; t0 += strip) {
+      const int64_t nt = n_tok - t0 < strip ? n_tok - t0 : strip;
+      for (int64_t t = 0; t < nt; ++t) prepare<F>(x + (t0 + t) * x_stride, n, prepared + t * per_token);
+      run_groups<F>(w, group_stride, n_groups, prepared, per_token, nt, n, out + t0 * out_stride, out_stride);
+    }
+  }
+}
+
+template <class F, DType kType, const char* kName>
+constexpr DotKernel kernel{DType::F32,
+                           nullptr,
+                           dot_packing_on_the_fly<gemm_packed<F>, kType>,
+                           gemm_packing_on_the_fly<gemm_packed<F>, kType>,
+                           kName,
+                           gemm_packed<F>,
+                           F::kPrepared};
+
+// The kernel of this weight type, named kName (the instruction set it was compiled for), or nullptr.
+template <const char* kName>
+const DotKernel* rows8_f32act_kernel(DType weight_type) {
+  switch (weight_type) {
+    case DType::Q4_0: return &kernel<Nibbles<PackedQ4_0x8>, DType::Q4_0, kName>;
+    case DType::Q4_1: return &kernel<Nibbles<PackedQ4_1x8>, DType::Q4_1, kName>;
+    case DType::Q8_0: return &kernel<Bytes, DType::Q8_0, kName>;
+    case DType::Q5_0: return &kernel<FifthBits<Nibbles<PackedQ5_0x8, 16>>, DType::Q5_0, kName>;
+    case DType::Q5_1: return &kernel<FifthBits<Nibbles<PackedQ5_1x8>>, DType::Q5_1, kName>;
+    case DType::Q4_K: return &kernel<KNibbles<PackedQ4_Kx8>, DType::Q4_K, kName>;
+    case DType::Q5_K: return &kernel<FifthBits<KNibbles<PackedQ5_Kx8>>, DType::Q5_K, kName>;
+    case DType::Q6_K: return &kernel<SixBits, DType::Q6_K, kName>;
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+}  // namespace inferscope::cpu

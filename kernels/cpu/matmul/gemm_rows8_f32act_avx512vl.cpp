@@ -1,0 +1,16 @@
+// The exact packed-row kernels (gemm_rows8_f32act.h) compiled for AVX-512F/VL besides AVX2, still on
+// 256-bit vectors: the compiler gets 32 vector registers instead of 16 (the one-token loop's sixteen
+// accumulators no longer spill) and folds each activation's broadcast into its multiply-add. The
+// source and so every operation and its order are the AVX2 build's, so are the outputs, bit for bit.
+#include "kernels/cpu/matmul/gemm_rows8_f32act.h"
+
+namespace inferscope::cpu {
+namespace {
+constexpr char kAvx512vl[] = "avx512vl";
+}  // namespace
+
+const DotKernel* avx512vl_rows8_f32act_kernel(DType weight_type) {
+  return rows8_f32act_kernel<kAvx512vl>(weight_type);
+}
+
+}  // namespace inferscope::cpu

@@ -1,0 +1,364 @@
+// The kernels of Q4_0, Q4_1, Q8_0, Q4_K and Q6_K weights with int8 activations (Q8_0/Q8_1/Q8_K), over
+// rows packed eight at a time (packed_rows.h) so that lane i of every vector belongs to row i: no
+// horizontal sums. Per output (row, token) and block b the operations are fixed:
+//   isum = the exact integer dot of the block's codes (Q4_0: minus 8 * the sum of the activation
+//          codes; Q4_K: each 32-element sub-block's dot times its 6-bit scale; Q6_K: each
+//          16-element sub-block's dot with the codes - 32, times its 8-bit scale)
+//   acc  = fma(float(isum), d_w * d_a, acc)
+//   mins = fma(m_w, s_a, mins) (Q4_1), or fma(float(sum of min_j * activation sum_j), dmin_w * d_a,
+//          mins) (Q4_K)
+// and the output is acc + mins (Q4_1) or acc - mins (Q4_K). A lane never sees another lane, so the
+// result does not depend on the token count, the tile or the packing: rows that come unpacked are
+// packed on the fly, and the single dot is one row padded to eight with zero rows.
+//
+// Internal to gemm_rows8_q8act_avx2.cpp and gemm_rows8_q8act_avx512vnni.cpp, which compile it for AVX2 and for
+// AVX-512VL with VNNI (the same integers: where VNNI is there, the K-quants sum four code products
+// into int32 with vpdpbusd instead of pairs into int16, and multiply by the scale in int32; so the
+// same bits): everything here has internal linkage, so neither build's code can stand in for the
+// other's at link time.
+#pragma once
+#include <cstring>
+
+#include "kernels/cpu/avx2_common.h"
+#include "kernels/cpu/matmul/packed_rows.h"
+#include "kernels/cpu/matmul/gemm_rows8_driver.h"
+
+namespace inferscope::cpu {
+namespace {
+
+// Four activation codes (elements 4c..4c+3 from qs) in every 32-bit lane.
+__m256i piece(const int8_t* qs, int c) {
+  int32_t v;
+  std::memcpy(&v, qs + 4 * c, sizeof v);
+  return _mm256_set1_epi32(v);
+}
+
+// (lo, hi) as an int16 pair in every 32-bit lane.
+__m256i int16_pair(int lo, int hi) {
+  return _mm256_set1_epi32(static_cast<int>((static_cast<uint32_t>(static_cast<uint16_t>(hi)) << 16) |
+                                            static_cast<uint16_t>(lo)));
+}
+
+#if defined(__AVX512VNNI__)
+// Each row's products of 4-bit codes x the four activation codes its lane meets, summed in its int32
+// lane, for the low and the high nibbles of one 32-byte load: s_lo += lo x a_lo, s_hi16 += 16 hi x a_hi
+// (the high nibbles stay in place, no shift; every term is a multiple of 16, so dividing after is exact).
+void nibble_dots(const uint8_t* bytes32, __m256i a_lo, __m256i a_hi, __m256i& s_lo, __m256i& s_hi16) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F), high4 = _mm256_set1_epi8(static_cast<char>(0xF0));
+  const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bytes32));
+  s_lo = _mm256_dpbusd_epi32(s_lo, _mm256_and_si256(bytes, low4), a_lo);
+  s_hi16 = _mm256_dpbusd_epi32(s_hi16, _mm256_and_si256(bytes, high4), a_hi);
+}
+#else
+// int16 pair sums of 4-bit codes x the four activation codes each lane's bytes meet, for the low and
+// the high nibbles of one 32-byte load: s_lo += lo x a_lo, s_hi += hi x a_hi.
+void nibble_dots(const uint8_t* bytes32, __m256i a_lo, __m256i a_hi, __m256i& s_lo, __m256i& s_hi) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bytes32));
+  s_lo = _mm256_add_epi16(s_lo, _mm256_maddubs_epi16(_mm256_and_si256(bytes, low4), a_lo));
+  s_hi = _mm256_add_epi16(s_hi, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4), a_hi));
+}
+#endif
+
+// ---- The 32-element block types. T tokens x one group over nb blocks; out[t * out_stride + i].
+
+template <class Block, class Act, bool kOffset, bool kMins>
+struct Block32Tile {
+  static constexpr int kBlock = 32;
+  static constexpr bool kPrepared = kOffset;  // Q4_0 needs 8 * each activation block's code sum
+
+  static int32_t prepare(const uint8_t* act_row, int64_t b) {
+    const auto& y = reinterpret_cast<const BlockQ8_0*>(act_row)[b];
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.qs));
+    const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q), _mm256_set1_epi16(1));
+    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+    return 8 * _mm_cvtsi128_si32(h);
+  }
+
+  template <int T>
+  static void run(const uint8_t* group, const uint8_t* a, size_t a_stride, int64_t nb, const int32_t* prepared,
+                  float* out, int64_t out_stride) {
+    const auto* w = reinterpret_cast<const Block*>(group);
+    const Act* act[T];
+    for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const Act*>(a + t * a_stride);
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[T], mins[T];
+    for (int t = 0; t < T; ++t) acc[t] = mins[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const Block& wb = w[b];
+      prefetch_ahead(wb);
+      __m256i isum[T];
+      if constexpr (sizeof(wb.qs) == kPackedRows * 16) {
+#if defined(__AVX512VNNI__)
+        // 4-bit codes, each row's products summed in its int32 lane, the high ones' (at most
+        // 16 * 240 * 128) divided by 16 after
+        __m256i s_hi16[T];
+        for (int t = 0; t < T; ++t) isum[t] = s_hi16[t] = _mm256_setzero_si256();
+        for (int c = 0; c < 4; ++c)
+          for (int t = 0; t < T; ++t)
+            nibble_dots(wb.qs + 32 * c, piece(act[t][b].qs, c), piece(act[t][b].qs, 4 + c), isum[t], s_hi16[t]);
+        for (int t = 0; t < T; ++t) isum[t] = _mm256_add_epi32(isum[t], _mm256_srai_epi32(s_hi16[t], 4));
+#else
+        // 4-bit codes: int16 lanes hold pair sums of 16 products of 15 * 127 at most, no overflow
+        __m256i s16[T];
+        for (int t = 0; t < T; ++t) s16[t] = _mm256_setzero_si256();
+        for (int c = 0; c < 4; ++c)
+          for (int t = 0; t < T; ++t) {
+            __m256i s_hi = _mm256_setzero_si256();
+            nibble_dots(wb.qs + 32 * c, piece(act[t][b].qs, c), piece(act[t][b].qs, 4 + c), s16[t], s_hi);
+            s16[t] = _mm256_add_epi16(s16[t], s_hi);
+          }
+        for (int t = 0; t < T; ++t) isum[t] = _mm256_madd_epi16(s16[t], ones);
+#endif
+      } else {
+        // signed x signed as |w| x (a with w's sign); a pair sum of 2 * 128 * 127 still fits int16
+        for (int t = 0; t < T; ++t) isum[t] = _mm256_setzero_si256();
+        for (int c = 0; c < 8; ++c) {
+          const __m256i codes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs + 32 * c));
+          const __m256i abs = _mm256_abs_epi8(codes);
+          for (int t = 0; t < T; ++t) {
+            const __m256i p = _mm256_maddubs_epi16(abs, _mm256_sign_epi8(piece(act[t][b].qs, c), codes));
+            isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, ones));
+          }
+        }
+      }
+      const __m256 dw = halves8(wb.d);
+      for (int t = 0; t < T; ++t) {
+        if constexpr (kOffset) isum[t] = _mm256_sub_epi32(isum[t], _mm256_set1_epi32(prepared[t * nb + b]));
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(dw, _mm256_set1_ps(f16(act[t][b].d))), acc[t]);
+        if constexpr (kMins) mins[t] = _mm256_fmadd_ps(halves8(wb.m), _mm256_set1_ps(f16(act[t][b].s)), mins[t]);
+      }
+    }
+    for (int t = 0; t < T; ++t)
+      _mm256_storeu_ps(out + t * out_stride, kMins ? _mm256_add_ps(acc[t], mins[t]) : acc[t]);
+  }
+};
+
+using Q4_0Tile = Block32Tile<PackedQ4_0x8, BlockQ8_0, true, false>;
+using Q4_1Tile = Block32Tile<PackedQ4_1x8, BlockQ8_1, false, true>;
+using Q8_0Tile = Block32Tile<PackedQ8_0x8, BlockQ8_0, false, false>;
+
+// ---- Q4_K x Q8_K: super-blocks of 256, eight sub-blocks of 32 with 6-bit scales and mins.
+
+struct Q4_KTile {
+  static constexpr int kBlock = QK_K;
+  static constexpr bool kPrepared = false;
+  static int32_t prepare(const uint8_t*, int64_t) { return 0; }
+
+  // Eight bytes, one per row, as int16 lanes 2i and 2i + 1 = byte i (madd's row-lane pairs).
+  static __m256i per_row_pairs(const uint8_t* bytes8) {
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes8));
+    return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(b, b));
+  }
+
+  template <int T>
+  static void run(const uint8_t* group, const uint8_t* a, size_t a_stride, int64_t nb, const int32_t*, float* out,
+                  int64_t out_stride) {
+    const auto* w = reinterpret_cast<const PackedQ4_Kx8*>(group);
+    const BlockQ8_K* act[T];
+    for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const BlockQ8_K*>(a + t * a_stride);
+    __m256 acc[T], mins[T];
+    for (int t = 0; t < T; ++t) acc[t] = mins[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const PackedQ4_Kx8& wb = w[b];
+      prefetch_ahead(wb);
+      __m256i isum[T], msum[T];
+      for (int t = 0; t < T; ++t) isum[t] = msum[t] = _mm256_setzero_si256();
+      for (int k = 0; k < QK_K / 64; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high nibbles)
+        __m256i s_lo[T], s_hi[T];
+        for (int t = 0; t < T; ++t) s_lo[t] = s_hi[t] = _mm256_setzero_si256();
+        // 8 pieces of 4 codes (with VNNI: each row's 32 products in its int32 lane, the high nibbles'
+        // at most 32 * 240 * 128 and 16 x their dot; else 8 int16 pair sums of 15 * 127 at most)
+        for (int c = 0; c < 8; ++c)
+          for (int t = 0; t < T; ++t) {
+            const int8_t* q = act[t][b].qs + 64 * k;
+            nibble_dots(wb.qs + 32 * (8 * k + c), piece(q, c), piece(q + 32, c), s_lo[t], s_hi[t]);
+          }
+#if defined(__AVX512VNNI__)
+        for (int t = 0; t < T; ++t) s_hi[t] = _mm256_srai_epi32(s_hi[t], 4);
+        const __m256i sc_lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(wb.scales[2 * k])));
+        const __m256i sc_hi = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(wb.scales[2 * k + 1])));
+#else
+        const __m256i sc_lo = per_row_pairs(wb.scales[2 * k]), sc_hi = per_row_pairs(wb.scales[2 * k + 1]);
+#endif
+        // row i's mins of sub-blocks 2k, 2k + 1 in int16 lanes 2i, 2i + 1
+        const __m256i mn = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb.mins[k])));
+        for (int t = 0; t < T; ++t) {
+#if defined(__AVX512VNNI__)
+          isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_mullo_epi32(s_lo[t], sc_lo),
+                                                                _mm256_mullo_epi32(s_hi[t], sc_hi)));
+#else
+          isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_madd_epi16(s_lo[t], sc_lo),
+                                                                _mm256_madd_epi16(s_hi[t], sc_hi)));
+#endif
+          // the activation sums of sub-blocks 2k and 2k + 1 as an int16 pair in every lane
+          const int16_t* bs = act[t][b].bsums + 4 * k;
+          msum[t] = _mm256_add_epi32(msum[t], _mm256_madd_epi16(mn, int16_pair(bs[0] + bs[1], bs[2] + bs[3])));
+        }
+      }
+      const __m256 dw = halves8(wb.d), dmin = halves8(wb.dmin);
+      for (int t = 0; t < T; ++t) {
+        const __m256 da = _mm256_set1_ps(act[t][b].d);
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(dw, da), acc[t]);
+        mins[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum[t]), _mm256_mul_ps(dmin, da), mins[t]);
+      }
+    }
+    for (int t = 0; t < T; ++t) _mm256_storeu_ps(out + t * out_stride, _mm256_sub_ps(acc[t], mins[t]));
+  }
+};
+
+// ---- Q6_K x Q8_K: super-blocks of 256, sixteen sub-blocks of 16 with int8 scales, codes of 6 bits
+// (a nibble of ql and two bits of qh) stored + 32.
+
+struct Q6_KTile {
+  static constexpr int kBlock = QK_K;
+  static constexpr bool kPrepared = false;
+  static int32_t prepare(const uint8_t*, int64_t) { return 0; }
+
+  // Sub-block j's and j2's scales (eight bytes each, one per row) as int16 lanes 2i (j) and 2i + 1 (j2).
+  static __m256i scale_pairs(const int8_t* j8, const int8_t* j2_8) {
+    const __m128i a = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(j8));
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(j2_8));
+    return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b));
+  }
+
+  template <int T>
+  static void run(const uint8_t* group, const uint8_t* a, size_t a_stride, int64_t nb, const int32_t*, float* out,
+                  int64_t out_stride) {
+    const auto* w = reinterpret_cast<const PackedQ6_Kx8*>(group);
+    const BlockQ8_K* act[T];
+    for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const BlockQ8_K*>(a + t * a_stride);
+    const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const PackedQ6_Kx8& wb = w[b];
+      prefetch_ahead(wb);
+      __m256i isum[T];
+      for (int t = 0; t < T; ++t) isum[t] = _mm256_setzero_si256();
+      // elements 128h + 32k + 4c..4c+3: the low (k < 2) or high nibble of ql piece 16h + 8(k % 2) + c,
+      // topped by bits 2k, 2k + 1 of qh piece 8h + c; the three pieces lie together
+      const auto codes_of = [&](int h, int c, __m256i (&codes)[4]) {
+        const auto load = [](const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
+        const uint8_t* trio = wb.codes + 3 * 32 * (8 * h + c);
+        const __m256i ql0 = load(trio), ql1 = load(trio + 32), qh = load(trio + 64);
+        const __m256i low[4] = {ql0, ql1, _mm256_srli_epi16(ql0, 4), _mm256_srli_epi16(ql1, 4)};
+        for (int k = 0; k < 4; ++k) {
+          // bits 2k, 2k + 1 of each qh byte moved to bits 4, 5 (what crosses into a neighbour byte is masked off)
+          const __m256i moved = k < 2 ? _mm256_slli_epi16(qh, 4 - 2 * k) : k == 2 ? qh : _mm256_srli_epi16(qh, 2);
+          codes[k] = _mm256_or_si256(_mm256_and_si256(low[k], low4), _mm256_and_si256(moved, bits45));
+        }
+      };
+#if defined(__AVX512VNNI__)
+      for (int h = 0; h < 2; ++h)
+        for (int c0 = 0; c0 < 8; c0 += 4) {  // pieces c0..c0 + 3 share each sub-block's scale
+          __m256i s_k[4][T];  // row i's products in sub-block 8h + 2k + c0 / 4, summed in int32 lane i
+          for (int k = 0; k < 4; ++k)
+            for (int t = 0; t < T; ++t) s_k[k][t] = _mm256_setzero_si256();
+          for (int c = c0; c < c0 + 4; ++c) {
+            __m256i codes[4];
+            codes_of(h, c, codes);
+            for (int k = 0; k < 4; ++k)
+              for (int t = 0; t < T; ++t)
+                s_k[k][t] = _mm256_dpbusd_epi32(s_k[k][t], codes[k], piece(act[t][b].qs + 128 * h + 32 * k, c));
+          }
+          for (int k = 0; k < 4; ++k) {
+            const int8_t* sc8 = wb.scales[8 * h + 2 * k + c0 / 4];
+            const __m256i sc = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc8)));
+            for (int t = 0; t < T; ++t) isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(s_k[k][t], sc));
+          }
+        }
+#else
+      __m256i scale[QK_K / 16];  // row i's scale of sub-block j in int16 lanes 2i and 2i + 1
+      for (int j = 0; j < QK_K / 16; ++j) scale[j] = scale_pairs(wb.scales[j], wb.scales[j]);
+      for (int h = 0; h < 2; ++h)
+        for (int c = 0; c < 8; c += 2) {  // pieces c and c + 1 share their sub-block's scale
+          __m256i codes0[4], codes1[4];
+          codes_of(h, c, codes0);
+          codes_of(h, c + 1, codes1);
+          for (int k = 0; k < 4; ++k) {
+            const __m256i& sc = scale[8 * h + 2 * k + c / 4];
+            // a pair of 63 * 128 products fits int16, and so do two pairs (32256); times the scale in int32
+            for (int t = 0; t < T; ++t) {
+              const int8_t* q = act[t][b].qs + 128 * h + 32 * k;
+              const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(codes0[k], piece(q, c)),
+                                                 _mm256_maddubs_epi16(codes1[k], piece(q, c + 1)));
+              isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, sc));
+            }
+          }
+        }
+#endif
+      const __m256 dw = halves8(wb.d);
+      __m256i scales_2j[QK_K / 32];  // row i's scales of sub-blocks 2j, 2j + 1 in int16 lanes 2i, 2i + 1
+      for (int j = 0; j < QK_K / 32; ++j) scales_2j[j] = scale_pairs(wb.scales[2 * j], wb.scales[2 * j + 1]);
+      for (int t = 0; t < T; ++t) {
+        // the codes' + 32: subtract 32 * sum over sub-blocks of scale_j * (sum of its activation codes)
+        __m256i offset = _mm256_setzero_si256();
+        const int16_t* bs = act[t][b].bsums;
+        for (int j = 0; j < QK_K / 32; ++j)
+          offset = _mm256_add_epi32(offset, _mm256_madd_epi16(scales_2j[j], int16_pair(bs[2 * j], bs[2 * j + 1])));
+        isum[t] = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(offset, 5));
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(dw, _mm256_set1_ps(act[t][b].d)), acc[t]);
+      }
+    }
+    for (int t = 0; t < T; ++t) _mm256_storeu_ps(out + t * out_stride, acc[t]);
+  }
+};
+
+// ---- The driver: token strips x packed groups (unpacked rows: gemm_rows8_driver.h).
+
+constexpr int kTileTokens = 4;
+
+// Packed groups x n_tok tokens: strips of up to four tokens, every group per strip (the strip's
+// activations stay in L1 while the groups stream past).
+template <class Tile, DType kType>
+void gemm_packed(const void* w, size_t group_stride, int64_t n_groups, const void* a, size_t a_stride, int64_t n_tok,
+                 int64_t n, float* out, int64_t out_stride) {
+  const int64_t nb = n / Tile::kBlock;
+  const auto* ab = static_cast<const uint8_t*>(a);
+  int32_t* prepared = nullptr;
+  if constexpr (Tile::kPrepared) prepared = static_cast<int32_t*>(__builtin_alloca(sizeof(int32_t) * kTileTokens * nb));
+  for (int64_t t0 = 0; t0 < n_tok; t0 += kTileTokens) {
+    const int64_t nt = n_tok - t0 < kTileTokens ? n_tok - t0 : kTileTokens;
+    const uint8_t* at = ab + t0 * a_stride;
+    if constexpr (Tile::kPrepared)
+      for (int64_t t = 0; t < nt; ++t)
+        for (int64_t b = 0; b < nb; ++b) prepared[t * nb + b] = Tile::prepare(at + t * a_stride, b);
+    for (int64_t g = 0; g < n_groups; ++g) {
+      const uint8_t* wg = static_cast<const uint8_t*>(w) + g * group_stride;
+      float* og = out + t0 * out_stride + g * kPackedRows;
+      switch (nt) {
+        case 1: Tile::template run<1>(wg, at, a_stride, nb, prepared, og, out_stride); break;
+        case 2: Tile::template run<2>(wg, at, a_stride, nb, prepared, og, out_stride); break;
+        case 3: Tile::template run<3>(wg, at, a_stride, nb, prepared, og, out_stride); break;
+        default: Tile::template run<kTileTokens>(wg, at, a_stride, nb, prepared, og, out_stride); break;
+      }
+    }
+  }
+}
+
+template <class Tile, DType kType, DType kAct, QuantizeFn kQuantize, const char* kName>
+constexpr DotKernel kernel{kAct,
+                           kQuantize,
+                           dot_packing_on_the_fly<gemm_packed<Tile, kType>, kType>,
+                           gemm_packing_on_the_fly<gemm_packed<Tile, kType>, kType>,
+                           kName,
+                           gemm_packed<Tile, kType>};
+
+// The kernel of this weight type, named kName (the instruction set it was compiled for), or nullptr.
+template <const char* kName>
+const DotKernel* rows8_q8act_kernel(DType weight_type) {
+  switch (weight_type) {
+    case DType::Q4_0: return &kernel<Q4_0Tile, DType::Q4_0, DType::Q8_0, quantize_q8_0_avx2, kName>;
+    case DType::Q4_1: return &kernel<Q4_1Tile, DType::Q4_1, DType::Q8_1, quantize_q8_1_avx2, kName>;
+    case DType::Q8_0: return &kernel<Q8_0Tile, DType::Q8_0, DType::Q8_0, quantize_q8_0_avx2, kName>;
+    case DType::Q4_K: return &kernel<Q4_KTile, DType::Q4_K, DType::Q8_K, quantize_q8_k_avx2, kName>;
+    case DType::Q6_K: return &kernel<Q6_KTile, DType::Q6_K, DType::Q8_K, quantize_q8_k_avx2, kName>;
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+}  // namespace inferscope::cpu
