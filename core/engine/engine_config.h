@@ -7,7 +7,7 @@
 #include "core/attention/attention_bench.h"
 #include "core/kv/kv_config.h"
 #include "core/quant/weight_quant.h"
-#include "core/executor/compute_device.h"
+#include "core/model/compute_device.h"
 #include "core/sched/scheduler.h"
 #include "core/spec/spec_config.h"
 #include "kernels/cpu/matmul/matmul.h"

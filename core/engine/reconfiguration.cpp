@@ -121,7 +121,8 @@ Reconfigurer::SpecSetup Reconfigurer::build_spec(EngineConfig& c, bool default_b
                                                    draft.geometry.bytes_per_token());
     draft_kv.budget_bytes = c.kv.budget_bytes - setup.target_kv.budget_bytes;
   }
-  setup.proposer = make_proposer(c.spec, model_, target_weights, std::move(draft), draft_kv, c.matmul);
+  setup.proposer = make_proposer(c.spec, model_, target_weights, std::move(draft), draft_kv,
+                                 DraftForward{options_.forward_maker, c.matmul, c.device});
   return setup;
 }
 
@@ -166,9 +167,10 @@ Reconfigurer::Prepared Reconfigurer::prepare(const EngineConfig& requested) cons
     }
   }
   p.new_settings_cache = needs_new_cache(now.config, p.config);
-  // A new spec, or a new budget that a draft cache may share: a new proposer.
+  // A new spec, a new budget that a draft cache may share, or a new device for a model draft to run
+  // on: a new proposer.
   p.target_kv = now.target_kv;
-  if (p.new_settings_cache || !(p.config.spec == now.config.spec)) {
+  if (p.new_settings_cache || !(p.config.spec == now.config.spec) || p.config.device != now.config.device) {
     p.spec = build_spec(p.config, requested.kv.budget_bytes == 0, now.weights->weights());
     p.target_kv = p.spec->target_kv;
   }
@@ -250,7 +252,8 @@ void Reconfigurer::use_weights(std::unique_ptr<ConvertedWeights> weights) {
   // An early-exit draft runs the target's own layers: the new ones, from now on.
   const EngineConfig& c = parts_.config;
   if (c.spec.mode == SpecMode::EarlyExit) {
-    use_proposer(make_proposer(c.spec, model_, weights->weights(), DraftModel{}, parts_.target_kv, c.matmul));
+    use_proposer(make_proposer(c.spec, model_, weights->weights(), DraftModel{}, parts_.target_kv,
+                               DraftForward{options_.forward_maker, c.matmul, c.device}));
   }
   parts_.weights = std::move(weights);
   parts_.config.quant = parts_.weights->level();

@@ -4,8 +4,9 @@
 #include <functional>
 #include <memory>
 
+#include "core/model/compute_device.h"
+#include "core/model/forward_maker.h"
 #include "core/model/forward_pass.h"
-#include "core/executor/compute_device.h"
 #include "kernels/cpu/matmul/matmul.h"
 
 namespace inferscope {
@@ -19,9 +20,5 @@ struct LlamaWeights;
 // throws DeviceFailure from run() when a CUDA call fails.
 std::unique_ptr<ForwardPass> make_forward(const LlamaModel& model, const LlamaWeights& weights,
                                           const MatmulOptions& matmul, const ComputeDevice& device);
-
-// make_forward's signature: what the engine builds its forward passes with (tests give their own).
-using ForwardMaker = std::function<std::unique_ptr<ForwardPass>(const LlamaModel&, const LlamaWeights&,
-                                                                const MatmulOptions&, const ComputeDevice&)>;
 
 }  // namespace inferscope

@@ -7,7 +7,7 @@
 
 #include "core/attention/attention.h"
 #include "core/model/forward_pass.h"
-#include "core/executor/compute_device.h"
+#include "core/model/compute_device.h"
 #include "core/executor/forward_factory.h"
 #include "core/sample/sampler.h"
 #include "core/executor/step_executor.h"

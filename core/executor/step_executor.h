@@ -11,7 +11,7 @@
 
 #include "core/model/forward_pass.h"
 #include "core/model/llama_weights.h"
-#include "core/executor/compute_device.h"
+#include "core/model/compute_device.h"
 #include "core/sample/sampler.h"
 #include "core/sched/scheduler.h"
 

@@ -21,9 +21,9 @@ float top_probability(std::span<const float> row) {
 
 }  // namespace
 
-ModelDraftProposer::ModelDraftProposer(const LlamaModel& model, const LlamaWeights& weights,
+ModelDraftProposer::ModelDraftProposer(const LlamaModel& model, std::unique_ptr<ForwardPass> forward,
                                        std::unique_ptr<KvCache> kv, ModelDraftOptions options)
-    : model_(model), options_(std::move(options)), kv_(std::move(kv)), forward_(model, weights, options_.matmul) {}
+    : model_(model), options_(std::move(options)), kv_(std::move(kv)), forward_(std::move(forward)) {}
 
 ModelDraftProposer::~ModelDraftProposer() = default;
 
@@ -76,7 +76,7 @@ void ModelDraftProposer::propose(std::span<const DraftRequest> requests, const P
   while (!active.empty()) {
     batch_.clear();
     for (size_t i : active) batch_.push_back(BatchSeq{requests[i].id, feeds_[i], pos[i]});
-    forward_.run(batch_, kv, context.attention, context.pool, logits_, options_.layers);
+    forward_->run(batch_, kv, context.attention, context.pool, logits_, options_.layers);
     std::vector<size_t> next;
     for (size_t b = 0; b < active.size(); ++b) {
       const size_t i = active[b];

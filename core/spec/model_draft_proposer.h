@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "core/model/llama_forward.h"
+#include "core/model/forward_pass.h"
 #include "core/model/llama_model.h"
 #include "core/quant/converted_weights.h"
 #include "core/spec/proposer.h"
@@ -23,14 +23,14 @@ struct ModelDraftOptions {
   std::string name;        // "draft", "self-quant" or "early-exit"
   int32_t layers = 0;      // 0: every layer of the draft model; L: the first L (early exit)
   float p_min = 0.0f;      // stop a sequence's draft when the draft's top probability falls below this
-  MatmulOptions matmul;
 };
 
 class ModelDraftProposer final : public Proposer {
  public:
-  // `model` and `weights` must outlive the proposer unless it owns them (owned_model, owned_weights).
-  // `kv`: the draft's own cache; null: run in the target's cache (early exit).
-  ModelDraftProposer(const LlamaModel& model, const LlamaWeights& weights, std::unique_ptr<KvCache> kv,
+  // `forward` runs `model` (on the device the engine builds it for); what they read must outlive the
+  // proposer unless it owns it (own). `kv`: the draft's own cache; null: run in the target's cache
+  // (early exit).
+  ModelDraftProposer(const LlamaModel& model, std::unique_ptr<ForwardPass> forward, std::unique_ptr<KvCache> kv,
                      ModelDraftOptions options);
   ~ModelDraftProposer() override;
   // Keeps what the draft reads alive as long as the proposer (a loaded draft file, converted weights).
@@ -52,7 +52,7 @@ class ModelDraftProposer final : public Proposer {
   const LlamaModel& model_;
   ModelDraftOptions options_;
   std::unique_ptr<KvCache> kv_;
-  LlamaForward forward_;
+  std::unique_ptr<ForwardPass> forward_;
   std::map<RequestId, std::vector<TokenId>> fed_;  // own cache: the tokens whose K/V it holds
   std::vector<BatchSeq> batch_;
   std::vector<std::vector<TokenId>> feeds_;

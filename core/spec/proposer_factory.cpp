@@ -35,12 +35,11 @@ DraftModel load_draft_model(const SpecConfig& spec, const LlamaModel& target, co
 
 std::unique_ptr<Proposer> make_proposer(const SpecConfig& spec, const LlamaModel& target,
                                         const LlamaWeights& target_weights, DraftModel draft, const KvConfig& draft_kv,
-                                        const MatmulOptions& matmul) {
+                                        const DraftForward& forward) {
   validate_spec(spec, target.config().n_layers);
   ModelDraftOptions options;
   options.name = std::string(spec_mode_name(spec.mode));
   options.p_min = spec.draft_p_min;
-  options.matmul = matmul;
   switch (spec.mode) {
     case SpecMode::None: return nullptr;
     case SpecMode::Ngram:
@@ -49,14 +48,16 @@ std::unique_ptr<Proposer> make_proposer(const SpecConfig& spec, const LlamaModel
                                              [&vocab = target.tokenizer().vocab()](TokenId t) { return vocab.is_eog(t); });
     case SpecMode::EarlyExit:
       options.layers = spec.draft_layers;
-      return std::make_unique<ModelDraftProposer>(target, target_weights, nullptr, options);
+      return std::make_unique<ModelDraftProposer>(
+          target, forward.make(target, target_weights, forward.matmul, forward.device), nullptr, options);
     case SpecMode::Draft:
     case SpecMode::SelfQuant: {
       if (!draft.model) throw std::logic_error("make_proposer: the draft model was not loaded");
       KvConfig kv = draft_kv;
       kv.prefix_cache = false;  // its blocks are never looked up
-      auto proposer = std::make_unique<ModelDraftProposer>(*draft.model, *draft.weights,
-                                                           make_kv_cache(draft.geometry, kv), options);
+      auto proposer = std::make_unique<ModelDraftProposer>(
+          *draft.model, forward.make(*draft.model, *draft.weights, forward.matmul, forward.device),
+          make_kv_cache(draft.geometry, kv), options);
       proposer->own(std::move(draft.owned_model), std::move(draft.owned_weights));
       return proposer;
     }

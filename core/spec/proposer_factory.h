@@ -4,6 +4,8 @@
 #include <memory>
 
 #include "core/kv/kv_config.h"
+#include "core/model/compute_device.h"
+#include "core/model/forward_maker.h"
 #include "core/model/llama_model.h"
 #include "core/quant/converted_weights.h"
 #include "core/spec/model_draft_proposer.h"
@@ -27,11 +29,19 @@ struct DraftModel {
 DraftModel load_draft_model(const SpecConfig& spec, const LlamaModel& target, const LlamaWeights& target_weights,
                             DType kv_dtype, int32_t threads);
 
+// Where a model draft runs: the target's device, its forward pass built as the target's is.
+struct DraftForward {
+  ForwardMaker make;
+  MatmulOptions matmul;
+  ComputeDevice device;
+};
+
 // The proposer; `draft` (moved from) is what load_draft_model gave, `draft_kv` its cache's settings,
-// `target_weights` what an early-exit draft runs on. Null for SpecMode::None.
+// `target_weights` what an early-exit draft runs on. Null for SpecMode::None. Throws what `forward`'s
+// maker throws when the device cannot run the draft (it names why).
 std::unique_ptr<Proposer> make_proposer(const SpecConfig& spec, const LlamaModel& target,
                                         const LlamaWeights& target_weights, DraftModel draft, const KvConfig& draft_kv,
-                                        const MatmulOptions& matmul);
+                                        const DraftForward& forward);
 
 // How one KV budget is shared between the target's cache and a draft's own cache: in proportion to
 // their bytes per token, so both hold the same number of tokens. Returns the target's share.

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/device/device_probe.h"
-#include "core/executor/compute_device.h"
+#include "core/model/compute_device.h"
 
 namespace inferscope::gui {
 

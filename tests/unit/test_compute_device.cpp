@@ -6,7 +6,7 @@
 #include "core/cli/args.h"
 #include "core/cli/model_options.h"
 #include "core/engine/engine_core.h"
-#include "core/executor/compute_device.h"
+#include "core/model/compute_device.h"
 #include "tests/support/synthetic_model.h"
 
 namespace inferscope {

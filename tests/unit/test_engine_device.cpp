@@ -36,7 +36,10 @@ const DeviceMemory kDeviceMemory{1000, 200, 30};
 struct TestDevice {
   int32_t fail_at = 0;  // 0: never
   bool bad_input = false;
+  int32_t refuse_build = 0;  // the build of this device's forward pass that it refuses (0: none)
   int32_t runs = 0;
+  int32_t builds = 0;      // forward passes built for this device
+  int32_t cpu_builds = 0;  // and for the CPU
 
   class Forward final : public ForwardPass {
    public:
@@ -61,7 +64,11 @@ struct TestDevice {
     return [this](const LlamaModel& model, const LlamaWeights& weights, const MatmulOptions& matmul,
                   const ComputeDevice& device) -> std::unique_ptr<ForwardPass> {
       std::unique_ptr<ForwardPass> cpu = make_forward(model, weights, matmul, ComputeDevice{});
-      if (!device.cuda) return cpu;
+      if (!device.cuda) {
+        ++cpu_builds;
+        return cpu;
+      }
+      if (++builds == refuse_build) throw std::invalid_argument("--device cuda:0: the test device cannot run this model");
       return std::make_unique<Forward>(std::move(cpu), *this);
     };
   }
@@ -178,6 +185,55 @@ TEST_F(EngineDevice, ANonDeviceErrorFailsTheRequestAndKeepsTheDevice) {
   run_until_idle(core);
   EXPECT_EQ(got.tokens[1], kStoriesGolden);
   EXPECT_GT(device.runs, 2);  // still on the device
+}
+
+// stories260K's own f32 weights drafted for by themselves at q8, three tokens a step.
+EngineConfig self_quant_on(const ComputeDevice& device) {
+  EngineConfig c = config_on(device);
+  c.spec.mode = SpecMode::SelfQuant;
+  c.spec.draft_quant = WeightQuant::Q8;
+  c.spec.k = 3;
+  return c;
+}
+
+TEST_F(EngineDevice, AModelDraftRunsOnTheTargetsDeviceAndFollowsItToTheCpu) {
+  Recorder got;
+  TestDevice device{.fail_at = 6};
+  EngineCoreOptions options;
+  options.forward_maker = device.maker();
+  EngineCore core(stories(), self_quant_on(kCuda0), got.callbacks(), options);
+  EXPECT_EQ(device.builds, 2);  // the target's forward pass and the draft's, both on the device
+  EXPECT_EQ(device.cpu_builds, 0);
+  core.add(0, from_bos());
+  run_until_idle(core);
+  // The draft's runs failed the device too: the engine and its draft moved to the CPU together.
+  EXPECT_EQ(device.runs, 6);
+  EXPECT_EQ(got.finished[0], StopReason::Failed);
+  EXPECT_EQ(core.config().device, ComputeDevice{});
+  EXPECT_EQ(device.cpu_builds, 2);
+  core.add(1, from_bos());
+  run_until_idle(core);
+  EXPECT_EQ(got.finished[1], StopReason::Length) << got.errors[1];
+  EXPECT_EQ(got.tokens[1], kStoriesGolden);
+  EXPECT_GT(core.metrics().snapshot(core.now()).spec.num_draft_tokens, 0);
+  EXPECT_EQ(device.runs, 6);
+}
+
+TEST_F(EngineDevice, ADeviceThatCannotRunTheDraftRefusesTheSwitchWithItsReason) {
+  Recorder got;
+  TestDevice device{.refuse_build = 1};  // the draft's forward pass is built first
+  EngineCoreOptions options;
+  options.forward_maker = device.maker();
+  EngineCore core(stories(), self_quant_on(ComputeDevice{}), got.callbacks(), options);
+  core.add(0, from_bos());
+  for (int i = 0; i < 3; ++i) core.step();
+  core.apply_config(self_quant_on(kCuda0));
+  ASSERT_EQ(got.configs.size(), 1u);
+  EXPECT_EQ(got.configs[0], "rejected: config rejected: --device cuda:0: the test device cannot run this model");
+  EXPECT_EQ(core.config().device, ComputeDevice{});
+  run_until_idle(core);
+  EXPECT_EQ(got.tokens[0], kStoriesGolden);
+  EXPECT_EQ(device.runs, 0);
 }
 
 TEST_F(EngineDevice, SwitchingToTheDeviceItRunsOnIsANoOp) {

@@ -1,4 +1,4 @@
-#include "core/executor/compute_device.h"
+#include "core/model/compute_device.h"
 
 #include <charconv>
 
