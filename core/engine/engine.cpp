@@ -50,13 +50,14 @@ void Engine::cancel(RequestId id) {
   wake_.notify_one();
 }
 
-void Engine::set_config(EngineConfig config) {
+bool Engine::set_config(EngineConfig config) {
   {
     std::lock_guard lock(mu_);
     requested_config_ = config;
     inbox_.configs.push_back(std::move(config));
   }
   wake_.notify_one();
+  return true;
 }
 
 EngineConfig Engine::config() const {
@@ -66,7 +67,7 @@ EngineConfig Engine::config() const {
 
 EngineMetricsSnapshot Engine::metrics_snapshot() const { return core_.metrics().snapshot(core_.now()); }
 
-KvSnapshot Engine::kv_snapshot() {
+std::optional<KvSnapshot> Engine::kv_snapshot() {
   std::unique_lock lock(mu_);
   const uint64_t seen = snapshot_generation_;
   inbox_.snapshot = true;

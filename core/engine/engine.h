@@ -10,29 +10,31 @@
 #include <vector>
 
 #include "core/engine/engine_core.h"
+#include "core/engine/inference_engine.h"
 
 namespace inferscope {
 
-class Engine {
+class Engine final : public InferenceEngine {
  public:
   // Builds the cache and the executor (throws std::invalid_argument for a bad config), then starts the thread.
   Engine(const LlamaModel& model, EngineConfig config, EngineCallbacks callbacks);
   // Aborts what is left (on_finished(Aborted) for each), joins the thread and frees everything.
-  ~Engine();
+  ~Engine() override;
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
   // Queues a request; its errors (bad prompt, too long) come back through the callbacks.
-  RequestId submit(EngineRequest request);
+  RequestId submit(EngineRequest request) override;
   // Ends a request between steps (on_finished(Aborted)), freeing its memory; unknown ids are ignored.
-  void cancel(RequestId id);
-  // Applied between steps; threads and matmul keep their construction values. A new KV cache
-  // preempts the running requests (recomputed on the new one); on_config says so.
-  void set_config(EngineConfig config);
+  void cancel(RequestId id) override;
+  // Applied between steps (always true); threads and matmul keep their construction values. A new
+  // KV cache preempts the running requests (recomputed on the new one); on_config says so.
+  bool set_config(EngineConfig config) override;
   EngineConfig config() const;
-  EngineMetricsSnapshot metrics_snapshot() const;
+  EngineMetricsSnapshot metrics_snapshot() const override;
+  std::string source() const override { return {}; }
   // The cache's block table, taken by the engine thread between steps.
-  KvSnapshot kv_snapshot();
+  std::optional<KvSnapshot> kv_snapshot() override;
   const LlamaModel& model() const { return core_.model(); }
 
  private:

@@ -18,6 +18,7 @@
 
 #include "core/engine/engine_metrics.h"
 #include "core/engine/engine_request.h"
+#include "core/engine/inference_engine.h"
 #include "core/remote/remote_completion.h"
 #include "core/remote/server_metrics.h"
 #include "core/remote/server_probe.h"
@@ -31,11 +32,11 @@ struct RemoteEngineOptions {
   RemoteTimeouts timeouts;
 };
 
-class RemoteEngine {
+class RemoteEngine final : public InferenceEngine {
  public:
   RemoteEngine(RemoteEndpoint endpoint, ServerInfo server, EngineCallbacks callbacks, RemoteEngineOptions options = {});
   // Cancels what is in flight (each ends Aborted through the callbacks) and joins every thread.
-  ~RemoteEngine();
+  ~RemoteEngine() override;
   RemoteEngine(const RemoteEngine&) = delete;
   RemoteEngine& operator=(const RemoteEngine&) = delete;
 
@@ -45,15 +46,19 @@ class RemoteEngine {
   // per chunk (token kRemoteChunk: servers stream text), on_reasoning for reasoning deltas, on_usage
   // with the server's counts, on_error
   // then on_finished(Failed) when the server or the network fails, on_finished(Aborted) after cancel().
-  RequestId submit(EngineRequest request);
+  RequestId submit(EngineRequest request) override;
   // Closes the request's connection (the server aborts it); unknown or ended ids are ignored.
-  void cancel(RequestId id);
+  void cancel(RequestId id) override;
 
-  EngineMetricsSnapshot metrics_snapshot() const;
+  EngineMetricsSnapshot metrics_snapshot() const override;
   const RemoteEndpoint& endpoint() const { return endpoint_; }
   const ServerInfo& server() const { return server_; }
   // "llama.cpp at http://127.0.0.1:8080" (the model is endpoint().model).
-  std::string source() const;
+  std::string source() const override;
+  // The server runs its own configuration: false.
+  bool set_config(EngineConfig /*config*/) override { return false; }
+  // Its block table is the server's own (kv_pool() and slot_states() say what it states): nullopt.
+  std::optional<KvSnapshot> kv_snapshot() override { return std::nullopt; }
   // The KV pool the server states (vLLM), as of the last scrape.
   std::optional<ServerKvPool> kv_pool() const;
   // llama-server's slots as of the last poll (empty for other servers, or with /slots disabled).

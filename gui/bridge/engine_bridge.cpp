@@ -28,8 +28,7 @@ EngineBridge::EngineBridge(EngineConfig config, QObject* parent) : QObject(paren
 EngineBridge::~EngineBridge() {
   closing_ = true;
   poll_.stop();
-  retire(std::move(engine_));  // the worker's destructor runs these jobs and joins
-  retire(std::move(remote_));
+  retire(std::move(engine_));  // the worker's destructor runs this job and joins
 }
 
 EngineConfig EngineBridge::config() const {
@@ -136,7 +135,6 @@ void EngineBridge::build_engine(std::shared_ptr<const LlamaModel> model, const Q
 
 void EngineBridge::start_generation(uint64_t generation) {
   retire(std::move(engine_));
-  retire(std::move(remote_));
   generation_ = generation;
   accepted_ = config_;
   sent_.clear();
@@ -170,21 +168,30 @@ void EngineBridge::connect_remote(const RemoteEndpoint& endpoint, const ServerIn
   start_generation(generation);
   model_.reset();
   model_path_.clear();
-  remote_ = std::move(remote);
+  engine_ = std::move(remote);
   emit engine_replaced();
   emit remote_connected(remote_source());
 }
 
-QString EngineBridge::remote_source() const { return remote_ ? QString::fromStdString(remote_->source()) : QString(); }
+QString EngineBridge::remote_source() const { return engine_ ? QString::fromStdString(engine_->source()) : QString(); }
 
-std::optional<ServerKvPool> EngineBridge::remote_kv_pool() const { return remote_ ? remote_->kv_pool() : std::nullopt; }
+std::optional<ServerKvPool> EngineBridge::remote_kv_pool() const {
+  const RemoteEngine* remote = remote_engine();
+  return remote ? remote->kv_pool() : std::nullopt;
+}
 
-std::vector<ServerSlot> EngineBridge::remote_slots() const { return remote_ ? remote_->slot_states() : std::vector<ServerSlot>{}; }
+std::vector<ServerSlot> EngineBridge::remote_slots() const {
+  const RemoteEngine* remote = remote_engine();
+  return remote ? remote->slot_states() : std::vector<ServerSlot>{};
+}
 
-QString EngineBridge::remote_model() const { return remote_ ? QString::fromStdString(remote_->endpoint().model) : QString(); }
+QString EngineBridge::remote_model() const {
+  const RemoteEngine* remote = remote_engine();
+  return remote ? QString::fromStdString(remote->endpoint().model) : QString();
+}
 
 void EngineBridge::set_config(const EngineConfig& config) {
-  if (remote_) {
+  if (engine_ && !engine_->set_config(config)) {
     QMetaObject::invokeMethod(this, [this] {
       emit config_result(false, remote_source() + " runs its own configuration: the toggles apply to a local model");
     }, Qt::QueuedConnection);
@@ -195,7 +202,6 @@ void EngineBridge::set_config(const EngineConfig& config) {
   config_ = config;
   if (!engine_) return;
   sent_.push_back(config);
-  engine_->set_config(config);
   if (!rebuild) return;
   if (in_flight() == 0 && !busy()) {
     rebuilding_ = true;
@@ -215,7 +221,7 @@ int EngineBridge::submit(EngineRequest request) {
     }, Qt::QueuedConnection);
     return id;
   }
-  const Key key{generation_, remote_ ? remote_->submit(std::move(request)) : engine_->submit(std::move(request))};
+  const Key key{generation_, engine_->submit(std::move(request))};
   requests_[key] = id;
   keys_[id] = key;
   kv_dirty_ = true;
@@ -225,7 +231,6 @@ int EngineBridge::submit(EngineRequest request) {
 void EngineBridge::cancel(int request) {
   auto it = keys_.find(request);
   if (it == keys_.end() || it->second.generation != generation_) return;
-  if (remote_) remote_->cancel(it->second.id);
   if (engine_) engine_->cancel(it->second.id);
 }
 
@@ -252,7 +257,7 @@ void EngineBridge::on_finished(Key key, StopReason reason) {
   keys_.erase(id);
   kv_dirty_ = true;
   emit finished(id, stop_reason_name(reason));
-  if (rebuild_pending_ && in_flight() == 0 && !busy() && engine_) {
+  if (rebuild_pending_ && in_flight() == 0 && !busy() && model_) {
     rebuild_pending_ = false;
     rebuilding_ = true;
     build_engine(model_, model_path_, false);
@@ -283,12 +288,12 @@ void EngineBridge::settle_config(bool applied) {
 }
 
 void EngineBridge::poll() {
-  if (remote_) {
+  if (!engine_) return;
+  if (remote()) {
     // A server's metrics change without our requests (other clients): every poll is news.
-    emit metrics_updated(remote_->metrics_snapshot());
+    emit metrics_updated(engine_->metrics_snapshot());
     return;
   }
-  if (!engine_) return;
   EngineMetricsSnapshot m = engine_->metrics_snapshot();
   // The weights change without a step too: a background conversion progresses or swaps in while idle.
   const std::string weights = m.weights_quant + "/" + m.converting_to + "/" + std::to_string(m.conversion_progress);
@@ -303,10 +308,10 @@ void EngineBridge::poll() {
   snapshot_pending_ = true;
   kv_dirty_ = false;
   worker_.post([this, engine = engine_, generation = generation_] {
-    KvSnapshot snapshot = engine->kv_snapshot();
+    std::optional<KvSnapshot> snapshot = engine->kv_snapshot();
     post_to_gui([this, generation, snapshot = std::move(snapshot)] {
       snapshot_pending_ = false;
-      if (generation == generation_) emit kv_updated(snapshot);
+      if (generation == generation_ && snapshot) emit kv_updated(*snapshot);
     });
   });
 }

@@ -36,12 +36,12 @@ class EngineBridge : public QObject {
   // serving until the new one is ready (then its requests end as aborted).
   void load_model(const QString& path);
   bool loading() const { return loading_; }
-  bool has_engine() const { return engine_ != nullptr || remote_ != nullptr; }
+  bool has_engine() const { return engine_ != nullptr; }
   // Chat and dashboards go to a remote server (RemoteEngine) instead of a local engine: the local
   // engine and model are let go (their requests end as aborted) and engine_replaced, then
   // remote_connected follow. Loading a model later goes back to a local engine.
   void connect_remote(const RemoteEndpoint& endpoint, const ServerInfo& server);
-  bool remote() const { return remote_ != nullptr; }
+  bool remote() const { return remote_engine() != nullptr; }
   // "llama.cpp at http://host:8080", or "" for the local engine; remote_model() the model it serves.
   QString remote_source() const;
   QString remote_model() const;
@@ -117,6 +117,8 @@ class EngineBridge : public QObject {
   void post_to_gui(std::function<void()> fn);
   // Builds an engine for `model` on the worker, then installs it on the GUI thread.
   void build_engine(std::shared_ptr<const LlamaModel> model, const QString& path, bool new_model);
+  // The engine when it is a server's (its slots and KV pool), else null.
+  const RemoteEngine* remote_engine() const { return dynamic_cast<const RemoteEngine*>(engine_.get()); }
   void install(std::shared_ptr<const LlamaModel> model, std::shared_ptr<Engine> engine, uint64_t generation,
                const QString& path, bool new_model);
   // Destroying an engine joins its threads: done on the worker, never on the GUI thread.
@@ -136,8 +138,7 @@ class EngineBridge : public QObject {
   EngineConfig accepted_;              // the config the current engine runs, as far as its answers tell
   std::deque<EngineConfig> sent_;      // configs sent to it and not answered yet, oldest first
   std::shared_ptr<const LlamaModel> model_;
-  std::shared_ptr<Engine> engine_;
-  std::shared_ptr<RemoteEngine> remote_;  // set instead of engine_ while connected to a server
+  std::shared_ptr<InferenceEngine> engine_;  // the local engine or a server
   QString model_path_;
   uint64_t generation_ = 0, next_generation_ = 1;
   bool loading_ = false, rebuilding_ = false, rebuild_pending_ = false;

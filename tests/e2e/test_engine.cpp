@@ -233,7 +233,7 @@ TEST(Engine, CancelMidStreamFreesItsBlocks) {
   ASSERT_TRUE(got.wait_finished(1));
   EXPECT_EQ(got.finished[id], StopReason::Aborted);
   EXPECT_LT(got.tokens[id], 400);
-  const KvSnapshot snap = engine.kv_snapshot();
+  const KvSnapshot snap = *engine.kv_snapshot();
   EXPECT_TRUE(snap.sequences.empty());
   for (const KvSnapshot::Block& b : snap.blocks) EXPECT_TRUE(b.owners.empty());
   // The metrics say so too, with no step after the cancel.

@@ -74,7 +74,7 @@ TEST(WidgetsOnEngine, TwoRequestsShowInTheDashboardAndTheBlockTable) {
     return tokens[ida] >= 3 && tokens[idb] >= 3;
   };
   ASSERT_TRUE(QTest::qWaitFor(both_streaming, 60000));
-  const KvSnapshot kv = engine.kv_snapshot();
+  const KvSnapshot kv = *engine.kv_snapshot();
   const EngineMetricsSnapshot metrics = engine.metrics_snapshot();
   engine.cancel(ida);
   engine.cancel(idb);
