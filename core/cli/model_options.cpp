@@ -29,9 +29,7 @@ std::vector<OptionSpec> model_option_specs() {
       {"--max-batch-tokens", "", true,
        "tokens computed per step at most; prompts go in chunks behind decodes (default: no limit; 1 = token by token)"},
       {"--max-running", "", true, "requests running at once at most (default: no limit)"},
-      {"--spec", "", true,
-       "speculative decoding: none (default) | ngram (prompt lookup) | draft (--draft-model) | self-quant (the target "
-       "at --draft-quant) | early-exit (the target's first --draft-layers layers)"},
+      {"--spec", "", true, "speculative decoding (default none): " + spec_mode_help()},
       {"--spec-k", "", true,
        "speculation: draft tokens per step, auto (default: chosen per sequence from its acceptance and the measured "
        "step costs, up to 8; none where drafts would not pay) or a fixed 1-16"},
@@ -81,7 +79,9 @@ ConversionProgressFn conversion_progress_printer(WeightQuant level) {
 
 SpecConfig spec_config(const Args& args) {
   SpecConfig spec;
-  spec.mode = *spec_mode_from_name(args.choice("--spec", "none", {"none", "ngram", "draft", "self-quant", "early-exit"}));
+  std::vector<std::string> modes;
+  for (const SpecModeInfo& m : kSpecModes) modes.emplace_back(m.name);
+  spec.mode = *spec_mode_from_name(args.choice("--spec", "none", modes));
   spec.k = args.str("--spec-k", "auto") == "auto" ? SpecConfig::kAutoK
                                                  : static_cast<int32_t>(args.integer("--spec-k", 0, 1, 16));
   spec.ngram_min = static_cast<int32_t>(args.integer("--ngram-min", 2, 1, 16));

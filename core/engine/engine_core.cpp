@@ -123,6 +123,7 @@ void EngineCore::add(RequestId id, EngineRequest request, double arrival_s) {
       id, callbacks_.on_logits ? WantedLogits{request.logits, request.logits_from} : WantedLogits{});
   metrics_.on_arrival(id, t, r.prompt_tokens);
   output_.add(id, std::move(request.stop), t);
+  if (parts_.proposer) parts_.proposer->on_added(id, r.prompt_tokens);
   if (!parts_.scheduler->add(std::move(r))) end(id, StopReason::Failed, parts_.scheduler->request(id).refusal);
 }
 
@@ -165,6 +166,9 @@ void EngineCore::step() {
     return fail_running_after_lost_plan("scheduling failed: " + *failure);
   }
   metrics_.on_preempted(static_cast<int64_t>(plan.preempted.size()));
+  if (parts_.proposer) {
+    for (RequestId id : plan.preempted) parts_.proposer->on_removed(id, scheduler.request(id).tokens, true);
+  }
   if (plan.empty()) {
     // Never expected (one request always fits an empty cache): fail the stuck head rather than spin.
     if (scheduler.running().empty() && !scheduler.waiting().empty()) {
@@ -263,6 +267,7 @@ void EngineCore::end(RequestId id, StopReason reason, std::string error) {
   Scheduler& scheduler = *parts_.scheduler;
   scheduler.finish(id, reason);
   if (draft_lengths_) draft_lengths_->forget(id);
+  if (parts_.proposer) parts_.proposer->on_removed(id, scheduler.request(id).tokens, false);
   metrics_.on_finished(id, now(), stop_reason_name(reason), scheduler.request(id).num_preemptions);
   parts_.executor->forget(id);
   scheduler.erase(id);

@@ -127,6 +127,12 @@ Reconfigurer::SpecSetup Reconfigurer::build_spec(EngineConfig& c, bool default_b
 }
 
 void Reconfigurer::use_proposer(std::unique_ptr<Proposer> proposer) {
+  // A proposer built while requests run learns of each of them.
+  if (proposer && parts_.scheduler) {
+    const Scheduler& scheduler = *parts_.scheduler;
+    for (RequestId id : scheduler.running()) proposer->on_added(id, scheduler.request(id).prompt_tokens);
+    for (RequestId id : scheduler.waiting()) proposer->on_added(id, scheduler.request(id).prompt_tokens);
+  }
   parts_.executor->set_proposer(proposer.get());
   parts_.proposer = std::move(proposer);  // the old one goes only once the executor no longer points at it
   metrics_.set_spec_mode(std::string(spec_mode_name(parts_.config.spec.mode)));
@@ -238,7 +244,11 @@ Reconfigured Reconfigurer::commit(Prepared p) {
 Reconfigurer::CacheSwap Reconfigurer::swap_cache(std::unique_ptr<KvCache> kv, RequestLimit limit) {
   CacheSwap swap;
   // The running requests keep their tokens and are recomputed on the new cache.
-  swap.preempted = parts_.scheduler->preempt_all().size();
+  const std::vector<RequestId> preempted = parts_.scheduler->preempt_all();
+  swap.preempted = preempted.size();
+  if (parts_.proposer) {
+    for (RequestId id : preempted) parts_.proposer->on_removed(id, parts_.scheduler->request(id).tokens, true);
+  }
   metrics_.on_preempted(static_cast<int64_t>(swap.preempted));
   parts_.limit = std::move(limit);
   swap.refused = parts_.scheduler->rebind(*kv, parts_.limit);

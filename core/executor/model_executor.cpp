@@ -48,7 +48,6 @@ void ModelExecutor::set_attention(const std::string& name) {
 void ModelExecutor::forget(RequestId id) {
   samplers_.erase(id);
   logits_outputs_.erase(id);
-  if (proposer_) proposer_->forget(id);
 }
 
 Sampler& ModelExecutor::sampler_for(RequestId id) { return samplers_.try_emplace(id, options_.sampling).first->second; }

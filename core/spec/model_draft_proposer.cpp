@@ -32,7 +32,7 @@ void ModelDraftProposer::own(std::unique_ptr<LlamaModel> model, std::unique_ptr<
   owned_weights_ = std::move(weights);
 }
 
-void ModelDraftProposer::forget(RequestId id) {
+void ModelDraftProposer::on_removed(RequestId id, std::span<const TokenId> /*tokens*/, bool /*preempted*/) {
   if (kv_) kv_->free(id);
   fed_.erase(id);
 }

@@ -39,7 +39,7 @@ class ModelDraftProposer final : public Proposer {
   std::string_view name() const override { return options_.name; }
   void propose(std::span<const DraftRequest> requests, const ProposeContext& context,
                std::vector<Draft>& drafts) override;
-  void forget(RequestId id) override;
+  void on_removed(RequestId id, std::span<const TokenId> tokens, bool preempted) override;
   size_t kv_bytes() const override { return kv_ ? kv_->stats().used_bytes : 0; }
 
  private:

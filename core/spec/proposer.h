@@ -41,8 +41,12 @@ class Proposer {
   // One draft per request, in order (an empty draft: nothing to propose this step).
   virtual void propose(std::span<const DraftRequest> requests, const ProposeContext& context,
                        std::vector<Draft>& drafts) = 0;
-  // The request has left or been preempted: drop what is kept for it (its draft KV).
-  virtual void forget(RequestId /*id*/) {}
+  // A request is in the engine (it arrived, or was there when this proposer was built): the first
+  // `prompt_tokens` of its history are its prompt, what follows its output.
+  virtual void on_added(RequestId /*id*/, int32_t /*prompt_tokens*/) {}
+  // The request has ended, or was preempted (`preempted`: it comes back later, recomputed from these
+  // same tokens): its tokens so far, prompt then output. Drop what is kept for it (its draft KV).
+  virtual void on_removed(RequestId /*id*/, std::span<const TokenId> /*tokens*/, bool /*preempted*/) {}
   // Bytes of KV the proposer holds of its own (a draft model's cache).
   virtual size_t kv_bytes() const { return 0; }
   // Its drafts cost no forward pass: a decode that scores none still gets one, unscored, whose first

@@ -7,14 +7,6 @@
 namespace inferscope {
 namespace {
 
-constexpr std::array<std::pair<SpecMode, std::string_view>, 5> kModes{{
-    {SpecMode::None, "none"},
-    {SpecMode::Ngram, "ngram"},
-    {SpecMode::Draft, "draft"},
-    {SpecMode::SelfQuant, "self-quant"},
-    {SpecMode::EarlyExit, "early-exit"},
-}};
-
 void check_range(const char* what, int32_t value, int32_t lo, int32_t hi) {
   if (value < lo || value > hi) {
     throw std::invalid_argument(std::string(what) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) +
@@ -25,22 +17,30 @@ void check_range(const char* what, int32_t value, int32_t lo, int32_t hi) {
 }  // namespace
 
 std::string_view spec_mode_name(SpecMode mode) {
-  for (const auto& [m, name] : kModes) {
-    if (m == mode) return name;
+  for (const SpecModeInfo& m : kSpecModes) {
+    if (m.mode == mode) return m.name;
   }
   return "unknown";
 }
 
 std::optional<SpecMode> spec_mode_from_name(std::string_view name) {
-  for (const auto& [m, n] : kModes) {
-    if (n == name) return m;
+  for (const SpecModeInfo& m : kSpecModes) {
+    if (m.name == name) return m.mode;
   }
   return std::nullopt;
 }
 
 std::string spec_mode_names() {
   std::string s;
-  for (const auto& [m, name] : kModes) s += (s.empty() ? "" : ", ") + std::string(name);
+  for (const SpecModeInfo& m : kSpecModes) s += (s.empty() ? "" : ", ") + std::string(m.name);
+  return s;
+}
+
+std::string spec_mode_help() {
+  std::string s;
+  for (const SpecModeInfo& m : kSpecModes) {
+    s += (s.empty() ? "" : " | ") + std::string(m.name) + " (" + std::string(m.drafter) + ")";
+  }
   return s;
 }
 

@@ -1,5 +1,6 @@
 // The speculative-decoding toggle: which proposer drafts tokens, and how many per step.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,9 +13,26 @@ namespace inferscope {
 // none; ngram (prompt lookup); draft (another GGUF with the same vocabulary); self-quant (the
 // target's weights at a cheaper level); early-exit (the target's first layers and its output head).
 enum class SpecMode { None, Ngram, Draft, SelfQuant, EarlyExit };
+
+// Every mode, in the order the command line and the Config panel list them: the one list of modes.
+struct SpecModeInfo {
+  SpecMode mode;
+  std::string_view name;     // as the command line, the JSON configs and the panel spell it
+  std::string_view drafter;  // what drafts the tokens, for help texts
+};
+inline constexpr std::array<SpecModeInfo, 5> kSpecModes{{
+    {SpecMode::None, "none", "no speculation"},
+    {SpecMode::Ngram, "ngram", "prompt lookup"},
+    {SpecMode::Draft, "draft", "--draft-model"},
+    {SpecMode::SelfQuant, "self-quant", "the target at --draft-quant"},
+    {SpecMode::EarlyExit, "early-exit", "the target's first --draft-layers layers"},
+}};
+
 std::string_view spec_mode_name(SpecMode mode);
 std::optional<SpecMode> spec_mode_from_name(std::string_view name);
 std::string spec_mode_names();  // "none, ngram, draft, self-quant, early-exit"
+// "none (no speculation) | ngram (prompt lookup) | ...": each mode with what drafts.
+std::string spec_mode_help();
 
 struct SpecConfig {
   // Drafts per step: kAutoK chooses them per sequence and step from its measured acceptance and

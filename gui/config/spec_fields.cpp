@@ -14,10 +14,9 @@ namespace inferscope::gui {
 namespace {
 
 // In SpecMode order: the mode combo's items and the drafter's pages follow it.
-constexpr SpecMode kModes[] = {SpecMode::None, SpecMode::Ngram, SpecMode::Draft, SpecMode::SelfQuant, SpecMode::EarlyExit};
 constexpr WeightQuant kDraftLevels[] = {WeightQuant::Q4, WeightQuant::Q4_1, WeightQuant::Q8};
 
-SpecMode shown_mode(const QComboBox* mode) { return kModes[std::max(0, mode->currentIndex())]; }
+SpecMode shown_mode(const QComboBox* mode) { return kSpecModes[std::max(0, mode->currentIndex())].mode; }
 
 bool model_draft(SpecMode m) { return m == SpecMode::Draft || m == SpecMode::SelfQuant || m == SpecMode::EarlyExit; }
 
@@ -42,7 +41,7 @@ QLabel* nothing_page() {
 }  // namespace
 
 SpecFields::SpecFields()
-    : mode(combo(names_of(kModes, spec_mode_name))),
+    : mode(combo(names_of(kSpecModes, [](const SpecModeInfo& m) { return m.name; }))),
       k(spin(SpecConfig::kAutoK, 16, 1)),
       drafter(new QStackedWidget),
       ngram_min(spin(1, 16, 1)),
@@ -57,7 +56,7 @@ SpecFields::SpecFields()
   draft_p_min->setDecimals(2);
   draft_p_min->setSpecialValueText("off");
   k->setSpecialValueText("auto");  // kAutoK, the spin box's lowest value
-  // One page per mode, in kModes order.
+  // One page per mode, in kSpecModes order.
   drafter->addWidget(nothing_page());
   drafter->addWidget(ngram_page(ngram_min, ngram_max));
   drafter->addWidget(draft_model);

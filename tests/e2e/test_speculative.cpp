@@ -9,11 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "core/attention/attention_factory.h"
 #include "core/engine/engine_core.h"
 #include "core/engine/sync_engine.h"
-#include "core/model/llama_model.h"
+#include "core/executor/forward_factory.h"
 #include "core/executor/model_executor.h"
+#include "core/model/llama_model.h"
+#include "core/spec/model_draft_proposer.h"
 #include "core/spec/ngram_proposer.h"
+#include "kernels/cpu/thread_pool.h"
 #include "tests/support/engine_runs.h"
 #include "tests/support/synthetic_model.h"
 #include "tests/support/test_models.h"
@@ -199,6 +203,40 @@ TEST(SpeculativeShadow, ADecodeWithoutSlotsGetsAnUnscoredNgramDraft) {
     scheduler.complete(plan, result.sampled);
   }
   EXPECT_GT(shadows, 0);
+}
+
+// A draft model's own cache lets go of a preempted request at once, and drafts it again from the
+// same tokens to the same draft.
+TEST(SpeculativeDraft, APreemptedRequestsDraftCacheIsFreedAndRebuiltToTheSameDraft) {
+  INFERSCOPE_REQUIRE_FILE(path, stories());
+  const auto model = LlamaModel::load(path);
+  KvConfig kv_config;
+  kv_config.block_size = 8;
+  kv_config.budget_bytes = model->kv_geometry(DType::F32).bytes_per_token() * 256;
+  const auto target_kv = make_kv_cache(model->kv_geometry(DType::F32), kv_config);
+  ModelDraftOptions options;
+  options.name = "draft";
+  ModelDraftProposer proposer(*model, make_forward(*model, model->weights(), {}, ComputeDevice{}),
+                              make_kv_cache(model->kv_geometry(DType::F32), kv_config), options);
+  ThreadPool pool(2);
+  const std::unique_ptr<Attention> attention = make_attention("flash");
+  Sampler greedy{SamplingParams{}};
+  const std::vector<TokenId> history{1, 403, 407, 261, 378};
+  proposer.on_added(7, 3);
+  const auto draft = [&] {
+    std::vector<Draft> drafts;
+    proposer.propose(std::vector<DraftRequest>{{7, history, 4, &greedy}}, ProposeContext{*target_kv, pool, *attention},
+                     drafts);
+    return drafts.at(0).tokens;
+  };
+  const std::vector<TokenId> first = draft();
+  ASSERT_EQ(first.size(), 4u);
+  EXPECT_GT(proposer.kv_bytes(), 0u);
+  proposer.on_removed(7, history, true);
+  EXPECT_EQ(proposer.kv_bytes(), 0u);
+  EXPECT_EQ(draft(), first);
+  proposer.on_removed(7, history, false);
+  EXPECT_EQ(proposer.kv_bytes(), 0u);
 }
 
 TEST(SpeculativeDraft, ADraftIdenticalToTheTargetIsAlwaysAccepted) {
