@@ -41,7 +41,7 @@ class StepBench {
     kv.max_seq_len = context + most;
     kv.budget_bytes = kv_budget_for_sequences(geometry, kv, most);
     kv_ = make_kv_cache(geometry, kv);
-    forward_ = make_forward(model, weights, config.matmul, config.device);
+    forward_ = make_forward(model, weights, config.forward, config.device);
     // Every sequence's context, one prefill step each.
     for (SeqId seq = 0; seq < most; ++seq) {
       const std::vector<TokenId> tokens = random_tokens(model, context, static_cast<uint64_t>(seq));
@@ -107,7 +107,7 @@ std::vector<StepCostPoint> measure_step_costs(const LlamaModel& model, const Eng
   std::vector<StepCostPoint> points;
   for (const ActivationPrecision activations : precisions) {
     EngineConfig c = config;
-    c.matmul.activations = activations;
+    c.forward.matmul.activations = activations;
     StepBench bench(model, weights, c, pool, context);
     const StepCostModel costs(model.config(), weights, bench.kv_bytes_per_token());
     // The roofline's time for a step, without a per-step overhead.

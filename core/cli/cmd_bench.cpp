@@ -299,7 +299,7 @@ int cmd_bench(int argc, char** argv) {
   const std::string model_name = model->config().name;
   const double size_gib = static_cast<double>(weight_bytes) / (1024.0 * 1024.0 * 1024.0);
   const double params_m = static_cast<double>(model->parameter_count()) / 1e6;
-  const std::string activations = config.matmul.activations == ActivationPrecision::Q8 ? "q8" : "f32";
+  const std::string activations = config.forward.matmul.activations == ActivationPrecision::Q8 ? "q8" : "f32";
   const std::string quant(weight_quant_name(config.quant));
   // the packed-row quantized matmuls run their AVX-512VL build where the CPU has one (same bits)
   const std::string backend = std::string(!use_avx2() ? "CPU scalar" : use_avx512vl() ? "CPU AVX2+AVX-512VL" : "CPU AVX2") +

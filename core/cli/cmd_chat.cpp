@@ -68,9 +68,7 @@ int cmd_chat(int argc, char** argv) {
   Conversation conv;
   if (args.has("--system")) conv.messages.push_back({"system", args.str("--system", "")});
   const size_t first_turn = conv.messages.size();
-  std::unique_ptr<Engine> engine;
-  std::unique_ptr<RemoteEngine> remote;
-  const auto cancel = [&](RequestId id) { remote ? remote->cancel(id) : engine->cancel(id); };
+  std::unique_ptr<InferenceEngine> engine;  // the local engine or the server's
   const int32_t context_length = model ? resolve_config(engine_config(args), *model).context_length : 0;
   // Starts the next queued turn that fits the context (conv.mu held, nothing streaming).
   auto send_next = [&] {
@@ -98,7 +96,7 @@ int cmd_chat(int argc, char** argv) {
       if (model) r.stop = model->chat_template().stop_strings();  // a server applies its own
       conv.reply.clear();
       conv.reply_tokens = 0;
-      conv.current = remote ? remote->submit(std::move(r)) : engine->submit(std::move(r));
+      conv.current = engine->submit(std::move(r));
       return;
     }
   };
@@ -131,8 +129,8 @@ int cmd_chat(int argc, char** argv) {
     if (conv.current < 0) conv.idle.notify_all();
   };
   if (server) {
-    remote = std::make_unique<RemoteEngine>(server->endpoint, server->info, cb);
-    std::cerr << server->endpoint.model << " on " << remote->source();
+    engine = std::make_unique<RemoteEngine>(server->endpoint, server->info, cb);
+    std::cerr << server->endpoint.model << " on " << engine->source();
   } else {
     engine = std::make_unique<Engine>(*model, engine_config(args), cb);
     std::cerr << model->config().name << " (" << chat_family_name(model->chat_template().family) << " template)";
@@ -142,10 +140,10 @@ int cmd_chat(int argc, char** argv) {
   while (std::getline(std::cin, line) && line != "/quit") {
     std::lock_guard lock(conv.mu);
     if (line == "/stop") {
-      if (conv.current >= 0) cancel(conv.current);
+      if (conv.current >= 0) engine->cancel(conv.current);
     } else if (line == "/reset") {
       if (conv.current >= 0) {
-        cancel(conv.current);
+        engine->cancel(conv.current);
         conv.forget_reply = true;
       }
       conv.queued.clear();
@@ -164,7 +162,6 @@ int cmd_chat(int argc, char** argv) {
     conv.queued.clear();
   }
   engine.reset();  // joins the engine's threads before the conversation goes away
-  remote.reset();
   return 0;
 }
 

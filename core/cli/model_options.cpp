@@ -131,7 +131,7 @@ EngineConfig engine_config(const Args& args) {
   c.kv.budget_bytes = static_cast<size_t>(args.integer("--kv-budget-mib", 0, 1, 1 << 20)) << 20;
   c.kv.prefix_cache = args.choice("--prefix-cache", "on", {"on", "off"}) == "on";
   c.budget_sequences = 1;  // the default budget: one sequence of the full context
-  c.matmul.activations = args.choice("--activations", "f32", {"f32", "q8"}) == "q8" ? ActivationPrecision::Q8
+  c.forward.matmul.activations = args.choice("--activations", "f32", {"f32", "q8"}) == "q8" ? ActivationPrecision::Q8
                                                                                      : ActivationPrecision::F32;
   c.quant = weight_quant(args);
   c.scheduler.policy = *scheduler_policy_from_name(args.choice("--scheduler", "continuous", {"continuous", "static"}));

@@ -25,12 +25,12 @@ void select_device(int32_t index) {
 }
 
 // Throws std::invalid_argument naming the first thing of the model the CUDA kernels do not cover.
-void check_supported(const LlamaConfig& c, const LlamaWeights& w, const MatmulOptions& matmul) {
+void check_supported(const LlamaConfig& c, const LlamaWeights& w, const ForwardOptions& options) {
   const auto refuse = [&](const std::string& what) {
     throw std::invalid_argument("--device cuda: the CUDA forward pass does not support " + what + " (model " +
                                 c.architecture + ") yet; use --device cpu");
   };
-  if (matmul.activations == ActivationPrecision::Q8) refuse("q8 activations (--activations q8)");
+  if (options.matmul.activations == ActivationPrecision::Q8) refuse("q8 activations (--activations q8)");
   if (c.traits.embed_scale) refuse("scaled embeddings");
   if (c.traits.ffn_activation == FfnActivation::GeluTanh) refuse("the GELU feed-forward gate");
   if (!c.local_layers.empty()) refuse("local attention layers with their own RoPE");
@@ -103,10 +103,10 @@ struct CudaForward::Timer {
   }
 };
 
-CudaForward::CudaForward(const LlamaModel& model, const LlamaWeights& weights, const MatmulOptions& matmul,
+CudaForward::CudaForward(const LlamaModel& model, const LlamaWeights& weights, const ForwardOptions& options,
                          int32_t device)
     : model_(model), timer_(std::make_unique<Timer>()), graphs_on_(graphs_from_environment()) {
-  check_supported(model.config(), weights, matmul);
+  check_supported(model.config(), weights, options);
   select_device(device);
   INFERSCOPE_CUDA_CHECK(cudaStreamCreate(&stream_));
   cublas_.emplace();

@@ -39,6 +39,7 @@
 #include "core/cuda/device_allocation.h"
 #include "core/cuda/device_kv_mirror.h"
 #include "core/cuda/device_weights.h"
+#include "core/model/forward_options.h"
 #include "core/model/forward_pass.h"
 #include "kernels/cpu/matmul/matmul.h"
 #include "kernels/cuda/attention.h"
@@ -53,7 +54,7 @@ class CudaForward final : public ForwardPass {
   // Selects CUDA device `device` and uploads `weights` (the model's shapes; they may go once built).
   // Throws std::runtime_error when no such device is usable, std::invalid_argument for what the
   // kernels do not cover (named).
-  CudaForward(const LlamaModel& model, const LlamaWeights& weights, const MatmulOptions& matmul, int32_t device);
+  CudaForward(const LlamaModel& model, const LlamaWeights& weights, const ForwardOptions& options, int32_t device);
   ~CudaForward() override;
 
   // Its matmul seconds are every GEMV and GEMM; a step replayed from a CUDA graph times neither.

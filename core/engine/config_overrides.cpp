@@ -88,7 +88,7 @@ EngineConfig apply_config_overrides(EngineConfig c, const nlohmann::json& o, con
     } else if (key == "max_batch_tokens") {
       c.scheduler.max_batch_tokens = json_field<int32_t>(o, "max_batch_tokens", w);
     } else if (key == "fuse") {
-      c.matmul.fuse = json_field<bool>(o, "fuse", w);
+      c.forward.matmul.fuse = json_field<bool>(o, "fuse", w);
     } else if (key == "device") {
       const auto device = compute_device_from_name(json_field<std::string>(o, "device", w));
       if (!device) throw std::runtime_error(w + ": 'device' must be \"cpu\", \"cuda\" or \"cuda:N\", not " + value.dump());
@@ -114,7 +114,7 @@ nlohmann::json config_overrides_of(const EngineConfig& c) {
           {"scheduler", scheduler_policy_name(c.scheduler.policy)},
           {"max_running", c.scheduler.max_running},
           {"max_batch_tokens", c.scheduler.max_batch_tokens},
-          {"fuse", c.matmul.fuse},
+          {"fuse", c.forward.matmul.fuse},
           {"threads", c.threads},
           {"device", compute_device_name(c.device)},
           {"spec", spec_mode_name(c.spec.mode)},

@@ -1,5 +1,5 @@
 // What an Engine runs with. KV, attention, scheduler, quantization and device settings can change
-// while it runs (between steps); threads and matmul precision are fixed when it is built.
+// while it runs (between steps); threads and the forward options are fixed when it is built.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -10,7 +10,7 @@
 #include "core/model/compute_device.h"
 #include "core/sched/scheduler.h"
 #include "core/spec/spec_config.h"
-#include "kernels/cpu/matmul/matmul.h"
+#include "core/model/forward_options.h"
 
 namespace inferscope {
 
@@ -37,7 +37,7 @@ struct EngineConfig {
   ComputeDevice device;
   // Fixed at construction:
   int32_t threads = 0;         // 0 = every hardware thread
-  MatmulOptions matmul;
+  ForwardOptions forward;
 };
 
 // The config with its defaults filled in for `model` (context length, max_seq_len, budget).

@@ -38,7 +38,7 @@ class EngineCore {
   void add(RequestId id, EngineRequest request, double arrival_s = -1);
   // Ends a live request (on_finished(Aborted)); unknown or ended ids are ignored.
   void cancel(RequestId id);
-  // Applies a config between steps (on_config says what happened); threads and matmul stay fixed. A
+  // Applies a config between steps (on_config says what happened); threads and the forward options stay fixed. A
   // new device is refused (on_config says why) when a forward pass cannot be built there.
   void apply_config(const EngineConfig& requested);
   // Swaps in finished converted weights, then runs one scheduling step (none when idle). A step

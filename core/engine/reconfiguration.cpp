@@ -57,7 +57,7 @@ std::unique_ptr<StepExecutor> build_executor(const LlamaModel& model, KvCache& k
   }
   ModelExecutorOptions o;
   o.threads = c.threads;
-  o.matmul = c.matmul;
+  o.forward = c.forward;
   o.device = c.device;
   o.attention = c.attention;
   o.weights = &weights.weights();
@@ -122,7 +122,7 @@ Reconfigurer::SpecSetup Reconfigurer::build_spec(EngineConfig& c, bool default_b
     draft_kv.budget_bytes = c.kv.budget_bytes - setup.target_kv.budget_bytes;
   }
   setup.proposer = make_proposer(c.spec, model_, target_weights, std::move(draft), draft_kv,
-                                 DraftForward{options_.forward_maker, c.matmul, c.device});
+                                 DraftForward{options_.forward_maker, c.forward, c.device});
   return setup;
 }
 
@@ -153,7 +153,7 @@ Reconfigurer::Prepared Reconfigurer::prepare(const EngineConfig& requested) cons
   Prepared p;
   EngineConfig next = requested;
   next.threads = now.config.threads;  // fixed at construction
-  next.matmul = now.config.matmul;
+  next.forward = now.config.forward;
   p.config = resolve_config(next, model_);
   p.change = describe_change(now.config, p.config);
   make_attention(p.config.attention);  // validates the name
@@ -186,7 +186,7 @@ Reconfigurer::Prepared Reconfigurer::prepare(const EngineConfig& requested) cons
     check_dry_run_device(options_, p.config.device);
     check_spec_device(p.config.spec, p.config.device);
     p.forward = options_.forward_maker(model_, p.weights ? p.weights->weights() : now.weights->weights(),
-                                       now.config.matmul, p.config.device);
+                                       now.config.forward, p.config.device);
   }
   // New weights or a new device make the cached K/V stale as well (a device keeps K/V where it
   // computes them): one new cache serves all.
@@ -263,7 +263,7 @@ void Reconfigurer::use_weights(std::unique_ptr<ConvertedWeights> weights) {
   const EngineConfig& c = parts_.config;
   if (c.spec.mode == SpecMode::EarlyExit) {
     use_proposer(make_proposer(c.spec, model_, weights->weights(), DraftModel{}, parts_.target_kv,
-                               DraftForward{options_.forward_maker, c.matmul, c.device}));
+                               DraftForward{options_.forward_maker, c.forward, c.device}));
   }
   parts_.weights = std::move(weights);
   parts_.config.quant = parts_.weights->level();

@@ -11,10 +11,10 @@
 namespace inferscope {
 
 std::unique_ptr<ForwardPass> make_forward(const LlamaModel& model, const LlamaWeights& weights,
-                                          const MatmulOptions& matmul, const ComputeDevice& device) {
-  if (!device.cuda) return std::make_unique<LlamaForward>(model, weights, matmul);
+                                          const ForwardOptions& options, const ComputeDevice& device) {
+  if (!device.cuda) return std::make_unique<LlamaForward>(model, weights, options);
 #ifdef INFERSCOPE_HAVE_CUDA
-  return std::make_unique<CudaFailureMapping>(std::make_unique<CudaForward>(model, weights, matmul, device.index),
+  return std::make_unique<CudaFailureMapping>(std::make_unique<CudaForward>(model, weights, options, device.index),
                                               compute_device_name(device));
 #else
   throw std::runtime_error("--device " + compute_device_name(device) +

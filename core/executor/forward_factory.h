@@ -7,7 +7,6 @@
 #include "core/model/compute_device.h"
 #include "core/model/forward_maker.h"
 #include "core/model/forward_pass.h"
-#include "kernels/cpu/matmul/matmul.h"
 
 namespace inferscope {
 
@@ -19,6 +18,6 @@ struct LlamaWeights;
 // pass does not cover (an architecture feature, a weight type, q8 activations). A CUDA forward pass
 // throws DeviceFailure from run() when a CUDA call fails.
 std::unique_ptr<ForwardPass> make_forward(const LlamaModel& model, const LlamaWeights& weights,
-                                          const MatmulOptions& matmul, const ComputeDevice& device);
+                                          const ForwardOptions& options, const ComputeDevice& device);
 
 }  // namespace inferscope

@@ -15,7 +15,7 @@ ModelExecutor::ModelExecutor(const LlamaModel& model, KvCache& kv, const ModelEx
       options_(options),
       pool_(std::make_unique<ThreadPool>(options.threads)),
       attention_(make_attention(options.attention)),
-      forward_(options.forward_maker(model, options.weights ? *options.weights : model.weights(), options.matmul,
+      forward_(options.forward_maker(model, options.weights ? *options.weights : model.weights(), options.forward,
                                      options.device)) {}
 
 ModelExecutor::~ModelExecutor() = default;
@@ -33,7 +33,7 @@ void ModelExecutor::set_logits_output(RequestId id, WantedLogits wanted) {
 }
 
 void ModelExecutor::set_weights(const LlamaWeights& weights) {
-  forward_ = options_.forward_maker(model_, weights, options_.matmul, options_.device);
+  forward_ = options_.forward_maker(model_, weights, options_.forward, options_.device);
 }
 
 void ModelExecutor::set_forward(std::unique_ptr<ForwardPass> forward, const ComputeDevice& device) {

@@ -20,7 +20,7 @@ class ThreadPool;
 
 struct ModelExecutorOptions {
   int32_t threads = 0;          // 0 = every hardware thread
-  MatmulOptions matmul;
+  ForwardOptions forward;
   std::string attention = "flash";  // "flash" or "naive"
   ComputeDevice device;         // where the forward pass runs (set_forward moves it)
   ForwardMaker forward_maker = inferscope::make_forward;  // builds the forward pass (tests give their own)

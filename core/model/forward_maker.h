@@ -1,5 +1,5 @@
-// How forward passes are built: from a model, the weights it runs on, how activations meet them and
-// the device it runs on. The engine builds every forward pass it runs, the drafts' included, with one
+// How forward passes are built: from a model, the weights it runs on, the forward options and the
+// device it runs on. The engine builds every forward pass it runs, the drafts' included, with one
 // such function (core/executor/forward_factory.h's make_forward; tests give their own).
 #pragma once
 #include <functional>
@@ -7,7 +7,7 @@
 
 #include "core/model/compute_device.h"
 #include "core/model/forward_pass.h"
-#include "kernels/cpu/matmul/matmul.h"
+#include "core/model/forward_options.h"
 
 namespace inferscope {
 
@@ -16,6 +16,6 @@ struct LlamaWeights;
 
 // Throws, saying why, when the device cannot run the model (never falls back to another device).
 using ForwardMaker = std::function<std::unique_ptr<ForwardPass>(const LlamaModel&, const LlamaWeights&,
-                                                                const MatmulOptions&, const ComputeDevice&)>;
+                                                                const ForwardOptions&, const ComputeDevice&)>;
 
 }  // namespace inferscope

@@ -32,11 +32,11 @@ void add_bias_rows(float* x, const float* bias, int64_t n, int64_t width) {
 
 }  // namespace
 
-LlamaForward::LlamaForward(const LlamaModel& model, const MatmulOptions& matmul)
-    : LlamaForward(model, model.weights(), matmul) {}
+LlamaForward::LlamaForward(const LlamaModel& model, const ForwardOptions& options)
+    : LlamaForward(model, model.weights(), options) {}
 
-LlamaForward::LlamaForward(const LlamaModel& model, const LlamaWeights& weights, const MatmulOptions& matmul)
-    : model_(model), weights_(&weights), matmul_(matmul) {
+LlamaForward::LlamaForward(const LlamaModel& model, const LlamaWeights& weights, const ForwardOptions& options)
+    : model_(model), weights_(&weights), matmul_(options.matmul) {
   if (weights.layers.size() != static_cast<size_t>(model.config().n_layers)) {
     throw std::invalid_argument("forward: the weights have " + std::to_string(weights.layers.size()) +
                                 " layers, the model " + std::to_string(model.config().n_layers));

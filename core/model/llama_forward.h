@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "core/model/forward_options.h"
 #include "core/model/forward_pass.h"
 #include "core/model/llama_weights.h"
 #include "kernels/cpu/matmul/matmul.h"
@@ -16,12 +17,12 @@ class LlamaModel;
 
 class LlamaForward final : public ForwardPass {
  public:
-  // `matmul` says how activations meet quantized weights (exact f32 by default, or int8 as llama.cpp).
-  // Runs on the model's own weights.
-  explicit LlamaForward(const LlamaModel& model, const MatmulOptions& matmul = {});
+  // `options.matmul` says how activations meet quantized weights (exact f32 by default, or int8 as
+  // llama.cpp). Runs on the model's own weights.
+  explicit LlamaForward(const LlamaModel& model, const ForwardOptions& options = {});
   // Runs on `weights` (the model's matrices at another quantization level); they must have the
   // model's shapes and outlive the LlamaForward.
-  LlamaForward(const LlamaModel& model, const LlamaWeights& weights, const MatmulOptions& matmul = {});
+  LlamaForward(const LlamaModel& model, const LlamaWeights& weights, const ForwardOptions& options = {});
 
   // ForwardPass::run on the CPU (an early exit leaves K/V of the later layers as they are).
   ForwardStats run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,

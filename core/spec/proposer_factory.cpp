@@ -49,14 +49,14 @@ std::unique_ptr<Proposer> make_proposer(const SpecConfig& spec, const LlamaModel
     case SpecMode::EarlyExit:
       options.layers = spec.draft_layers;
       return std::make_unique<ModelDraftProposer>(
-          target, forward.make(target, target_weights, forward.matmul, forward.device), nullptr, options);
+          target, forward.make(target, target_weights, forward.options, forward.device), nullptr, options);
     case SpecMode::Draft:
     case SpecMode::SelfQuant: {
       if (!draft.model) throw std::logic_error("make_proposer: the draft model was not loaded");
       KvConfig kv = draft_kv;
       kv.prefix_cache = false;  // its blocks are never looked up
       auto proposer = std::make_unique<ModelDraftProposer>(
-          *draft.model, forward.make(*draft.model, *draft.weights, forward.matmul, forward.device),
+          *draft.model, forward.make(*draft.model, *draft.weights, forward.options, forward.device),
           make_kv_cache(draft.geometry, kv), options);
       proposer->own(std::move(draft.owned_model), std::move(draft.owned_weights));
       return proposer;

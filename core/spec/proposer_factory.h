@@ -32,7 +32,7 @@ DraftModel load_draft_model(const SpecConfig& spec, const LlamaModel& target, co
 // Where a model draft runs: the target's device, its forward pass built as the target's is.
 struct DraftForward {
   ForwardMaker make;
-  MatmulOptions matmul;
+  ForwardOptions options;
   ComputeDevice device;
 };
 

@@ -156,7 +156,7 @@ void EngineBridge::install(std::shared_ptr<const LlamaModel> model, std::shared_
   } else {
     const QString message = QString("new engine with %1 threads, operator fusion %2")
                                 .arg(config_.threads)
-                                .arg(config_.matmul.fuse ? "on" : "off");
+                                .arg(config_.forward.matmul.fuse ? "on" : "off");
     emit config_result(true, message);
     emit config_applied(0, message);
   }
@@ -198,7 +198,7 @@ void EngineBridge::set_config(const EngineConfig& config) {
     return;
   }
   // The thread count and operator fusion are fixed when an engine is built: they need a new one.
-  const bool rebuild = config.threads != config_.threads || config.matmul.fuse != config_.matmul.fuse;
+  const bool rebuild = config.threads != config_.threads || config.forward.matmul.fuse != config_.forward.matmul.fuse;
   config_ = config;
   if (!engine_) return;
   sent_.push_back(config);
@@ -280,10 +280,10 @@ void EngineBridge::settle_config(bool applied) {
   } else if (sent_.empty()) {
     // Threads and fusion never reach the engine's config: they stay as asked.
     const int32_t threads = config_.threads;
-    const bool fuse = config_.matmul.fuse;
+    const bool fuse = config_.forward.matmul.fuse;
     config_ = accepted_;
     config_.threads = threads;
-    config_.matmul.fuse = fuse;
+    config_.forward.matmul.fuse = fuse;
   }
 }
 

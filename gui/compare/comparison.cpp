@@ -299,7 +299,7 @@ std::string pair_verdict(const OutputPair& p) {
 bool outputs_must_match(const EngineConfig& a, const EngineConfig& b, const SamplingParams& sampling) {
   const bool greedy = sampling.temperature <= 0;
   return a.kv_dtype == b.kv_dtype && a.context_length == b.context_length && a.attention == b.attention &&
-         a.quant == b.quant && a.matmul.activations == b.matmul.activations && (greedy || a.spec == b.spec);
+         a.quant == b.quant && a.forward.matmul.activations == b.forward.matmul.activations && (greedy || a.spec == b.spec);
 }
 
 bool outputs_must_match(const WorkloadResult& a, const WorkloadResult& b, const SamplingParams& sampling) {

@@ -74,7 +74,7 @@ void ConfigFields::show(const EngineConfig& c) {
   kv_dtype->setCurrentText(qtext(kv_dtype_name(c.kv_dtype)));
   attention->setCurrentText(QString::fromStdString(c.attention));
   quant->setCurrentText(qtext(weight_quant_name(c.quant)));
-  fuse->setChecked(c.matmul.fuse);
+  fuse->setChecked(c.forward.matmul.fuse);
   scheduler->setCurrentText(qtext(scheduler_policy_name(c.scheduler.policy)));
   max_running->setValue(c.scheduler.max_running);
   max_batch_tokens->setValue(c.scheduler.max_batch_tokens);
@@ -94,7 +94,7 @@ EngineConfig ConfigFields::read(EngineConfig c) const {
   c.kv_dtype = kv_dtype_from_name(kv_dtype->currentText().toStdString()).value_or(DType::F16);
   c.attention = attention->currentText().toStdString();
   c.quant = weight_quant_from_name(quant->currentText().toStdString()).value_or(WeightQuant::Native);
-  c.matmul.fuse = fuse->isChecked();
+  c.forward.matmul.fuse = fuse->isChecked();
   c.scheduler.policy =
       scheduler_policy_from_name(scheduler->currentText().toStdString()).value_or(SchedulerPolicy::Continuous);
   c.scheduler.max_running = max_running->value();

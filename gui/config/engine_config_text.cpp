@@ -17,7 +17,7 @@ QString engine_config_summary(const EngineConfig& c) {
   parts << QString::fromStdString(c.attention);
   parts << "KV " + qtext(kv_dtype_name(c.kv_dtype));
   if (c.quant != WeightQuant::Native) parts << "weights " + qtext(weight_quant_name(c.quant));
-  if (!c.matmul.fuse) parts << "unfused";
+  if (!c.forward.matmul.fuse) parts << "unfused";
   parts << qtext(scheduler_policy_name(c.scheduler.policy));
   if (c.spec.enabled()) parts << QString::fromStdString(describe_spec(c.spec));
   return parts.join(" · ");
@@ -37,7 +37,7 @@ std::vector<std::pair<std::string, nlohmann::json>> engine_config_settings(const
           {"max_running", c.scheduler.max_running},
           {"max_batch_tokens", c.scheduler.max_batch_tokens},
           {"threads", c.threads},
-          {"fuse", c.matmul.fuse},
+          {"fuse", c.forward.matmul.fuse},
           {"spec",
            {{"mode", std::string(spec_mode_name(c.spec.mode))},
             {"k", spec_k_name(c.spec.k)},

@@ -78,7 +78,7 @@ struct CudaSide {
       : kv(make_kv_cache(model.kv_geometry(DType::F16),
                          KvConfig{.kind = KvKind::Paged, .block_size = 16,
                                   .budget_bytes = model.kv_geometry(DType::F16).bytes_per_token() * 4096})),
-        forward(model, model.weights(), MatmulOptions{}, 0) {
+        forward(model, model.weights(), ForwardOptions{}, 0) {
     forward.set_cuda_graphs(graphs);
   }
   // One step (cache room allocated first); the logits.

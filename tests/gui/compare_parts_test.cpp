@@ -167,7 +167,7 @@ TEST(CompareParts, DifferingSettingsNameEveryChangeASideReads) {
 
   // Operator fusion is a setting of its own.
   EngineConfig f = a;
-  f.matmul.fuse = !a.matmul.fuse;
+  f.forward.matmul.fuse = !a.forward.matmul.fuse;
   EXPECT_EQ(differing_settings(a, f), std::vector<std::string>{"fuse"});
 
   // Three, in the config panel's order, whichever order they were changed in.

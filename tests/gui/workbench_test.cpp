@@ -323,7 +323,7 @@ TEST(Workbench, TurningOperatorFusionOffRebuildsTheEngineWithTheSameReply) {
   fuse->setChecked(false);
   ASSERT_TRUE(wait_for([&] { return w->config_panel()->result_text().contains("operator fusion off"); }))
       << w->config_panel()->result_text().toStdString();
-  EXPECT_FALSE(w->bridge().config().matmul.fuse);
+  EXPECT_FALSE(w->bridge().config().forward.matmul.fuse);
   EXPECT_EQ(replaced.count(), 1);
 
   w->chat()->new_session();

@@ -47,7 +47,7 @@ std::string text_path(const std::string& file) { return "tests/fixtures/texts/" 
 
 EngineConfig like_for_like() {
   EngineConfig config;
-  config.matmul.activations = ActivationPrecision::Q8;
+  config.forward.matmul.activations = ActivationPrecision::Q8;
   return config;
 }
 

@@ -22,7 +22,7 @@ TEST(ConfigOverrides, EveryToggleRoundTrips) {
   c.scheduler.policy = SchedulerPolicy::Static;
   c.scheduler.max_running = 3;
   c.scheduler.max_batch_tokens = 128;
-  c.matmul.fuse = false;
+  c.forward.matmul.fuse = false;
   c.threads = 2;
   c.spec.mode = SpecMode::Ngram;
   c.spec.k = 6;
@@ -44,7 +44,7 @@ TEST(ConfigOverrides, EveryToggleRoundTrips) {
   EXPECT_EQ(back.spec.mode, SpecMode::Ngram);
   EXPECT_EQ(back.spec.draft_model, "/models/draft.gguf");
   EXPECT_FLOAT_EQ(back.spec.draft_p_min, 0.25f);
-  EXPECT_FALSE(back.matmul.fuse);
+  EXPECT_FALSE(back.forward.matmul.fuse);
   EXPECT_EQ(back.device, (ComputeDevice{true, 1}));
 }
 

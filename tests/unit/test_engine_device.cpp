@@ -61,9 +61,9 @@ struct TestDevice {
 
   // The CPU's forward pass for the CPU, this device's for any CUDA device.
   ForwardMaker maker() {
-    return [this](const LlamaModel& model, const LlamaWeights& weights, const MatmulOptions& matmul,
+    return [this](const LlamaModel& model, const LlamaWeights& weights, const ForwardOptions& options,
                   const ComputeDevice& device) -> std::unique_ptr<ForwardPass> {
-      std::unique_ptr<ForwardPass> cpu = make_forward(model, weights, matmul, ComputeDevice{});
+      std::unique_ptr<ForwardPass> cpu = make_forward(model, weights, options, ComputeDevice{});
       if (!device.cuda) {
         ++cpu_builds;
         return cpu;
