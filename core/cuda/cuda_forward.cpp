@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/attention/attention.h"
+#include "core/model/forward_recipe.h"
 #include "core/model/llama_model.h"
 
 namespace inferscope {
@@ -24,21 +25,26 @@ void select_device(int32_t index) {
   INFERSCOPE_CUDA_CHECK(cudaSetDevice(index));
 }
 
+// The steps of forward_recipe() the CUDA kernels run; any other step refuses the model by name.
+constexpr ForwardStep kCudaSteps[] = {
+    ForwardStep::AttentionNorm,    ForwardStep::QkvProjection,     ForwardStep::QkNorm,
+    ForwardStep::Rope,             ForwardStep::KvStore,           ForwardStep::Attention,
+    ForwardStep::OutputProjection, ForwardStep::AttentionResidual, ForwardStep::FfnNorm,
+    ForwardStep::GateUpProjection, ForwardStep::SwiGlu,            ForwardStep::DownProjection,
+    ForwardStep::FfnResidual,
+};
+
 // Throws std::invalid_argument naming the first thing of the model the CUDA kernels do not cover.
-void check_supported(const LlamaConfig& c, const LlamaWeights& w, const ForwardOptions& options) {
-  const auto refuse = [&](const std::string& what) {
-    throw std::invalid_argument("--device cuda: the CUDA forward pass does not support " + what + " (model " +
+void check_supported(const LlamaConfig& c, const ForwardOptions& options) {
+  const auto refuse = [&](std::string_view what) {
+    throw std::invalid_argument("--device cuda: the CUDA forward pass does not support " + std::string(what) + " (model " +
                                 c.architecture + ") yet; use --device cpu");
   };
   if (options.matmul.activations == ActivationPrecision::Q8) refuse("q8 activations (--activations q8)");
-  if (c.traits.embed_scale) refuse("scaled embeddings");
-  if (c.traits.ffn_activation == FfnActivation::GeluTanh) refuse("the GELU feed-forward gate");
-  if (!c.local_layers.empty()) refuse("local attention layers with their own RoPE");
-  if (c.final_logit_softcap > 0.0f) refuse("the final logit soft cap");
-  if (c.query_scale != 1.0f) refuse("query scaling");
-  for (const LlamaLayerWeights& lw : w.layers) {
-    if (lw.bq != nullptr || lw.bk != nullptr || lw.bv != nullptr) refuse("Q/K/V biases");
-    if (lw.attn_post_norm != nullptr || lw.ffn_post_norm != nullptr) refuse("post-attention and post-FFN norms");
+  for (ForwardStep step : forward_recipe(c).all()) {
+    if (std::find(std::begin(kCudaSteps), std::end(kCudaSteps), step) == std::end(kCudaSteps)) {
+      refuse(forward_step_name(step));
+    }
   }
 }
 
@@ -106,7 +112,7 @@ struct CudaForward::Timer {
 CudaForward::CudaForward(const LlamaModel& model, const LlamaWeights& weights, const ForwardOptions& options,
                          int32_t device)
     : model_(model), timer_(std::make_unique<Timer>()), graphs_on_(graphs_from_environment()) {
-  check_supported(model.config(), weights, options);
+  check_supported(model.config(), options);
   select_device(device);
   INFERSCOPE_CUDA_CHECK(cudaStreamCreate(&stream_));
   cublas_.emplace();

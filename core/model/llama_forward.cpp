@@ -36,7 +36,7 @@ LlamaForward::LlamaForward(const LlamaModel& model, const ForwardOptions& option
     : LlamaForward(model, model.weights(), options) {}
 
 LlamaForward::LlamaForward(const LlamaModel& model, const LlamaWeights& weights, const ForwardOptions& options)
-    : model_(model), weights_(&weights), matmul_(options.matmul) {
+    : model_(model), weights_(&weights), matmul_(options.matmul), recipe_(forward_recipe(model.config())) {
   if (weights.layers.size() != static_cast<size_t>(model.config().n_layers)) {
     throw std::invalid_argument("forward: the weights have " + std::to_string(weights.layers.size()) +
                                 " layers, the model " + std::to_string(model.config().n_layers));
@@ -93,10 +93,12 @@ ForwardStats LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Att
     for (TokenId id : s.tokens) {
       const auto* src = static_cast<const uint8_t*>(w.token_embd.data) + w.token_embd.row_stride * id;
       dequantize_row(w.token_embd.type, src, row(x_, t, dim), dim);
-      // gemma3: x *= sqrt(dim)
-      if (c.traits.embed_scale) scale_inplace(row(x_, t, dim), std::sqrt(static_cast<float>(dim)), dim);
       ++t;
     }
+  }
+  for (ForwardStep step : recipe_.before) {
+    // gemma3: x *= sqrt(dim)
+    if (step == ForwardStep::ScaledEmbedding) scale_inplace(x_.data(), std::sqrt(static_cast<float>(dim)), n_tok * dim);
   }
 
   // RoPE angles of each token's position, shared by every layer (gemma3's local layers have their own)
@@ -138,59 +140,98 @@ ForwardStats LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Att
     const bool local = has_local && c.local_layers[static_cast<size_t>(l)];
     std::vector<float>& layer_cos = local ? rope_cos_local_ : rope_cos_;
     std::vector<float>& layer_sin = local ? rope_sin_local_ : rope_sin_;
-    // attention rmsnorm
-    rmsnorm_rows(xb_.data(), x_.data(), lw.attn_norm, n_tok, dim, c.rms_eps);
-    // q, k, v projections for every token of the step at once, as one fused job
-    const MatmulTarget qkv[] = {{lw.wq, q_.data()}, {lw.wk, k_.data()}, {lw.wv, v_.data()}};
-    timed(stats.matmul_seconds, [&] { matmul_fused(qkv, xb_.data(), n_tok, pool, matmul_); });
-    add_bias_rows(q_.data(), lw.bq, n_tok, q_dim);
-    add_bias_rows(k_.data(), lw.bk, n_tok, kv_dim);
-    add_bias_rows(v_.data(), lw.bv, n_tok, kv_dim);
-    // qwen3, gemma3: every q and k head RMS-normalised on its own before RoPE
-    if (lw.q_norm != nullptr) {
-      rmsnorm_rows(q_.data(), q_.data(), lw.q_norm, n_tok * c.n_heads, hd, c.rms_eps);
-      rmsnorm_rows(k_.data(), k_.data(), lw.k_norm, n_tok * c.n_kv_heads, hd, c.rms_eps);
-    }
-    // RoPE on q and k at each token's position, then K/V into the cache
-    t = 0;
-    for (size_t si = 0; si < batch.size(); ++si) {
-      const BatchSeq& s = batch[si];
-      for (size_t i = 0; i < s.tokens.size(); ++i, ++t) {
-        const float* cos = row(layer_cos, t, half_rope);
-        const float* sin = row(layer_sin, t, half_rope);
-        rope_apply(row(q_, t, q_dim), c.n_heads, hd, c.rope_dim, cos, sin, c.traits.rope_pairing);
-        rope_apply(row(k_, t, kv_dim), c.n_kv_heads, hd, c.rope_dim, cos, sin, c.traits.rope_pairing);
-        if (c.query_scale != 1.0f) scale_inplace(row(q_, t, q_dim), c.query_scale, q_dim);
-        kv.store(l, s.seq, s.pos0 + static_cast<int32_t>(i), row(k_, t, kv_dim), row(v_, t, kv_dim));
+    // the layer's steps, as forward_recipe() lists them for this model
+    for (ForwardStep step : recipe_.layer) {
+      switch (step) {
+        case ForwardStep::AttentionNorm:
+          rmsnorm_rows(xb_.data(), x_.data(), lw.attn_norm, n_tok, dim, c.rms_eps);
+          break;
+        case ForwardStep::QkvProjection: {
+          // q, k, v projections for every token of the step at once, as one fused job
+          const MatmulTarget qkv[] = {{lw.wq, q_.data()}, {lw.wk, k_.data()}, {lw.wv, v_.data()}};
+          timed(stats.matmul_seconds, [&] { matmul_fused(qkv, xb_.data(), n_tok, pool, matmul_); });
+          break;
+        }
+        case ForwardStep::QkvBias:
+          add_bias_rows(q_.data(), lw.bq, n_tok, q_dim);
+          add_bias_rows(k_.data(), lw.bk, n_tok, kv_dim);
+          add_bias_rows(v_.data(), lw.bv, n_tok, kv_dim);
+          break;
+        case ForwardStep::QkNorm:
+          // every q and k head RMS-normalised on its own before RoPE
+          rmsnorm_rows(q_.data(), q_.data(), lw.q_norm, n_tok * c.n_heads, hd, c.rms_eps);
+          rmsnorm_rows(k_.data(), k_.data(), lw.k_norm, n_tok * c.n_kv_heads, hd, c.rms_eps);
+          break;
+        case ForwardStep::Rope:
+        case ForwardStep::LocalGlobalRope:
+          // RoPE on q and k at each token's position (a local layer's angles are its own)
+          for (t = 0; t < n_tok; ++t) {
+            const float* cos = row(layer_cos, t, half_rope);
+            const float* sin = row(layer_sin, t, half_rope);
+            rope_apply(row(q_, t, q_dim), c.n_heads, hd, c.rope_dim, cos, sin, c.traits.rope_pairing);
+            rope_apply(row(k_, t, kv_dim), c.n_kv_heads, hd, c.rope_dim, cos, sin, c.traits.rope_pairing);
+          }
+          break;
+        case ForwardStep::QueryScale:
+          scale_inplace(q_.data(), c.query_scale, n_tok * q_dim);
+          break;
+        case ForwardStep::KvStore:
+          t = 0;
+          for (const BatchSeq& s : batch) {
+            for (size_t i = 0; i < s.tokens.size(); ++i, ++t) {
+              kv.store(l, s.seq, s.pos0 + static_cast<int32_t>(i), row(k_, t, kv_dim), row(v_, t, kv_dim));
+            }
+          }
+          break;
+        case ForwardStep::Attention: {
+          // each sequence's queries over its cached context (a windowed layer's: the last window)
+          shape.window = c.layer_window(l);
+          t = 0;
+          for (size_t si = 0; si < batch.size(); ++si) {
+            const BatchSeq& s = batch[si];
+            att_seqs[si] = AttentionSeq{row(q_, t, q_dim), row(att_, t, q_dim), static_cast<int32_t>(s.tokens.size()),
+                                        s.pos0, kv.view(l, s.seq)};
+            t += static_cast<int64_t>(s.tokens.size());
+          }
+          stats.attention_scratch_bytes = std::max(stats.attention_scratch_bytes, attention.scratch_bytes(att_seqs, shape));
+          timed(stats.attention_seconds, [&] { attention.forward(att_seqs, shape, pool); });
+          break;
+        }
+        case ForwardStep::OutputProjection:
+          timed(stats.matmul_seconds, [&] { matmul(lw.wo, att_.data(), n_tok, xb_.data(), pool, matmul_); });
+          break;
+        case ForwardStep::AttentionPostNorm:
+          rmsnorm_rows(xb_.data(), xb_.data(), lw.attn_post_norm, n_tok, dim, c.rms_eps);
+          break;
+        case ForwardStep::AttentionResidual:
+        case ForwardStep::FfnResidual:
+          add_inplace(x_.data(), xb_.data(), n_tok * dim);
+          break;
+        case ForwardStep::FfnNorm:
+          rmsnorm_rows(xb_.data(), x_.data(), lw.ffn_norm, n_tok, dim, c.rms_eps);
+          break;
+        case ForwardStep::GateUpProjection: {
+          const MatmulTarget gate_up[] = {{lw.w_gate, gate_.data()}, {lw.w_up, up_.data()}};
+          timed(stats.matmul_seconds, [&] { matmul_fused(gate_up, xb_.data(), n_tok, pool, matmul_); });
+          break;
+        }
+        case ForwardStep::SwiGlu:
+          swiglu(gate_.data(), up_.data(), n_tok * c.ffn_dim);
+          break;
+        case ForwardStep::GeluGate:
+          geglu(gate_.data(), up_.data(), n_tok * c.ffn_dim);
+          break;
+        case ForwardStep::DownProjection:
+          timed(stats.matmul_seconds, [&] { matmul(lw.w_down, gate_.data(), n_tok, xb_.data(), pool, matmul_); });
+          break;
+        case ForwardStep::FfnPostNorm:
+          rmsnorm_rows(xb_.data(), xb_.data(), lw.ffn_post_norm, n_tok, dim, c.rms_eps);
+          break;
+        case ForwardStep::ScaledEmbedding:
+        case ForwardStep::LogitSoftcap:
+          throw std::logic_error("forward: " + std::string(forward_step_name(step)) + " is not a layer step");
       }
     }
-    // attention of each sequence's queries over its cached context (a windowed layer's: the last window)
-    shape.window = c.layer_window(l);
-    t = 0;
-    for (size_t si = 0; si < batch.size(); ++si) {
-      const BatchSeq& s = batch[si];
-      att_seqs[si] = AttentionSeq{row(q_, t, q_dim), row(att_, t, q_dim), static_cast<int32_t>(s.tokens.size()),
-                                  s.pos0, kv.view(l, s.seq)};
-      t += static_cast<int64_t>(s.tokens.size());
-    }
-    stats.attention_scratch_bytes = std::max(stats.attention_scratch_bytes, attention.scratch_bytes(att_seqs, shape));
-    timed(stats.attention_seconds, [&] { attention.forward(att_seqs, shape, pool); });
-    // output projection (gemma3: its own rmsnorm) and residual
-    timed(stats.matmul_seconds, [&] { matmul(lw.wo, att_.data(), n_tok, xb_.data(), pool, matmul_); });
-    if (lw.attn_post_norm != nullptr) rmsnorm_rows(xb_.data(), xb_.data(), lw.attn_post_norm, n_tok, dim, c.rms_eps);
-    add_inplace(x_.data(), xb_.data(), n_tok * dim);
-    // ffn rmsnorm, then the gated FFN: w_down(act(w_gate x) * w_up x) with SiLU (SwiGLU) or GELU (gemma3)
-    rmsnorm_rows(xb_.data(), x_.data(), lw.ffn_norm, n_tok, dim, c.rms_eps);
-    const MatmulTarget gate_up[] = {{lw.w_gate, gate_.data()}, {lw.w_up, up_.data()}};
-    timed(stats.matmul_seconds, [&] { matmul_fused(gate_up, xb_.data(), n_tok, pool, matmul_); });
-    if (c.traits.ffn_activation == FfnActivation::GeluTanh) {
-      geglu(gate_.data(), up_.data(), n_tok * c.ffn_dim);
-    } else {
-      swiglu(gate_.data(), up_.data(), n_tok * c.ffn_dim);
-    }
-    timed(stats.matmul_seconds, [&] { matmul(lw.w_down, gate_.data(), n_tok, xb_.data(), pool, matmul_); });
-    if (lw.ffn_post_norm != nullptr) rmsnorm_rows(xb_.data(), xb_.data(), lw.ffn_post_norm, n_tok, dim, c.rms_eps);
-    add_inplace(x_.data(), xb_.data(), n_tok * dim);
   }
 
   // final rmsnorm of the rows that need logits, then the classifier
@@ -204,9 +245,11 @@ ForwardStats LlamaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Att
   }
   logits.resize(n_logits * c.vocab_size);
   timed(stats.matmul_seconds, [&] { matmul(w.output, last_.data(), n_logits, logits.data(), pool, matmul_); });
-  // soft cap: logits = cap * tanh(logits / cap), where the file asks for it
-  if (c.final_logit_softcap > 0.0f) {
-    for (float& v : logits) v = c.final_logit_softcap * std::tanh(v / c.final_logit_softcap);
+  for (ForwardStep step : recipe_.after) {
+    // soft cap: logits = cap * tanh(logits / cap), where the file asks for it
+    if (step == ForwardStep::LogitSoftcap) {
+      for (float& v : logits) v = c.final_logit_softcap * std::tanh(v / c.final_logit_softcap);
+    }
   }
   return stats;
 }

@@ -8,6 +8,7 @@
 
 #include "core/model/forward_options.h"
 #include "core/model/forward_pass.h"
+#include "core/model/forward_recipe.h"
 #include "core/model/llama_weights.h"
 #include "kernels/cpu/matmul/matmul.h"
 
@@ -36,6 +37,7 @@ class LlamaForward final : public ForwardPass {
   const LlamaModel& model_;
   const LlamaWeights* weights_;  // the caller's, or packed_weights_
   MatmulOptions matmul_;
+  ForwardRecipe recipe_;  // the model's steps, which run() walks
   LlamaWeights packed_weights_;
   LargePageBytes packed_rows_;  // every packed matrix, one after another
   // Activations of the step, (tokens, width) row-major.

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "core/attention/flash_attention.h"
 #include "core/cuda/cuda_forward.h"
@@ -44,6 +46,31 @@ void expect_same_greedy(const LlamaModel& model, const std::vector<TokenId>& pro
                                                 << max_diff << ")";
   }
   EXPECT_EQ(a.outcome.tokens, b.outcome.tokens);
+}
+
+// The kernels cover the steps of forward_recipe() they list; a model with another step is refused
+// at load, the step named, before any device is touched (so this runs without one).
+TEST(CudaForward, AModelWithAStepTheKernelsLackIsRefusedByName) {
+  const auto refusal = [](const test::SyntheticModelSpec& spec) {
+    const auto model = test::load_synthetic_model(spec);
+    try {
+      CudaForward forward(*model, model->weights(), ForwardOptions{}, 0);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  test::SyntheticModelSpec qwen2;
+  qwen2.architecture = "qwen2";
+  qwen2.dim = 64, qwen2.n_heads = 4, qwen2.n_kv_heads = 2, qwen2.ffn_dim = 96, qwen2.vocab = 43;
+  EXPECT_EQ(refusal(qwen2),
+            "--device cuda: the CUDA forward pass does not support Q/K/V biases (model qwen2) yet; use --device cpu");
+  test::SyntheticModelSpec gemma3;
+  gemma3.architecture = "gemma3";
+  gemma3.dim = 64, gemma3.n_heads = 4, gemma3.n_kv_heads = 2, gemma3.key_length = 32, gemma3.ffn_dim = 96;
+  gemma3.vocab = 41, gemma3.tied_output = true;
+  EXPECT_EQ(refusal(gemma3),
+            "--device cuda: the CUDA forward pass does not support scaled embeddings (model gemma3) yet; use --device cpu");
 }
 
 TEST(CudaForward, Stories260KGreedyMatchesTheCpu) {
