@@ -7,6 +7,8 @@
 #include <string>
 
 #include "core/attention/attention.h"
+#include "core/model/compute_device.h"
+#include "core/model/device_failure.h"
 #include "core/model/forward_recipe.h"
 #include "core/model/llama_model.h"
 
@@ -111,7 +113,7 @@ struct CudaForward::Timer {
 
 CudaForward::CudaForward(const LlamaModel& model, const LlamaWeights& weights, const ForwardOptions& options,
                          int32_t device)
-    : model_(model), timer_(std::make_unique<Timer>()), graphs_on_(graphs_from_environment()) {
+    : model_(model), device_(device), timer_(std::make_unique<Timer>()), graphs_on_(graphs_from_environment()) {
   check_supported(model.config(), options);
   select_device(device);
   INFERSCOPE_CUDA_CHECK(cudaStreamCreate(&stream_));
@@ -309,6 +311,15 @@ CudaGraphs::Key CudaForward::graph_key(int32_t n_layers) const {
 
 ForwardStats CudaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention,
                               ThreadPool& /*pool*/, std::vector<float>& logits, int32_t layers) {
+  try {
+    return run_on_device(batch, kv, attention, logits, layers);
+  } catch (const gpu::CudaError& e) {
+    throw DeviceFailure(compute_device_name(ComputeDevice{true, device_}) + ": " + e.what());
+  }
+}
+
+ForwardStats CudaForward::run_on_device(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention,
+                                        std::vector<float>& logits, int32_t layers) {
   const LlamaConfig& c = model_.config();
   const BatchSize size = check_batch(batch, kv, c.vocab_size);
   if (layers < 0 || layers > c.n_layers) {

@@ -57,7 +57,9 @@ class CudaForward final : public ForwardPass {
   CudaForward(const LlamaModel& model, const LlamaWeights& weights, const ForwardOptions& options, int32_t device);
   ~CudaForward() override;
 
-  // Its matmul seconds are every GEMV and GEMM; a step replayed from a CUDA graph times neither.
+  // Its matmul seconds are every GEMV and GEMM; a step replayed from a CUDA graph times neither. A
+  // CUDA error in the step (gpu::CudaError, naming the call and CUDA's message) comes out as core's
+  // DeviceFailure, "cuda:N: ...", which the engine answers by moving to the CPU.
   ForwardStats run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
                    std::vector<float>& logits, int32_t layers = 0) override;
   std::optional<DeviceMemory> device_memory() const override;
@@ -67,6 +69,9 @@ class CudaForward final : public ForwardPass {
   size_t graph_replays() const { return graphs_.replays(); }
 
  private:
+  // run() on the device; CUDA errors come out as gpu::CudaError.
+  ForwardStats run_on_device(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention,
+                             std::vector<float>& logits, int32_t layers);
   struct Timer;  // CUDA event pairs around attention and matmuls
   // One attention call of the step: its layer, shape, plan, and its header's place in attention_headers_.
   struct PlannedAttention {
@@ -94,6 +99,7 @@ class CudaForward final : public ForwardPass {
   CudaGraphs::Key graph_key(int32_t n_layers) const;
 
   const LlamaModel& model_;
+  const int32_t device_;  // the CUDA device (cudaSetDevice's number)
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<DeviceWeights> weights_;
   const KvCache* bound_ = nullptr;       // the cache mirror_ mirrors

@@ -4,7 +4,6 @@
 
 #include "core/model/llama_forward.h"
 #ifdef INFERSCOPE_HAVE_CUDA
-#include "core/cuda/cuda_failure_mapping.h"
 #include "core/cuda/cuda_forward.h"
 #endif
 
@@ -14,8 +13,7 @@ std::unique_ptr<ForwardPass> make_forward(const LlamaModel& model, const LlamaWe
                                           const ForwardOptions& options, const ComputeDevice& device) {
   if (!device.cuda) return std::make_unique<LlamaForward>(model, weights, options);
 #ifdef INFERSCOPE_HAVE_CUDA
-  return std::make_unique<CudaFailureMapping>(std::make_unique<CudaForward>(model, weights, options, device.index),
-                                              compute_device_name(device));
+  return std::make_unique<CudaForward>(model, weights, options, device.index);
 #else
   throw std::runtime_error("--device " + compute_device_name(device) +
                            ": this build has no CUDA support (INFERSCOPE_CUDA=OFF)");
