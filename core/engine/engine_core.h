@@ -5,12 +5,8 @@
 // turns tokens into streamed text. Single-threaded: the Engine drives it from its own thread;
 // serve-sim and the workload runner drive it directly, on the wall clock or (dry run) on a virtual one.
 #pragma once
-#include <functional>
-#include <map>
-#include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "core/engine/engine_clock.h"
