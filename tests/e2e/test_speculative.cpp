@@ -58,6 +58,14 @@ EngineConfig base_config(KvKind kind) {
 }
 
 
+// A paged f32 cache of `model` with room for 256 tokens in blocks of 8.
+KvConfig small_paged_kv(const LlamaModel& model) {
+  KvConfig kv;
+  kv.block_size = 8;
+  kv.budget_bytes = model.kv_geometry(DType::F32).bytes_per_token() * 256;
+  return kv;
+}
+
 class SpeculativeGreedy : public ::testing::TestWithParam<std::tuple<size_t, KvKind>> {};
 
 TEST_P(SpeculativeGreedy, OutputAndLogitsAreTheTargetsAlone) {
@@ -172,9 +180,7 @@ TEST(SpeculativeAuto, EachStepSaysHowManyDraftsItAllowedAndTheOutputIsTheTargets
 TEST(SpeculativeShadow, ADecodeWithoutSlotsGetsAnUnscoredNgramDraft) {
   INFERSCOPE_REQUIRE_FILE(path, stories());
   const auto model = LlamaModel::load(path);
-  KvConfig kv_config;
-  kv_config.block_size = 8;
-  kv_config.budget_bytes = model->kv_geometry(DType::F32).bytes_per_token() * 256;
+  const KvConfig kv_config = small_paged_kv(*model);
   const auto kv = make_kv_cache(model->kv_geometry(DType::F32), kv_config);
   ModelExecutorOptions options;
   options.threads = 2;
@@ -210,9 +216,7 @@ TEST(SpeculativeShadow, ADecodeWithoutSlotsGetsAnUnscoredNgramDraft) {
 TEST(SpeculativeDraft, APreemptedRequestsDraftCacheIsFreedAndRebuiltToTheSameDraft) {
   INFERSCOPE_REQUIRE_FILE(path, stories());
   const auto model = LlamaModel::load(path);
-  KvConfig kv_config;
-  kv_config.block_size = 8;
-  kv_config.budget_bytes = model->kv_geometry(DType::F32).bytes_per_token() * 256;
+  const KvConfig kv_config = small_paged_kv(*model);
   const auto target_kv = make_kv_cache(model->kv_geometry(DType::F32), kv_config);
   ModelDraftOptions options;
   options.name = "draft";
