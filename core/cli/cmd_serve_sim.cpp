@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cli/commands.h"
+#include "core/engine/config_overrides.h"
 #include "core/cli/device_fit.h"
 #include "core/cli/shape_options.h"
 #include "core/servesim/device_profile.h"
@@ -102,7 +103,7 @@ void print_text(const WorkloadResult& result, const nlohmann::json& config, cons
             << "  e2e latency     p50 " << format_number(s.e2e_request_latency_seconds_p50) << " s, p99 "
             << format_number(s.e2e_request_latency_seconds_p99) << " s\n";
   if (s.spec.num_drafts > 0) {
-    std::cout << "  speculation     " << config["spec"].get<std::string>() << ": acceptance "
+    std::cout << "  speculation     " << describe_spec(result.config.spec) << ": acceptance "
               << perc(s.spec.acceptance_rate()) << ", mean acceptance length "
               << format_number(s.spec.mean_acceptance_length(), "%.2f") << " (" << s.spec.num_accepted_tokens << " of "
               << s.spec.num_draft_tokens << " draft tokens)\n";
@@ -186,7 +187,6 @@ int cmd_serve_sim(int argc, char** argv) {
   DryRunPricing pricing = device.roofline ? DryRunPricing(*device.roofline) : DryRunPricing(*device.linear);
   const Workload workload = workload_from(args);
   EngineConfig config = engine_config(args);  // a default budget of one request at max_seq_len (a device's below)
-  const SchedulerConfig sched = config.scheduler;  // --scheduler, --max-batch-tokens, --max-running
   auto model = load_model_or_shape(args);
   pricing.tensor_parallel = tensor_parallel(args, device, model->config());
   // --kv-budget-mib is one device's: the cache holds every device's share of each token
@@ -232,27 +232,21 @@ int cmd_serve_sim(int argc, char** argv) {
     throw UsageError(e.what());
   }
 
-  nlohmann::json config_json = {{"kv", kv_kind_name(result.config.kv.kind)},
-                                      {"block_size", result.config.kv.block_size},
-                                      {"kv_budget_bytes", result.config.kv.budget_bytes},
-                                      {"max_seq_len", result.config.kv.max_seq_len},
-                                      {"prefix_cache", result.config.kv.prefix_cache},
-                                      {"kv_dtype", dtype_name(result.config.kv_dtype)},
-                                      {"attention", result.config.attention},
-                                      {"dry_run", dry_run},
-                                      {"device", dry_run ? nlohmann::json(device.name) : nlohmann::json()},
-                                      {"step_fixed_s", device.linear ? nlohmann::json(device.linear->fixed_s) : nlohmann::json()},
-                                      {"step_per_token_s", device.linear ? nlohmann::json(device.linear->per_token_s) : nlohmann::json()},
-                                      {"device_bandwidth_bytes_per_s", device.roofline ? nlohmann::json(device.roofline->bandwidth_bytes_per_s) : nlohmann::json()},
-                                      {"device_peak_flops", device.roofline ? nlohmann::json(device.roofline->peak_flops) : nlohmann::json()},
-                                      {"device_step_overhead_s", device.roofline ? nlohmann::json(device.roofline->step_overhead_s) : nlohmann::json()},
-                                      {"scheduler", scheduler_policy_name(sched.policy)},
-                                      {"max_batch_tokens", sched.max_batch_tokens},
-                                      {"max_running", sched.max_running},
-                                      {"spec", describe_spec(result.config.spec)},
-                                      {"model_shape", model->has_file() ? nlohmann::json() : nlohmann::json(model->config().name)},
-                                      {"weights_type", args.has("--model-shape") ? nlohmann::json(args.str("--weights-type", "bf16")) : nlohmann::json()},
-                                      {"device_link", device.link_name.empty() ? nlohmann::json() : nlohmann::json(device.link_name)}};
+  // Every engine setting as the run resolved it, then what the simulation adds.
+  nlohmann::json config_json = config_overrides_of(result.config);
+  config_json.update({{"kv_budget_bytes", result.config.kv.budget_bytes},
+                      {"max_seq_len", result.config.kv.max_seq_len},
+                      {"dry_run", dry_run},
+                      // A dry run's device is the simulated one, not where the forward pass would run.
+                      {"device", dry_run ? nlohmann::json(device.name) : config_json["device"]},
+                      {"step_fixed_s", device.linear ? nlohmann::json(device.linear->fixed_s) : nlohmann::json()},
+                      {"step_per_token_s", device.linear ? nlohmann::json(device.linear->per_token_s) : nlohmann::json()},
+                      {"device_bandwidth_bytes_per_s", device.roofline ? nlohmann::json(device.roofline->bandwidth_bytes_per_s) : nlohmann::json()},
+                      {"device_peak_flops", device.roofline ? nlohmann::json(device.roofline->peak_flops) : nlohmann::json()},
+                      {"device_step_overhead_s", device.roofline ? nlohmann::json(device.roofline->step_overhead_s) : nlohmann::json()},
+                      {"model_shape", model->has_file() ? nlohmann::json() : nlohmann::json(model->config().name)},
+                      {"weights_type", args.has("--model-shape") ? nlohmann::json(args.str("--weights-type", "bf16")) : nlohmann::json()},
+                      {"device_link", device.link_name.empty() ? nlohmann::json() : nlohmann::json(device.link_name)}});
   if (dry_run) config_json.update(fit.json());
   emit_serve_sim_report(
       args, config_json, [&](bool detailed) { return workload_json(result, detailed); },

@@ -1,8 +1,9 @@
 #include "core/engine/engine_config.h"
 
 #include <algorithm>
-#include <cstdio>
 
+#include "core/common/text_format.h"
+#include "core/engine/setting_table.h"
 #include "core/kv/kv_dtype.h"
 #include "core/model/llama_model.h"
 
@@ -29,29 +30,9 @@ bool draft_kv_changes(const SpecConfig& a, const SpecConfig& b) {
 }
 
 std::string describe_change(const EngineConfig& a, const EngineConfig& b) {
-  std::string s;
-  auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
-  if (a.kv.kind != b.kv.kind) add("KV " + std::string(kv_kind_name(b.kv.kind)));
-  if (a.kv.block_size != b.kv.block_size) add("block size " + std::to_string(b.kv.block_size));
-  if (a.kv.budget_bytes != b.kv.budget_bytes) {
-    char mib[32];
-    std::snprintf(mib, sizeof mib, "%.2f", static_cast<double>(b.kv.budget_bytes) / (1 << 20));
-    add("KV budget " + std::string(mib) + " MiB");
-  }
-  if (a.kv.max_seq_len != b.kv.max_seq_len) add("max_seq_len " + std::to_string(b.kv.max_seq_len));
-  if (a.kv.prefix_cache != b.kv.prefix_cache) add(std::string("prefix cache ") + (b.kv.prefix_cache ? "on" : "off"));
-  if (a.kv_dtype != b.kv_dtype) add("KV dtype " + std::string(kv_dtype_name(b.kv_dtype)));
-  if (a.context_length != b.context_length) add("context " + std::to_string(b.context_length));
-  if (a.attention != b.attention) add("attention " + b.attention);
-  if (a.quant != b.quant) add("weights " + std::string(weight_quant_name(b.quant)));
-  if (a.scheduler.policy != b.scheduler.policy) add("scheduler " + std::string(scheduler_policy_name(b.scheduler.policy)));
-  if (a.scheduler.max_batch_tokens != b.scheduler.max_batch_tokens) {
-    add("max_batch_tokens " + std::to_string(b.scheduler.max_batch_tokens));
-  }
-  if (a.scheduler.max_running != b.scheduler.max_running) add("max_running " + std::to_string(b.scheduler.max_running));
-  if (a.spec != b.spec) add(describe_spec(b.spec));
-  if (a.device != b.device) add("device " + compute_device_name(b.device));
-  return s.empty() ? "no change" : s;
+  std::vector<std::string> parts;
+  for (const EngineSetting* s : changed_settings(a, b)) parts.push_back(setting_text(*s, b));
+  return parts.empty() ? "no change" : join(parts);
 }
 
 AttentionBenchOptions attention_bench_options(const LlamaModel& model, const EngineConfig& config) {

@@ -64,6 +64,12 @@ std::optional<WeightQuant> weight_quant_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::vector<std::string> weight_quant_name_list() {
+  std::vector<std::string> names;
+  for (const LevelInfo& l : kLevels) names.emplace_back(l.name);
+  return names;
+}
+
 std::string weight_quant_names() {
   std::string names;
   for (const LevelInfo& l : kLevels) names += (names.empty() ? "" : ", ") + std::string(l.name);

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kernels/format/dtype.h"
 
@@ -19,6 +20,7 @@ std::optional<WeightQuant> weight_quant_from_name(std::string_view name);
 // Throws std::invalid_argument naming the value and listing the valid names.
 WeightQuant parse_weight_quant(std::string_view name);
 std::string weight_quant_names();  // "native, f32, f16, q8, q4, q4_1, q4_k, q6_k"
+std::vector<std::string> weight_quant_name_list();  // the same names, one each
 
 // The level's base matrix format (F32, F16, Q8_0, Q4_0, Q4_1, Q4_K, Q6_K); nullopt for native. The
 // policy below gives some matrices more bits, and rows that are not whole blocks another format.

@@ -1,6 +1,6 @@
-// The engine configuration kept between runs in QSettings: group "engine", one key per toggle of
-// core/engine/config_overrides.h ("engine/kv" = paged, "engine/block_size" = 16, ...). Reading never
-// throws: a stored value that does not fit its toggle is skipped, named in `problems`.
+// The engine configuration kept between runs in QSettings: group "engine", one key per remembered
+// setting of core/engine/setting_table.h, as its text ("engine/kv" = paged, "engine/block_size" = 16,
+// ...). Reading never throws: a stored value its setting refuses is skipped, named in `problems`.
 #pragma once
 #include <QSettings>
 #include <QStringList>

@@ -1,9 +1,27 @@
 #include "gui/bridge/engine_bridge.h"
 
+#include <algorithm>
+
+#include "core/common/text_format.h"
 #include "core/engine/prompt.h"
+#include "core/engine/setting_table.h"
 
 namespace inferscope::gui {
 namespace {
+
+// The settings an engine is built with, as "threads 2, operator fusion on, ...".
+std::string build_settings_text(const EngineConfig& c) {
+  std::vector<std::string> parts;
+  for (const EngineSetting& s : engine_settings()) {
+    if (s.timing == SettingTiming::Build) parts.push_back(setting_text(s, c));
+  }
+  return join(parts);
+}
+
+bool build_settings_differ(const EngineConfig& a, const EngineConfig& b) {
+  const std::vector<const EngineSetting*> changed = changed_settings(a, b);
+  return std::any_of(changed.begin(), changed.end(), [](const EngineSetting* s) { return s->timing == SettingTiming::Build; });
+}
 
 // The engine keeps a reference to its model: the deleter holds the model until the engine is gone.
 std::shared_ptr<Engine> make_engine(std::shared_ptr<const LlamaModel> model, const EngineConfig& config,
@@ -154,9 +172,7 @@ void EngineBridge::install(std::shared_ptr<const LlamaModel> model, std::shared_
   if (new_model) {
     emit model_loaded(path);
   } else {
-    const QString message = QString("new engine with %1 threads, operator fusion %2")
-                                .arg(config_.threads)
-                                .arg(config_.forward.matmul.fuse ? "on" : "off");
+    const QString message = QString::fromStdString("new engine with " + build_settings_text(config_));
     emit config_result(true, message);
     emit config_applied(0, message);
   }
@@ -197,8 +213,8 @@ void EngineBridge::set_config(const EngineConfig& config) {
     }, Qt::QueuedConnection);
     return;
   }
-  // The thread count and operator fusion are fixed when an engine is built: they need a new one.
-  const bool rebuild = config.threads != config_.threads || config.forward.matmul.fuse != config_.forward.matmul.fuse;
+  // Some settings are fixed when an engine is built: they need a new one.
+  const bool rebuild = build_settings_differ(config, config_);
   config_ = config;
   if (!engine_) return;
   sent_.push_back(config);
@@ -208,7 +224,7 @@ void EngineBridge::set_config(const EngineConfig& config) {
     build_engine(model_, model_path_, false);
   } else {
     rebuild_pending_ = true;
-    emit config_result(true, "the thread count and operator fusion apply once the running requests finish");
+    emit config_result(true, QString::fromStdString(build_setting_names() + " apply once the running requests finish"));
   }
 }
 
@@ -278,12 +294,12 @@ void EngineBridge::settle_config(bool applied) {
   if (applied) {
     accepted_ = std::move(answered);
   } else if (sent_.empty()) {
-    // Threads and fusion never reach the engine's config: they stay as asked.
-    const int32_t threads = config_.threads;
-    const bool fuse = config_.forward.matmul.fuse;
+    // The settings fixed at build never reach the engine's config: they stay as asked.
+    const EngineConfig asked = config_;
     config_ = accepted_;
-    config_.threads = threads;
-    config_.forward.matmul.fuse = fuse;
+    for (const EngineSetting& s : engine_settings()) {
+      if (s.timing == SettingTiming::Build) s.set(config_, s.get(asked));
+    }
   }
 }
 

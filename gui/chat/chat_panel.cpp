@@ -25,6 +25,7 @@
 #include "gui/chat/chat_render.h"
 #include "gui/chat/sampling_editor.h"
 #include "gui/chat/token_view.h"
+#include "core/engine/config_overrides.h"
 #include "gui/config/engine_config_text.h"
 #include "gui/model/template_notice.h"
 
@@ -633,7 +634,7 @@ void ChatPanel::import_dialog() {
 bool ChatPanel::export_session(int index, const QString& path, QString* error) const {
   nlohmann::json j = session_to_json(session(index));
   j["model"] = bridge_.model_path().toStdString();
-  j["engine_config"] = engine_config_json(bridge_.config());
+  j["engine_config"] = config_overrides_of(bridge_.config());
   return write_json_file(path, j, error);
 }
 

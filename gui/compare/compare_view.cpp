@@ -64,8 +64,8 @@ QWidget* editor(ConfigFields& fields) {
     const ConfigFields::Row& row = rows[static_cast<size_t>(i)];
     auto* label = new QLabel(row.label);
     label->setStyleSheet("font-weight:normal; color:#374151;");
-    label->setToolTip(row.explanation);
-    row.field->setToolTip(row.explanation);
+    label->setToolTip(row.tooltip);
+    row.field->setToolTip(row.tooltip);
     // Not the bold title; no colour either, which would draw a disabled field (contiguous: block size) as enabled.
     row.field->setStyleSheet("font-weight:normal;");
     const int column = i / per_column * 2;

@@ -9,6 +9,7 @@
 #include "core/workload/serve_summary.h"
 #include "core/model/llama_model.h"
 #include "gui/compare/config_difference.h"
+#include "core/engine/config_overrides.h"
 #include "gui/config/engine_config_text.h"
 
 namespace inferscope::gui {
@@ -342,7 +343,7 @@ nlohmann::json comparison_json(const Comparison& c) {
   const auto run = [](const WorkloadResult& r) {
     nlohmann::json j = workload_json(r, true);
     j["source"] = side_source(r);
-    j["config"] = ran_on_server(r) ? nlohmann::json() : engine_config_json(r.config);
+    j["config"] = ran_on_server(r) ? nlohmann::json() : config_overrides_of(r.config);
     j["weights_quant"] = r.metrics.weights_quant;
     j["weight_bytes"] = r.metrics.weight_bytes;
     if (ran_simulated(r)) j["simulated_on"] = r.simulated_on;

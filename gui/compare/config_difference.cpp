@@ -1,23 +1,15 @@
 #include "gui/compare/config_difference.h"
 
-#include <nlohmann/json.hpp>
-
 #include "core/common/text_format.h"
-#include "gui/config/engine_config_text.h"
+#include "core/engine/setting_table.h"
 
 namespace inferscope::gui {
 
 std::vector<std::string> differing_settings(const EngineConfig& a, const EngineConfig& b) {
-  const bool both_paged = a.kv.kind == KvKind::Paged && b.kv.kind == KvKind::Paged;
-  const bool speculation = a.spec.enabled() || b.spec.enabled();
-  const auto settings_a = engine_config_settings(a), settings_b = engine_config_settings(b);
   std::vector<std::string> differing;
-  // Both lists hold the same names in the same order.
-  for (size_t i = 0; i < settings_a.size(); ++i) {
-    const std::string& name = settings_a[i].first;
-    if ((name == "block_size" || name == "prefix_cache") && !both_paged) continue;
-    if (name == "spec" && !speculation) continue;
-    if (settings_a[i].second != settings_b[i].second) differing.push_back(name);
+  for (const EngineSetting* s : changed_settings(a, b, true)) {
+    // The device a side runs on is compared apart (attribution_note's same_device).
+    if (s->kind != SettingKind::Device) differing.push_back(s->name);
   }
   return differing;
 }

@@ -10,12 +10,12 @@
 
 namespace inferscope::gui {
 
-// The settings (engine_config_json's names, in the config panel's order) whose values differ.
-// Settings a side does not read are left out: block size and prefix cache unless both caches are
-// paged, speculation's fields unless one side speculates.
+// The names of the settings whose values differ (setting_table.h's, in its order), the device aside.
+// A setting that one side does not read is left out: block size and prefix cache unless both caches
+// are paged, a speculation mode's own fields unless both sides use that mode.
 std::vector<std::string> differing_settings(const EngineConfig& a, const EngineConfig& b);
 
-// "A and B differ in 3 settings (kv, attention, quant): differences cannot be attributed to one of
+// "A and B differ in 3 settings (KV, attention, weights): differences cannot be attributed to one of
 // them"; a note when none differ; "" when exactly one does. `same_device` false (a side simulated on
 // a device the other does not run on): the device is one more difference, so one setting is not enough.
 std::string attribution_note(const std::vector<std::string>& differing, bool same_device = true);

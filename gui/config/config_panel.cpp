@@ -1,6 +1,5 @@
 #include "gui/config/config_panel.h"
 
-#include <QCheckBox>
 #include <QComboBox>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -8,13 +7,11 @@
 #include <QProgressBar>
 #include <QScrollArea>
 #include <QScrollBar>
-#include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <map>
-#include <thread>
 
 #include "core/device/device_probe.h"
 #include "gui/config/device_choices.h"
@@ -27,7 +24,6 @@ ConfigPanel::ConfigPanel(QWidget* parent)
     : QWidget(parent),
       device_(new QComboBox),
       device_status_(new QLabel),
-      threads_(new QSpinBox),
       weights_(new QLabel("weights: no model")),
       result_(new QLabel),
       result_timer_(new QTimer(this)),
@@ -42,8 +38,6 @@ ConfigPanel::ConfigPanel(QWidget* parent)
     item->setEnabled(false);
     item->setToolTip(choice.unavailable);
   }
-  threads_->setRange(0, 1024);
-  threads_->setSpecialValueText(QString("all (%1)").arg(std::thread::hardware_concurrency()));
 
   auto* content = new QWidget;
   auto* column = new QVBoxLayout(content);
@@ -60,24 +54,21 @@ ConfigPanel::ConfigPanel(QWidget* parent)
     return layout;
   };
   for (const ConfigFields::Row& row : fields_.rows()) {
-    add_row(section(row.section), row.label, row.field, row.explanation);
+    add_row(section(row.section), row);
     // The weights in use, and a background conversion's progress, sit under the quantization toggle.
-    if (row.field == fields_.quant) {
+    if (row.field == fields_.field("quant")) {
       section(row.section)->addWidget(weights_);
       section(row.section)->addWidget(conversion_);
     }
   }
-  add_row(section("Compute"), "threads", threads_, "Matmul worker threads; a change builds a new engine once no request runs.");
-  add_row(section("Compute"), "device", device_,
-          "Where the model runs; a change rebuilds the forward pass there and recomputes running requests. "
-          "A device that fails sends the engine to the CPU.");
+  const EngineSetting& device = *find_setting("device");
+  add_row(section(QString::fromStdString(device.section)), setting_row(device, device_));
   section("Compute")->addWidget(device_status_);
   column->addStretch(1);
 
   // Object names let tests and scripts find each toggle.
   fields_.name_widgets({});
-  threads_->setObjectName("threads");
-  device_->setObjectName("device");
+  device_->setObjectName(QString::fromStdString(device.key));
   device_status_->setObjectName("device_status");
   weights_->setObjectName("weights_status");
   conversion_->setObjectName("conversion_progress");
@@ -109,37 +100,32 @@ ConfigPanel::ConfigPanel(QWidget* parent)
 
   fields_.on_change(this, [this] { changed(); });
   connect(device_, &QComboBox::currentIndexChanged, this, [this] { changed(); });
-  connect(threads_, &QSpinBox::editingFinished, this, [this] {
-    if (threads_->value() != base_.threads) changed();
-  });
 }
 
-void ConfigPanel::add_row(QVBoxLayout* section, const QString& label, QWidget* field, const QString& explanation) {
+void ConfigPanel::add_row(QVBoxLayout* section, const ToggleRow& toggle) {
   auto* row = new QHBoxLayout;
-  auto* name = new QLabel(label);
+  auto* name = new QLabel(toggle.label);
   name->setMinimumWidth(96);
   row->addWidget(name);
-  row->addWidget(field, 1);
+  row->addWidget(toggle.field, 1);
   section->addLayout(row);
-  auto* note = new QLabel(explanation);
+  auto* note = new QLabel(toggle.explanation);
   note->setWordWrap(true);
   note->setStyleSheet("color:#6b7280; font-size:8pt; margin-bottom:3px;");
   section->addWidget(note);
-  field->setToolTip(explanation);
+  toggle.field->setToolTip(toggle.tooltip);
 }
 
 void ConfigPanel::set_config(const EngineConfig& c) {
   updating_ = true;
   base_ = c;
   fields_.show(c);
-  threads_->setValue(c.threads);
   device_->setCurrentIndex(std::max(0, device_->findData(QString::fromStdString(compute_device_name(c.device)))));
   updating_ = false;
 }
 
 EngineConfig ConfigPanel::config() const {
   EngineConfig c = fields_.read(base_);
-  c.threads = threads_->value();
   c.device = compute_device_from_name(device_->currentData().toString().toStdString()).value_or(ComputeDevice{});
   return c;
 }
@@ -204,7 +190,7 @@ void ConfigPanel::changed() {
   fields_.refresh_enabled();
   if (updating_) return;
   // A choice that cannot run yet (a draft mode before its file is picked) waits instead of being refused.
-  if (const QString missing = fields_.spec.missing(); !missing.isEmpty()) return show_note(missing);
+  if (const QString missing = fields_.missing(); !missing.isEmpty()) return show_note(missing);
   const EngineConfig c = config();
   fields_.mark_applied();
   base_ = c;

@@ -15,7 +15,6 @@ class QLabel;
 class QTimer;
 class QProgressBar;
 class QScrollArea;
-class QSpinBox;
 class QVBoxLayout;
 
 namespace inferscope::gui {
@@ -49,7 +48,7 @@ class ConfigPanel : public QWidget {
   void apply_requested(const inferscope::EngineConfig& config);
 
  private:
-  void add_row(QVBoxLayout* section, const QString& label, QWidget* field, const QString& explanation);
+  void add_row(QVBoxLayout* section, const ToggleRow& toggle);
   void changed();
 
   EngineConfig base_;
@@ -57,7 +56,6 @@ class ConfigPanel : public QWidget {
   ConfigFields fields_;
   QComboBox* device_;
   QLabel* device_status_;
-  QSpinBox* threads_;
   QLabel *weights_, *result_;
   QTimer* result_timer_;
   QProgressBar* conversion_;

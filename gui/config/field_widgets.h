@@ -19,6 +19,7 @@ struct ToggleRow {
   QString label;
   QWidget* field;
   QString explanation;  // one line on what the toggle changes
+  QString tooltip;      // the explanation and what a change costs the running engine
 };
 
 QString qtext(std::string_view s);

@@ -63,7 +63,7 @@ TEST(SpecCli, BadSpeculationOptionsExitTwoWithTheReason) {
            {gen + "--spec draft --draft-model " + other, "vocabulary differs from the target's at token id"},
            {gen + "--spec draft --draft-model /nonexistent.gguf", "/nonexistent.gguf"},
            {gen + "--spec self-quant --quant q4 --draft-quant q4", "no smaller than the target's weights"},
-           {gen + "--spec self-quant --draft-quant f16", "must be q4, q4_1 or q8"},
+           {gen + "--spec self-quant --draft-quant f16", "--draft-quant: 'f16' is not one of q4, q4_1, q8"},
            {gen + "--spec ngram --ngram-min 5 --ngram-max 3", "above --ngram-max"},
            {gen + "--draft-layers 2", "needs --spec early-exit"},
            {gen + "--spec ngram --draft-p-min 1.5", "--draft-p-min"},

@@ -149,35 +149,35 @@ TEST(CompareParts, DifferingSettingsNameEveryChangeASideReads) {
   // One setting: no warning.
   EngineConfig b = a;
   b.kv.kind = KvKind::Contiguous;
-  EXPECT_EQ(differing_settings(a, b), std::vector<std::string>{"kv"});
+  EXPECT_EQ(differing_settings(a, b), std::vector<std::string>{"KV"});
   EXPECT_EQ(attribution_note(differing_settings(a, b)), "");
   // A contiguous cache reads neither block size nor prefix cache: changing them changes nothing.
   b.kv.block_size = a.kv.block_size * 2;
   b.kv.prefix_cache = !a.kv.prefix_cache;
-  EXPECT_EQ(differing_settings(a, b), std::vector<std::string>{"kv"});
+  EXPECT_EQ(differing_settings(a, b), std::vector<std::string>{"KV"});
   b.kv.kind = KvKind::Paged;
-  EXPECT_EQ(differing_settings(a, b), (std::vector<std::string>{"block_size", "prefix_cache"}));
+  EXPECT_EQ(differing_settings(a, b), (std::vector<std::string>{"block size", "prefix cache"}));
 
   // Speculation's fields count once a side speculates.
   EngineConfig s = a;
   s.spec.k = a.spec.k + 3;
   EXPECT_TRUE(differing_settings(a, s).empty());
   s.spec.mode = SpecMode::Ngram;
-  EXPECT_EQ(differing_settings(a, s), std::vector<std::string>{"spec"});
+  EXPECT_EQ(differing_settings(a, s), std::vector<std::string>{"speculation"});
 
   // Operator fusion is a setting of its own.
   EngineConfig f = a;
   f.forward.matmul.fuse = !a.forward.matmul.fuse;
-  EXPECT_EQ(differing_settings(a, f), std::vector<std::string>{"fuse"});
+  EXPECT_EQ(differing_settings(a, f), std::vector<std::string>{"operator fusion"});
 
   // Three, in the config panel's order, whichever order they were changed in.
   EngineConfig c = a;
   c.quant = WeightQuant::Q8;
   c.attention = "naive";
   c.kv.kind = KvKind::Contiguous;
-  EXPECT_EQ(differing_settings(a, c), (std::vector<std::string>{"kv", "attention", "quant"}));
+  EXPECT_EQ(differing_settings(a, c), (std::vector<std::string>{"KV", "attention", "weights"}));
   const std::string warning =
-      "A and B differ in 3 settings (kv, attention, quant): differences cannot be attributed to one of them";
+      "A and B differ in 3 settings (KV, attention, weights): differences cannot be attributed to one of them";
   EXPECT_EQ(attribution_note(differing_settings(a, c)), warning);
 
   // The export carries the settings and the warning; null when one setting differs.
@@ -185,12 +185,12 @@ TEST(CompareParts, DifferingSettingsNameEveryChangeASideReads) {
   comparison.a.config = a;
   comparison.b.config = c;
   nlohmann::json j = comparison_json(comparison);
-  EXPECT_EQ(j["differing_settings"], nlohmann::json({"kv", "attention", "quant"}));
+  EXPECT_EQ(j["differing_settings"], nlohmann::json({"KV", "attention", "weights"}));
   EXPECT_EQ(j["attribution_note"], warning);
   comparison.b.config = b;
   comparison.b.config.kv.block_size = a.kv.block_size;
   j = comparison_json(comparison);
-  EXPECT_EQ(j["differing_settings"], nlohmann::json({"prefix_cache"}));
+  EXPECT_EQ(j["differing_settings"], nlohmann::json({"prefix cache"}));
   EXPECT_TRUE(j["attribution_note"].is_null()) << j["attribution_note"];
 
   // The view's rich text: the warning marked, nothing for one setting, the note in grey.
@@ -427,7 +427,7 @@ TEST(CompareParts, DemoCompareStepsAreCheckedBeforeRunning) {
     return "";
   };
   EXPECT_EQ(refused({{"compare", {{"a", {{"quant", "q3"}}}}}}),
-            "demo.json: steps[0]: compare.a: config: 'quant' must be one of native, f32, f16, q8, q4, q4_1, q4_k, q6_k, not \"q3\"");
+            "demo.json: steps[0]: compare.a: config: 'quant': \"q3\" is not one of native, f32, f16, q8, q4, q4_1, q4_k, q6_k");
   EXPECT_EQ(refused({{"compare", {{"speed", 1}}}}), "demo.json: steps[0]: compare: unknown field 'speed'");
   EXPECT_EQ(refused({{"compare", {{"workload", 3}}}}),
             "demo.json: steps[0]: compare: field 'workload' is missing or has the wrong type: 3");

@@ -136,7 +136,7 @@ TEST_F(Compare, AContiguousSideGreysOutBlockSizeAndPrefixCache) {
     EXPECT_GT(disabled_ink, enabled_ink + 40) << name << " draws as if enabled";
   }
   // Switching B to paged in its editor enables them again.
-  view->findChild<QComboBox*>("b_kv_kind")->setCurrentText("paged");
+  view->findChild<QComboBox*>("b_kv")->setCurrentText("paged");
   EXPECT_TRUE(view->findChild<QWidget*>("b_block_size")->isEnabled());
   EXPECT_TRUE(view->findChild<QWidget*>("b_prefix_cache")->isEnabled());
 }
@@ -151,8 +151,8 @@ TEST_F(Compare, TheTabWarnsWhenAAndBDifferInMoreThanOneSetting) {
 
   // Two more changes in B's editor, as a user makes them.
   view->findChild<QComboBox*>("b_attention")->setCurrentText("naive");
-  view->findChild<QComboBox*>("b_quantization")->setCurrentText("q8");
-  const QString warning = "A and B differ in 3 settings (kv, attention, quant): differences cannot be attributed to one of them";
+  view->findChild<QComboBox*>("b_quant")->setCurrentText("q8");
+  const QString warning = "A and B differ in 3 settings (KV, attention, weights): differences cannot be attributed to one of them";
   EXPECT_TRUE(note->isVisible());
   EXPECT_TRUE(note->text().contains(warning)) << note->text().toStdString();
   EXPECT_FALSE(render(*note, "compare_attribution").isNull());
@@ -183,14 +183,14 @@ TEST_F(Compare, TheTabWarnsWhenAAndBDifferInMoreThanOneSetting) {
   const QByteArray bytes = file.readAll();
   const nlohmann::json j = nlohmann::json::parse(bytes.begin(), bytes.end());
   EXPECT_EQ(j["attribution_note"], warning.toStdString());
-  EXPECT_EQ(j["differing_settings"], nlohmann::json({"kv", "attention", "quant"}));
+  EXPECT_EQ(j["differing_settings"], nlohmann::json({"KV", "attention", "weights"}));
 }
 
 TEST_F(Compare, GreedySpeculationIsATogglePerSideAndGivesIdenticalOutputs) {
   view->set_configs(w->bridge().config(), w->bridge().config());
   // B speculates, set in its editor as a user would: early exit after 2 of 5 layers (drafts refused too).
-  view->findChild<QComboBox*>("b_spec_mode")->setCurrentText("early-exit");
-  view->findChild<QSpinBox*>("b_spec_draft_layers")->setValue(2);
+  view->findChild<QComboBox*>("b_spec")->setCurrentText("early-exit");
+  view->findChild<QSpinBox*>("b_draft_layers")->setValue(2);
   view->findChild<QSpinBox*>("b_spec_k")->setValue(4);  // a fixed k: every step drafts, whatever the drafts cost
   EXPECT_EQ(view->config_b().spec.mode, SpecMode::EarlyExit);
   EXPECT_EQ(view->config_b().spec.draft_layers, 2);
@@ -362,7 +362,7 @@ TEST_F(Compare, SwitchingQuantizationDuringAChatConvertsAndShowsTheLevel) {
   w->chat()->set_input_text("Once upon a time");
   w->chat()->send();
   ASSERT_TRUE(wait_for([&] { return w->chat()->streaming_tokens(w->chat()->current_index()) > 0; }));
-  auto* quant = w->config_panel()->findChild<QComboBox*>("quantization");
+  auto* quant = w->config_panel()->findChild<QComboBox*>("quant");
   ASSERT_NE(quant, nullptr);
   ASSERT_TRUE(quant->isEnabled());
   quant->setCurrentText("q8");

@@ -80,7 +80,7 @@ TEST(EngineSettings, BadStoredValuesAreSkippedNamingTheKey) {
   const StoredEngineConfig stored = load_engine_config(s.settings, EngineConfig{});
   ASSERT_EQ(stored.problems.size(), 4) << stored.problems.join('\n').toStdString();
   const QString all = stored.problems.join('\n');
-  for (const char* expected : {"'kv' must be \"paged\" or \"contiguous\", not \"sideways\"", "engine/block_size = 'many'",
+  for (const char* expected : {"engine/kv = 'sideways' is not one of paged, contiguous", "engine/block_size = 'many'",
                                "engine/prefix_cache = 'perhaps'", "engine/kv_budget_mib = '-5'"}) {
     EXPECT_TRUE(all.contains(expected)) << expected << " not in " << all.toStdString();
   }
@@ -146,7 +146,8 @@ TEST(EngineSettings, ARefusedSavedConfigurationFallsBackToTheDefaults) {
   {
     QSettings settings;
     EngineConfig saved = default_engine_config();
-    saved.attention = "sideways";  // a name the engine does not know
+    saved.spec.mode = SpecMode::EarlyExit;  // a valid setting the engine refuses for this model:
+    saved.spec.draft_layers = 999;          // it has 5 layers
     save_engine_config(settings, saved);
   }
   QTemporaryDir sessions;

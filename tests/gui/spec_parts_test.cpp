@@ -4,6 +4,7 @@
 // speculation fields of the config editors, which A/B pairs must give identical outputs, and the
 // demo script's speculation keys and steps.
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
@@ -155,39 +156,55 @@ TEST(SpecTrace, TracesRoundTripThroughTheSessionJson) {
   }
 }
 
+template <typename Widget>
+Widget* setting_field(const ConfigFields& fields, const char* key) {
+  return qobject_cast<Widget*>(fields.field(key));
+}
+
 TEST(SpecFieldsTest, ShowReadAndWhatTheModeNeeds) {
   offscreen_app();
   ConfigFields fields;
+  auto* mode = setting_field<QComboBox>(fields, "spec");
+  auto* k = setting_field<QSpinBox>(fields, "spec_k");
+  auto* draft_layers = setting_field<QSpinBox>(fields, "draft_layers");
+  auto* draft_p_min = setting_field<QDoubleSpinBox>(fields, "draft_p_min");
+  auto* draft_model = setting_field<FilePicker>(fields, "draft_model");
+  ASSERT_TRUE(mode && k && draft_layers && draft_p_min && draft_model);
   EngineConfig c;
   c.spec.mode = SpecMode::Ngram;
   c.spec.k = 6;
   c.spec.ngram_min = 1;
   c.spec.ngram_max = 3;
   fields.show(c);
-  EXPECT_EQ(fields.spec.mode->currentText(), "ngram");
-  EXPECT_EQ(fields.spec.drafter->currentIndex(), static_cast<int>(SpecMode::Ngram));
-  EXPECT_TRUE(fields.spec.k->isEnabled());
-  EXPECT_FALSE(fields.spec.draft_p_min->isEnabled()) << "n-gram drafts have no probability to stop at";
+  EXPECT_EQ(mode->currentText(), "ngram");
+  EXPECT_EQ(fields.drafter->currentIndex(), static_cast<int>(SpecMode::Ngram));
+  EXPECT_TRUE(k->isEnabled());
+  EXPECT_FALSE(draft_p_min->isEnabled()) << "n-gram drafts have no probability to stop at";
   EXPECT_EQ(fields.read(EngineConfig{}).spec, c.spec);
 
   // Only what the shown mode uses is read: the early-exit layers do not leak into ngram.
-  fields.spec.draft_layers->setValue(3);
+  draft_layers->setValue(3);
   EXPECT_EQ(fields.read(c).spec.draft_layers, 0);
-  fields.spec.mode->setCurrentText("early-exit");
+  mode->setCurrentText("early-exit");
   fields.refresh_enabled();
-  EXPECT_EQ(fields.spec.drafter->currentWidget(), fields.spec.draft_layers);
+  EXPECT_EQ(fields.drafter->currentWidget(), draft_layers);
   EXPECT_EQ(fields.read(c).spec.draft_layers, 3);
-  EXPECT_TRUE(fields.spec.draft_p_min->isEnabled());
+  EXPECT_TRUE(draft_p_min->isEnabled());
+  // Early exit without its layers is not complete yet.
+  EXPECT_TRUE(fields.missing().isEmpty());
+  draft_layers->setValue(0);
+  EXPECT_TRUE(fields.missing().startsWith("Choose how many of the target's first layers draft"));
+  draft_layers->setValue(3);
 
   // A draft mode without its file is not complete yet.
-  EXPECT_TRUE(fields.spec.missing().isEmpty());
-  fields.spec.mode->setCurrentText("draft");
-  EXPECT_TRUE(fields.spec.missing().startsWith("Choose the draft model file")) << fields.spec.missing().toStdString();
-  fields.spec.draft_model->set_path("/models/draft.gguf");
-  EXPECT_TRUE(fields.spec.missing().isEmpty());
+  EXPECT_TRUE(fields.missing().isEmpty());
+  mode->setCurrentText("draft");
+  EXPECT_TRUE(fields.missing().startsWith("Choose the draft model file")) << fields.missing().toStdString();
+  draft_model->set_path("/models/draft.gguf");
+  EXPECT_TRUE(fields.missing().isEmpty());
   EXPECT_EQ(fields.read(c).spec.draft_model, "/models/draft.gguf");
 
-  // Every speculation toggle has its row and its line of explanation.
+  // Every speculation setting has its row and its line of explanation (the drafter's fields share one).
   int spec_rows = 0;
   for (const ConfigFields::Row& row : fields.rows()) {
     if (row.section != "Speculative decoding") continue;
@@ -226,8 +243,8 @@ TEST(SpecDemoScript, SpeculationKeysAndStepsAreCheckedBeforeRunning) {
     apply_config_overrides({}, {{"spec", "psychic"}}, "demo.json: steps[0]");
     ADD_FAILURE() << "an unknown mode was taken";
   } catch (const std::runtime_error& e) {
-    EXPECT_STREQ(e.what(), "demo.json: steps[0]: config: 'spec' must be one of none, ngram, draft, self-quant, "
-                           "early-exit, not \"psychic\"");
+    EXPECT_STREQ(e.what(), "demo.json: steps[0]: config: 'spec': \"psychic\" is not one of none, ngram, draft, self-quant, "
+                           "early-exit");
   }
 
   QTemporaryDir dir;
@@ -242,7 +259,7 @@ TEST(SpecDemoScript, SpeculationKeysAndStepsAreCheckedBeforeRunning) {
   // Revealed at a laptop's size: the panel scrolls down to it, never sideways.
   w->resize(1280, 720);
   QApplication::processEvents();
-  EXPECT_TRUE(w->config_panel()->reveal("spec_mode"));
+  EXPECT_TRUE(w->config_panel()->reveal("spec"));
   for (QScrollArea* scroll : w->config_panel()->findChildren<QScrollArea*>())
     EXPECT_EQ(scroll->horizontalScrollBar()->value(), 0);
 }

@@ -49,7 +49,7 @@ struct SpecWorkbench : ::testing::Test {
     return f;
   }
   // Picks a speculation mode in the panel as a user would.
-  void choose_mode(const char* mode) { field<QComboBox>("spec_mode")->setCurrentText(mode); }
+  void choose_mode(const char* mode) { field<QComboBox>("spec")->setCurrentText(mode); }
   // Types a value into a spin box and ends the edit.
   void edit_spin(const char* name, int value) {
     QSpinBox* box = field<QSpinBox>(name);
@@ -57,7 +57,7 @@ struct SpecWorkbench : ::testing::Test {
     emit box->editingFinished();
   }
   void pick_draft_file(const QString& path) {
-    QLineEdit* edit = field<FilePicker>("spec_draft_model")->edit();
+    QLineEdit* edit = field<FilePicker>("draft_model")->edit();
     edit->setText(path);
     emit edit->editingFinished();
   }
@@ -102,7 +102,7 @@ TEST_F(SpecWorkbench, TheConfigPanelTurnsSpeculationOnAndTheAcceptancePanelsFill
   EXPECT_EQ(w->bridge().config().spec.mode, SpecMode::None);
   edit_spin("spec_k", 4);  // a fixed k: every step drafts, whatever the drafts cost here
   pick_draft_file(stories_model());
-  ASSERT_TRUE(answered("spec draft k=4")) << panel->result_text().toStdString();
+  ASSERT_TRUE(answered("speculation draft, draft tokens 4, draft model ")) << panel->result_text().toStdString();
   EXPECT_EQ(w->bridge().config().spec.mode, SpecMode::Draft);
   EXPECT_EQ(w->bridge().config().spec.draft_model, stories_model().toStdString());
 
@@ -151,7 +151,7 @@ TEST_F(SpecWorkbench, SpeculationSwitchesOnBetweenTheStepsOfAStreamingReply) {
   // (on a loaded machine the GUI thread may first look after the whole reply: then it switches after)
   ASSERT_TRUE(wait_for([&] { return chat.streaming_tokens(chat.current_index()) >= 3 || chat.requests_in_flight() == 0; }));
   choose_mode("ngram");
-  ASSERT_TRUE(answered("spec ngram k=auto")) << panel->result_text().toStdString();
+  ASSERT_TRUE(answered("speculation ngram")) << panel->result_text().toStdString();
   ASSERT_TRUE(wait_for([&] { return chat.requests_in_flight() == 0; }, 60000));
   const SessionMessage& reply = chat.session(chat.current_index()).messages.back();
   EXPECT_EQ(reply.content, plain_reply) << "greedy output is the target's, before and after the switch";
@@ -166,8 +166,8 @@ TEST_F(SpecWorkbench, ThePerTokenViewColoursEachTokenByHowItCame) {
   // The target's first 2 of 5 layers draft: some drafts pass, some are refused and corrected.
   choose_mode("early-exit");
   edit_spin("spec_k", 4);  // a fixed k: every step drafts, whatever the drafts cost here
-  edit_spin("spec_draft_layers", 2);
-  ASSERT_TRUE(answered("spec early-exit k=4 (2 layers)")) << panel->result_text().toStdString();
+  edit_spin("draft_layers", 2);
+  ASSERT_TRUE(answered("speculation early-exit, draft tokens 4, draft layers 2")) << panel->result_text().toStdString();
   chat.set_token_view(true);
   chat.set_sampling(SamplingParams{}, 96);
   ASSERT_TRUE(chat_turn(*w, "Once upon a time"));
@@ -233,15 +233,19 @@ TEST_F(SpecWorkbench, BadDraftsShowADialogAndTheEngineKeepsServing) {
   QSignalSpy errors(w.get(), &MainWindow::error_shown);
 
   // Early exit needs fewer layers than the target's 5 (it starts at 1).
+  // Early exit waits for its layers instead of being refused.
   choose_mode("early-exit");
-  ASSERT_TRUE(answered("spec early-exit k=auto (1 layer)")) << panel->result_text().toStdString();
+  EXPECT_TRUE(panel->result_text().contains("Choose how many of the target's first layers draft"))
+      << panel->result_text().toStdString();
+  edit_spin("draft_layers", 1);
+  ASSERT_TRUE(answered("speculation early-exit, draft layers 1")) << panel->result_text().toStdString();
   const SpecConfig running = w->bridge().config().spec;
-  edit_spin("spec_draft_layers", 5);
+  edit_spin("draft_layers", 5);
   QString dialog = next_dialog(errors);
   EXPECT_TRUE(dialog.contains("config rejected: draft-layers must be in 1..4, got 5")) << dialog.toStdString();
   // Nothing changed: the panel shows again what the engine runs.
   EXPECT_EQ(w->bridge().config().spec, running);
-  EXPECT_EQ(field<QSpinBox>("spec_draft_layers")->value(), 1);
+  EXPECT_EQ(field<QSpinBox>("draft_layers")->value(), 1);
   ASSERT_NO_FATAL_FAILURE(expect_serving());
 
   // A draft with another vocabulary.
@@ -252,7 +256,7 @@ TEST_F(SpecWorkbench, BadDraftsShowADialogAndTheEngineKeepsServing) {
   dialog = next_dialog(errors);
   EXPECT_TRUE(dialog.contains("the draft's vocabulary differs from the target's")) << dialog.toStdString();
   EXPECT_EQ(w->bridge().config().spec, running);
-  EXPECT_EQ(field<QComboBox>("spec_mode")->currentText(), "early-exit");
+  EXPECT_EQ(field<QComboBox>("spec")->currentText(), "early-exit");
   ASSERT_NO_FATAL_FAILURE(expect_serving());
 
   // k out of range, as a script could ask (the panel's box stops at 16).
@@ -265,9 +269,9 @@ TEST_F(SpecWorkbench, BadDraftsShowADialogAndTheEngineKeepsServing) {
   EXPECT_EQ(w->bridge().config().spec.k, SpecConfig::kAutoK);
 
   // A self-quant draft that is no smaller than the weights in use (q8 over q4).
-  field<QComboBox>("quantization")->setCurrentText("q4");
+  field<QComboBox>("quant")->setCurrentText("q4");
   ASSERT_TRUE(answered("weights now q4")) << panel->result_text().toStdString();
-  field<QComboBox>("spec_draft_quant")->setCurrentText("q8");  // read once the mode uses it
+  field<QComboBox>("draft_quant")->setCurrentText("q8");  // read once the mode uses it
   choose_mode("self-quant");
   dialog = next_dialog(errors);
   EXPECT_TRUE(dialog.contains("no smaller than the target's weights")) << dialog.toStdString();

@@ -219,7 +219,7 @@ TEST(WorkbenchDemoScript, BadScriptsAreRefusedBeforeRunning) {
   };
   EXPECT_EQ(refused({{"steps", {{{"dance", 1}}}}}).rfind("demo.json: steps[0]: no known action", 0), 0u);
   EXPECT_EQ(refused({{"steps", {{{"wait", 1}}, {{"config", {{"kv", "ring"}}}}}}}),
-            "demo.json: steps[1]: config: 'kv' must be \"paged\" or \"contiguous\", not \"ring\"");
+            "demo.json: steps[1]: config: 'kv': \"ring\" is not one of paged, contiguous");
   EXPECT_EQ(refused({{"steps", {{{"config", {{"speed", 2}}}}}}}), "demo.json: steps[0]: config: unknown toggle 'speed'");
   EXPECT_EQ(refused({{"steps", {{{"send", 3}}}}}), "demo.json: steps[0]: field 'send' is missing or has the wrong type: 3");
   EXPECT_EQ(refused({{"no_steps", true}}), "demo.json: expected an object with a 'steps' array");

@@ -259,7 +259,7 @@ TEST(Workbench, SwitchingPagedToContiguousChangesTheBlockView) {
   ASSERT_TRUE(wait_for([&] { return w->block_table()->grid()->snapshot().kind == "paged"; }));
 
   // Flip the toggle as a user would; the engine answers that it built a new cache.
-  w->config_panel()->findChild<QComboBox*>("kv_kind")->setCurrentText("contiguous");
+  w->config_panel()->findChild<QComboBox*>("kv")->setCurrentText("contiguous");
   ASSERT_TRUE(wait_for([&] { return w->config_panel()->result_text().contains("KV contiguous"); }))
       << w->config_panel()->result_text().toStdString();
   EXPECT_EQ(w->bridge().config().kv.kind, KvKind::Contiguous);
@@ -294,7 +294,7 @@ TEST(Workbench, SwitchingTheKvManagerWhileIdleChangesTheBlockView) {
   ASSERT_EQ(w->bridge().in_flight(), 0);
 
   // No request runs: no token arrives to trigger a snapshot, yet the header must name the new manager.
-  auto* kv_kind = w->config_panel()->findChild<QComboBox*>("kv_kind");
+  auto* kv_kind = w->config_panel()->findChild<QComboBox*>("kv");
   kv_kind->setCurrentText("contiguous");
   ASSERT_TRUE(wait_for([&] { return w->config_panel()->result_text().contains("KV contiguous"); }))
       << w->config_panel()->result_text().toStdString();

@@ -86,7 +86,7 @@ TEST(LearnExperiment, MalformedFilesNameTheFieldAndValue) {
   expect_error([&] { Experiment::parse(broken([](auto& j) { j["runs"] = nlohmann::json::array(); }), "x.json", ""); },
                "'runs' must be a non-empty array");
   expect_error([&] { Experiment::parse(broken([](auto& j) { j["runs"][0]["config"]["kv"] = "tiled"; }), "x.json", ""); },
-               "x.json: runs[0]: config: 'kv' must be \"paged\" or \"contiguous\", not \"tiled\"");
+               "x.json: runs[0]: config: 'kv': \"tiled\" is not one of paged, contiguous");
   expect_error([&] { Experiment::parse(broken([](auto& j) { j["runs"][0]["config"]["kv_budget_tokens"] = "many"; }), "x.json", ""); },
                "field 'kv_budget_tokens'");
   expect_error([&] { Experiment::parse(broken([](auto& j) { j["runs"].push_back(j["runs"][0]); }), "x.json", ""); },
@@ -113,9 +113,9 @@ TEST(LearnExperiment, MalformedFilesNameTheFieldAndValue) {
   expect_error([&] { Experiment::parse(broken([](auto& j) { j["attention_sweep"] = {{"contexts", {64, 1e300}}}; }), "x.json", ""); },
                "x.json: attention_sweep: field 'contexts' is missing or has the wrong type: [64,1e+300]");
   expect_error([&] { Experiment::parse(broken([](auto& j) { j["runs"][0]["config"]["threads"] = 1e10; }), "x.json", ""); },
-               "x.json: runs[0]: config: field 'threads' is missing or has the wrong type: 10000000000.0");
+               "x.json: runs[0]: config: 'threads': 10000000000.0 is not an integer");
   expect_error([&] { Experiment::parse(broken([](auto& j) { j["runs"][0]["config"]["block_size"] = 16.5; }), "x.json", ""); },
-               "field 'block_size' is missing or has the wrong type: 16.5");
+               "x.json: runs[0]: config: 'block_size': 16.5 is not one of 8, 16, 32");
   expect_error([&] { Experiment::parse_text("{\"title\": 1e999}", "x.json", ""); }, "x.json: not valid JSON: ");
 }
 
