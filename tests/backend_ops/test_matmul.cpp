@@ -242,6 +242,27 @@ TEST_P(MatmulTest, GemmOutputsEqualSingleDots) {
   }
 }
 
+// A batch too wide for one strip of prepared tokens (1 MiB of them: 31 tokens of 8192 columns) goes in
+// strips, in token pairs on the 512-bit path: every output is still its single dot, bit for bit.
+TEST_P(MatmulTest, TokensBeyondOneStripEqualSingleDots) {
+  const cpu::DotKernel& k = kernel();
+  std::mt19937 rng(31);
+  const int64_t rows = 9, cols = 8192, n_tok = 67;
+  const Weights w = random_weights(type(), rows, cols, rng);
+  const size_t a_stride = row_bytes(k.act_type, cols);
+  const std::vector<float> x = random_activations(n_tok, cols, rng);
+  std::vector<uint8_t> a(a_stride * n_tok);
+  for (int64_t t = 0; t < n_tok; ++t) quantize_row(k.act_type, x.data() + t * cols, a.data() + t * a_stride, cols);
+  std::vector<float> y = poisoned(static_cast<size_t>(rows * n_tok));
+  ThreadPool pool(2);
+  matmul(w.ref, x.data(), n_tok, y.data(), pool, options());
+  for (int64_t t = 0; t < n_tok; ++t)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float single = k.dot(w.bytes.data() + r * w.ref.row_stride, a.data() + t * a_stride, cols);
+      ASSERT_EQ(std::memcmp(&single, &y[t * rows + r], sizeof(float)), 0) << "t " << t << " r " << r;
+    }
+}
+
 TEST_P(MatmulTest, BatchInvariantAcrossBatchAndThreads) {
   std::mt19937 rng(7);
   const int64_t rows = 45, n_tok = 64, cols = col_grid().back();

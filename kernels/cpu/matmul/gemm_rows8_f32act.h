@@ -16,8 +16,9 @@
 // One token keeps row i in lane i (code e of eight rows against one activation); up to
 // kRegisterTokens do too, two at a time, each code converted once for both (run_tokens); more keep
 // code e in lane e (one row's step against eight activations), with every row's codes converted once
-// for all of them. Each lane runs the same operations either way, so no output depends on the token
-// count or the tile.
+// for all of them. The AVX-512 build runs those in token pairs, one token in each half of a 512-bit
+// vector, two pairs at once where registers allow (run_converted_pairs). Each lane runs the same
+// operations every way, so no output depends on the token count, the tile or the build.
 //
 // Internal to gemm_rows8_f32act_avx2.cpp and gemm_rows8_f32act_avx512vl.cpp, which compile it for
 // AVX2 and for AVX-512VL (the same operations, so the same bits): everything here has internal
@@ -211,11 +212,121 @@ void finish_converted(const float* acc, float* out) {
   _mm256_storeu_ps(out, _mm256_add_ps(lane_tree8(a), _mm256_load_ps(acc + kPackedRows * kPackedRows)));
 }
 
+#if defined(__AVX512F__)
+// Two tokens side by side in 512-bit vectors (the AVX-512 build): token t in the low eight lanes, token
+// t + 1 in the high eight. Each lane runs run_converted's operations in its order, so each token's
+// outputs are the ones run_converted gives it, bit for bit; each code and scale load serves both.
+constexpr int kPairLanes = 2 * kStepCodes;
+
+// Floats of a token pair's interleaved activations: each step of eight as sixteen (t's, then t + 1's),
+// then, for the formats with mins, each span's sums as sixteen (eight copies of t's, then of t + 1's).
+template <class F>
+constexpr int64_t pair_floats(int64_t n) {
+  return 2 * n + n / kSpanElems<F> * F::kMins * kPairLanes;
+}
+
+// Tokens t and t + 1 (their activations as run_converted reads them, xs_stride floats apart) interleaved.
+template <class F>
+void interleave_pair(const float* x0, const float* x1, int64_t n, float* out) {
+  for (int64_t q = 0; q < n / kStepCodes; ++q) {
+    _mm256_storeu_ps(out + kPairLanes * q, _mm256_loadu_ps(x0 + kStepCodes * q));
+    _mm256_storeu_ps(out + kPairLanes * q + kStepCodes, _mm256_loadu_ps(x1 + kStepCodes * q));
+  }
+  if constexpr (F::kMins > 0) {
+    float* sums = out + 2 * n;
+    for (int64_t j = 0; j < n / kSpanElems<F> * F::kMins; ++j) {
+      _mm256_storeu_ps(sums + kPairLanes * j, _mm256_set1_ps(x0[n + j]));
+      _mm256_storeu_ps(sums + kPairLanes * j + kStepCodes, _mm256_set1_ps(x1[n + j]));
+    }
+  }
+}
+
+// Eight floats from `p` in both halves of a 512-bit vector (one load; the 64-bit broadcast is AVX-512F's).
+__attribute__((always_inline)) inline __m512 both_halves(const float* p) {
+  // The masked form, every lane taken: the plain one leaves GCC 12 warning of its undefined source.
+  return _mm512_castpd_ps(_mm512_mask_broadcast_f64x4(_mm512_setzero_pd(), 0xFF, _mm256_castps_pd(_mm256_load_ps(p))));
+}
+
+// run_converted for P token pairs at once, each code and scale load serving all of them: pair q's
+// interleaved activations at xp[q] and sums at xsum[q] (from span 0 of the chunk), its accumulators at
+// acc[q] (a_0..7, then mins, sixteen floats each: t's eight, then t + 1's).
+template <class F, int P>
+void run_converted_pairs(const float* converted, int64_t n_spans, const float* const (&xp)[P], const float* const (&xsum)[P],
+                         float* const (&acc)[P]) {
+  __m512 a[P][kPackedRows], mins[P];
+#pragma GCC unroll 2
+  for (int q = 0; q < P; ++q) {
+    mins[q] = _mm512_loadu_ps(acc[q] + kPackedRows * kPairLanes);
+#pragma GCC unroll 8
+    for (int i = 0; i < kPackedRows; ++i) a[q][i] = _mm512_loadu_ps(acc[q] + i * kPairLanes);
+  }
+  for (int64_t s = 0; s < n_spans; ++s) {
+    const float* cs = converted + s * kConvertedFloats<F>;
+    const float* scales = cs + kCodeFloats<F>;
+    __m512 x[P][F::kSteps];
+#pragma GCC unroll 2
+    for (int q = 0; q < P; ++q) {
+#pragma GCC unroll 8
+      for (int c = 0; c < F::kSteps; ++c) x[q][c] = _mm512_loadu_ps(xp[q] + s * 2 * kSpanElems<F> + kPairLanes * c);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < kPackedRows; ++i) {
+      const float* ci = cs + F::kSteps * i * kStepCodes;
+      __m512 p[P];
+      const __m512 code0 = both_halves(ci);
+#pragma GCC unroll 2
+      for (int q = 0; q < P; ++q) p[q] = _mm512_mul_ps(code0, x[q][0]);
+#pragma GCC unroll 8
+      for (int c = 1; c < F::kSteps; ++c) {
+        const __m512 code = both_halves(ci + c * kStepCodes);
+#pragma GCC unroll 2
+        for (int q = 0; q < P; ++q) p[q] = _mm512_fmadd_ps(code, x[q][c], p[q]);
+      }
+      const __m512 scale = both_halves(scales + i * kStepCodes);
+#pragma GCC unroll 2
+      for (int q = 0; q < P; ++q) a[q][i] = _mm512_fmadd_ps(scale, p[q], a[q][i]);
+    }
+#pragma GCC unroll 2
+    for (int j = 0; j < F::kMins; ++j) {
+      const __m512 m = both_halves(scales + kPackedRows * kStepCodes + j * kPackedRows);
+#pragma GCC unroll 2
+      for (int q = 0; q < P; ++q)
+        mins[q] = _mm512_fmadd_ps(m, _mm512_loadu_ps(xsum[q] + (s * F::kMins + j) * kPairLanes), mins[q]);
+    }
+  }
+#pragma GCC unroll 2
+  for (int q = 0; q < P; ++q) {
+#pragma GCC unroll 8
+    for (int i = 0; i < kPackedRows; ++i) _mm512_storeu_ps(acc[q] + i * kPairLanes, a[q][i]);
+    _mm512_storeu_ps(acc[q] + kPackedRows * kPairLanes, mins[q]);
+  }
+}
+
+// Pairs run at once: two where their activations stay in registers with the accumulators (32 of
+// them), one for the formats of eight steps a span.
+template <class F>
+constexpr int kPairsAtOnce = F::kSteps <= 4 ? 2 : 1;
+
+// The eight outputs of each token of a pair from its accumulators, as finish_converted gives them.
+void finish_converted_pair(const float* acc, float* out0, float* out1) {
+  float* const out[2] = {out0, out1};
+  for (int h = 0; h < 2; ++h) {
+    alignas(32) float one[kAccFloats];
+    for (int v = 0; v <= kPackedRows; ++v)
+      _mm256_store_ps(one + v * kPackedRows, _mm256_loadu_ps(acc + v * kPairLanes + h * kStepCodes));
+    finish_converted(one, out[h]);
+  }
+}
+#endif
+
 // Elements of a group converted at once: their codes (16 KiB) stay in L1 while every token passes
 // over them (read from L2 token after token, the codes of a whole group made prefill 20% slower).
 constexpr int64_t kConvertedElems = 512;
 
-constexpr size_t kPreparedBytes = 4 << 20;  // the tokens prepared at once take this much at most
+// The tokens prepared at once take this much at most: every packed group passes over all of them
+// (and over their interleaved pairs in the 512-bit path), so they stay in L2 (a 4 MiB strip, read
+// from L3 group after group, made 512-token prefill 35% slower on a 2 MiB-L2 Xeon).
+constexpr size_t kPreparedBytes = 1 << 20;
 
 // Up to this many tokens run in registers (run_tokens, two at a time, then a last one alone); more convert
 // each group's codes once for all of them (run_converted). Two, not more: on AVX2's 16 registers a
@@ -240,7 +351,7 @@ class Scratch {
   }
 
  private:
-  static constexpr std::align_val_t kAlign{32};
+  static constexpr std::align_val_t kAlign{64};
   void release() {
     if (data_ != nullptr) ::operator delete(data_, kAlign);
     data_ = nullptr;
@@ -250,7 +361,7 @@ class Scratch {
   size_t capacity_ = 0;
 };
 
-thread_local Scratch prepared_scratch, codes_scratch;
+thread_local Scratch prepared_scratch, codes_scratch, pairs_scratch;
 
 // Packed groups x n_tok tokens of n columns whose activations (as run_tokens reads them, then, for the
 // prepared formats, the sums their mins meet) are xs_stride floats apart: up to kRegisterTokens run each
@@ -287,40 +398,75 @@ void run_groups(const void* w, size_t group_stride, int64_t n_groups, const floa
   static_assert(kChunk % F::kSpans == 0, "a chunk holds whole packed blocks");
   float* converted = codes_scratch.get(static_cast<size_t>(kChunk * kConvertedFloats<F> + n_tok * kAccFloats));
   float* acc = converted + kChunk * kConvertedFloats<F>;
+#if defined(__AVX512F__)
+  // Tokens in pairs through the 512-bit path (their accumulators side by side), a last odd one alone.
+  const int64_t n_pairs = n_tok / 2;
+  const int64_t per_pair = pair_floats<F>(n);
+  float* pairs = pairs_scratch.get(static_cast<size_t>(n_pairs * per_pair));
+  for (int64_t q = 0; q < n_pairs; ++q) interleave_pair<F>(xs + 2 * q * xs_stride, xs + (2 * q + 1) * xs_stride, n, pairs + q * per_pair);
+#else
+  const int64_t n_pairs = 0;
+#endif
   for (int64_t g = 0; g < n_groups; ++g) {
     for (int64_t i = 0; i < n_tok * kAccFloats; ++i) acc[i] = 0.0f;
     // a chunk of spans converted, then every token over it, its accumulators carried to the next
     for (int64_t s0 = 0; s0 < n_spans; s0 += kChunk) {
       const int64_t ns = n_spans - s0 < kChunk ? n_spans - s0 : kChunk;
       convert_group<F>(group(g), s0, ns, converted);
-      for (int64_t t = 0; t < n_tok; ++t) {
+#if defined(__AVX512F__)
+      const auto run = [&]<int P>(std::integral_constant<int, P>, int64_t q0) {
+        const float* xp[P];
+        const float* xsum[P];
+        float* pair_acc[P];
+        for (int q = 0; q < P; ++q) {
+          const float* pair = pairs + (q0 + q) * per_pair;
+          xp[q] = pair + s0 * 2 * kSpanElems<F>;
+          xsum[q] = F::kMins > 0 ? pair + 2 * n + s0 * F::kMins * kPairLanes : nullptr;
+          pair_acc[q] = acc + 2 * (q0 + q) * kAccFloats;
+        }
+        run_converted_pairs<F, P>(converted, ns, xp, xsum, pair_acc);
+      };
+      int64_t q = 0;
+      for (; q + kPairsAtOnce<F> <= n_pairs; q += kPairsAtOnce<F>) run(std::integral_constant<int, kPairsAtOnce<F>>{}, q);
+      for (; q < n_pairs; ++q) run(std::integral_constant<int, 1>{}, q);
+#endif
+      for (int64_t t = 2 * n_pairs; t < n_tok; ++t) {
         const float* xt = xs + t * xs_stride;
         const float* xsum = F::kMins > 0 ? xt + n + s0 * F::kMins : nullptr;
         run_converted<F>(converted, ns, xt + s0 * kSpanElems<F>, xsum, acc + t * kAccFloats);
       }
     }
-    for (int64_t t = 0; t < n_tok; ++t) finish_converted(acc + t * kAccFloats, out + t * out_stride + g * kPackedRows);
+#if defined(__AVX512F__)
+    for (int64_t q = 0; q < n_pairs; ++q) {
+      finish_converted_pair(acc + 2 * q * kAccFloats, out + 2 * q * out_stride + g * kPackedRows,
+                            out + (2 * q + 1) * out_stride + g * kPackedRows);
+    }
+#endif
+    for (int64_t t = 2 * n_pairs; t < n_tok; ++t) {
+      finish_converted(acc + t * kAccFloats, out + t * out_stride + g * kPackedRows);
+    }
   }
 }
 
-// PackedGemmFn. The prepared formats prepare the tokens in strips of as many as kPreparedBytes holds
-// (all of them but for very long batches of very wide rows); Q8_0 reads the activations as they are.
+// PackedGemmFn. The tokens go in strips of as many as kPreparedBytes holds: the prepared formats
+// prepare each strip's activations, Q8_0 reads them as they are.
 template <class F>
 void gemm_packed(const void* w, size_t group_stride, int64_t n_groups, const void* a, size_t a_stride, int64_t n_tok,
                  int64_t n, float* out, int64_t out_stride) {
   const auto* x = static_cast<const float*>(a);
   const int64_t x_stride = static_cast<int64_t>(a_stride / sizeof(float));
-  if constexpr (!F::kPrepared) {
-    run_groups<F>(w, group_stride, n_groups, x, x_stride, n_tok, n, out, out_stride);
-  } else {
-    const int64_t per_token = n + n / kSpanElems<F> * F::kMins;  // prepared floats: xs, then xsum
-    const int64_t fit = static_cast<int64_t>(kPreparedBytes / (sizeof(float) * per_token));
-    const int64_t strip = fit < 1 ? 1 : fit < n_tok ? fit : n_tok;
-    float* prepared = prepared_scratch.get(static_cast<size_t>(strip * per_token));
-    for (int64_t t0 = 0; t0 < n_tok; t0 += strip) {
-      const int64_t nt = n_tok - t0 < strip ? n_tok - t0 : strip;
+  const int64_t per_token = F::kPrepared ? n + n / kSpanElems<F> * F::kMins : n;  // prepared floats: xs, then xsum
+  const int64_t fit = static_cast<int64_t>(kPreparedBytes / (sizeof(float) * per_token));
+  const int64_t strip = fit < 1 ? 1 : fit < n_tok ? fit : n_tok;
+  float* prepared = F::kPrepared ? prepared_scratch.get(static_cast<size_t>(strip * per_token)) : nullptr;
+  for (int64_t t0 = 0; t0 < n_tok; t0 += strip) {
+    const int64_t nt = n_tok - t0 < strip ? n_tok - t0 : strip;
+    float* strip_out = out + t0 * out_stride;
+    if constexpr (F::kPrepared) {
       for (int64_t t = 0; t < nt; ++t) prepare<F>(x + (t0 + t) * x_stride, n, prepared + t * per_token);
-      run_groups<F>(w, group_stride, n_groups, prepared, per_token, nt, n, out + t0 * out_stride, out_stride);
+      run_groups<F>(w, group_stride, n_groups, prepared, per_token, nt, n, strip_out, out_stride);
+    } else {
+      run_groups<F>(w, group_stride, n_groups, x + t0 * x_stride, x_stride, nt, n, strip_out, out_stride);
     }
   }
 }

@@ -1,7 +1,8 @@
-// The exact packed-row kernels (gemm_rows8_f32act.h) compiled for AVX-512F/VL besides AVX2, still on
-// 256-bit vectors: the compiler gets 32 vector registers instead of 16 (the one-token loop's sixteen
-// accumulators no longer spill) and folds each activation's broadcast into its multiply-add. The
-// source and so every operation and its order are the AVX2 build's, so are the outputs, bit for bit.
+// The exact packed-row kernels (gemm_rows8_f32act.h) compiled for AVX-512F/VL besides AVX2: the
+// compiler gets 32 vector registers instead of 16 (the one-token loop's sixteen accumulators no longer
+// spill) and folds each activation's broadcast into its multiply-add, and batches of more than
+// kRegisterTokens run in token pairs on 512-bit vectors. Every lane runs the AVX2 build's operations
+// in their order, so the outputs are the AVX2 build's, bit for bit.
 #include "kernels/cpu/matmul/gemm_rows8_f32act.h"
 
 namespace inferscope::cpu {
