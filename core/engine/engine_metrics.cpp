@@ -1,7 +1,10 @@
 #include "core/engine/engine_metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+
+#include "core/engine/step_metric_table.h"
 
 namespace inferscope {
 
@@ -169,31 +172,15 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
                            {"decode_tokens", q.decode_tokens},
                            {"cached_tokens", q.cached_tokens}});
     }
-    steps.push_back({{"time_s", st.time_s},
-                     {"duration_s", st.duration_s},
-                     {"num_requests_running", st.num_requests_running},
-                     {"num_requests_waiting", st.num_requests_waiting},
-                     {"prefill_tokens", st.prefill_tokens},
-                     {"decode_tokens", st.decode_tokens},
-                     {"kv_cache_usage_perc", st.kv_cache_usage_perc},
-                     {"kv_internal_fragmentation_perc", st.kv_internal_fragmentation_perc},
-                     {"kv_reserved_unused_perc", st.kv_reserved_unused_perc},
-                     {"attention_scratch_bytes", st.attention_scratch_bytes},
-                     {"attention_seconds", st.attention_seconds},
-                     {"matmul_seconds", st.matmul_seconds},
-                     {"prefix_cache_queries", st.prefix_cache_queries},
-                     {"prefix_cache_hits", st.prefix_cache_hits},
-                     {"spec_draft_tokens", st.spec_draft_tokens},
-                     {"spec_accepted_tokens", st.spec_accepted_tokens},
-                     {"spec_chosen_k", st.spec_chosen_k},
-                     {"draft_seconds", st.draft_seconds},
-                     {"verify_seconds", st.verify_seconds},
-                     {"pool_dispatches", st.pool_dispatches},
-                     {"flops", st.flops},
-                     {"weight_bytes_read", st.weight_bytes_read},
-                     {"kv_bytes_read", st.kv_bytes_read},
-                     {"sequences", sequences},
-                     {"preempted", st.preempted}});
+    nlohmann::json step = nlohmann::json::object();
+    for (const StepMetric& m : step_metrics_table()) {
+      // Counts as integers (a mean of counts, as spec_chosen_k, keeps its fraction).
+      const double v = m.value(st);
+      step[m.key] = whole_unit(m.unit) && v == std::floor(v) ? nlohmann::json(static_cast<int64_t>(v)) : nlohmann::json(v);
+    }
+    step["sequences"] = std::move(sequences);
+    step["preempted"] = st.preempted;
+    steps.push_back(std::move(step));
   }
   nlohmann::json requests = nlohmann::json::array();
   for (const RequestMetrics& r : s.requests) {

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/engine/step_metric_table.h"
 #include "gui/dashboard/metrics_series.h"
 #include "gui/dashboard/not_reported.h"
 #include "gui/dashboard/request_timeline.h"
@@ -32,8 +33,8 @@ using namespace inferscope::gui;
 namespace {
 
 // One colour per quantity, the same in every plot and in the overlay (dashed there).
-const QColor kDuration(90, 90, 90), kUsage(148, 103, 189), kFragmentation(140, 86, 75), kReservedUnused(214, 39, 40), kHits(23, 190, 207),
-    kHitsRecent(188, 189, 34), kScratch(227, 119, 194), kAttentionTime(60, 60, 140), kMatmulTime(200, 120, 40), kE2e(148, 103, 189), kQueue(140, 86, 75);
+// (The lines drawn straight from a step metric take theirs from core/engine/step_metric_table.h.)
+const QColor kHits(23, 190, 207), kHitsRecent(188, 189, 34), kE2e(148, 103, 189), kQueue(140, 86, 75);
 
 constexpr int kPlotMinWidth = 360;  // a column per this many pixels of width, 1 to 4 columns
 constexpr double kApartRatio = 20;  // two runs' highest values this far apart put a value axis on a log scale
@@ -91,14 +92,17 @@ struct MetricsDashboard::Impl {
   std::array<std::array<QCPGraph*, 2>, kServerLatencies> server_latency{};
   QCPGraph *server_hit_rate = nullptr, *server_acceptance = nullptr, *server_accept_length = nullptr;
   QCPGraph *e2e = nullptr, *queue = nullptr, *itl = nullptr, *e2e_b = nullptr;
-  QCPGraph *ttft = nullptr, *rate = nullptr, *duration = nullptr, *usage = nullptr, *fragmentation = nullptr,
-           *reserved_unused = nullptr, *hits = nullptr, *hits_recent = nullptr, *scratch = nullptr, *attention_time = nullptr,
-           *matmul_time = nullptr;
+  QCPGraph *ttft = nullptr, *rate = nullptr, *hits = nullptr, *hits_recent = nullptr;
   QCPBars *prefill = nullptr, *decode = nullptr;
   QCPGraph* usage_marks = nullptr;  // the preemption lines that get a legend entry
-  QCPGraph *ttft_b = nullptr, *rate_b = nullptr, *tokens_b = nullptr, *usage_b = nullptr, *fragmentation_b = nullptr,
-           *reserved_unused_b = nullptr, *hits_b = nullptr, *scratch_b = nullptr, *attention_time_b = nullptr,
-           *matmul_time_b = nullptr;
+  QCPGraph *ttft_b = nullptr, *rate_b = nullptr, *tokens_b = nullptr, *hits_b = nullptr;
+  // The lines drawn straight from a step metric, each with run B's line where its row asks for one.
+  struct TableLine {
+    const inferscope::StepMetric* metric;
+    QCPGraph* a;
+    QCPGraph* b;  // null: no overlay
+  };
+  std::vector<TableLine> table_lines;
 
   std::unique_ptr<SpecPlots> spec;
   QCPGraph* spec_window_b = nullptr;
@@ -126,6 +130,8 @@ struct MetricsDashboard::Impl {
     name(b, g->name(), true);
     return b;
   }
+  // The table's lines of `plot`'s panel (its objectName), then their overlays.
+  void add_table_lines(QCustomPlot* plot);
   void apply_names();
   void draw_overlay();
   // The overlay's series against the bottom time axis, or against the top one fitted to its span.
@@ -143,6 +149,19 @@ struct MetricsDashboard::Impl {
   void add_server_latency(QCustomPlot* plot, ServerLatency latency, const QString& what, const QColor& colour, QCPAxis* axis);
   std::vector<QCPGraph*> server_graphs() const;
 };
+
+void MetricsDashboard::Impl::add_table_lines(QCustomPlot* plot) {
+  const size_t first = table_lines.size();
+  for (const inferscope::StepMetric& m : inferscope::step_metrics_table()) {
+    if (m.look == inferscope::MetricLook::None || QString::fromStdString(m.panel) != plot->objectName()) continue;
+    const Look look = m.look == inferscope::MetricLook::Area ? Look::Area : Look::Line;
+    QCPGraph* a = add_graph(plot, QString::fromStdString(m.line), QColor::fromRgb(m.rgb), look, m.right_axis ? plot->yAxis2 : plot->yAxis);
+    name(a, a->name(), false);
+    table_lines.push_back({&m, a, nullptr});
+  }
+  for (size_t i = first; i < table_lines.size(); ++i)
+    if (table_lines[i].metric->overlay) table_lines[i].b = overlay_of(table_lines[i].a);
+}
 
 void MetricsDashboard::Impl::add_server_latency(QCustomPlot* plot, ServerLatency latency, const QString& what,
                                                 const QColor& colour, QCPAxis* axis) {
@@ -210,9 +229,9 @@ void MetricsDashboard::Impl::draw_overlay() {
   roofline->set_overlay(on ? &*overlay : nullptr);
   // The lanes' tags are the runs' names without their notes ("B" of "B simulated (dry run)").
   timeline->set_overlay(on ? &*overlay : nullptr, label_a.section(' ', 0, 0), label_b.section(' ', 0, 0), own_clock);
-  const std::vector<QCPGraph*> graphs_b = {ttft_b,    e2e_b,   rate_b,           tokens_b,        usage_b,
-                                           fragmentation_b, reserved_unused_b, hits_b, scratch_b, attention_time_b,
-                                           matmul_time_b,   spec_window_b};
+  std::vector<QCPGraph*> graphs_b = {ttft_b, e2e_b, rate_b, tokens_b, hits_b, spec_window_b};
+  for (const TableLine& line : table_lines)
+    if (line.b) graphs_b.push_back(line.b);
   for (QCPGraph* g : graphs_b) {
     g->setVisible(on);
     if (on) {
@@ -231,12 +250,8 @@ void MetricsDashboard::Impl::draw_overlay() {
   set_series(e2e_b, e2e_series(s));
   set_series(rate_b, decode_rate_series(s));
   set_series(tokens_b, step_series(s, [](const StepMetrics& m) { return double(m.prefill_tokens + m.decode_tokens); }));
-  set_series(usage_b, step_series(s, [](const StepMetrics& m) { return m.kv_cache_usage_perc; }));
-  set_series(fragmentation_b, step_series(s, [](const StepMetrics& m) { return m.kv_internal_fragmentation_perc; }));
-  set_series(reserved_unused_b, step_series(s, [](const StepMetrics& m) { return m.kv_reserved_unused_perc; }));
-  set_series(scratch_b, step_series(s, [](const StepMetrics& m) { return double(m.attention_scratch_bytes); }));
-  set_series(attention_time_b, step_series(s, [](const StepMetrics& m) { return m.attention_seconds; }));
-  set_series(matmul_time_b, step_series(s, [](const StepMetrics& m) { return m.matmul_seconds; }));
+  for (const TableLine& line : table_lines)
+    if (line.b) set_series(line.b, step_series(s, line.metric->value));
   set_series(spec_window_b, acceptance_window_series(s));
   // Only its totals are known: the run's overall hit rate, drawn flat across the run.
   hits_b->data()->clear();
@@ -382,7 +397,7 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   d.add_server_latency(p, ServerLatency::Queue, tr("queue time"), kQueue, p->yAxis);
   d.add_server_latency(p, ServerLatency::InterToken, tr("inter-token"), kDecodeColor, p->yAxis2);
 
-  p = d.add_panel(this, {"decode_tokens_per_second", tr("tok/s"), Unit::PerSecond}, true, 0).plot;
+  p = d.add_panel(this, {"decode_tokens_per_second", tr("tok/s"), Unit::TokensPerSecond}, true, 0).plot;
   d.rate = add_graph(p, tr("engine decode tok/s"), kDecodeColor, Look::Line);
   d.name(d.rate, d.rate->name(), false);
   d.rate_b = d.overlay_of(d.rate);
@@ -394,9 +409,8 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   p->yAxis2->setVisible(true);
   p->yAxis2->setLabel(tr("step time"));
   set_axis_unit(p->yAxis2, Unit::Seconds);
-  d.duration = add_graph(p, tr("step duration"), kDuration, Look::Line, p->yAxis2);
-  for (QCPAbstractPlottable* a : std::initializer_list<QCPAbstractPlottable*>{d.prefill, d.decode, d.duration})
-    d.name(a, a->name(), false);
+  for (QCPAbstractPlottable* a : std::initializer_list<QCPAbstractPlottable*>{d.prefill, d.decode}) d.name(a, a->name(), false);
+  d.add_table_lines(p);
   d.tokens_b = add_graph(p, tr("tokens per step"), QColor(40, 40, 40), Look::Line);
   QPen dashed = d.tokens_b->pen();
   dashed.setStyle(Qt::DashLine);
@@ -418,18 +432,11 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   for (QCPGraph* g : {d.roofline->prefill_b, d.roofline->decode_b}) d.name(g, g->name(), true);
 
   p = d.add_panel(this, {"kv_usage", tr("of budget"), Unit::Fraction}, true, 1.0).plot;
-  d.usage = add_graph(p, tr("KV usage"), kUsage, Look::Area);
-  d.name(d.usage, d.usage->name(), false);
-  d.usage_b = d.overlay_of(d.usage);
+  d.add_table_lines(p);
   d.usage_marks = d.panels.back().marks;
 
   p = d.add_panel(this, {"kv_waste", tr("of slots"), Unit::Fraction}, true, 1.02).plot;
-  d.fragmentation = add_graph(p, tr("internal fragmentation"), kFragmentation, Look::Line);
-  d.reserved_unused = add_graph(p, tr("reserved unused"), kReservedUnused, Look::Line);
-  d.name(d.fragmentation, d.fragmentation->name(), false);
-  d.name(d.reserved_unused, d.reserved_unused->name(), false);
-  d.fragmentation_b = d.overlay_of(d.fragmentation);
-  d.reserved_unused_b = d.overlay_of(d.reserved_unused);
+  d.add_table_lines(p);
 
   p = d.add_panel(this, {"prefix_cache_hit_rate", tr("hit rate"), Unit::Fraction}, true, 1.02).plot;
   d.hits = add_graph(p, tr("hit rate (cumulative)"), kHits, Look::Line);
@@ -444,16 +451,8 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   p->yAxis2->setVisible(true);
   p->yAxis2->setLabel(tr("time"));
   set_axis_unit(p->yAxis2, Unit::Seconds);
-  d.scratch = add_graph(p, tr("scratch bytes"), kScratch, Look::Line);
-  d.attention_time = add_graph(p, tr("attention time"), kAttentionTime, Look::Line, p->yAxis2);
-  // the step's matmuls beside its attention: where the rest of a step's time goes
-  d.matmul_time = add_graph(p, tr("matmul time"), kMatmulTime, Look::Line, p->yAxis2);
-  d.name(d.scratch, d.scratch->name(), false);
-  d.name(d.attention_time, d.attention_time->name(), false);
-  d.name(d.matmul_time, d.matmul_time->name(), false);
-  d.scratch_b = d.overlay_of(d.scratch);
-  d.attention_time_b = d.overlay_of(d.attention_time);
-  d.matmul_time_b = d.overlay_of(d.matmul_time);
+  // the step's scratch, and its matmuls' time beside its attention's: where the rest of a step's time goes
+  d.add_table_lines(p);
 
   QCustomPlot* over_time = d.add_panel(this, {"spec_acceptance", tr("acceptance"), Unit::Fraction}, true, 1.02).plot;
   QCustomPlot* by_position = d.add_panel(this, {"spec_decode", tr("acceptance"), Unit::Fraction}, false, 1.02).plot;
@@ -554,15 +553,9 @@ void MetricsDashboard::update_from(const EngineMetricsSnapshot& s) {
   d.decode->setData(decode.x, decode.y, true);
   d.prefill->setWidth(median_step_seconds(s));
   d.decode->setWidth(median_step_seconds(s));
-  set_series(d.duration, step_series(s, [](const StepMetrics& m) { return m.duration_s; }));
-  set_series(d.usage, step_series(s, [](const StepMetrics& m) { return m.kv_cache_usage_perc; }));
-  set_series(d.fragmentation, step_series(s, [](const StepMetrics& m) { return m.kv_internal_fragmentation_perc; }));
-  set_series(d.reserved_unused, step_series(s, [](const StepMetrics& m) { return m.kv_reserved_unused_perc; }));
+  for (const Impl::TableLine& line : d.table_lines) set_series(line.a, step_series(s, line.metric->value));
   set_series(d.hits, d.prefix.cumulative());
   set_series(d.hits_recent, d.prefix.interval());
-  set_series(d.scratch, step_series(s, [](const StepMetrics& m) { return double(m.attention_scratch_bytes); }));
-  set_series(d.attention_time, step_series(s, [](const StepMetrics& m) { return m.attention_seconds; }));
-  set_series(d.matmul_time, step_series(s, [](const StepMetrics& m) { return m.matmul_seconds; }));
   d.spec->update_from(s);
   d.timeline->update_from(s);
   d.roofline->update_from(s);
@@ -585,9 +578,8 @@ void MetricsDashboard::clear() {
   d.span = {0, 0};
   d.uptime = 0;
   d.following = true;
-  for (QCPGraph* g : {d.ttft, d.e2e, d.queue, d.itl, d.rate, d.duration, d.usage, d.fragmentation, d.reserved_unused, d.hits,
-                      d.hits_recent, d.scratch, d.attention_time, d.matmul_time})
-    g->data()->clear();
+  for (QCPGraph* g : {d.ttft, d.e2e, d.queue, d.itl, d.rate, d.hits, d.hits_recent}) g->data()->clear();
+  for (const Impl::TableLine& line : d.table_lines) line.a->data()->clear();
   for (QCPGraph* g : d.server_graphs()) g->data()->clear();
   d.prefill->data()->clear();
   d.decode->data()->clear();

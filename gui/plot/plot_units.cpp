@@ -5,65 +5,7 @@
 
 namespace inferscope::gui {
 
-namespace {
-
-// Fewer digits for larger numbers: 3 significant figures without scientific notation.
-QString three_figures(double v) {
-  const double a = std::fabs(v);
-  const int decimals = a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3;
-  return QString::number(v, 'f', decimals);
-}
-
-// `bytes` in the largest binary unit that keeps it at or above 1: the scaled value and the unit's name.
-std::pair<double, const char*> binary_scaled(double bytes) {
-  static const char* const kNames[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int i = 0;
-  while (std::fabs(bytes) >= 1024 && i < 4) bytes /= 1024, ++i;
-  return {bytes, kNames[i]};
-}
-
-// `v` with an SI prefix (k, M, G, T, P) that keeps it below 1000: the scaled value and the prefix.
-std::pair<double, const char*> si_scaled(double v) {
-  static const char* const kPrefixes[] = {"", "k", "M", "G", "T", "P"};
-  int i = 0;
-  while (std::fabs(v) >= 1000 && i < 5) v /= 1000, ++i;
-  return {v, kPrefixes[i]};
-}
-
-}  // namespace
-
-QString format_value(double value, Unit unit) {
-  if (!std::isfinite(value)) return QStringLiteral("-");
-  switch (unit) {
-    case Unit::Seconds:
-      if (std::fabs(value) < 1e-3 && value != 0) return three_figures(value * 1e6) + QStringLiteral(" µs");
-      if (std::fabs(value) < 1) return three_figures(value * 1e3) + QStringLiteral(" ms");
-      return three_figures(value) + QStringLiteral(" s");
-    case Unit::Fraction:
-      return QString::number(value * 100, 'f', 1) + QStringLiteral(" %");
-    case Unit::Bytes: {
-      const auto [v, name] = binary_scaled(value);
-      return (std::fabs(value) < 1024 ? QString::number(v, 'f', 0) : three_figures(v)) + QLatin1Char(' ') + QLatin1String(name);
-    }
-    case Unit::BytesPerSecond: {
-      const auto [v, prefix] = si_scaled(value);
-      return three_figures(v) + QLatin1Char(' ') + QLatin1String(prefix) + QStringLiteral("B/s");
-    }
-    case Unit::PerSecond:
-      return three_figures(value) + QStringLiteral(" tok/s");
-    case Unit::Flops: {
-      const auto [v, prefix] = si_scaled(value);
-      return three_figures(v) + QLatin1Char(' ') + QLatin1String(prefix) + QStringLiteral("FLOP");
-    }
-    case Unit::FlopsPerSecond:
-      return format_value(value, Unit::Flops) + QStringLiteral("/s");
-    case Unit::FlopsPerByte:
-      return three_figures(value) + QStringLiteral(" FLOP/B");
-    case Unit::Count:
-      break;
-  }
-  return value == std::round(value) ? QString::number(static_cast<qint64>(value)) : three_figures(value);
-}
+QString format_value(double value, Unit unit) { return QString::fromStdString(format_metric(value, unit)); }
 
 QString UnitTicker::getTickLabel(double tick, const QLocale& locale, QChar format_char, int precision) {
   switch (unit()) {
@@ -78,11 +20,13 @@ QString UnitTicker::getTickLabel(double tick, const QLocale& locale, QChar forma
       return QString::number(v, 'g', 4) + QLatin1Char(' ') + QLatin1String(name);
     }
     case Unit::BytesPerSecond:
+    case Unit::TokensPerSecond:
     case Unit::PerSecond:
     case Unit::Flops:
     case Unit::FlopsPerSecond:
     case Unit::FlopsPerByte:
     case Unit::Count:
+    case Unit::Tokens:
       break;
   }
   return QCPAxisTicker::getTickLabel(tick, locale, format_char, precision);

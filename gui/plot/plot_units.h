@@ -4,14 +4,14 @@
 #include <QString>
 #include <qcustomplot.h>
 
+#include "core/common/metric_unit.h"
+
 namespace inferscope::gui {
 
-// Sizes are binary (MiB, as the cache and the weights are allocated); rates of bytes are decimal
-// (GB/s, as every datasheet and bandwidth tool states them).
-enum class Unit { Count, Seconds, Fraction, Bytes, BytesPerSecond, PerSecond, Flops, FlopsPerSecond, FlopsPerByte };
+// The units are core/common/metric_unit.h's; so is the text of one value.
+using Unit = MetricUnit;
 
-// Formats one exact value ("12.3 ms", "41.2 %", "1.50 MiB", "37.4 GB/s", "96.4 tok/s", "1.20 GFLOP", "12.3 GFLOP/s",
-// "0.52 FLOP/B", "37").
+// format_metric as a QString ("12.3 ms", "41.2 %", "1.50 MiB", "96.4 tok/s", "37").
 QString format_value(double value, Unit unit);
 
 // The unit an axis ticker labels in: unit_of() reads it back from any ticker that has one.

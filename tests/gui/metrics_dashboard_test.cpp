@@ -15,6 +15,7 @@
 #include <set>
 #include <qcustomplot.h>
 
+#include "core/engine/step_metric_table.h"
 #include "gui/dashboard/metrics_dashboard.h"
 #include "gui/dashboard/not_reported.h"
 #include "gui/dashboard/request_timeline.h"
@@ -274,6 +275,29 @@ TEST_F(Dashboard, SpeculationPanelsPlotAcceptanceOverTimeAndPerPosition) {
   dash.clear();
   dash.update_from(waiting);
   EXPECT_EQ(note(by_position), "ngram: no drafts yet");
+}
+
+// Every step metric the table draws is a line on its panel and axis, with run B's line where its row
+// asks for one: a new row needs no dashboard code.
+TEST_F(Dashboard, EveryDrawnStepMetricIsALineOnItsPanel) {
+  const EngineMetricsSnapshot snap = synthetic_snapshot();
+  dash.update_from(snap);
+  dash.set_overlay(&snap, "A", "B");
+  const int steps = kFirstStretch + kSecondStretch;
+  int drawn = 0;
+  for (const StepMetric& m : step_metrics_table()) {
+    if (m.look == MetricLook::None) continue;
+    SCOPED_TRACE(m.key);
+    ++drawn;
+    QCustomPlot* panel = plot(m.panel.c_str());
+    const QString line = QString::fromStdString(m.line);
+    ASSERT_EQ(points(panel, line + " · A"), steps + 1);
+    EXPECT_EQ(series(panel, line + " · A")->valueAxis(), m.right_axis ? panel->yAxis2 : panel->yAxis);
+    bool overlaid = false;
+    for (int i = 0; i < panel->plottableCount(); ++i) overlaid = overlaid || panel->plottable(i)->name() == line + " · B";
+    EXPECT_EQ(overlaid, m.overlay);
+  }
+  EXPECT_EQ(drawn, 7);
 }
 
 TEST_F(Dashboard, SeriesHoldTheSnapshotsPoints) {
