@@ -28,27 +28,27 @@ class SettingError : public std::runtime_error {
 };
 
 struct EngineSetting {
-  std::string key;    // JSON configs, stored settings and widget names: "kv_dtype"
-  std::string flag;   // the command line: "--kv-dtype"
-  std::string alias;  // a short flag ("-c") or ""
-  std::string help;   // the command line's help, with the default
+  std::string key{};    // JSON configs, stored settings and widget names: "kv_dtype"
+  std::string flag{};   // the command line: "--kv-dtype"
+  std::string alias{};  // a short flag ("-c") or ""
+  std::string help{};   // the command line's help, with the default
   SettingKind kind = SettingKind::Choice;
-  std::vector<std::string> choices;  // Choice: every value, in display order
+  std::vector<std::string> choices{};  // Choice: every value, in display order
   double min = 0, max = 0, step = 1;  // Integer and Real
-  std::string lowest_means;  // Integer and Real: what the minimum stands for ("auto", "no limit"), or ""
-  std::string unit;          // after a number: " MiB"
+  std::string lowest_means{};  // Integer and Real: what the minimum stands for ("auto", "no limit"), or ""
+  std::string unit{};          // after a number: " MiB"
   SettingTiming timing = SettingTiming::Step;
-  std::string switch_cost;   // what a change costs the running engine
-  std::string section;       // the Config panel's group: "KV cache", "Compute", "Scheduler", "Speculative decoding"
-  std::string label;         // the Config panel's label, under its section: "block size"
-  std::string name;          // the setting out of context (change notes, Compare): "KV block size"
-  std::string explanation;   // the Config panel's line on what it changes
-  std::string switch_text;   // Switch: the check box's text
-  std::function<std::string(const EngineConfig&)> get;  // the value as text, as set() reads it
+  std::string switch_cost{};   // what a change costs the running engine
+  std::string section{};       // the Config panel's group: "KV cache", "Compute", "Scheduler", "Speculative decoding"
+  std::string label{};         // the Config panel's label, under its section: "block size"
+  std::string name{};          // the setting out of context (change notes, Compare): "KV budget"
+  std::string explanation{};   // the Config panel's line on what it changes
+  std::string switch_text{};   // Switch: the check box's text
+  std::function<std::string(const EngineConfig&)> get{};  // the value as text, as set() reads it
   // Parses and applies `text`; throws SettingError.
-  std::function<void(EngineConfig&, const std::string& text)> set;
-  std::function<bool(const EngineConfig&)> applies;  // whether it means anything in a config (empty: always)
-  std::string applies_when;  // what applies() needs, for errors: "--spec ngram"
+  std::function<void(EngineConfig&, const std::string& text)> set{};
+  std::function<bool(const EngineConfig&)> applies{};  // whether it means anything in a config (empty: always)
+  std::string applies_when{};  // what applies() needs, for errors: "--spec ngram"
   bool remembered = true;    // kept between workbench runs (the device is chosen each run)
 
   bool applies_to(const EngineConfig& c) const { return !applies || applies(c); }

@@ -17,16 +17,16 @@ namespace inferscope {
 enum class MetricLook { None, Line, Area };
 
 struct StepMetric {
-  std::string key;  // the StepMetrics field and its --metrics-json key
-  double (*value)(const StepMetrics&);
-  MetricUnit unit;
-  std::string help;  // what it measures
+  std::string key{};  // the StepMetrics field and its --metrics-json key
+  double (*value)(const StepMetrics&) = nullptr;
+  MetricUnit unit{};
+  std::string help{};  // what it measures
   // The dashboard: the panel (its plot's objectName), the right value axis or the left, the line's name
   // and colour (0xRRGGBB), and whether Compare draws run B's line over it.
-  std::string panel;
+  std::string panel{};
   bool right_axis = false;
   MetricLook look = MetricLook::None;
-  std::string line;
+  std::string line{};
   uint32_t rgb = 0;
   bool overlay = false;
 };

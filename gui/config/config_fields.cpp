@@ -3,24 +3,24 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QStackedWidget>
-#include <algorithm>
+#include <optional>
 
 #include "gui/config/setting_widget.h"
 
 namespace inferscope::gui {
 namespace {
 
-// The settings each speculation mode's drafter page holds, in kSpecModes order.
-const std::vector<std::vector<std::string_view>>& drafter_pages() {
-  static const std::vector<std::vector<std::string_view>> pages = {
-      {}, {"ngram_min", "ngram_max"}, {"draft_model"}, {"draft_quant"}, {"draft_layers"}};
-  return pages;
-}
-
-bool on_drafter_page(std::string_view key) {
-  return std::any_of(drafter_pages().begin(), drafter_pages().end(), [&](const auto& page) {
-    return std::find(page.begin(), page.end(), key) != page.end();
-  });
+// The mode a setting belongs to when it applies under exactly one speculation mode (the n-gram sizes,
+// the draft model, its level, the early-exit layers): those settings make up that mode's drafter page.
+std::optional<SpecMode> drafter_mode(const EngineSetting& s) {
+  std::optional<SpecMode> only;
+  int modes = 0;
+  for (const SpecModeInfo& m : kSpecModes) {
+    EngineConfig c;
+    c.spec.mode = m.mode;
+    if (s.applies_to(c)) ++modes, only = m.mode;
+  }
+  return modes == 1 ? only : std::nullopt;
 }
 
 // A page of fields side by side ("2 .. 8" for the n-gram sizes), or a grey note when nothing drafts.
@@ -53,9 +53,10 @@ ConfigFields::ConfigFields() : drafter(new QStackedWidget) {
   for (const EngineSetting& s : engine_settings()) {
     if (s.kind != SettingKind::Device) fields.push_back({&s, make_setting_widget(s)});
   }
-  for (const auto& page : drafter_pages()) {
+  for (const SpecModeInfo& m : kSpecModes) {
     std::vector<QWidget*> widgets;
-    for (std::string_view key : page) widgets.push_back(field(key));
+    for (const Field& f : fields)
+      if (drafter_mode(*f.setting) == m.mode) widgets.push_back(f.widget);
     drafter->addWidget(drafter_page(widgets));
   }
 }
@@ -71,7 +72,7 @@ std::vector<ConfigFields::Row> ConfigFields::rows() const {
   std::vector<Row> out;
   for (const Field& f : fields) {
     const EngineSetting& s = *f.setting;
-    if (on_drafter_page(s.key)) continue;
+    if (drafter_mode(s)) continue;
     out.push_back(setting_row(s, f.widget));
     if (s.key == "spec_k") {
       const QString drafts = "ngram: the n-grams earlier in the text; draft: a GGUF with the same vocabulary; "

@@ -29,7 +29,8 @@ struct ConfigFields {
   };
   std::vector<Field> fields;  // in the table's order
   // What drafts under the shown speculation mode: one page per mode, in kSpecModes order, with the
-  // fields that mode uses (the n-gram sizes, the draft model, its level, the early-exit layers).
+  // fields of the settings that apply under that mode alone (the n-gram sizes, the draft model, its
+  // level, the early-exit layers).
   QStackedWidget* drafter;
 
   // The field of the setting `key`; nullptr when there is none.
