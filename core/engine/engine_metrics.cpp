@@ -233,7 +233,7 @@ std::string device_line(const EngineMetricsSnapshot& s) {
 
 std::optional<double> reported_kv_usage(const EngineMetricsSnapshot& s) {
   if (s.source.empty()) return s.kv.kv_cache_usage_perc();
-  const bool reported = std::find(s.not_reported.begin(), s.not_reported.end(), "kv_usage") == s.not_reported.end();
+  const bool reported = std::find(s.not_reported.begin(), s.not_reported.end(), "kv_cache_usage_perc") == s.not_reported.end();
   if (!reported || s.steps.empty()) return std::nullopt;
   return s.steps.back().kv_cache_usage_perc;
 }

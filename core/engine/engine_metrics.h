@@ -116,12 +116,13 @@ struct EngineMetricsSnapshot {
   std::vector<StepMetrics> steps;        // the most recent steps, oldest first
   std::vector<RequestMetrics> requests;  // recently finished (oldest first), then in flight by id
   // Where the numbers come from: "" for the local engine, else the remote server ("llama.cpp at
-  // http://127.0.0.1:8080"), whose /metrics may lack some quantities: those are named here by the
-  // objectName of the dashboard panel that shows them ("ttft", "decode_tokens_per_second",
-  // "tokens_per_step", "request_timeline", "roofline", "kv_usage", "kv_waste", "prefix_cache_hit_rate",
-  // "attention", "spec_acceptance", "spec_decode"; gui/dashboard/not_reported.h), so that the panel
-  // says so instead of drawing zeros, and "preemptions" (the time charts' marks, the comparison's
-  // row) when the server counts none. Empty for the local engine, which reports everything.
+  // http://127.0.0.1:8080"), whose /metrics may lack some quantities. Those are named here: a step
+  // metric drawn as a line by its key (step_metric_table.h: "kv_cache_usage_perc", "attention_seconds",
+  // ...), any other panel by its plot's objectName ("ttft", "decode_tokens_per_second",
+  // "tokens_per_step", "request_timeline", "roofline", "prefix_cache_hit_rate", "spec_acceptance",
+  // "spec_decode"; gui/dashboard/not_reported.h), and "preemptions" (the time charts' marks, the
+  // comparison's row) when the server counts none. A line not reported stays empty; a panel says so
+  // when it, or every line of it, is not reported. Empty for the local engine, which reports everything.
   std::string source;
   std::vector<std::string> not_reported;
 };

@@ -53,9 +53,13 @@ void add_server_totals(EngineMetricsSnapshot& s, const ServerCounters& c) {
 }
 
 std::vector<std::string> server_not_reported(const ServerGauges& g, const ServerCounters& c) {
-  // Panels no server fills: per-step tokens and time, attention, the roofline, KV waste.
-  std::vector<std::string> out = {"tokens_per_step", "attention", "roofline", "kv_waste"};
-  if (!g.kv_cache_usage) out.push_back("kv_usage");
+  // What no server reports: per-step tokens and time, the roofline (panels), and the step metrics of
+  // KV waste and attention (lines, by their step metric keys).
+  std::vector<std::string> out = {"tokens_per_step",           "roofline",
+                                  "kv_internal_fragmentation_perc", "kv_reserved_unused_perc",
+                                  "attention_scratch_bytes",   "attention_seconds",
+                                  "matmul_seconds"};
+  if (!g.kv_cache_usage) out.push_back("kv_cache_usage_perc");
   if (!c.generation_tokens) out.push_back("decode_tokens_per_second");
   if (!c.prefix_cache_queries && !g.prefix_cache_hit_rate) out.push_back("prefix_cache_hit_rate");
   if (!c.preemptions) out.push_back("preemptions");

@@ -85,11 +85,11 @@ std::string server_name(const WorkloadResult& run) {
   return source.substr(0, source.find(" at "));
 }
 
-// What does not fill `panel` (EngineMetricsSnapshot::not_reported) on this side: its server, or "a
-// dry run" for a simulated side; "" when the side fills it.
-std::string lacking(const WorkloadResult& run, std::string_view panel) {
+// What does not report `name` (a panel or a step metric, EngineMetricsSnapshot::not_reported) on this
+// side: its server, or "a dry run" for a simulated side; "" when the side reports it.
+std::string lacking(const WorkloadResult& run, std::string_view name) {
   const std::vector<std::string>& names = run.metrics.not_reported;
-  if (std::find(names.begin(), names.end(), panel) == names.end()) return {};
+  if (std::find(names.begin(), names.end(), name) == names.end()) return {};
   return ran_simulated(run) ? "a dry run" : server_name(run);
 }
 
@@ -170,17 +170,17 @@ std::vector<Delta> figures(const WorkloadResult& ra, const WorkloadResult& rb) {
       directed("TTFT p99", "s", a.time_to_first_token_seconds_p99, b.time_to_first_token_seconds_p99, Better::Lower),
       directed("e2e latency p50", "s", a.e2e_request_latency_seconds_p50, b.e2e_request_latency_seconds_p50, Better::Lower),
       reported(undirected("KV usage mean", "%", a.kv_cache_usage_perc_mean, b.kv_cache_usage_perc_mean, usage),
-               lacking(ra, "kv_usage"), lacking(rb, "kv_usage")),
+               lacking(ra, "kv_cache_usage_perc"), lacking(rb, "kv_cache_usage_perc")),
       reported(undirected("KV usage peak", "%", a.kv_cache_usage_perc_peak, b.kv_cache_usage_perc_peak, usage),
-               lacking(ra, "kv_usage"), lacking(rb, "kv_usage")),
+               lacking(ra, "kv_cache_usage_perc"), lacking(rb, "kv_cache_usage_perc")),
       reported(undirected("fragmentation mean", "%", a.kv_internal_fragmentation_perc_mean, b.kv_internal_fragmentation_perc_mean,
                           "Not coloured: a contiguous cache reports 0 % fragmentation while most of its reservation goes "
                           "unused; read it with reserved-unused."),
-               lacking(ra, "kv_waste"), lacking(rb, "kv_waste")),
+               lacking(ra, "kv_internal_fragmentation_perc"), lacking(rb, "kv_internal_fragmentation_perc")),
       reported(undirected("reserved-unused mean", "%", a.kv_reserved_unused_perc_mean, b.kv_reserved_unused_perc_mean,
                           "Not coloured: a paged cache reports 0 % reserved-unused while its last blocks are partly empty; "
                           "read it with fragmentation."),
-               lacking(ra, "kv_waste"), lacking(rb, "kv_waste")),
+               lacking(ra, "kv_reserved_unused_perc"), lacking(rb, "kv_reserved_unused_perc")),
       reported(directed("preemptions", "count", static_cast<double>(a.num_preemptions), static_cast<double>(b.num_preemptions),
                         Better::Lower),
                lacking(ra, "preemptions"), lacking(rb, "preemptions")),
@@ -193,7 +193,7 @@ std::vector<Delta> figures(const WorkloadResult& ra, const WorkloadResult& rb) {
                weights(ra), weights(rb)),
       reported(directed("attention scratch peak", "bytes", scratch(ra), scratch(rb), Better::Lower,
                         scratch(ra) > 0 || scratch(rb) > 0),
-               lacking(ra, "attention"), lacking(rb, "attention")),
+               lacking(ra, "attention_scratch_bytes"), lacking(rb, "attention_scratch_bytes")),
       reported(undirected("acceptance rate", "%", ra.metrics.spec.acceptance_rate(), rb.metrics.spec.acceptance_rate(),
                           "Not coloured: a smaller k or a stricter p-min accepts a larger share of fewer drafts; the mean "
                           "acceptance length and throughput say what speculation gains.",

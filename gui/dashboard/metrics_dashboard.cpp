@@ -368,6 +368,11 @@ void MetricsDashboard::Impl::clear_unreported(const EngineMetricsSnapshot& s, bo
       if (n.overlay == overlay_run && n.plottable->parentPlot() == panel.plot &&
           !not_reported_note(s, panel.plot->objectName().toStdString()).isEmpty())
         clear_points(n.plottable);
+  // A line of a step metric the source does not report stays empty, whatever its panel shows.
+  for (const TableLine& line : table_lines) {
+    QCPGraph* run_line = overlay_run ? line.b : line.a;
+    if (run_line && line_not_reported(s, line.metric->key)) clear_points(run_line);
+  }
 }
 
 MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::make_unique<Impl>()) {

@@ -5,6 +5,9 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
+
+#include "core/engine/step_metric_table.h"
 
 namespace inferscope::gui {
 namespace {
@@ -27,6 +30,18 @@ const std::array<std::pair<std::string_view, const char*>, 13> kQuantities = {{
     {"spec_decode", "acceptance per draft position"},
 }};
 
+bool listed(const EngineMetricsSnapshot& s, std::string_view name) {
+  return std::find(s.not_reported.begin(), s.not_reported.end(), name) != s.not_reported.end();
+}
+
+// The step metrics drawn as lines on `panel`.
+std::vector<const StepMetric*> lines_of(std::string_view panel) {
+  std::vector<const StepMetric*> out;
+  for (const StepMetric& m : step_metrics_table())
+    if (m.look != MetricLook::None && m.panel == panel) out.push_back(&m);
+  return out;
+}
+
 }  // namespace
 
 QString reported_quantity(std::string_view panel) {
@@ -37,12 +52,23 @@ QString reported_quantity(std::string_view panel) {
 }
 
 void check_not_reported(const EngineMetricsSnapshot& s) {
-  for (const std::string& panel : s.not_reported) reported_quantity(panel);
+  for (const std::string& name : s.not_reported) {
+    const auto& table = step_metrics_table();
+    const bool line = std::any_of(table.begin(), table.end(),
+                                  [&](const StepMetric& m) { return m.look != MetricLook::None && m.key == name; });
+    if (!line) reported_quantity(name);
+  }
 }
+
+bool line_not_reported(const EngineMetricsSnapshot& s, std::string_view key) { return listed(s, key); }
 
 QString not_reported_note(const EngineMetricsSnapshot& s, std::string_view panel) {
   const QString quantity = reported_quantity(panel);
-  if (std::find(s.not_reported.begin(), s.not_reported.end(), panel) == s.not_reported.end()) return {};
+  const std::vector<const StepMetric*> lines = lines_of(panel);
+  const bool every_line = !lines.empty() && std::all_of(lines.begin(), lines.end(), [&](const StepMetric* m) {
+    return listed(s, m->key);
+  });
+  if (!listed(s, panel) && !every_line) return {};
   // Three short lines: a panel is as narrow as 240 pixels.
   // No source: the run was a dry run (gui/compare/simulated_side.h), which measures no attention.
   if (s.source.empty()) return QStringLiteral("a dry run does not measure\n%1").arg(quantity);

@@ -441,8 +441,9 @@ TEST(CompareParts, DemoCompareStepsAreCheckedBeforeRunning) {
 WorkloadResult server_run(std::vector<std::string> texts) {
   WorkloadResult r;
   r.metrics.source = "llama.cpp at http://127.0.0.1:8080 (tiny)";
-  r.metrics.not_reported = {"tokens_per_step", "attention", "roofline", "kv_waste", "kv_usage", "prefix_cache_hit_rate",
-                            "preemptions", "spec_acceptance", "spec_decode"};
+  r.metrics.not_reported = {"tokens_per_step", "attention_scratch_bytes", "attention_seconds", "matmul_seconds", "roofline",
+                            "kv_internal_fragmentation_perc", "kv_reserved_unused_perc", "kv_cache_usage_perc",
+                            "prefix_cache_hit_rate", "preemptions", "spec_acceptance", "spec_decode"};
   for (size_t i = 0; i < texts.size(); ++i) {
     WorkloadOutput out;
     out.id = static_cast<RequestId>(i);
@@ -555,7 +556,7 @@ TEST(CompareParts, AServerSideIsNeverPromisedIdenticalOutputsAndItsSourceIsExpor
 WorkloadResult simulated_run(std::vector<TokenId> tokens) {
   WorkloadResult r;
   r.simulated_on = "NVIDIA H200";
-  r.metrics.not_reported = {"attention"};
+  r.metrics.not_reported = {"attention_scratch_bytes", "attention_seconds", "matmul_seconds"};
   r.outputs = {output(0, std::move(tokens))};
   r.summary.tokens_per_second = 5000;
   r.metrics.weight_bytes = 1 << 20;

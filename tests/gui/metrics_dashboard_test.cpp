@@ -196,6 +196,21 @@ TEST_F(Dashboard, PanelsTheServerDoesNotReportSaySoAndDrawNothing) {
   EXPECT_FALSE(dash.timeline()->lanes().empty());
   render(dash, "dashboard_not_reported");
 
+  // Per line: a server that reports KV usage but not fragmentation leaves that one line empty, and
+  // the panel, whose other line it fills, draws on without a note.
+  dash.clear();
+  snap.not_reported = {"kv_internal_fragmentation_perc"};
+  dash.update_from(snap);
+  EXPECT_EQ(points(plot("kv_waste"), "internal fragmentation"), 0);
+  EXPECT_EQ(points(plot("kv_waste"), "reserved unused"), kFirstStretch + kSecondStretch + 1);
+  EXPECT_EQ(note(plot("kv_waste")), "");
+  // Both of its lines: the panel says so.
+  snap.not_reported = {"kv_internal_fragmentation_perc", "kv_reserved_unused_perc"};
+  dash.update_from(snap);
+  EXPECT_EQ(note(plot("kv_waste")), "llama.cpp at http://127.0.0.1:8080:\nthis server does not report\nKV fragmentation or waste");
+  EXPECT_THROW(check_not_reported(EngineMetricsSnapshot{.not_reported = {"flops"}}), std::invalid_argument)
+      << "a step metric no line draws is no name to leave out";
+
   // The request timeline and the roofline say it too, with no lanes and no dots.
   snap.not_reported = {"request_timeline", "roofline"};
   dash.update_from(snap);

@@ -125,7 +125,7 @@ TEST(RemoteEngine, StreamsAChatAndCountsTokensFromUsage) {
   EXPECT_GT(s.generation_tokens_total, 0);
   EXPECT_EQ(s.generation_tokens_total % 5, 0);  // the server's counter since connecting
   // llama-server reports no KV usage, prefix cache or speculation counters here.
-  for (const char* panel : {"kv_usage", "prefix_cache_hit_rate", "spec_acceptance", "attention", "roofline"}) {
+  for (const char* panel : {"kv_cache_usage_perc", "prefix_cache_hit_rate", "spec_acceptance", "attention_seconds", "roofline"}) {
     EXPECT_NE(std::find(s.not_reported.begin(), s.not_reported.end(), panel), s.not_reported.end()) << panel;
   }
   EXPECT_EQ(std::find(s.not_reported.begin(), s.not_reported.end(), "decode_tokens_per_second"), s.not_reported.end());
@@ -174,7 +174,7 @@ TEST(RemoteEngine, AVllmServersLatencyPercentilesKvUsageAndPoolReachTheSnapshot)
   EXPECT_EQ(s.steps.back().server_latency[static_cast<size_t>(ServerLatency::EndToEnd)].p50_s, -1);
   EXPECT_EQ(s.steps.back().server_latency[static_cast<size_t>(ServerLatency::Queue)].p99_s, -1);
   EXPECT_EQ(reported_kv_usage(s), 0.25);
-  EXPECT_EQ(std::find(s.not_reported.begin(), s.not_reported.end(), "kv_usage"), s.not_reported.end());
+  EXPECT_EQ(std::find(s.not_reported.begin(), s.not_reported.end(), "kv_cache_usage_perc"), s.not_reported.end());
   const std::optional<ServerKvPool> pool = engine.kv_pool();
   ASSERT_TRUE(pool.has_value());
   EXPECT_EQ(pool->block_size, 16);

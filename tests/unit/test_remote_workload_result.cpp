@@ -111,10 +111,10 @@ TEST(RemoteWorkloadResult, GaugeSamplesBecomeStepsAndCountersTheTotals) {
   EXPECT_DOUBLE_EQ(r.summary.prefix_cache_hit_rate, 0.5);
   EXPECT_EQ(r.summary.prefill_tokens, 30);
   EXPECT_EQ(r.summary.decode_tokens, 20);
-  EXPECT_FALSE(has(r.metrics.not_reported, "kv_usage"));
+  EXPECT_FALSE(has(r.metrics.not_reported, "kv_cache_usage_perc"));
   EXPECT_FALSE(has(r.metrics.not_reported, "preemptions"));
   EXPECT_FALSE(has(r.metrics.not_reported, "prefix_cache_hit_rate"));
-  EXPECT_TRUE(has(r.metrics.not_reported, "kv_waste")) << "no server reports fragmentation";
+  EXPECT_TRUE(has(r.metrics.not_reported, "kv_internal_fragmentation_perc")) << "no server reports fragmentation";
   EXPECT_TRUE(has(r.metrics.not_reported, "spec_acceptance")) << "no speculative counters";
 }
 
@@ -125,8 +125,8 @@ TEST(RemoteWorkloadResult, AServerWithoutMetricsReportsOnlyWhatTheClientMeasured
   run.metrics_error = "HTTP 404 from http://127.0.0.1:8080/metrics";
   const WorkloadResult r = workload_result_of(run, {"http://127.0.0.1:8080", "", ""}, server(ServerKind::LlamaCpp));
   EXPECT_EQ(r.metrics.source, "llama.cpp at http://127.0.0.1:8080");
-  for (const char* panel : {"kv_usage", "kv_waste", "preemptions", "prefix_cache_hit_rate", "attention", "spec_acceptance",
-                            "decode_tokens_per_second"}) {
+  for (const char* panel : {"kv_cache_usage_perc", "kv_internal_fragmentation_perc", "kv_reserved_unused_perc", "preemptions",
+                            "prefix_cache_hit_rate", "attention_seconds", "spec_acceptance", "decode_tokens_per_second"}) {
     EXPECT_TRUE(has(r.metrics.not_reported, panel)) << panel;
   }
   EXPECT_TRUE(r.metrics.steps.empty());

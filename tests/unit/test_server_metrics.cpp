@@ -80,7 +80,7 @@ TEST(ServerMetrics, SglangReportsTokenUsageAndQueues) {
   EXPECT_FALSE(c.steps.has_value());
   // So those panels are reported through the gauges; per draft position is not.
   const std::vector<std::string> missing = server_not_reported(g, c);
-  for (const char* panel : {"prefix_cache_hit_rate", "spec_acceptance", "kv_usage"}) {
+  for (const char* panel : {"prefix_cache_hit_rate", "spec_acceptance", "kv_cache_usage_perc"}) {
     EXPECT_EQ(std::find(missing.begin(), missing.end(), panel), missing.end()) << panel;
   }
   EXPECT_NE(std::find(missing.begin(), missing.end(), "spec_decode"), missing.end());
