@@ -208,8 +208,9 @@ TEST_F(Dashboard, PanelsTheServerDoesNotReportSaySoAndDrawNothing) {
   snap.not_reported = {"kv_internal_fragmentation_perc", "kv_reserved_unused_perc"};
   dash.update_from(snap);
   EXPECT_EQ(note(plot("kv_waste")), "llama.cpp at http://127.0.0.1:8080:\nthis server does not report\nKV fragmentation or waste");
-  EXPECT_THROW(check_not_reported(EngineMetricsSnapshot{.not_reported = {"flops"}}), std::invalid_argument)
-      << "a step metric no line draws is no name to leave out";
+  EngineMetricsSnapshot undrawn;
+  undrawn.not_reported = {"flops"};
+  EXPECT_THROW(check_not_reported(undrawn), std::invalid_argument) << "a step metric no line draws is no name to leave out";
 
   // The request timeline and the roofline say it too, with no lanes and no dots.
   snap.not_reported = {"request_timeline", "roofline"};
