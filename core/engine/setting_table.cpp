@@ -133,7 +133,7 @@ std::vector<EngineSetting> kv_cache_rows() {
                .lowest_means = "auto", .unit = " MiB", .switch_cost = kNewCache, .section = section,
                .label = "budget", .name = "KV budget",
                .explanation = "Memory for every sequence's keys and values; when full, requests wait or are "
-                              "preempted. auto: room for the whole context."},
+                              "preempted. auto: room for four full-context sequences (one on the command line)."},
               0, 1 << 20, [](const EngineConfig& c) { return static_cast<int64_t>(c.kv.budget_bytes >> 20); },
               [](EngineConfig& c, int64_t v) { c.kv.budget_bytes = static_cast<size_t>(v) << 20; }),
       integer({.key = "context", .flag = "--ctx", .alias = "-c", .help = "context length (default: the model's)",
