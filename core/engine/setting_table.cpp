@@ -21,9 +21,10 @@ const std::string kNextStep = "none: the next step uses it";
 const std::string kNewEngine = "a new engine, built once no request runs";
 const std::string kNewProposer = "a new proposer; a draft with a KV cache of its own shares the budget anew";
 
-std::vector<std::string> names_of(std::string_view (*name)(SpecMode)) {
+// Every speculation mode's name, in kSpecModes order.
+std::vector<std::string> spec_mode_choices() {
   std::vector<std::string> out;
-  for (const SpecModeInfo& m : kSpecModes) out.emplace_back(name(m.mode));
+  for (const SpecModeInfo& m : kSpecModes) out.emplace_back(m.name);
   return out;
 }
 
@@ -262,7 +263,7 @@ std::vector<EngineSetting> spec_rows() {
               .switch_cost = kNewProposer, .section = section, .label = "speculation", .name = "speculation",
               .explanation = "A cheap proposer drafts tokens and the target checks them all in one pass: greedy "
                              "output stays token for token the same, only faster when drafts are accepted."},
-             names_of(spec_mode_name), [](const EngineConfig& c) { return std::string(spec_mode_name(c.spec.mode)); },
+             spec_mode_choices(), [](const EngineConfig& c) { return std::string(spec_mode_name(c.spec.mode)); },
              [](EngineConfig& c, const std::string& v) { c.spec.mode = *spec_mode_from_name(v); }),
       [&] {
         EngineSetting s = integer(
