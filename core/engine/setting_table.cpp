@@ -120,7 +120,10 @@ std::vector<EngineSetting> kv_cache_rows() {
               .help = "KV cache manager: paged (default, PagedAttention blocks) | contiguous (one reservation per sequence)",
               .switch_cost = kNewCache, .section = section, .label = "manager", .name = "KV",
               .explanation = "Paged hands out fixed blocks as tokens arrive (vLLM); contiguous reserves a whole "
-                             "context per sequence."},
+                             "context per sequence.",
+              .summary = [](const EngineConfig& c) {
+                return c.kv.kind == KvKind::Paged ? "paged " + std::to_string(c.kv.block_size) : std::string("contiguous");
+              }},
              {"paged", "contiguous"}, [](const EngineConfig& c) { return std::string(kv_kind_name(c.kv.kind)); },
              [](EngineConfig& c, const std::string& v) { c.kv.kind = *kv_kind_from_name(v); }),
       choice({.key = "block_size", .flag = "--block-size", .help = "paged KV: tokens per block, 8 | 16 (default) | 32",
@@ -134,7 +137,10 @@ std::vector<EngineSetting> kv_cache_rows() {
                .lowest_means = "auto", .unit = " MiB", .switch_cost = kNewCache, .section = section,
                .label = "budget", .name = "KV budget",
                .explanation = "Memory for every sequence's keys and values; when full, requests wait or are "
-                              "preempted. auto: room for four full-context sequences (one on the command line)."},
+                              "preempted. auto: room for four full-context sequences (one on the command line).",
+               .summary = [](const EngineConfig& c) {
+                 return format_number(static_cast<double>(c.kv.budget_bytes) / (1 << 20), "%.0f MiB");
+               }},
               0, 1 << 20, [](const EngineConfig& c) { return static_cast<int64_t>(c.kv.budget_bytes >> 20); },
               [](EngineConfig& c, int64_t v) { c.kv.budget_bytes = static_cast<size_t>(v) << 20; }),
       integer({.key = "context", .flag = "--ctx", .alias = "-c", .help = "context length (default: the model's)",
@@ -150,14 +156,16 @@ std::vector<EngineSetting> kv_cache_rows() {
               .help = "paged KV: reuse cached blocks of identical prompt prefixes, on (default) | off",
               .switch_cost = kNewCache, .section = section, .label = "prefix cache", .name = "prefix cache",
               .explanation = "Paged: full blocks with the same prompt prefix are shared, not recomputed.",
-              .switch_text = "reuse cached prompt prefixes", .applies = paged, .applies_when = "--kv paged"},
+              .switch_text = "reuse cached prompt prefixes", .applies = paged, .applies_when = "--kv paged",
+              .summary = [](const EngineConfig& c) { return std::string(paged(c) && c.kv.prefix_cache ? "prefix cache" : ""); }},
              [](const EngineConfig& c) { return c.kv.prefix_cache; },
              [](EngineConfig& c, bool v) { c.kv.prefix_cache = v; }),
       choice({.key = "kv_dtype", .flag = "--kv-dtype",
               .help = "KV cache precision: f16 (default) | f32 | q8 (int8 blocks of 32 with a scale)",
               .switch_cost = kNewCache, .section = section, .label = "KV dtype", .name = "KV dtype",
               .explanation = "Precision of the cached keys and values: f32 doubles the bytes per token, q8 (Q8_0) "
-                             "about halves them."},
+                             "about halves them.",
+              .summary = [](const EngineConfig& c) { return "KV " + std::string(kv_dtype_name(c.kv_dtype)); }},
              kv_dtype_names(), [](const EngineConfig& c) { return std::string(kv_dtype_name(c.kv_dtype)); },
              [](EngineConfig& c, const std::string& v) { c.kv_dtype = *kv_dtype_from_name(v); }),
   };
@@ -170,7 +178,8 @@ std::vector<EngineSetting> compute_rows() {
               .help = "attention: flash (default, tiled with online softmax) | naive (full score matrix)",
               .switch_cost = kNextStep, .section = section, .label = "attention", .name = "attention",
               .explanation = "Naive builds the whole score matrix per head; flash streams K/V tiles with an online "
-                             "softmax, summing in another order (close, not bit-identical)."},
+                             "softmax, summing in another order (close, not bit-identical).",
+              .summary = [](const EngineConfig& c) { return c.attention; }},
              {"flash", "naive"}, [](const EngineConfig& c) { return c.attention; },
              [](EngineConfig& c, const std::string& v) { c.attention = v; }),
       on_off({.key = "fuse", .flag = "--fuse",
@@ -179,7 +188,8 @@ std::vector<EngineSetting> compute_rows() {
               .label = "operator fusion", .name = "operator fusion",
               .explanation = "On: Q, K and V (and gate and up) run as one thread-pool dispatch each; off: one per "
                              "product. Same output bit for bit.",
-              .switch_text = "fuse Q/K/V and gate/up"},
+              .switch_text = "fuse Q/K/V and gate/up",
+              .summary = [](const EngineConfig& c) { return std::string(c.forward.matmul.fuse ? "" : "unfused"); }},
              [](const EngineConfig& c) { return c.forward.matmul.fuse; },
              [](EngineConfig& c, bool v) { c.forward.matmul.fuse = v; }),
       choice({.key = "quant", .flag = "--quant",
@@ -188,7 +198,10 @@ std::vector<EngineSetting> compute_rows() {
               .switch_cost = "converts the weights in the background; a new KV cache when they swap in",
               .section = section, .label = "quantization", .name = "weights",
               .explanation = "The weight format the matmuls read (native: as stored in the file); a change converts "
-                             "in the background."},
+                             "in the background.",
+              .summary = [](const EngineConfig& c) {
+                return c.quant == WeightQuant::Native ? std::string() : "weights " + std::string(weight_quant_name(c.quant));
+              }},
              weight_quant_name_list(), [](const EngineConfig& c) { return std::string(weight_quant_name(c.quant)); },
              [](EngineConfig& c, const std::string& v) { c.quant = *weight_quant_from_name(v); }),
       choice({.key = "activations", .flag = "--activations",
@@ -233,7 +246,8 @@ std::vector<EngineSetting> scheduler_rows() {
               .help = "continuous (default: every step admits) or static (a batch runs until its longest ends)",
               .switch_cost = kNextStep, .section = section, .label = "policy", .name = "scheduler",
               .explanation = "Continuous: requests join and leave at every step (Orca); static: a batch runs until "
-                             "its longest ends."},
+                             "its longest ends.",
+              .summary = [](const EngineConfig& c) { return std::string(scheduler_policy_name(c.scheduler.policy)); }},
              {"continuous", "static"},
              [](const EngineConfig& c) { return std::string(scheduler_policy_name(c.scheduler.policy)); },
              [](EngineConfig& c, const std::string& v) { c.scheduler.policy = *scheduler_policy_from_name(v); }),
@@ -262,7 +276,8 @@ std::vector<EngineSetting> spec_rows() {
       choice({.key = "spec", .flag = "--spec", .help = "speculative decoding (default none): " + spec_mode_help(),
               .switch_cost = kNewProposer, .section = section, .label = "speculation", .name = "speculation",
               .explanation = "A cheap proposer drafts tokens and the target checks them all in one pass: greedy "
-                             "output stays token for token the same, only faster when drafts are accepted."},
+                             "output stays token for token the same, only faster when drafts are accepted.",
+              .summary = [](const EngineConfig& c) { return c.spec.enabled() ? describe_spec(c.spec) : std::string(); }},
              spec_mode_choices(), [](const EngineConfig& c) { return std::string(spec_mode_name(c.spec.mode)); },
              [](EngineConfig& c, const std::string& v) { c.spec.mode = *spec_mode_from_name(v); }),
       [&] {
@@ -366,6 +381,15 @@ std::vector<const EngineSetting*> changed_settings(const EngineConfig& a, const 
 std::string setting_text(const EngineSetting& s, const EngineConfig& c) {
   const std::string value = s.get(c);
   return s.name + " " + (at_lowest(s, value) ? s.lowest_means : value + s.unit);
+}
+
+std::string config_summary(const EngineConfig& c) {
+  std::vector<std::string> parts;
+  for (const EngineSetting& s : engine_settings()) {
+    if (!s.summary) continue;
+    if (std::string words = s.summary(c); !words.empty()) parts.push_back(std::move(words));
+  }
+  return join(parts, " · ");
 }
 
 std::string build_setting_names() {

@@ -49,6 +49,8 @@ struct EngineSetting {
   std::function<void(EngineConfig&, const std::string& text)> set{};
   std::function<bool(const EngineConfig&)> applies{};  // whether it means anything in a config (empty: always)
   std::string applies_when{};  // what applies() needs, for errors: "--spec ngram"
+  // Its words in a one-line summary of a config ("paged 16", "weights q8"; "" or empty: left out).
+  std::function<std::string(const EngineConfig&)> summary{};
   bool remembered = true;    // kept between workbench runs (the device is chosen each run)
 
   bool applies_to(const EngineConfig& c) const { return !applies || applies(c); }
@@ -66,5 +68,8 @@ std::vector<const EngineSetting*> changed_settings(const EngineConfig& a, const 
 std::string setting_text(const EngineSetting& setting, const EngineConfig& config);
 // The settings fixed when an engine is built ("threads, operator fusion and activations").
 std::string build_setting_names();
+// The config in a few words, for window titles, reply stats and Compare's labels:
+// "paged 16 · 128 MiB · prefix cache · KV f16 · flash · weights q8 · continuous".
+std::string config_summary(const EngineConfig& config);
 
 }  // namespace inferscope

@@ -26,6 +26,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/engine/setting_table.h"
 #include "core/model/load_error.h"
 #include "gui/app/engine_settings.h"
 #include "gui/app/model_fetch.h"
@@ -41,7 +42,6 @@
 #include "gui/bridge/resource_path.h"
 #include "gui/learn/learn_view.h"
 #include "gui/config/config_panel.h"
-#include "gui/config/engine_config_text.h"
 #include "gui/dashboard/metrics_dashboard.h"
 #include "gui/model/model_info_panel.h"
 #include "gui/plot/vertical_scroll.h"
@@ -294,7 +294,7 @@ void MainWindow::on_model_loaded(const QString& path) {
   if (!showing_welcome()) {
     // A switch keeps the engine's settings, the weight level too: say which, since the new model runs them.
     note_->show_message(QString("Opened %1 keeping the engine settings in use: %2%3 (the config panel changes them)")
-                                 .arg(QFileInfo(path).fileName(), engine_config_summary(config),
+                                 .arg(QFileInfo(path).fileName(), QString::fromStdString(config_summary(config)),
                                       config.quant == WeightQuant::Native ? QString(" · native weights") : QString()),
                              20000);
     return;

@@ -20,13 +20,13 @@
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
 
+#include "core/engine/setting_table.h"
 #include "core/model/llama_model.h"
 #include "gui/bridge/engine_bridge.h"
 #include "gui/chat/chat_render.h"
 #include "gui/chat/sampling_editor.h"
 #include "gui/chat/token_view.h"
 #include "core/engine/config_overrides.h"
-#include "gui/config/engine_config_text.h"
 #include "gui/model/template_notice.h"
 
 namespace inferscope::gui {
@@ -464,7 +464,7 @@ void ChatPanel::on_finished(int request, const QString& reason) {
   stats.tokens_per_second = live.tokens > 1 && decode_s > 0 ? (live.tokens - 1) / decode_s : 0;
   stats.seconds = static_cast<double>(live.clock.elapsed()) / 1000.0;
   stats.finish_reason = reason.toStdString();
-  stats.engine = engine_config_summary(bridge_.config()).toStdString();
+  stats.engine = config_summary(bridge_.config());
   s->timeline.push_back(stats);
   if (reason == "error") {
     // The turn never happened: drop it and give the user's text back.

@@ -21,6 +21,7 @@
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
 
+#include "core/engine/setting_table.h"
 #include "core/remote/server_report.h"
 #include "core/workload/workload_summary.h"
 #include "gui/bridge/engine_bridge.h"
@@ -30,7 +31,6 @@
 #include "gui/compare/compare_workload.h"
 #include "gui/compare/device_picker.h"
 #include "gui/compare/server_side_editor.h"
-#include "gui/config/engine_config_text.h"
 #include "gui/dashboard/metrics_dashboard.h"
 #include "gui/plot/plot_export.h"
 #include "gui/plot/vertical_scroll.h"
@@ -560,10 +560,10 @@ void CompareView::display_result() {
     if (ran_simulated(r)) {
       return QString("<span style='background:#fef3c7; color:#92400e; font-weight:bold;'>&nbsp;%1&nbsp;</span> %2 "
                      "&nbsp;·&nbsp; %3 virtual")
-          .arg(QString::fromStdString(side_source(r)).toHtmlEscaped(), engine_config_summary(r.config).toHtmlEscaped(),
+          .arg(QString::fromStdString(side_source(r)).toHtmlEscaped(), QString::fromStdString(config_summary(r.config)).toHtmlEscaped(),
                duration);
     }
-    const QString label = ran_on_server(r) ? QString::fromStdString(r.metrics.source) : engine_config_summary(r.config);
+    const QString label = ran_on_server(r) ? QString::fromStdString(r.metrics.source) : QString::fromStdString(config_summary(r.config));
     return label.toHtmlEscaped() + " &nbsp;·&nbsp; " + duration;
   };
   const int runs = result_->runs_per_side();

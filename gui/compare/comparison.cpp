@@ -10,7 +10,6 @@
 #include "core/model/llama_model.h"
 #include "gui/compare/config_difference.h"
 #include "core/engine/config_overrides.h"
-#include "gui/config/engine_config_text.h"
 
 namespace inferscope::gui {
 namespace {

@@ -191,7 +191,7 @@ TEST(WorkbenchStatus, ALongMessageIsElidedWithItsWholeTextOnHover) {
   note.resize(300, 20);
   note.show();
   const QString message = "Opened gemma-3-270m-q4_k_m.gguf keeping the engine settings in use: paged 16 · 64 MiB · "
-                          "prefix cache · flash · KV f16 · weights q8 · continuous (the config panel changes them)";
+                          "prefix cache · KV f16 · flash · weights q8 · continuous (the config panel changes them)";
   note.show_message(message, 50);
   EXPECT_EQ(note.message(), message);
   EXPECT_EQ(note.toolTip(), message);

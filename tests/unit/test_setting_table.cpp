@@ -136,6 +136,18 @@ TEST(SettingTable, ChangesAreListedAndDescribedByName) {
   EXPECT_EQ(setting_text(*find_setting("max_running"), a), "max running 4");
 }
 
+TEST(SettingTable, ASummaryNamesWhatMattersInTableOrder) {
+  EngineConfig c;
+  c.kv.budget_bytes = size_t{64} << 20;
+  EXPECT_EQ(config_summary(c), "paged 16 · 64 MiB · prefix cache · KV f16 · flash · continuous");
+  c.kv.kind = KvKind::Contiguous;
+  c.forward.matmul.fuse = false;
+  c.quant = WeightQuant::Q8;
+  c.spec.mode = SpecMode::Ngram;
+  EXPECT_EQ(config_summary(c), "contiguous · 64 MiB · KV f16 · flash · unfused · weights q8 · continuous · " + describe_spec(c.spec))
+      << "a contiguous cache has no prefix cache to name";
+}
+
 TEST(SettingTable, TheSettingsFixedAtBuildAreNamed) {
   EXPECT_EQ(build_setting_names(), "operator fusion, activations and threads");
 }
