@@ -12,8 +12,7 @@ namespace {
 std::string text_of(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "on" : "off";
-  if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
-  if (v.is_number_float()) return v.dump();
+  if (v.is_number()) return v.dump();
   throw SettingError("is not a value (text, a number or true/false)");
 }
 

@@ -71,4 +71,11 @@ const std::vector<StepMetric>& step_metrics_table() {
   return table;
 }
 
+std::vector<std::string> step_metrics_drawn_on(std::string_view panel) {
+  std::vector<std::string> keys;
+  for (const StepMetric& m : step_metrics_table())
+    if (m.look != MetricLook::None && m.panel == panel) keys.push_back(m.key);
+  return keys;
+}
+
 }  // namespace inferscope

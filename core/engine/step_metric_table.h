@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/common/metric_unit.h"
@@ -33,5 +34,7 @@ struct StepMetric {
 
 // Every step metric, in --metrics-json's order.
 const std::vector<StepMetric>& step_metrics_table();
+// The keys of the step metrics the dashboard draws as lines on `panel` (its plot's objectName).
+std::vector<std::string> step_metrics_drawn_on(std::string_view panel);
 
 }  // namespace inferscope

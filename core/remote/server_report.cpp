@@ -1,5 +1,7 @@
 #include "core/remote/server_report.h"
 
+#include "core/engine/step_metric_table.h"
+
 namespace inferscope {
 namespace {
 
@@ -53,12 +55,12 @@ void add_server_totals(EngineMetricsSnapshot& s, const ServerCounters& c) {
 }
 
 std::vector<std::string> server_not_reported(const ServerGauges& g, const ServerCounters& c) {
-  // What no server reports: per-step tokens and time, the roofline (panels), and the step metrics of
-  // KV waste and attention (lines, by their step metric keys).
-  std::vector<std::string> out = {"tokens_per_step",           "roofline",
-                                  "kv_internal_fragmentation_perc", "kv_reserved_unused_perc",
-                                  "attention_scratch_bytes",   "attention_seconds",
-                                  "matmul_seconds"};
+  // What no server reports: per-step tokens and time, the roofline (panels), and every step metric
+  // drawn on the KV waste and attention panels (lines, by their keys).
+  std::vector<std::string> out = {"tokens_per_step", "roofline"};
+  for (const char* panel : {"kv_waste", "attention"}) {
+    for (std::string& key : step_metrics_drawn_on(panel)) out.push_back(std::move(key));
+  }
   if (!g.kv_cache_usage) out.push_back("kv_cache_usage_perc");
   if (!c.generation_tokens) out.push_back("decode_tokens_per_second");
   if (!c.prefix_cache_queries && !g.prefix_cache_hit_rate) out.push_back("prefix_cache_hit_rate");

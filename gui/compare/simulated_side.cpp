@@ -3,6 +3,7 @@
 #include <QDir>
 #include <stdexcept>
 
+#include "core/engine/step_metric_table.h"
 #include "gui/bridge/resource_path.h"
 
 namespace inferscope::gui {
@@ -35,9 +36,8 @@ WorkloadResult run_simulated_side(const LlamaModel& model, const SimulatedSide& 
   options.dry_run = device_pricing(side.device);
   WorkloadResult result = run_workload(model, side.config, requests, options);
   result.simulated_on = side.device.name;
-  // No attention ran: its scratch and time read 0 because nothing was measured.
-  for (const char* key : {"attention_scratch_bytes", "attention_seconds", "matmul_seconds"})
-    result.metrics.not_reported.push_back(key);
+  // No forward pass ran: the attention panel's scratch and times read 0 because nothing was measured.
+  for (std::string& key : step_metrics_drawn_on("attention")) result.metrics.not_reported.push_back(std::move(key));
   return result;
 }
 

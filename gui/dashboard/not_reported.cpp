@@ -34,14 +34,6 @@ bool listed(const EngineMetricsSnapshot& s, std::string_view name) {
   return std::find(s.not_reported.begin(), s.not_reported.end(), name) != s.not_reported.end();
 }
 
-// The step metrics drawn as lines on `panel`.
-std::vector<const StepMetric*> lines_of(std::string_view panel) {
-  std::vector<const StepMetric*> out;
-  for (const StepMetric& m : step_metrics_table())
-    if (m.look != MetricLook::None && m.panel == panel) out.push_back(&m);
-  return out;
-}
-
 }  // namespace
 
 QString reported_quantity(std::string_view panel) {
@@ -64,10 +56,9 @@ bool line_not_reported(const EngineMetricsSnapshot& s, std::string_view key) { r
 
 QString not_reported_note(const EngineMetricsSnapshot& s, std::string_view panel) {
   const QString quantity = reported_quantity(panel);
-  const std::vector<const StepMetric*> lines = lines_of(panel);
-  const bool every_line = !lines.empty() && std::all_of(lines.begin(), lines.end(), [&](const StepMetric* m) {
-    return listed(s, m->key);
-  });
+  const std::vector<std::string> lines = step_metrics_drawn_on(panel);
+  const bool every_line =
+      !lines.empty() && std::all_of(lines.begin(), lines.end(), [&](const std::string& key) { return listed(s, key); });
   if (!listed(s, panel) && !every_line) return {};
   // Three short lines: a panel is as narrow as 240 pixels.
   // No source: the run was a dry run (gui/compare/simulated_side.h), which measures no attention.
