@@ -14,11 +14,13 @@
 // f32's normal range when scaled (|x| below 2^-102 for the prepared formats, above 2^97 for Q8_0;
 // the kernels agree with each other even then).
 // One token keeps row i in lane i (code e of eight rows against one activation); up to
-// kRegisterTokens do too, two at a time, each code converted once for both (run_tokens); more keep
-// code e in lane e (one row's step against eight activations), with every row's codes converted once
-// for all of them. The AVX-512 build runs those in token pairs, one token in each half of a 512-bit
-// vector, two pairs at once where registers allow (run_converted_pairs). Each lane runs the same
-// operations every way, so no output depends on the token count, the tile or the build.
+// kRegisterTokens do too, two at a time, each code converted once for both (run_tokens; the AVX-512
+// build runs codes e and e + 4 side by side on 512-bit vectors, up to four tokens at a time:
+// run_tokens_paired); more keep code e in lane e (one row's step against eight activations), with
+// every row's codes converted once for all of them. The AVX-512 build runs those in token pairs, one
+// token in each half of a 512-bit vector, two pairs at once where registers allow
+// (run_converted_pairs). Each lane runs the same operations every way, so no output depends on the
+// token count, the tile or the build.
 //
 // Internal to gemm_rows8_f32act_avx2.cpp and gemm_rows8_f32act_avx512vl.cpp, which compile it for
 // AVX2 and for AVX-512VL (the same operations, so the same bits): everything here has internal
@@ -110,11 +112,11 @@ void run_tokens(const typename F::Packed* w, int64_t n_spans, const float* const
     __m256 p[T][kStepCodes];
 #pragma GCC unroll 8
     for (int c = 0; c < F::kSteps; ++c) {
-      __m256i q[kStepCodes];
-      F::row_codes(wb, k, c, q);
+      __m256i lo, hi;
+      F::step_words(wb, k, c, lo, hi);
 #pragma GCC unroll 8
       for (int e = 0; e < kStepCodes; ++e) {
-        const __m256 code = _mm256_cvtepi32_ps(q[e]);
+        const __m256 code = _mm256_cvtepi32_ps(F::code(e, e < 4 ? lo : hi));
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) {
           const __m256 x = _mm256_broadcast_ss(xs[t] + s * kSpanElems<F> + kStepCodes * c + e);
@@ -243,7 +245,8 @@ void interleave_pair(const float* x0, const float* x1, int64_t n, float* out) {
 
 // Eight floats from `p` in both halves of a 512-bit vector (one load; the 64-bit broadcast is AVX-512F's).
 __attribute__((always_inline)) inline __m512 both_halves(const float* p) {
-  // The masked form, every lane taken: the plain one leaves GCC 12 warning of its undefined source.
+  // The masked form, every lane taken: GCC 12 makes the plain one a load and a shuffle (6- and
+  // 8-token steps 5-10% slower).
   return _mm512_castpd_ps(_mm512_mask_broadcast_f64x4(_mm512_setzero_pd(), 0xFF, _mm256_castps_pd(_mm256_load_ps(p))));
 }
 
@@ -302,6 +305,93 @@ void run_converted_pairs(const float* converted, int64_t n_spans, const float* c
   }
 }
 
+// The register path on 512-bit vectors (the AVX-512 build): row i's codes j and j + 4 side by side in
+// lanes 2i and 2i + 1 (pair_words), so each conversion and multiply-add covers sixteen codes, twice
+// run_tokens' eight. Each lane runs run_tokens' operations for its code in their order, so the outputs
+// are run_tokens', bit for bit.
+
+// A token's activations (as run_tokens reads them) with each step's eight reordered 0, 4, 1, 5, 2, 6,
+// 3, 7: x(c, j) and x(c, j + 4) side by side, one 64-bit broadcast away from their lanes.
+void pair_order(const float* x, int64_t n, float* out) {
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  for (int64_t q = 0; q < n; q += kStepCodes) _mm256_storeu_ps(out + q, _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + q), order));
+}
+
+// x(c, j) in lanes 2i and x(c, j + 4) in lanes 2i + 1, from pair_order's floats at p.
+__attribute__((always_inline)) inline __m512 pair_activations(const float* p) {
+  double both;
+  std::memcpy(&both, p, sizeof both);
+  return _mm512_castpd_ps(_mm512_set1_pd(both));
+}
+
+// Tokens at once. Four spill a few accumulators out of the 32 registers (more with the K-quants'
+// eight step words a span), yet beat three and one: a 4-token step of the 1B Q4_K_M shape 64-70 ms
+// against 80-82.
+constexpr int kPairedTokens = 4;
+
+// run_tokens on 512-bit vectors: T tokens, row i's codes j, j + 4 in lanes 2i, 2i + 1, token t's
+// activations at xs[t] (pair_order's), the sums its mins meet at xsum[t], its eight outputs to out[t].
+// Each span's words are paired once; the loop runs code pair j over the span's steps, so only one
+// product per token is live.
+template <class F, int T>
+void run_tokens_paired(const typename F::Packed* w, int64_t n_spans, const float* const (&xs)[T],
+                       const float* const (&xsum)[T], float* const (&out)[T]) {
+  constexpr int kPairs = kStepCodes / 2;
+  __m512 a[T][kPairs];
+  __m256 mins[T];
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t) {
+    mins[t] = _mm256_setzero_ps();
+#pragma GCC unroll 4
+    for (int j = 0; j < kPairs; ++j) a[t][j] = _mm512_setzero_ps();
+  }
+  for (int64_t s = 0; s < n_spans; ++s) {
+    const typename F::Packed& wb = w[s / F::kSpans];
+    const int k = static_cast<int>(s % F::kSpans);
+    if (k == 0) prefetch_ahead(wb);
+    __m512i words[F::kSteps];
+#pragma GCC unroll 8
+    for (int c = 0; c < F::kSteps; ++c) {
+      __m256i lo, hi;
+      F::step_words(wb, k, c, lo, hi);
+      words[c] = pair_words(lo, hi);
+    }
+    const SpanScales sc = F::scales(wb, k);
+    const __m512 scale = _mm512_castsi512_ps(pair_words(_mm256_castps_si256(sc.lo), _mm256_castps_si256(sc.hi)));
+#pragma GCC unroll 4
+    for (int j = 0; j < kPairs; ++j) {
+      __m512 p[T];
+#pragma GCC unroll 8
+      for (int c = 0; c < F::kSteps; ++c) {
+        const __m512 code = _mm512_cvtepi32_ps(F::pair_code(j, words[c]));
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) {
+          const __m512 x = pair_activations(xs[t] + s * kSpanElems<F> + kStepCodes * c + 2 * j);
+          p[t] = c == 0 ? _mm512_mul_ps(code, x) : _mm512_fmadd_ps(code, x, p[t]);
+        }
+      }
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) a[t][j] = _mm512_fmadd_ps(scale, p[t], a[t][j]);
+    }
+#pragma GCC unroll 2
+    for (int j = 0; j < F::kMins; ++j) {
+      const __m256 m = F::mins(wb, k, j, sc);
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) mins[t] = _mm256_fmadd_ps(m, _mm256_broadcast_ss(xsum[t] + s * F::kMins + j), mins[t]);
+    }
+  }
+  // lanes 2i (codes e < 4) to the low half, 2i + 1 to the high one
+  const __m512i split = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+#pragma GCC unroll 4
+  for (int t = 0; t < T; ++t) {
+    // tree8's sums: (a_0 + a_1) + (a_2 + a_3) in the low half, (a_4 + a_5) + (a_6 + a_7) in the high one
+    const __m512 halves = _mm512_permutexvar_ps(
+        split, _mm512_add_ps(_mm512_add_ps(a[t][0], a[t][1]), _mm512_add_ps(a[t][2], a[t][3])));
+    const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(halves), 1));
+    _mm256_storeu_ps(out[t], _mm256_add_ps(_mm256_add_ps(_mm512_castps512_ps256(halves), hi), mins[t]));
+  }
+}
+
 // Pairs run at once: two where their activations stay in registers with the accumulators (32 of
 // them), one for the formats of eight steps a span.
 template <class F>
@@ -328,10 +418,17 @@ constexpr int64_t kConvertedElems = 512;
 // from L3 group after group, made 512-token prefill 35% slower on a 2 MiB-L2 Xeon).
 constexpr size_t kPreparedBytes = 1 << 20;
 
-// Up to this many tokens run in registers (run_tokens, two at a time, then a last one alone); more convert
-// each group's codes once for all of them (run_converted). Two, not more: on AVX2's 16 registers a
-// third token's accumulators spill (three and four at once measured no faster than pairs).
+// Up to this many tokens run in registers; more convert each group's codes once for all of them
+// (run_converted). AVX2: run_tokens two at a time, then a last one alone (on its 16 registers a third
+// token's accumulators spill: three and four at once measured no faster than pairs). AVX-512:
+// run_tokens_paired kPairedTokens at a time, which beats the converted token pairs up to about 16
+// tokens (1B shape, Q4_0, on a Xeon: a 6-token step 91 against 111 ms, 8 tokens 110 against 131 ms,
+// 16 tokens even).
+#if defined(__AVX512F__)
+constexpr int64_t kRegisterTokens = 8;
+#else
 constexpr int64_t kRegisterTokens = 4;
+#endif
 
 // Floats that grow on demand and stay with the thread (prepared activations, converted codes). The
 // allocation is the library's operator new (this file keeps to out-of-line library functions).
@@ -363,6 +460,17 @@ class Scratch {
 
 thread_local Scratch prepared_scratch, codes_scratch, pairs_scratch;
 
+// run(std::integral_constant<int, count>{}) for a count of 1..kMax known only at run time.
+template <int kMax, class Run>
+void with_token_count(int count, Run&& run) {
+  if constexpr (kMax > 1) {
+    if (count == kMax) return run(std::integral_constant<int, kMax>{});
+    return with_token_count<kMax - 1>(count, run);
+  } else {
+    run(std::integral_constant<int, 1>{});
+  }
+}
+
 // Packed groups x n_tok tokens of n columns whose activations (as run_tokens reads them, then, for the
 // prepared formats, the sums their mins meet) are xs_stride floats apart: up to kRegisterTokens run each
 // group in registers, more run each group's converted codes token after token.
@@ -375,22 +483,41 @@ void run_groups(const void* w, size_t group_stride, int64_t n_groups, const floa
   const int64_t n_spans = n / kSpanElems<F>;
   const auto xsum_of = [&](int64_t t) { return F::kMins > 0 ? xs + t * xs_stride + n : nullptr; };
   if (n_tok <= kRegisterTokens) {
-    // Few tokens: each group's codes converted in registers, two tokens at a time (and a last one alone).
+    // Few tokens: each group's codes converted in registers, several tokens at a time.
+#if defined(__AVX512F__)
+    // on 512-bit vectors, kPairedTokens at a time, from activations in pair_order
+    float* paired = pairs_scratch.get(static_cast<size_t>(n_tok * n));
+    for (int64_t t = 0; t < n_tok; ++t) pair_order(xs + t * xs_stride, n, paired + t * n);
+    const float* x_at = paired;
+    const int64_t x_stride = n;
+    constexpr int kAtOnce = kPairedTokens;
+#else
+    // two at a time, and a last one alone
+    const float* x_at = xs;
+    const int64_t x_stride = xs_stride;
+    constexpr int kAtOnce = 2;
+#endif
     const auto run = [&]<int T>(std::integral_constant<int, T>, int64_t g, int64_t t) {
       const float* x[T];
       const float* sums[T];
       float* o[T];
       for (int i = 0; i < T; ++i) {
-        x[i] = xs + (t + i) * xs_stride;
+        x[i] = x_at + (t + i) * x_stride;
         sums[i] = xsum_of(t + i);
         o[i] = out + (t + i) * out_stride + g * kPackedRows;
       }
+#if defined(__AVX512F__)
+      run_tokens_paired<F, T>(group(g), n_spans, x, sums, o);
+#else
       run_tokens<F, T>(group(g), n_spans, x, sums, o);
+#endif
     };
     for (int64_t g = 0; g < n_groups; ++g) {
-      int64_t t = 0;
-      for (; t + 2 <= n_tok; t += 2) run(std::integral_constant<int, 2>{}, g, t);
-      if (t < n_tok) run(std::integral_constant<int, 1>{}, g, t);
+      for (int64_t t = 0; t < n_tok;) {
+        const int left = static_cast<int>(n_tok - t < kAtOnce ? n_tok - t : kAtOnce);
+        with_token_count<kAtOnce>(left, [&](auto count) { run(count, g, t); });
+        t += left;
+      }
     }
     return;
   }

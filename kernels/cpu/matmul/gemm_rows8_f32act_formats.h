@@ -87,17 +87,48 @@ __attribute__((always_inline)) inline __m256 lane_codes_of(const CodeLanes& lane
   return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(w, shifts), masks));
 }
 
-// Nibble piece p of the eight rows, code e of row i in lane i of q[e].
-__attribute__((always_inline)) inline void nibble_row_codes(const uint8_t* qs, int p, __m256i (&q)[kStepCodes]) {
-  const __m256i piece = row_words(qs + 32 * p);
-#pragma GCC unroll 8
-  for (int e = 0; e < kStepCodes; ++e) q[e] = row_code(kCodeLanes, e, piece);
+#if defined(__AVX512F__)
+// A step's two words of the eight rows side by side for the 512-bit register path: row i's word of
+// codes e < 4 in lane 2i, of codes e >= 4 in lane 2i + 1.
+__attribute__((always_inline)) inline __m512i pair_words(__m256i lo, __m256i hi) {
+  const __m512i order = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  return _mm512_permutex2var_epi32(_mm512_castsi256_si512(lo), order, _mm512_castsi256_si512(hi));
 }
+
+// Codes j (lanes 2i) and j + 4 (lanes 2i + 1) of pair_words' w, each as row_code takes it.
+__attribute__((always_inline)) inline __m512i pair_row_code(const CodeLanes& lanes, int j, __m512i w) {
+  const int lo = lanes.shift[j], hi = lanes.shift[j + 4];
+  if (lo == 0 && hi == 0) {
+    const __m512i mask = _mm512_set_epi32(lanes.mask[j + 4], lanes.mask[j], lanes.mask[j + 4], lanes.mask[j],
+                                          lanes.mask[j + 4], lanes.mask[j], lanes.mask[j + 4], lanes.mask[j],
+                                          lanes.mask[j + 4], lanes.mask[j], lanes.mask[j + 4], lanes.mask[j],
+                                          lanes.mask[j + 4], lanes.mask[j], lanes.mask[j + 4], lanes.mask[j]);
+    return _mm512_and_si512(w, mask);
+  }
+  if (lo == hi) return _mm512_srli_epi32(w, static_cast<unsigned>(lo));
+  // one lane shifted, the other masked: shift both by their own count, then keep all of a shifted lane
+  const int32_t keep_lo = lo != 0 ? -1 : lanes.mask[j], keep_hi = hi != 0 ? -1 : lanes.mask[j + 4];
+  const __m512i shift = _mm512_set_epi32(hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo);
+  const __m512i keep = _mm512_set_epi32(keep_hi, keep_lo, keep_hi, keep_lo, keep_hi, keep_lo, keep_hi, keep_lo,
+                                        keep_hi, keep_lo, keep_hi, keep_lo, keep_hi, keep_lo, keep_hi, keep_lo);
+  return _mm512_and_si512(_mm512_srlv_epi32(w, shift), keep);
+}
+#endif
 
 // Nibble piece p of row i, code e in lane e.
 __attribute__((always_inline)) inline __m256 nibble_lane_codes(const uint8_t* qs, int p, int i) {
   return lane_codes_of(kCodeLanes, broadcast_word(qs + 32 * p + 4 * i));
 }
+
+// How the formats whose codes are masked or shifted in place by a table of lanes take code e out of
+// the word w that holds it (row_code), and, on 512-bit vectors, codes j and j + 4 (pair_row_code).
+template <const CodeLanes& L>
+struct LaneCodes {
+  static __attribute__((always_inline)) __m256i code(int e, __m256i w) { return row_code(L, e, w); }
+#if defined(__AVX512F__)
+  static __attribute__((always_inline)) __m512i pair_code(int j, __m512i w) { return pair_row_code(L, j, w); }
+#endif
+};
 
 // The scales of a span, rows in lanes: of its codes e < 4 and e >= 4.
 struct SpanScales {
@@ -107,21 +138,24 @@ struct SpanScales {
 // Each format: Packed, kSteps (steps per span), kSpans (spans per packed block), kMins (mins per
 // span: 1 covers the span, 2 its two runs), kPrepared (activations prepared, else used as they are);
 // with preparation, kLaneScale (the activation scale per lane), run_start(s) (the first element of
-// span s's lower run) and kHiOffset (its upper run's distance); row_codes / lane_codes of step c of
-// span k of a packed block, scales(block, k), mins(block, k, j, its scales).
+// span s's lower run) and kHiOffset (its upper run's distance); the codes of step c of span k of a
+// packed block: the eight rows' two words that hold them (step_words: lo for codes e < 4, hi for
+// e >= 4), code e of such a word (code; pair_code: codes j and j + 4 side by side on 512-bit vectors),
+// one row's codes in lanes (lane_codes); scales(block, k), mins(block, k, j, its scales).
 
 // Q4_0, Q4_1 (and, with their fifth bits, Q5_0, Q5_1); kOffset: the codes' offset where there is no
 // m (Q4_0: 8, Q5_0: 16).
 template <class P, int kOffset = 8>
-struct Nibbles {
+struct Nibbles : LaneCodes<kCodeLanes> {
   using Packed = P;
   static constexpr int kSteps = 4, kSpans = 1, kMins = 1;
   static constexpr bool kPrepared = true;
   static constexpr const float* kLaneScale = kCodeLanes.scale;
   static constexpr int64_t run_start(int64_t s) { return 32 * s; }
   static constexpr int kHiOffset = 16;
-  static __attribute__((always_inline)) void row_codes(const P& wb, int, int c, __m256i (&q)[kStepCodes]) {
-    nibble_row_codes(wb.qs, c, q);
+  // both runs' codes lie in one piece
+  static __attribute__((always_inline)) void step_words(const P& wb, int, int c, __m256i& lo, __m256i& hi) {
+    lo = hi = row_words(wb.qs + 32 * c);
   }
   static __attribute__((always_inline)) __m256 lane_codes(const P& wb, int, int c, int i) {
     return nibble_lane_codes(wb.qs, c, i);
@@ -136,15 +170,15 @@ struct Nibbles {
 // Q4_K (and, with its fifth bits, Q5_K): span k is sub-blocks 2k (the low nibbles) and 2k + 1 (the
 // high ones).
 template <class P>
-struct KNibbles {
+struct KNibbles : LaneCodes<kCodeLanes> {
   using Packed = P;
   static constexpr int kSteps = 8, kSpans = QK_K / 64, kMins = 2;
   static constexpr bool kPrepared = true;
   static constexpr const float* kLaneScale = kCodeLanes.scale;
   static constexpr int64_t run_start(int64_t s) { return 64 * s; }
   static constexpr int kHiOffset = 32;
-  static __attribute__((always_inline)) void row_codes(const Packed& wb, int k, int c, __m256i (&q)[kStepCodes]) {
-    nibble_row_codes(wb.qs, kSteps * k + c, q);
+  static __attribute__((always_inline)) void step_words(const Packed& wb, int k, int c, __m256i& lo, __m256i& hi) {
+    lo = hi = row_words(wb.qs + 32 * (kSteps * k + c));
   }
   static __attribute__((always_inline)) __m256 lane_codes(const Packed& wb, int k, int c, int i) {
     return nibble_lane_codes(wb.qs, kSteps * k + c, i);
@@ -175,20 +209,25 @@ struct Bytes {
   // pshufb control for one 32-bit lane k (of four per 128 bits): its byte j to the top, zeros below
   // (a control byte with the top bit set gives a zero)
   static constexpr int32_t to_top(int j, int k) { return static_cast<int32_t>(0x808080u | (4u * k + j) << 24); }
-  // code e of step c of the eight rows, row i in lane i: byte e % 4 of piece 2c + e / 4 moved to the
-  // top of the lane
-  static __attribute__((always_inline)) void row_codes(const Packed& wb, int, int c, __m256i (&q)[kStepCodes]) {
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h) {
-      const __m256i piece = row_words(wb.qs + 32 * (2 * c + h));
-#pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) {
-        const __m256i control = _mm256_setr_epi32(to_top(j, 0), to_top(j, 1), to_top(j, 2), to_top(j, 3),
-                                                  to_top(j, 0), to_top(j, 1), to_top(j, 2), to_top(j, 3));
-        q[4 * h + j] = _mm256_shuffle_epi8(piece, control);
-      }
-    }
+  // step c: pieces 2c (codes e < 4) and 2c + 1
+  static __attribute__((always_inline)) void step_words(const Packed& wb, int, int c, __m256i& lo, __m256i& hi) {
+    lo = row_words(wb.qs + 32 * (2 * c));
+    hi = row_words(wb.qs + 32 * (2 * c + 1));
   }
+  // code e: byte e % 4 of its word moved to the top of the lane
+  static __attribute__((always_inline)) __m256i code(int e, __m256i w) {
+    const int j = e % 4;
+    const __m256i control = _mm256_setr_epi32(to_top(j, 0), to_top(j, 1), to_top(j, 2), to_top(j, 3),
+                                              to_top(j, 0), to_top(j, 1), to_top(j, 2), to_top(j, 3));
+    return _mm256_shuffle_epi8(w, control);
+  }
+#if defined(__AVX512F__)
+  // codes j and j + 4: byte j of each word shifted to the top, the bytes below it cleared
+  static __attribute__((always_inline)) __m512i pair_code(int j, __m512i w) {
+    const __m512i top = j < 3 ? _mm512_slli_epi32(w, static_cast<unsigned>(24 - 8 * j)) : w;
+    return j == 0 ? top : _mm512_and_si512(top, _mm512_set1_epi32(static_cast<int32_t>(0xFF000000u)));
+  }
+#endif
   // step c of row i, code e in lane e
   static __attribute__((always_inline)) __m256 lane_codes(const Packed& wb, int, int c, int i) {
     int32_t lo, hi;
@@ -223,7 +262,7 @@ inline constexpr CodeLanes kFiveBitLanes = byte_code_lanes(5), kSixBitLanes = by
 // fifth-bit words (packed_rows.h), joined to its nibble in the nibble's byte: the low run's codes
 // in one word, the high run's in another, then taken in place as bytes.
 template <class Base>
-struct FifthBits : Base {
+struct FifthBits : Base, LaneCodes<kFiveBitLanes> {
   using typename Base::Packed;
   using Base::kSteps;
   static constexpr const float* kLaneScale = kFiveBitLanes.scale;
@@ -238,11 +277,12 @@ struct FifthBits : Base {
   // step c of span k: its nibble piece and fifth-bit word (slots of eight rows' 4-byte words)
   static constexpr int piece(int k, int c) { return kSteps * k + c; }
   static constexpr int word(int k, int c) { return piece(k, c) / 4; }
-  static __attribute__((always_inline)) void row_codes(const Packed& wb, int k, int c, __m256i (&q)[kStepCodes]) {
-    __m256i lo, hi;
+  using LaneCodes<kFiveBitLanes>::code;
+#if defined(__AVX512F__)
+  using LaneCodes<kFiveBitLanes>::pair_code;
+#endif
+  static __attribute__((always_inline)) void step_words(const Packed& wb, int k, int c, __m256i& lo, __m256i& hi) {
     join(row_words(wb.qs + 32 * piece(k, c)), row_words(wb.qh[word(k, c)][0]), c, lo, hi);
-#pragma GCC unroll 8
-    for (int e = 0; e < kStepCodes; ++e) q[e] = row_code(kFiveBitLanes, e, e < 4 ? lo : hi);
   }
   static __attribute__((always_inline)) __m256 lane_codes(const Packed& wb, int k, int c, int i) {
     __m256i lo, hi;
@@ -256,7 +296,7 @@ struct FifthBits : Base {
 // nibble of ql (pieces a for m = 0, 2, pieces b for m = 1, 3; the low nibbles for m < 2) topped with
 // bits 2m, 2m + 1 of qh. Span k is quarter q (16 elements) of sub-blocks 2j and 2j + 1, each quarter
 // with its scale; a code's nibble and two bits are joined in its byte, then taken in place.
-struct SixBits {
+struct SixBits : LaneCodes<kSixBitLanes> {
   using Packed = PackedQ6_Kx8;
   static constexpr int kSteps = 4, kSpans = QK_K / 32, kMins = 2;
   static constexpr bool kPrepared = true;
@@ -284,12 +324,9 @@ struct SixBits {
       hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(b, 4), nib), _mm256_and_si256(_mm256_srli_epi32(h, 2), top));
     }
   }
-  static __attribute__((always_inline)) void row_codes(const Packed& wb, int k, int c, __m256i (&q)[kStepCodes]) {
+  static __attribute__((always_inline)) void step_words(const Packed& wb, int k, int c, __m256i& lo, __m256i& hi) {
     const uint8_t* p = wb.codes + 32 * slot(k, c);
-    __m256i lo, hi;
     join(row_words(p), row_words(p + 32), row_words(p + 64), pair(k), lo, hi);
-#pragma GCC unroll 8
-    for (int e = 0; e < kStepCodes; ++e) q[e] = row_code(kSixBitLanes, e, e < 4 ? lo : hi);
   }
   static __attribute__((always_inline)) __m256 lane_codes(const Packed& wb, int k, int c, int i) {
     const uint8_t* p = wb.codes + 32 * slot(k, c) + 4 * i;
