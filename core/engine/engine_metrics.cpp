@@ -4,7 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "core/engine/step_metric_table.h"
+#include "core/engine/step_metrics.h"
 
 namespace inferscope {
 

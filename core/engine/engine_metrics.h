@@ -14,6 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/engine/ring.h"
+#include "core/engine/step_metrics.h"
 #include "core/kv/kv_cache.h"
 #include "core/model/device_memory.h"
 #include "core/sched/request.h"
@@ -47,54 +48,6 @@ struct RequestMetrics {
   double last_token_s = -1;
 };
 
-// One request's part in a step (the request timeline): prompt tokens computed (a prefill chunk, or a
-// recompute after preemption) and decode tokens (its token and the drafts it scored).
-struct StepSequence {
-  RequestId id = 0;
-  int32_t prefill_tokens = 0, decode_tokens = 0;
-  int32_t cached_tokens = 0;  // admitted in this step: its first tokens found in the prefix cache, not computed
-};
-
-// The latencies a remote server keeps histograms of (vLLM, SGLang), in vLLM's names: TTFT,
-// inter-token latency, end-to-end request latency and queue time.
-enum class ServerLatency { Ttft, InterToken, EndToEnd, Queue };
-inline constexpr size_t kServerLatencies = 4;
-
-// The median and 99th percentile of one such histogram over a window; -1 when it counted nothing.
-struct LatencyPercentiles {
-  double p50_s = -1, p99_s = -1;
-};
-
-struct StepMetrics {
-  double time_s = 0;        // when the step ended, seconds since the engine started
-  double duration_s = 0;
-  int32_t num_requests_running = 0, num_requests_waiting = 0;
-  int32_t prefill_tokens = 0, decode_tokens = 0;  // tokens computed in the step
-  double kv_cache_usage_perc = 0, kv_internal_fragmentation_perc = 0, kv_reserved_unused_perc = 0;
-  size_t attention_scratch_bytes = 0;  // the attention implementation's scratch at its peak
-  double attention_seconds = 0;        // time spent in attention, all layers
-  double matmul_seconds = 0;           // time spent in matmuls, all layers and the output head
-  int32_t prefix_cache_queries = 0;    // prompt tokens of the step's admissions looked up in the prefix cache
-  int32_t prefix_cache_hits = 0;       // of those, tokens found cached (not computed)
-  int32_t spec_draft_tokens = 0;       // draft tokens scored in the step
-  int32_t spec_accepted_tokens = 0;    // of those, accepted
-  double spec_chosen_k = -1;           // the most drafts its speculating decodes could score, mean (-1: none)
-  double draft_seconds = 0;            // proposing the drafts
-  double verify_seconds = 0;           // the forward pass that scored them (0 when nothing drafted)
-  int64_t pool_dispatches = 0;         // thread-pool dispatches (wake-up + join) the step's forward pass made
-  double flops = 0;                    // matmul + attention FLOPs (core/engine/step_cost.h)
-  double weight_bytes_read = 0;        // weight matrices read once, at the step's level
-  double kv_bytes_read = 0;            // K/V of each sequence's context, every layer
-  std::vector<StepSequence> sequences; // who ran in the step, in plan order
-  std::vector<RequestId> preempted;    // sent back to wait by the step (recomputed later)
-  // A remote server's step (a scrape interval): the percentiles of its latency histograms over the
-  // last window, every client's requests, indexed by ServerLatency.
-  std::array<LatencyPercentiles, kServerLatencies> server_latency{};
-  // Rates a remote server publishes as gauges (SGLang): prefix-cache hit rate and speculative
-  // acceptance rate, 0..1, and the mean accepted length (tokens per verify step); -1 when it does not.
-  double server_prefix_hit_rate = -1, server_spec_accept_rate = -1, server_spec_accept_length = -1;
-};
-
 struct EngineMetricsSnapshot {
   double uptime_s = 0;
   int32_t num_requests_running = 0, num_requests_waiting = 0;
@@ -117,7 +70,7 @@ struct EngineMetricsSnapshot {
   std::vector<RequestMetrics> requests;  // recently finished (oldest first), then in flight by id
   // Where the numbers come from: "" for the local engine, else the remote server ("llama.cpp at
   // http://127.0.0.1:8080"), whose /metrics may lack some quantities. Those are named here: a step
-  // metric drawn as a line by its key (step_metric_table.h: "kv_cache_usage_perc", "attention_seconds",
+  // metric drawn as a line by its key (step_metrics.h: "kv_cache_usage_perc", "attention_seconds",
   // ...), any other panel by its plot's objectName ("ttft", "decode_tokens_per_second",
   // "tokens_per_step", "request_timeline", "roofline", "prefix_cache_hit_rate", "spec_acceptance",
   // "spec_decode"; gui/dashboard/not_reported.h), and "preemptions" (the time charts' marks, the

@@ -1,6 +1,6 @@
 #include "core/remote/server_report.h"
 
-#include "core/engine/step_metric_table.h"
+#include "core/engine/step_metrics.h"
 
 namespace inferscope {
 namespace {

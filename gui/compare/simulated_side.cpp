@@ -3,7 +3,7 @@
 #include <QDir>
 #include <stdexcept>
 
-#include "core/engine/step_metric_table.h"
+#include "core/engine/step_metrics.h"
 #include "gui/bridge/resource_path.h"
 
 namespace inferscope::gui {

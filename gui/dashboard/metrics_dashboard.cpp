@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "core/engine/step_metric_table.h"
+#include "core/engine/step_metrics.h"
 #include "gui/dashboard/metrics_series.h"
 #include "gui/dashboard/not_reported.h"
 #include "gui/dashboard/request_timeline.h"
@@ -33,7 +33,7 @@ using namespace inferscope::gui;
 namespace {
 
 // One colour per quantity, the same in every plot and in the overlay (dashed there).
-// (The lines drawn straight from a step metric take theirs from core/engine/step_metric_table.h.)
+// (The lines drawn straight from a step metric take theirs from core/engine/step_metrics.h.)
 const QColor kHits(23, 190, 207), kHitsRecent(188, 189, 34), kE2e(148, 103, 189), kQueue(140, 86, 75);
 
 constexpr int kPlotMinWidth = 360;  // a column per this many pixels of width, 1 to 4 columns

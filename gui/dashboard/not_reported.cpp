@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/engine/step_metric_table.h"
+#include "core/engine/step_metrics.h"
 
 namespace inferscope::gui {
 namespace {

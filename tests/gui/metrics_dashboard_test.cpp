@@ -15,7 +15,7 @@
 #include <set>
 #include <qcustomplot.h>
 
-#include "core/engine/step_metric_table.h"
+#include "core/engine/step_metrics.h"
 #include "gui/dashboard/metrics_dashboard.h"
 #include "gui/dashboard/not_reported.h"
 #include "gui/dashboard/request_timeline.h"

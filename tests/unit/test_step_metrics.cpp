@@ -7,7 +7,8 @@
 #include <set>
 
 #include "core/common/metric_unit.h"
-#include "core/engine/step_metric_table.h"
+#include "core/engine/engine_metrics.h"
+#include "core/engine/step_metrics.h"
 
 namespace inferscope {
 namespace {

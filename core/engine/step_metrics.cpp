@@ -1,4 +1,4 @@
-#include "core/engine/step_metric_table.h"
+#include "core/engine/step_metrics.h"
 
 namespace inferscope {
 namespace {
