@@ -34,6 +34,23 @@ std::pair<double, const char*> si_scaled(double v) {
   return {v, kPrefixes[i]};
 }
 
+const char* metric_unit_name(MetricUnit unit) {
+  switch (unit) {
+    case MetricUnit::Count: return "count";
+    case MetricUnit::Tokens: return "tokens";
+    case MetricUnit::Seconds: return "s";
+    case MetricUnit::Fraction: return "fraction";
+    case MetricUnit::Bytes: return "bytes";
+    case MetricUnit::BytesPerSecond: return "B/s";
+    case MetricUnit::TokensPerSecond: return "tok/s";
+    case MetricUnit::PerSecond: return "/s";
+    case MetricUnit::Flops: return "FLOP";
+    case MetricUnit::FlopsPerSecond: return "FLOP/s";
+    case MetricUnit::FlopsPerByte: return "FLOP/B";
+  }
+  return "count";
+}
+
 bool whole_unit(MetricUnit unit) {
   return unit == MetricUnit::Count || unit == MetricUnit::Tokens || unit == MetricUnit::Bytes;
 }

@@ -24,6 +24,9 @@ enum class MetricUnit {
 
 // One exact value in `unit`, three significant figures (a whole count in full); "-" when not finite.
 std::string format_metric(double value, MetricUnit unit);
+// The unit's name in JSON ("count", "tokens", "s", "fraction", "bytes", "B/s", "tok/s", "/s", "FLOP",
+// "FLOP/s", "FLOP/B").
+const char* metric_unit_name(MetricUnit unit);
 // Whether `unit` counts whole things (JSON writes its values as integers).
 bool whole_unit(MetricUnit unit);
 

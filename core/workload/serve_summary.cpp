@@ -40,9 +40,11 @@ ServeSummary summarize(const EngineMetricsSnapshot& metrics, double duration_s) 
     s.prefill_tokens += st.prefill_tokens;
     s.decode_tokens += st.decode_tokens;
     s.flops += st.flops;
+    s.attention_scratch_bytes_peak = std::max(s.attention_scratch_bytes_peak, static_cast<double>(st.attention_scratch_bytes));
     s.bytes_read += st.weight_bytes_read + st.kv_bytes_read;
   }
   s.flops_per_second = seconds > 0 ? s.flops / seconds : 0.0;
+  s.weight_bytes = static_cast<double>(metrics.weight_bytes);
   const auto mean = [&](double weighted) { return seconds > 0 ? weighted / seconds : 0.0; };
   s.kv_cache_usage_perc_mean = mean(usage);
   s.kv_internal_fragmentation_perc_mean = mean(fragmentation);
@@ -66,37 +68,79 @@ ServeSummary summarize(const EngineMetricsSnapshot& metrics, double duration_s) 
   return s;
 }
 
-nlohmann::json summary_json(const ServeSummary& s) {
-  return {
-      {"requests_total", s.requests_total},
-      {"requests_finished", s.requests_finished},
-      {"requests_refused", s.requests_refused},
-      {"steps", s.steps},
-      {"duration_s", s.duration_s},
-      {"kv_cache_usage_perc_peak", s.kv_cache_usage_perc_peak},
-      {"kv_cache_usage_perc_mean", s.kv_cache_usage_perc_mean},
-      {"kv_internal_fragmentation_perc_mean", s.kv_internal_fragmentation_perc_mean},
-      {"kv_reserved_unused_perc_mean", s.kv_reserved_unused_perc_mean},
-      {"max_concurrent_requests", s.max_concurrent_requests},
-      {"num_requests_running_mean", s.num_requests_running_mean},
-      {"num_preemptions", s.num_preemptions},
-      {"prefix_cache_queries", s.prefix_cache_queries},
-      {"prefix_cache_hits", s.prefix_cache_hits},
-      {"prefix_cache_hit_rate", s.prefix_cache_hit_rate},
-      {"prefill_tokens", s.prefill_tokens},
-      {"decode_tokens", s.decode_tokens},
-      {"output_tokens", s.output_tokens},
-      {"flops", s.flops},
-      {"bytes_read", s.bytes_read},
-      {"flops_per_second", s.flops_per_second},
-      {"tokens_per_second", s.tokens_per_second},
-      {"time_to_first_token_seconds_p50", s.time_to_first_token_seconds_p50},
-      {"time_to_first_token_seconds_p99", s.time_to_first_token_seconds_p99},
-      {"e2e_request_latency_seconds_p50", s.e2e_request_latency_seconds_p50},
-      {"e2e_request_latency_seconds_p99", s.e2e_request_latency_seconds_p99},
-      {"spec_mode", s.spec_mode},
-      {"spec_decode", spec_json(s.spec)},
+const std::vector<ServeFigure>& serve_figures() {
+  using U = MetricUnit;
+  const char* const usage =
+      "Not coloured: more KV in use can mean more requests served at once, or reservations never written "
+      "(a contiguous cache counts whole reserved contexts as used); neither is better on its own.";
+  static const std::vector<ServeFigure> figures = {
+      {"requests_total", [](const ServeSummary& s) { return double(s.requests_total); }, U::Count},
+      {"requests_finished", [](const ServeSummary& s) { return double(s.requests_finished); }, U::Count},
+      {"requests_refused", [](const ServeSummary& s) { return double(s.requests_refused); }, U::Count},
+      {"steps", [](const ServeSummary& s) { return double(s.steps); }, U::Count},
+      {"duration_s", [](const ServeSummary& s) { return s.duration_s; }, U::Seconds},
+      {"tokens_per_second", [](const ServeSummary& s) { return s.tokens_per_second; }, U::TokensPerSecond, "throughput",
+       Better::Higher},
+      {"time_to_first_token_seconds_p50", [](const ServeSummary& s) { return s.time_to_first_token_seconds_p50; },
+       U::Seconds, "TTFT p50", Better::Lower},
+      {"time_to_first_token_seconds_p99", [](const ServeSummary& s) { return s.time_to_first_token_seconds_p99; },
+       U::Seconds, "TTFT p99", Better::Lower},
+      {"e2e_request_latency_seconds_p50", [](const ServeSummary& s) { return s.e2e_request_latency_seconds_p50; },
+       U::Seconds, "e2e latency p50", Better::Lower},
+      {"e2e_request_latency_seconds_p99", [](const ServeSummary& s) { return s.e2e_request_latency_seconds_p99; },
+       U::Seconds},
+      {"kv_cache_usage_perc_mean", [](const ServeSummary& s) { return s.kv_cache_usage_perc_mean; }, U::Fraction,
+       "KV usage mean", Better::Neither, usage, "kv_cache_usage_perc"},
+      {"kv_cache_usage_perc_peak", [](const ServeSummary& s) { return s.kv_cache_usage_perc_peak; }, U::Fraction,
+       "KV usage peak", Better::Neither, usage, "kv_cache_usage_perc"},
+      {"kv_internal_fragmentation_perc_mean", [](const ServeSummary& s) { return s.kv_internal_fragmentation_perc_mean; },
+       U::Fraction, "fragmentation mean", Better::Neither,
+       "Not coloured: a contiguous cache reports 0 % fragmentation while most of its reservation goes unused; read it "
+       "with reserved-unused.",
+       "kv_internal_fragmentation_perc"},
+      {"kv_reserved_unused_perc_mean", [](const ServeSummary& s) { return s.kv_reserved_unused_perc_mean; }, U::Fraction,
+       "reserved-unused mean", Better::Neither,
+       "Not coloured: a paged cache reports 0 % reserved-unused while its last blocks are partly empty; read it with "
+       "fragmentation.",
+       "kv_reserved_unused_perc"},
+      {"max_concurrent_requests", [](const ServeSummary& s) { return double(s.max_concurrent_requests); }, U::Count},
+      {"num_requests_running_mean", [](const ServeSummary& s) { return s.num_requests_running_mean; }, U::Count},
+      {"num_preemptions", [](const ServeSummary& s) { return double(s.num_preemptions); }, U::Count, "preemptions",
+       Better::Lower, {}, "preemptions"},
+      {"prefix_cache_queries", [](const ServeSummary& s) { return double(s.prefix_cache_queries); }, U::Tokens},
+      {"prefix_cache_hits", [](const ServeSummary& s) { return double(s.prefix_cache_hits); }, U::Tokens},
+      {"prefix_cache_hit_rate", [](const ServeSummary& s) { return s.prefix_cache_hit_rate; }, U::Fraction,
+       "prefix hit rate", Better::Higher, {}, "prefix_cache_hit_rate"},
+      {"prefill_tokens", [](const ServeSummary& s) { return double(s.prefill_tokens); }, U::Tokens},
+      {"decode_tokens", [](const ServeSummary& s) { return double(s.decode_tokens); }, U::Tokens},
+      {"output_tokens", [](const ServeSummary& s) { return double(s.output_tokens); }, U::Tokens},
+      {"flops", [](const ServeSummary& s) { return s.flops; }, U::Flops},
+      {"bytes_read", [](const ServeSummary& s) { return s.bytes_read; }, U::Bytes},
+      {"flops_per_second", [](const ServeSummary& s) { return s.flops_per_second; }, U::FlopsPerSecond},
+      {"weight_bytes", [](const ServeSummary& s) { return s.weight_bytes; }, U::Bytes, "weight bytes", Better::Neither,
+       "Not coloured: fewer weight bytes per step trade precision for speed; judge them by throughput and the outputs.",
+       {}, nullptr, true},
+      {"attention_scratch_bytes_peak", [](const ServeSummary& s) { return s.attention_scratch_bytes_peak; }, U::Bytes,
+       "attention scratch peak", Better::Lower, {}, "attention_scratch_bytes", nullptr, true},
+      {"spec_acceptance_rate", [](const ServeSummary& s) { return s.spec.acceptance_rate(); }, U::Fraction,
+       "acceptance rate", Better::Neither,
+       "Not coloured: a smaller k or a stricter p-min accepts a larger share of fewer drafts; the mean acceptance "
+       "length and throughput say what speculation gains.",
+       "spec_acceptance", [](const ServeSummary& s) { return s.spec.num_drafts > 0; }},
+      {"spec_mean_acceptance_length", [](const ServeSummary& s) { return s.spec.mean_acceptance_length(); }, U::Tokens,
+       "mean acceptance length", Better::Higher, {}, "spec_acceptance",
+       [](const ServeSummary& s) { return s.spec.num_drafts > 0; }},
   };
+  return figures;
+}
+
+nlohmann::json summary_json(const ServeSummary& s) {
+  nlohmann::json out = {{"spec_mode", s.spec_mode}, {"spec_decode", spec_json(s.spec)}};
+  for (const ServeFigure& f : serve_figures()) {
+    const double v = f.value(s);
+    out[f.key] = whole_unit(f.unit) && v == std::round(v) ? nlohmann::json(static_cast<int64_t>(v)) : nlohmann::json(v);
+  }
+  return out;
 }
 
 }  // namespace inferscope

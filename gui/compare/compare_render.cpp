@@ -35,14 +35,7 @@ QString side_footer(const OutputSide& s) {
 
 }  // namespace
 
-QString format_delta_value(const Delta& d, double v) {
-  if (d.unit == "%") return QString("%1 %").arg(v * 100, 0, 'f', 1);
-  if (d.unit == "s") return QString("%1 s").arg(v, 0, 'f', 3);
-  if (d.unit == "tok/s") return QString("%1 tok/s").arg(v, 0, 'f', 1);
-  if (d.unit == "bytes") return format_bytes(v);
-  if (d.unit == "tokens") return QString::number(v, 'f', 2);
-  return QString::number(v, 'f', 0);
-}
+QString format_delta_value(const Delta& d, double v) { return QString::fromStdString(format_metric(v, d.unit)); }
 
 QString format_change(const Delta& d) {
   const double change = relative_change(d.a, d.b);

@@ -92,26 +92,8 @@ std::string lacking(const WorkloadResult& run, std::string_view name) {
   return ran_simulated(run) ? "a dry run" : server_name(run);
 }
 
-// `delta`, unavailable where a side's server does not report it (named per side).
-Delta reported(Delta delta, std::string lacking_a, std::string lacking_b) {
-  if (!lacking_a.empty() || !lacking_b.empty()) delta.available = false;
-  delta.not_reported_a = std::move(lacking_a);
-  delta.not_reported_b = std::move(lacking_b);
-  return delta;
-}
-
 nlohmann::json delta_value(double value, const std::string& lacking) {
   return lacking.empty() ? nlohmann::json(value) : nlohmann::json();
-}
-
-// A delta table row whose change is better one way.
-Delta directed(std::string metric, std::string unit, double a, double b, Better better, bool available = true) {
-  return {std::move(metric), std::move(unit), a, b, better, {}, available, {}, {}, {}, {}};
-}
-
-// A row with no better direction on its own, and why.
-Delta undirected(std::string metric, std::string unit, double a, double b, std::string reason, bool available = true) {
-  return {std::move(metric), std::move(unit), a, b, Better::Neither, std::move(reason), available, {}, {}, {}, {}};
 }
 
 const char* verdict_name(DeltaVerdict v) {
@@ -147,61 +129,36 @@ OutputSide uncompared_output(const LlamaModel* model, const WorkloadResult& run,
   return ran_on_server(run) ? cut_text(run, out, std::string_view::npos) : cut_tokens(model->tokenizer(), out, -1);
 }
 
-// Every figure of the delta table, one run per side.
+// Every figure of the delta table (the serve figures with a label), one run per side: unavailable
+// where it applies to neither side or neither measured it, and named per side where a side does not
+// report it.
 std::vector<Delta> figures(const WorkloadResult& ra, const WorkloadResult& rb) {
-  const ServeSummary &a = ra.summary, &b = rb.summary;
-  const auto bytes = [](const WorkloadResult& r) { return static_cast<double>(r.metrics.weight_bytes); };
-  const auto scratch = [](const WorkloadResult& r) {
-    size_t peak = 0;
-    for (const StepMetrics& step : r.metrics.steps) peak = std::max(peak, step.attention_scratch_bytes);
-    return static_cast<double>(peak);
-  };
-  const bool speculated = ra.metrics.spec.num_drafts > 0 || rb.metrics.spec.num_drafts > 0;
-  const char* const usage =
-      "Not coloured: more KV in use can mean more requests served at once, or reservations never written "
-      "(a contiguous cache counts whole reserved contexts as used); neither is better on its own.";
-  // A server reports no weight bytes; the acceptance rows matter only where some side speculated.
-  const auto weights = [](const WorkloadResult& r) { return ran_on_server(r) ? server_name(r) : std::string(); };
-  const auto acceptance = [&](const WorkloadResult& r) { return speculated ? lacking(r, "spec_acceptance") : std::string(); };
-  return {
-      directed("throughput", "tok/s", a.tokens_per_second, b.tokens_per_second, Better::Higher),
-      directed("TTFT p50", "s", a.time_to_first_token_seconds_p50, b.time_to_first_token_seconds_p50, Better::Lower),
-      directed("TTFT p99", "s", a.time_to_first_token_seconds_p99, b.time_to_first_token_seconds_p99, Better::Lower),
-      directed("e2e latency p50", "s", a.e2e_request_latency_seconds_p50, b.e2e_request_latency_seconds_p50, Better::Lower),
-      reported(undirected("KV usage mean", "%", a.kv_cache_usage_perc_mean, b.kv_cache_usage_perc_mean, usage),
-               lacking(ra, "kv_cache_usage_perc"), lacking(rb, "kv_cache_usage_perc")),
-      reported(undirected("KV usage peak", "%", a.kv_cache_usage_perc_peak, b.kv_cache_usage_perc_peak, usage),
-               lacking(ra, "kv_cache_usage_perc"), lacking(rb, "kv_cache_usage_perc")),
-      reported(undirected("fragmentation mean", "%", a.kv_internal_fragmentation_perc_mean, b.kv_internal_fragmentation_perc_mean,
-                          "Not coloured: a contiguous cache reports 0 % fragmentation while most of its reservation goes "
-                          "unused; read it with reserved-unused."),
-               lacking(ra, "kv_internal_fragmentation_perc"), lacking(rb, "kv_internal_fragmentation_perc")),
-      reported(undirected("reserved-unused mean", "%", a.kv_reserved_unused_perc_mean, b.kv_reserved_unused_perc_mean,
-                          "Not coloured: a paged cache reports 0 % reserved-unused while its last blocks are partly empty; "
-                          "read it with fragmentation."),
-               lacking(ra, "kv_reserved_unused_perc"), lacking(rb, "kv_reserved_unused_perc")),
-      reported(directed("preemptions", "count", static_cast<double>(a.num_preemptions), static_cast<double>(b.num_preemptions),
-                        Better::Lower),
-               lacking(ra, "preemptions"), lacking(rb, "preemptions")),
-      reported(directed("prefix hit rate", "%", a.prefix_cache_hit_rate, b.prefix_cache_hit_rate, Better::Higher),
-               lacking(ra, "prefix_cache_hit_rate"), lacking(rb, "prefix_cache_hit_rate")),
-      reported(undirected("weight bytes", "bytes", bytes(ra), bytes(rb),
-                          "Not coloured: fewer weight bytes per step trade precision for speed; judge them by throughput and "
-                          "the outputs.",
-                          ra.metrics.weight_bytes > 0 && rb.metrics.weight_bytes > 0),
-               weights(ra), weights(rb)),
-      reported(directed("attention scratch peak", "bytes", scratch(ra), scratch(rb), Better::Lower,
-                        scratch(ra) > 0 || scratch(rb) > 0),
-               lacking(ra, "attention_scratch_bytes"), lacking(rb, "attention_scratch_bytes")),
-      reported(undirected("acceptance rate", "%", ra.metrics.spec.acceptance_rate(), rb.metrics.spec.acceptance_rate(),
-                          "Not coloured: a smaller k or a stricter p-min accepts a larger share of fewer drafts; the mean "
-                          "acceptance length and throughput say what speculation gains.",
-                          speculated),
-               acceptance(ra), acceptance(rb)),
-      reported(directed("mean acceptance length", "tokens", ra.metrics.spec.mean_acceptance_length(),
-                        rb.metrics.spec.mean_acceptance_length(), Better::Higher, speculated),
-               acceptance(ra), acceptance(rb)),
-  };
+  std::vector<Delta> deltas;
+  for (const ServeFigure& f : serve_figures()) {
+    if (f.label.empty()) continue;
+    Delta d;
+    d.metric = f.label;
+    d.unit = f.unit;
+    d.a = f.value(ra.summary);
+    d.b = f.value(rb.summary);
+    d.better = f.better;
+    d.neutral_reason = f.neutral_reason;
+    const bool applies = f.applies == nullptr || f.applies(ra.summary) || f.applies(rb.summary);
+    // who does not report it: a side that lists it, or a server whose zero means unmeasured
+    const auto side_lacking = [&](const WorkloadResult& r, double value) {
+      std::string name = f.reported_as.empty() ? std::string() : lacking(r, f.reported_as);
+      if (name.empty() && f.zero_is_unmeasured && value == 0 && ran_on_server(r)) name = server_name(r);
+      return name;
+    };
+    if (applies) {
+      d.not_reported_a = side_lacking(ra, d.a);
+      d.not_reported_b = side_lacking(rb, d.b);
+    }
+    d.available = applies && d.not_reported_a.empty() && d.not_reported_b.empty() &&
+                  (!f.zero_is_unmeasured || d.a > 0 || d.b > 0);
+    deltas.push_back(std::move(d));
+  }
+  return deltas;
 }
 
 }  // namespace
@@ -314,7 +271,7 @@ nlohmann::json comparison_json(const Comparison& c) {
     if (!d.available && !not_reported) continue;
     const double change = relative_change(d.a, d.b);
     const auto when_reported = [&](double v) { return not_reported ? nlohmann::json() : nlohmann::json(v); };
-    deltas.push_back({{"metric", d.metric}, {"unit", d.unit}, {"a", delta_value(d.a, d.not_reported_a)},
+    deltas.push_back({{"metric", d.metric}, {"unit", metric_unit_name(d.unit)}, {"a", delta_value(d.a, d.not_reported_a)},
                       {"b", delta_value(d.b, d.not_reported_b)}, {"b_minus_a", when_reported(d.b - d.a)},
                       {"relative_change", std::isnan(change) || not_reported ? nlohmann::json() : nlohmann::json(change)},
                       {"better", d.better == Better::Neither ? nlohmann::json()

@@ -47,14 +47,10 @@ struct RunSpread {
   bool measured() const { return runs >= 2 || exact; }
 };
 
-// Which way a metric is better on its own: Neither where a change can be good or bad depending on
-// what else changed (a contiguous cache reports 0 % fragmentation while wasting its reservation).
-enum class Better { Higher, Lower, Neither };
-
-// One row of the delta table: B against A.
+// One row of the delta table, B against A: a figure of serve_figures() (core/workload/serve_summary.h).
 struct Delta {
-  std::string metric;    // "throughput"
-  std::string unit;      // "tok/s", "s", "%", "count", "bytes"
+  std::string metric;  // its label: "throughput"
+  MetricUnit unit = MetricUnit::Count;
   double a = 0, b = 0;
   Better better = Better::Neither;
   std::string neutral_reason;  // Neither: why the change is not called better or worse

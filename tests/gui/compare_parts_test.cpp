@@ -44,8 +44,8 @@ void fill_runs(WorkloadResult& a, WorkloadResult& b, double b_unused) {
   b.summary.time_to_first_token_seconds_p50 = 0.1;
   a.summary.kv_reserved_unused_perc_mean = 0;
   b.summary.kv_reserved_unused_perc_mean = b_unused;
-  a.metrics.weight_bytes = 1 << 20;
-  b.metrics.weight_bytes = 1 << 19;
+  a.summary.weight_bytes = 1 << 20;
+  b.summary.weight_bytes = 1 << 19;
 }
 
 // A comparison of `runs` runs per side, every run of a side giving the same figures (no spread).
@@ -213,34 +213,34 @@ TEST(CompareParts, DeltaTableShowsBothRunsAndTheChange) {
   QTableWidget table;
   fill_delta_table(table, deltas);
   ASSERT_EQ(table.rowCount(), 11);
-  EXPECT_EQ(table.item(0, 1)->text(), "100.0 tok/s");
+  EXPECT_EQ(table.item(0, 1)->text(), "100 tok/s");
   EXPECT_EQ(table.item(0, 3)->text(), "−20.0 tok/s");
   // Lower throughput is worse (red); a lower TTFT is better (green).
   EXPECT_EQ(table.item(0, 4)->foreground().color(), QColor("#b91c1c"));
   EXPECT_EQ(table.item(1, 4)->text(), "−50.0 %");
   EXPECT_EQ(table.item(1, 4)->foreground().color(), QColor("#047857"));
   EXPECT_EQ(table.item(7, 4)->text(), "—");  // reserved-unused from 0: no relative change
-  EXPECT_EQ(table.item(10, 2)->text(), "512.0 KiB");
+  EXPECT_EQ(table.item(10, 2)->text(), "512 KiB");
   // A narrow table elides a metric's name: its tooltip always has it.
   for (int row = 0; row < table.rowCount(); ++row)
     EXPECT_TRUE(table.item(row, 0)->toolTip().contains(table.item(row, 0)->text())) << row;
 
   // Runs that did not measure weight bytes leave that row out.
-  b.metrics.weight_bytes = 0;
+  a.summary.weight_bytes = b.summary.weight_bytes = 0;
   fill_delta_table(table, comparison_deltas(a, b));
   EXPECT_EQ(table.rowCount(), 10);
 
   // The acceptance rows appear once a run speculated: B accepted 20 of 40 draft tokens in 10 drafts.
-  b.metrics.spec.num_drafts = 10;
-  b.metrics.spec.num_draft_tokens = 40;
-  b.metrics.spec.num_accepted_tokens = 20;
+  b.summary.spec.num_drafts = 10;
+  b.summary.spec.num_draft_tokens = 40;
+  b.summary.spec.num_accepted_tokens = 20;
   fill_delta_table(table, comparison_deltas(a, b));
   ASSERT_EQ(table.rowCount(), 12);
   EXPECT_EQ(table.item(10, 0)->text(), "acceptance rate");
   EXPECT_EQ(table.item(10, 2)->text(), "50.0 %");
   EXPECT_EQ(table.item(11, 0)->text(), "mean acceptance length");
-  EXPECT_EQ(table.item(11, 1)->text(), "1.00");  // no drafts: one token per pass
-  EXPECT_EQ(table.item(11, 2)->text(), "3.00");
+  EXPECT_EQ(table.item(11, 1)->text(), "1");  // no drafts: one token per pass
+  EXPECT_EQ(table.item(11, 2)->text(), "3");
 }
 
 TEST(CompareParts, OnlyMetricsWithADirectionAreCalledBetterOrWorse) {
@@ -254,10 +254,8 @@ TEST(CompareParts, OnlyMetricsWithADirectionAreCalledBetterOrWorse) {
   b.summary.kv_cache_usage_perc_mean = 0.9;
   a.summary.num_preemptions = 0;
   b.summary.num_preemptions = 2;
-  a.metrics.steps.resize(2);
-  b.metrics.steps.resize(1);
-  a.metrics.steps[1].attention_scratch_bytes = 4096;
-  b.metrics.steps[0].attention_scratch_bytes = 1024;
+  a.summary.attention_scratch_bytes_peak = 4096;
+  b.summary.attention_scratch_bytes_peak = 1024;
   std::map<std::string, DeltaVerdict> verdicts;
   std::map<std::string, Delta> by_metric;
   for (const Delta& d : comparison_deltas(repeated(a, b))) {
@@ -330,8 +328,8 @@ TEST(CompareParts, AChangeIsColouredOnlyBeyondTheRunToRunSpread) {
   EXPECT_EQ(delta_verdict(noise), DeltaVerdict::WithinSpread);
   fill_delta_table(table, {noise});
   EXPECT_FALSE(table.item(0, 4)->data(Qt::ForegroundRole).isValid()) << "noise must stay plain";
-  EXPECT_EQ(table.item(0, 4)->toolTip(), "Not coloured: A's 3 runs gave 96.0 tok/s to 104.0 tok/s, B's 3 runs gave 99.0 "
-                                         "tok/s to 103.0 tok/s; the ranges overlap, so the change is within the "
+  EXPECT_EQ(table.item(0, 4)->toolTip(), "Not coloured: A's 3 runs gave 96.0 tok/s to 104 tok/s, B's 3 runs gave 99.0 "
+                                         "tok/s to 103 tok/s; the ranges overlap, so the change is within the "
                                          "run-to-run spread.");
   // Every run of B beyond every run of A: better, green; the median of an even count is the middle pair's mean.
   const Delta faster = throughput(throughputs({100, 104, 96, 98}, {110, 112}));
@@ -490,8 +488,8 @@ TEST(CompareParts, FiguresAServerDoesNotReportAreMarkedNotZero) {
   EXPECT_EQ(table.item(0, 2)->text(), "50.0 tok/s");
 
   // Once A speculated, the acceptance rows say the server does not report them either.
-  local.metrics.spec.num_drafts = 4;
-  local.metrics.spec.num_draft_tokens = 8;
+  local.summary.spec.num_drafts = 4;
+  local.summary.spec.num_draft_tokens = 8;
   for (const Delta& d : comparison_deltas(local, server)) {
     if (d.metric == "acceptance rate") {
       EXPECT_EQ(d.not_reported_b, "llama.cpp");
@@ -559,7 +557,7 @@ WorkloadResult simulated_run(std::vector<TokenId> tokens) {
   r.metrics.not_reported = {"attention_scratch_bytes", "attention_seconds", "matmul_seconds"};
   r.outputs = {output(0, std::move(tokens))};
   r.summary.tokens_per_second = 5000;
-  r.metrics.weight_bytes = 1 << 20;
+  r.summary.weight_bytes = 1 << 20;
   return r;
 }
 
@@ -607,10 +605,8 @@ TEST(CompareParts, ASimulatedSideIsNotComparedAndShowsNoText) {
 
 TEST(CompareParts, FiguresADryRunDoesNotMeasureAreMarkedNotZero) {
   WorkloadResult local;
-  StepMetrics step;
-  step.attention_scratch_bytes = 4096;
-  local.metrics.steps = {step};
-  local.metrics.weight_bytes = 1 << 20;
+  local.summary.attention_scratch_bytes_peak = 4096;
+  local.summary.weight_bytes = 1 << 20;
   const WorkloadResult simulated = simulated_run({1});
   std::map<std::string, Delta> by_metric;
   for (const Delta& d : comparison_deltas(local, simulated)) by_metric[d.metric] = d;

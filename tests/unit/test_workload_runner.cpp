@@ -4,11 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "core/workload/serve_summary.h"
 #include "core/workload/workload_runner.h"
 #include "core/model/llama_model.h"
 #include "tests/support/dry_run_bench.h"
@@ -188,6 +192,36 @@ TEST(ServeSummary, QuantilesInterpolate) {
   EXPECT_DOUBLE_EQ(quantile({4, 1, 3, 2}, 1.0), 4);
   EXPECT_DOUBLE_EQ(quantile({7}, 0.99), 7);
   EXPECT_DOUBLE_EQ(quantile({}, 0.5), 0);
+}
+
+// The serve figures are the one description of a run's figures: summary_json writes each row's key
+// with the value its getter reads (a whole count as an integer), and the summary carries the weights and
+// the attention scratch that Compare's table shows.
+TEST(ServeSummary, JsonHoldsEveryFigureOnce) {
+  EngineMetricsSnapshot m;
+  m.weight_bytes = 3 << 20;
+  StepMetrics step;
+  step.duration_s = 0.5;
+  step.attention_scratch_bytes = 4096;
+  step.num_requests_running = 3;
+  m.steps = {step, step};
+  m.steps[1].attention_scratch_bytes = 1024;
+  m.steps[1].num_requests_running = 2;
+  const ServeSummary s = summarize(m, 2.0);
+  EXPECT_EQ(s.weight_bytes, 3 << 20);
+  EXPECT_EQ(s.attention_scratch_bytes_peak, 4096);
+  const nlohmann::json j = summary_json(s);
+  std::set<std::string> keys;
+  for (const ServeFigure& f : serve_figures()) {
+    SCOPED_TRACE(f.key);
+    EXPECT_TRUE(keys.insert(f.key).second) << "a figure declared twice";
+    ASSERT_TRUE(j.contains(f.key));
+    EXPECT_DOUBLE_EQ(j[f.key].get<double>(), f.value(s));
+    if (whole_unit(f.unit) && f.value(s) == std::round(f.value(s))) EXPECT_TRUE(j[f.key].is_number_integer());
+    EXPECT_EQ(f.better == Better::Neither && !f.label.empty(), !f.neutral_reason.empty()) << "a row without a direction says why";
+  }
+  EXPECT_EQ(j["num_requests_running_mean"].get<double>(), 2.5) << "a mean of counts stays a fraction";
+  EXPECT_EQ(j.size(), keys.size() + 2) << "the figures, spec_mode and spec_decode";
 }
 
 }  // namespace
