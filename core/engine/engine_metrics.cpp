@@ -162,6 +162,49 @@ EngineMetricsSnapshot EngineMetrics::snapshot(double now) const {
   return s;
 }
 
+nlohmann::json metric_json(double v, MetricUnit unit) {
+  return whole_unit(unit) && v == std::floor(v) ? nlohmann::json(static_cast<int64_t>(v)) : nlohmann::json(v);
+}
+
+const std::vector<SnapshotMetric>& snapshot_metrics_table() {
+  using S = EngineMetricsSnapshot;
+  using U = MetricUnit;
+  static const std::vector<SnapshotMetric> table = {
+      {"uptime_s", [](const S& s) { return s.uptime_s; }, U::Seconds, "time since the engine started"},
+      {"num_requests_running", [](const S& s) { return double(s.num_requests_running); }, U::Count,
+       "requests being computed"},
+      {"num_requests_waiting", [](const S& s) { return double(s.num_requests_waiting); }, U::Count,
+       "requests waiting to be scheduled"},
+      {"num_preemptions", [](const S& s) { return double(s.num_preemptions); }, U::Count,
+       "requests sent back to wait for memory, in all"},
+      {"num_steps", [](const S& s) { return double(s.num_steps); }, U::Count, "engine steps run"},
+      {"requests_finished", [](const S& s) { return double(s.requests_finished); }, U::Count, "requests ended"},
+      {"prompt_tokens_total", [](const S& s) { return double(s.prompt_tokens_total); }, U::Tokens,
+       "prompt tokens of every request admitted"},
+      {"generation_tokens_total", [](const S& s) { return double(s.generation_tokens_total); }, U::Tokens,
+       "tokens generated, in all"},
+      {"prefill_tokens_per_second", [](const S& s) { return s.prefill_tokens_per_second; }, U::TokensPerSecond,
+       "prompt tokens computed per second of step time, over the recent steps"},
+      {"decode_tokens_per_second", [](const S& s) { return s.decode_tokens_per_second; }, U::TokensPerSecond,
+       "tokens decoded per second of step time, over the recent steps"},
+      {"kv_cache_usage_perc", [](const S& s) { return s.kv.kv_cache_usage_perc(); }, U::Fraction,
+       "the KV cache's share in use, as of the last step"},
+      {"kv_internal_fragmentation_perc", [](const S& s) { return s.kv.kv_internal_fragmentation_perc(); }, U::Fraction,
+       "of the KV in use, the share of allocated slots holding no token"},
+      {"kv_reserved_unused_perc", [](const S& s) { return s.kv.kv_reserved_unused_perc(); }, U::Fraction,
+       "of the KV in use, the share reserved ahead and never written"},
+      {"weight_bytes", [](const S& s) { return double(s.weight_bytes); }, U::Bytes,
+       "bytes of the weight matrices a decode step reads"},
+      {"conversion_progress", [](const S& s) { return s.conversion_progress; }, U::Fraction,
+       "how far a background conversion to another weight level has come"},
+      {"prefix_cache_queries", [](const S& s) { return double(s.prefix_cache_queries); }, U::Tokens,
+       "prompt tokens looked up in the prefix cache, in all"},
+      {"prefix_cache_hits", [](const S& s) { return double(s.prefix_cache_hits); }, U::Tokens,
+       "of those, tokens found cached"},
+  };
+  return table;
+}
+
 nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
   nlohmann::json steps = nlohmann::json::array();
   for (const StepMetrics& st : s.steps) {
@@ -173,11 +216,7 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
                            {"cached_tokens", q.cached_tokens}});
     }
     nlohmann::json step = nlohmann::json::object();
-    for (const StepMetric& m : step_metrics_table()) {
-      // Counts as integers (a mean of counts, as spec_chosen_k, keeps its fraction).
-      const double v = m.value(st);
-      step[m.key] = whole_unit(m.unit) && v == std::floor(v) ? nlohmann::json(static_cast<int64_t>(v)) : nlohmann::json(v);
-    }
+    for (const StepMetric& m : step_metrics_table()) step[m.key] = metric_json(m.value(st), m.unit);
     step["sequences"] = std::move(sequences);
     step["preempted"] = st.preempted;
     steps.push_back(std::move(step));
@@ -196,35 +235,22 @@ nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
                         {"finish_reason", r.finish_reason},
                         {"spec_decode", spec_json(r.spec)}});
   }
-  return {{"uptime_s", s.uptime_s},
-          {"num_requests_running", s.num_requests_running},
-          {"num_requests_waiting", s.num_requests_waiting},
-          {"num_preemptions", s.num_preemptions},
-          {"num_steps", s.num_steps},
-          {"requests_finished", s.requests_finished},
-          {"prompt_tokens_total", s.prompt_tokens_total},
-          {"generation_tokens_total", s.generation_tokens_total},
-          {"prefill_tokens_per_second", s.prefill_tokens_per_second},
-          {"decode_tokens_per_second", s.decode_tokens_per_second},
-          {"kv_cache_usage_perc", s.kv.kv_cache_usage_perc()},
-          {"kv_internal_fragmentation_perc", s.kv.kv_internal_fragmentation_perc()},
-          {"kv_reserved_unused_perc", s.kv.kv_reserved_unused_perc()},
+  nlohmann::json out = nlohmann::json::object();
+  for (const SnapshotMetric& m : snapshot_metrics_table()) out[m.key] = metric_json(m.value(s), m.unit);
+  out.update(nlohmann::json{
           {"weights_quant", s.weights_quant},
-          {"weight_bytes", s.weight_bytes},
           {"converting_to", s.converting_to},
-          {"conversion_progress", s.conversion_progress},
           {"device", s.device},
           {"device_fallback", s.device_fallback},
           {"device_memory", s.device_memory ? nlohmann::json{{"weights_bytes", s.device_memory->weights},
                                                              {"kv_bytes", s.device_memory->kv},
                                                              {"scratch_bytes", s.device_memory->scratch}}
                                             : nlohmann::json()},
-          {"prefix_cache_queries", s.prefix_cache_queries},
-          {"prefix_cache_hits", s.prefix_cache_hits},
           {"spec_mode", s.spec_mode},
           {"spec_decode", spec_json(s.spec)},
           {"steps", std::move(steps)},
-          {"requests", std::move(requests)}};
+          {"requests", std::move(requests)}});
+  return out;
 }
 
 std::string device_line(const EngineMetricsSnapshot& s) {

@@ -80,6 +80,19 @@ struct EngineMetricsSnapshot {
   std::vector<std::string> not_reported;
 };
 
+// Every number of the snapshot itself (not of a step or a request), declared once beside it: its
+// --metrics-json key and getter, its unit and what it measures. metrics_json walks this table; the
+// snapshot's text fields, its device memory and its lists are written beside it.
+struct SnapshotMetric {
+  std::string key{};  // the --metrics-json key
+  double (*value)(const EngineMetricsSnapshot&) = nullptr;
+  MetricUnit unit{};
+  std::string help{};
+};
+
+// Every snapshot metric, in --metrics-json's order.
+const std::vector<SnapshotMetric>& snapshot_metrics_table();
+
 class EngineMetrics {
  public:
   static constexpr size_t kMaxItl = 4096;          // inter-token latencies kept per request
@@ -120,6 +133,8 @@ class EngineMetrics {
 };
 
 nlohmann::json metrics_json(const EngineMetricsSnapshot& s);
+// A metric's value in JSON: a whole count as an integer (a mean of counts keeps its fraction).
+nlohmann::json metric_json(double value, MetricUnit unit);
 // "cpu", "cuda:0", or after a device failure "cpu (fell back from cuda:0 after: cudaMemcpy failed ...)".
 std::string device_line(const EngineMetricsSnapshot& s);
 // The KV usage (0..1) the snapshot's source reports: the local cache's, or a remote server's newest

@@ -136,10 +136,7 @@ const std::vector<ServeFigure>& serve_figures() {
 
 nlohmann::json summary_json(const ServeSummary& s) {
   nlohmann::json out = {{"spec_mode", s.spec_mode}, {"spec_decode", spec_json(s.spec)}};
-  for (const ServeFigure& f : serve_figures()) {
-    const double v = f.value(s);
-    out[f.key] = whole_unit(f.unit) && v == std::round(v) ? nlohmann::json(static_cast<int64_t>(v)) : nlohmann::json(v);
-  }
+  for (const ServeFigure& f : serve_figures()) out[f.key] = metric_json(f.value(s), f.unit);
   return out;
 }
 

@@ -62,6 +62,31 @@ TEST(StepMetricTable, MetricsJsonWritesEveryRowWithItsValue) {
   EXPECT_TRUE(step["spec_chosen_k"].is_number_float()) << "a mean of counts keeps its fraction";
 }
 
+// The snapshot's own numbers: --metrics-json writes each row once, with the value its getter reads.
+TEST(StepMetricTable, MetricsJsonWritesEverySnapshotRow) {
+  EngineMetricsSnapshot s;
+  s.uptime_s = 12.5;
+  s.num_requests_running = 2, s.num_requests_waiting = 3, s.num_preemptions = 4, s.num_steps = 5;
+  s.requests_finished = 6, s.prompt_tokens_total = 7, s.generation_tokens_total = 8;
+  s.prefill_tokens_per_second = 9.5, s.decode_tokens_per_second = 10.5;
+  s.weight_bytes = 11, s.conversion_progress = 0.25, s.prefix_cache_queries = 13, s.prefix_cache_hits = 14;
+  const nlohmann::json j = metrics_json(s);
+  std::set<std::string> keys;
+  for (const SnapshotMetric& m : snapshot_metrics_table()) {
+    SCOPED_TRACE(m.key);
+    EXPECT_TRUE(keys.insert(m.key).second) << "a key is declared twice";
+    EXPECT_FALSE(m.help.empty());
+    ASSERT_TRUE(j.contains(m.key));
+    EXPECT_DOUBLE_EQ(j[m.key].get<double>(), m.value(s));
+    if (whole_unit(m.unit)) EXPECT_TRUE(j[m.key].is_number_integer());
+  }
+  EXPECT_EQ(j["prefill_tokens_per_second"], 9.5);
+  EXPECT_EQ(j["generation_tokens_total"], 8);
+  // Besides the rows: the weights' level, a conversion's target, the device and its memory, fallback,
+  // speculation, steps and requests.
+  EXPECT_EQ(j.size(), keys.size() + 9) << j.dump();
+}
+
 TEST(StepMetricTable, EveryDrawnRowNamesItsPanelLineAndColour) {
   for (const StepMetric& m : step_metrics_table()) {
     if (m.look == MetricLook::None) continue;
