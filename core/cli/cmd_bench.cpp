@@ -5,6 +5,7 @@
 #include <optional>
 #include <unistd.h>
 
+#include "core/cli/bench_backend.h"
 #include "core/cli/bench_cpu_kernels.h"
 #include "core/cli/bench_cuda_kernels.h"
 #include "core/cli/bench_roofline.h"
@@ -301,10 +302,7 @@ int cmd_bench(int argc, char** argv) {
   const double params_m = static_cast<double>(model->parameter_count()) / 1e6;
   const std::string activations = config.forward.matmul.activations == ActivationPrecision::Q8 ? "q8" : "f32";
   const std::string quant(weight_quant_name(config.quant));
-  // the packed-row quantized matmuls run their AVX-512VL build where the CPU has one (same bits)
-  const std::string backend = std::string(!use_avx2() ? "CPU scalar" : use_avx512vl() ? "CPU AVX2+AVX-512VL" : "CPU AVX2") +
-                              " act " + activations +
-                              (config.quant == WeightQuant::Native ? "" : " weights " + quant);
+  const std::string backend = bench_backend(engine.core().metrics().snapshot(0).device, config);
   if (output == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (const BenchRow& r : rows) {

@@ -4,6 +4,9 @@
 // finishes each row into the output; decode writes each split chunk's partial state and a second
 // kernel merges the chunks in chunk order. A row's arithmetic depends only on its position, the keys
 // it sees and the fixed 32-key tiles and 512-key chunks they fall in: never on its neighbours.
+#include <mutex>
+#include <set>
+
 #include "kernels/cuda/attention.h"
 #include "kernels/cuda/attention_device.cuh"
 #include "kernels/cuda/softmax_math.h"
@@ -141,13 +144,26 @@ __global__ void merge_splits_kernel(const DeviceAttentionSeq* seqs, const MergeT
   }
 }
 
+// Above 48 KiB a kernel's dynamic shared memory must be opted into, once per device (the attribute is
+// the device's), not at every launch.
+template <int D, typename KvT>
+void opt_into_shared_memory(size_t bytes) {
+  static std::mutex mu;
+  static std::set<int> devices;  // those opted in
+  int device = 0;
+  INFERSCOPE_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard lock(mu);
+  if (devices.count(device) != 0) return;
+  INFERSCOPE_CUDA_CHECK(cudaFuncSetAttribute(flash_tile_kernel<D, KvT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(bytes)));
+  devices.insert(device);
+}
+
 template <int D, typename KvT>
 void launch_tiles(const AttentionPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape,
                   cudaStream_t stream) {
   constexpr size_t bytes = tile_shared_bytes<D>();
-  // above 48 KiB a kernel's dynamic shared memory must be opted into
-  INFERSCOPE_CUDA_CHECK(cudaFuncSetAttribute(flash_tile_kernel<D, KvT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(bytes)));
+  opt_into_shared_memory<D, KvT>(bytes);
   flash_tile_kernel<D, KvT><<<plan.n_tasks, kThreads, bytes, stream>>>(at.seqs, static_cast<const TileTask*>(at.tasks),
                                                                       at.data, shape);
   INFERSCOPE_CUDA_CHECK_LAUNCH("flash_tile_kernel");

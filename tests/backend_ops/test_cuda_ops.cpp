@@ -215,6 +215,23 @@ TEST(CudaOps, EmbeddingRowsEqualCpuDequantizedRows) {
   }
 }
 
+// More tokens in one step than a grid's y dimension holds (65,535): every row still looked up.
+TEST(CudaOps, EmbeddingTakesMoreTokensThanAGridsYDimension) {
+  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  constexpr int64_t kVocab = 11, kCols = 32, kTokens = 70000;
+  std::vector<int32_t> tokens(kTokens);
+  for (int64_t t = 0; t < kTokens; ++t) tokens[static_cast<size_t>(t)] = static_cast<int32_t>((t * 7) % kVocab);
+  const DeviceBuffer<int32_t> tokens_dev(tokens);
+  const HostMatrix table = random_matrix(DType::Q8_0, kVocab, kCols, 301);
+  const DeviceBuffer<uint8_t> table_dev(table.bytes);
+  std::vector<float> want(tokens.size() * kCols);
+  for (size_t t = 0; t < tokens.size(); ++t)
+    dequantize_row(DType::Q8_0, table.bytes.data() + tokens[t] * table.stride, want.data() + t * kCols, kCols);
+  DeviceBuffer<float> out_dev(want.size());
+  gpu::embedding(table.on(table_dev), tokens_dev.get(), kTokens, out_dev.get(), nullptr);
+  expect_bitwise(out_dev.download(), want, describe(DType::Q8_0, kVocab, kCols, kTokens));
+}
+
 TEST(CudaOps, AddRmsnormMatchesCpu) {
   INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
   constexpr int64_t kTokens = 3;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/cli/args.h"
+#include "core/cli/bench_backend.h"
 #include "core/cli/model_options.h"
 #include "core/engine/engine_core.h"
 #include "core/model/compute_device.h"
@@ -57,6 +58,18 @@ TEST(ComputeDevice, CudaWhereItCannotRunIsAnErrorNeverTheCpu) {
     EXPECT_EQ(what, "--device cuda:0: this build has no CUDA support (INFERSCOPE_CUDA=OFF)");
 #endif
   }
+}
+
+// bench's "backends" names where the steps ran: a CUDA run is no CPU kernel family.
+TEST(ComputeDevice, BenchNamesTheBackendItsStepsRanOn) {
+  EngineConfig config;
+  EXPECT_EQ(cli::bench_backend("cuda:1", config), "CUDA cuda:1 act f32");
+  config.forward.matmul.activations = ActivationPrecision::Q8;
+  config.quant = WeightQuant::Q8;
+  EXPECT_EQ(cli::bench_backend("cuda:0", config), "CUDA cuda:0 act q8 weights q8");
+  const std::string cpu = cli::bench_backend("cpu", config);
+  EXPECT_TRUE(cpu.starts_with("CPU ")) << cpu;
+  EXPECT_TRUE(cpu.ends_with(" act q8 weights q8")) << cpu;
 }
 
 }  // namespace
