@@ -48,6 +48,7 @@ void check_supported(const LlamaConfig& c, const ForwardOptions& options) {
       refuse(forward_step_name(step));
     }
   }
+  if (!gpu::supported_head_dim(c.head_dim)) refuse("attention heads of " + std::to_string(c.head_dim) + " dimensions");
 }
 
 // Copies `from` to `to`, grown to fit first; true when `to` moved.

@@ -59,6 +59,9 @@ struct DeviceAttentionShape {
   DType kv_dtype = DType::F16;
 };
 
+// Whether the attention kernels are instantiated for this head size (8, 64, 128, 256).
+bool supported_head_dim(int32_t head_dim);
+
 size_t naive_attention_scratch_bytes(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape);
 void naive_attention(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape, void* scratch,
                      size_t scratch_bytes, Stream stream);

@@ -18,7 +18,7 @@ void check_shape(const DeviceAttentionShape& shape) {
                                 " is not supported (f16 and f32 are)");
   }
   const int32_t d = shape.head_dim;
-  if (d != 8 && d != 64 && d != 128 && d != 256) {
+  if (!supported_head_dim(d)) {
     throw std::invalid_argument("CUDA attention: head_dim " + std::to_string(d) + " is not supported (8, 64, 128, 256 are)");
   }
   if (shape.n_kv_heads <= 0 || shape.n_heads <= 0 || shape.n_heads % shape.n_kv_heads != 0) {
@@ -81,6 +81,8 @@ void for_each_row_tile(std::span<const DeviceAttentionSeq> seqs, const DeviceAtt
 }
 
 }  // namespace
+
+bool supported_head_dim(int32_t head_dim) { return head_dim == 8 || head_dim == 64 || head_dim == 128 || head_dim == 256; }
 
 size_t data_offset(const AttentionPlan& plan) { return align_up(plan.header.size()); }
 size_t scratch_bytes(const AttentionPlan& plan) { return data_offset(plan) + plan.data_bytes; }

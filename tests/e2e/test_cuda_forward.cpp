@@ -48,8 +48,9 @@ void expect_same_greedy(const LlamaModel& model, const std::vector<TokenId>& pro
   EXPECT_EQ(a.outcome.tokens, b.outcome.tokens);
 }
 
-// The kernels cover the steps of forward_recipe() they list; a model with another step is refused
-// at load, the step named, before any device is touched (so this runs without one).
+// The kernels cover the steps of forward_recipe() they list and the head sizes they are built for; a
+// model with another step or head size is refused at load, named, before any device is touched (so
+// this runs without one).
 TEST(CudaForward, AModelWithAStepTheKernelsLackIsRefusedByName) {
   const auto refusal = [](const test::SyntheticModelSpec& spec) {
     const auto model = test::load_synthetic_model(spec);
@@ -71,6 +72,11 @@ TEST(CudaForward, AModelWithAStepTheKernelsLackIsRefusedByName) {
   gemma3.vocab = 41, gemma3.tied_output = true;
   EXPECT_EQ(refusal(gemma3),
             "--device cuda: the CUDA forward pass does not support scaled embeddings (model gemma3) yet; use --device cpu");
+  // a head size the attention kernels are not built for: at load, not at the first step
+  test::SyntheticModelSpec heads32;
+  heads32.dim = 128, heads32.n_heads = 4, heads32.n_kv_heads = 2, heads32.ffn_dim = 96, heads32.vocab = 43;
+  EXPECT_EQ(refusal(heads32), "--device cuda: the CUDA forward pass does not support attention heads of 32 dimensions "
+                              "(model llama) yet; use --device cpu");
 }
 
 TEST(CudaForward, Stories260KGreedyMatchesTheCpu) {
