@@ -117,12 +117,14 @@ CudaForward::CudaForward(const LlamaModel& model, const LlamaWeights& weights, c
     : model_(model), device_(device), timer_(std::make_unique<Timer>()), graphs_on_(graphs_from_environment()) {
   check_supported(model.config(), options);
   select_device(device);
-  INFERSCOPE_CUDA_CHECK(cudaStreamCreate(&stream_));
+  // non-blocking: no implicit synchronisation with the legacy default stream, which graph capture forbids
+  INFERSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   cublas_.emplace();
   weights_ = std::make_unique<DeviceWeights>(model.config(), weights);
 }
 
 CudaForward::~CudaForward() {
+  cudaSetDevice(device_);  // the device its resources live on, whichever thread ends it
   timer_.reset();
   graphs_.clear();
   cublas_.reset();  // before the stream it was last bound to
@@ -142,6 +144,7 @@ std::optional<DeviceMemory> CudaForward::device_memory() const {
 }
 
 void CudaForward::bind(KvCache& kv) {
+  INFERSCOPE_CUDA_CHECK(cudaSetDevice(device_));  // as run_on_device: the calling thread's device
   if (kv.geometry().dtype != DType::F16 && kv.geometry().dtype != DType::F32) {
     throw std::invalid_argument("--device cuda: the CUDA forward pass does not support a q8 KV cache (--kv-dtype q8) "
                                 "yet; use f16 or f32");
@@ -312,15 +315,23 @@ CudaGraphs::Key CudaForward::graph_key(int32_t n_layers) const {
 
 ForwardStats CudaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention,
                               ThreadPool& /*pool*/, std::vector<float>& logits, int32_t layers) {
+  // a failed CUDA or cuBLAS call is the device's failure: the engine goes on on the CPU
+  const auto failure = [&](const std::exception& e) {
+    return DeviceFailure(compute_device_name(ComputeDevice{true, device_}) + ": " + e.what());
+  };
   try {
     return run_on_device(batch, kv, attention, logits, layers);
   } catch (const gpu::CudaError& e) {
-    throw DeviceFailure(compute_device_name(ComputeDevice{true, device_}) + ": " + e.what());
+    throw failure(e);
+  } catch (const gpu::CublasError& e) {
+    throw failure(e);
   }
 }
 
 ForwardStats CudaForward::run_on_device(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention,
                                         std::vector<float>& logits, int32_t layers) {
+  // the device is each thread's own: the engine may build this pass on one thread and run it on another
+  INFERSCOPE_CUDA_CHECK(cudaSetDevice(device_));
   const LlamaConfig& c = model_.config();
   const BatchSize size = check_batch(batch, kv, c.vocab_size);
   if (layers < 0 || layers > c.n_layers) {
