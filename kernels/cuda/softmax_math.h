@@ -51,12 +51,16 @@ struct MergeFactors {
   float a, b;
 };
 
+// Whether a state has seen no key: m = -inf and l = 0. A split of NaN scores also keeps m = -inf (the
+// max skips NaN) but its l is NaN: it is not empty, and its NaN reaches the row.
+INFERSCOPE_HD inline bool online_softmax_empty(const OnlineSoftmax& s) { return s.m == -INFINITY && s.l == 0.0f; }
+
 // Merges b into a, exactly: the result is the state of having seen a's scores and b's. Merging an
 // empty state on either side is the identity bit for bit (factors 1 and 0), so splits that hold no
 // visible key change nothing.
 INFERSCOPE_HD inline MergeFactors online_softmax_merge(OnlineSoftmax& a, const OnlineSoftmax& b) {
-  if (b.m == -INFINITY) return {1.0f, 0.0f};
-  if (a.m == -INFINITY) {
+  if (online_softmax_empty(b)) return {1.0f, 0.0f};
+  if (online_softmax_empty(a)) {
     a = b;
     return {0.0f, 1.0f};
   }

@@ -158,6 +158,31 @@ TEST(SoftmaxMath, EmptySplitsAreTheIdentityBitForBit) {
   EXPECT_EQ(both.state.l, 0.0f);
 }
 
+// A split whose scores are all NaN (a NaN query or key) keeps m = -inf, as an empty one does, but its
+// l and O are NaN: merged either way round, the row's output is NaN, as the CPU kernels give, never
+// the other splits' softmax as if the NaN split held no key.
+TEST(SoftmaxMath, ASplitOfNanScoresPoisonsTheRowNotDropped) {
+  std::mt19937 rng(7);
+  const Row row = random_row(64, rng);
+  Partial nan_split;
+  for (int32_t j = 0; j < 4; ++j) {
+    const float alpha = online_softmax_rescale(nan_split.state, NAN);  // a tile's fmaxf over NaNs
+    const float p = online_softmax_weight(nan_split.state, NAN);
+    nan_split.state.l += p;
+    for (int32_t d = 0; d < kDim; ++d) nan_split.o[d] = alpha * nan_split.o[d] + p * row.v[static_cast<size_t>(j) * kDim + d];
+  }
+  ASSERT_EQ(nan_split.state.m, -INFINITY);
+  ASSERT_TRUE(std::isnan(nan_split.state.l));
+  Partial after = one_pass(row, 0, 64);
+  merge_into(after, nan_split);
+  Partial before = nan_split;
+  merge_into(before, one_pass(row, 0, 64));
+  for (const Partial* merged : {&after, &before}) {
+    EXPECT_TRUE(std::isnan(merged->state.l));
+    for (float x : finish(*merged)) EXPECT_TRUE(std::isnan(x));
+  }
+}
+
 TEST(SoftmaxMath, MaskedScoresWeighNothing) {
   std::mt19937 rng(5);
   Row row = random_row(200, rng);
