@@ -152,8 +152,9 @@ void expect_matches_cpu(const AttentionShape& shape, DType dtype, int32_t block_
   }
 }
 
+// GQA 3 as the demo model has it: 9 query heads over 3 KV heads.
 AttentionShape gqa_shape(int32_t gqa, int32_t head_dim, int32_t window = 0) {
-  const int32_t n_kv = gqa == 8 ? 1 : 2;
+  const int32_t n_kv = gqa == 8 ? 1 : gqa == 3 ? 3 : 2;
   return AttentionShape{n_kv * gqa, n_kv, head_dim, window};
 }
 
@@ -163,7 +164,7 @@ TEST(CudaAttention, MatchesCpuAcrossHeadDimsGqaBlockSizesAndContexts) {
   // decode at contexts 1 .. 8192 (one and several split chunks), verify-sized and prefill batches
   const std::vector<SeqSpec> specs = {{1, 0}, {1, 511}, {8, 1017}, {3, 4000}, {1, 8191}, {40, 0}, {70, 300}};
   for (int32_t head_dim : {64, 128}) {
-    for (int32_t gqa : {1, 2, 4, 8}) {
+    for (int32_t gqa : {1, 2, 3, 4, 8}) {
       for (int32_t block_size : {8, 16, 32}) {
         for (DType dtype : {DType::F16, DType::F32}) {
           expect_matches_cpu(gqa_shape(gqa, head_dim), dtype, block_size, specs, rng);
