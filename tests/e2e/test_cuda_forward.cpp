@@ -1,6 +1,7 @@
-// The CUDA forward pass through the whole engine against the CPU's: greedy text of stories260K and of
-// the demo model, top-1 identical at every step (after a one-token prompt, a short one through the
-// GEMV and a long one through the cuBLAS prefill GEMM); on a small random-weight model, the
+// The CUDA forward pass through the whole engine against the CPU's: greedy text of stories260K (f32,
+// and converted to q8_0 and q4_0) and of the demo model, top-1 identical at every step (after a
+// one-token prompt, a short one through the GEMV and a long one through the cuBLAS prefill GEMM); on a
+// small random-weight model, the
 // exactness CUDA keeps (verify rows are decode rows, a decode row ignores a prefill beside it) and
 // decode steps replayed from CUDA graphs against the same steps uncaptured, all bit for bit. Skips,
 // naming why, where no CUDA device runs.
@@ -28,9 +29,12 @@
 namespace inferscope {
 namespace {
 
-// Greedy output on the CPU and on CUDA device 0 from the same prompt; each step's top-1 must agree.
-void expect_same_greedy(const LlamaModel& model, const std::vector<TokenId>& prompt, int32_t n, int32_t at_least) {
+// Greedy output on the CPU and on CUDA device 0 from the same prompt, the weights at `quant` on both;
+// each step's top-1 must agree.
+void expect_same_greedy(const LlamaModel& model, const std::vector<TokenId>& prompt, int32_t n, int32_t at_least,
+                        WeightQuant quant = WeightQuant::Native) {
   EngineConfig cpu;
+  cpu.quant = quant;
   EngineConfig cuda = cpu;
   cuda.device = ComputeDevice{true, 0};
   const test::GreedyRun a = test::engine_greedy_with_logits(model, cpu, prompt, n);
@@ -84,6 +88,20 @@ TEST(CudaForward, Stories260KGreedyMatchesTheCpu) {
   INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
   const auto model = LlamaModel::load(path);
   expect_same_greedy(*model, encode_prompt(*model, ""), 80, 64);
+}
+
+// stories260K's f32 weights converted to q8_0 and q4_0, so the quantized GEMVs inside a model run, after
+// a prompt long enough for the cuBLAS prefill: top-1 agrees with the CPU's at every step.
+TEST(CudaForward, Stories260KQuantizedGreedyAfterAGemmPrefillMatchesTheCpu) {
+  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  const std::vector<TokenId> prompt = encode_prompt(*model, "Once upon a time, there was a little girl named Lily. She");
+  ASSERT_GT(prompt.size(), static_cast<size_t>(gpu::kGemvMaxTokens));
+  for (WeightQuant quant : {WeightQuant::Q8, WeightQuant::Q4}) {
+    SCOPED_TRACE(std::string(weight_quant_name(quant)));
+    expect_same_greedy(*model, prompt, 48, 16, quant);
+  }
 }
 
 TEST(CudaForward, DemoModelGreedyMatchesTheCpu) {
