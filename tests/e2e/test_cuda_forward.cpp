@@ -1,5 +1,5 @@
 // The CUDA forward pass through the whole engine against the CPU's: greedy text of stories260K (f32,
-// and converted to q8_0 and q4_0) and of the demo model, top-1 identical at every step (after a
+// converted to q8_0 and q4_0, on a contiguous and an f32 KV cache) and of the demo model, top-1 identical at every step (after a
 // one-token prompt, a short one through the GEMV and a long one through the cuBLAS prefill GEMM); on a
 // small random-weight model, the
 // exactness CUDA keeps (verify rows are decode rows, a decode row ignores a prefill beside it) and
@@ -29,12 +29,10 @@
 namespace inferscope {
 namespace {
 
-// Greedy output on the CPU and on CUDA device 0 from the same prompt, the weights at `quant` on both;
-// each step's top-1 must agree.
+// Greedy output on the CPU and on CUDA device 0 from the same prompt, both with `cpu`'s settings
+// otherwise; each step's top-1 must agree.
 void expect_same_greedy(const LlamaModel& model, const std::vector<TokenId>& prompt, int32_t n, int32_t at_least,
-                        WeightQuant quant = WeightQuant::Native) {
-  EngineConfig cpu;
-  cpu.quant = quant;
+                        const EngineConfig& cpu = {}) {
   EngineConfig cuda = cpu;
   cuda.device = ComputeDevice{true, 0};
   const test::GreedyRun a = test::engine_greedy_with_logits(model, cpu, prompt, n);
@@ -100,7 +98,24 @@ TEST(CudaForward, Stories260KQuantizedGreedyAfterAGemmPrefillMatchesTheCpu) {
   ASSERT_GT(prompt.size(), static_cast<size_t>(gpu::kGemvMaxTokens));
   for (WeightQuant quant : {WeightQuant::Q8, WeightQuant::Q4}) {
     SCOPED_TRACE(std::string(weight_quant_name(quant)));
-    expect_same_greedy(*model, prompt, 48, 16, quant);
+    EngineConfig config;
+    config.quant = quant;
+    expect_same_greedy(*model, prompt, 48, 16, config);
+  }
+}
+
+// The contiguous cache and an f32 KV cache, which the CUDA pass mirrors as it does the paged f16 one.
+TEST(CudaForward, Stories260KOnAContiguousF32CacheMatchesTheCpu) {
+  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  INFERSCOPE_REQUIRE_FILE(path, test::shared_model_path("stories260K.gguf"));
+  const auto model = LlamaModel::load(path);
+  const std::vector<TokenId> prompt = encode_prompt(*model, "Once upon a time, there was a little girl named Lily. She");
+  for (KvKind kind : {KvKind::Contiguous, KvKind::Paged}) {
+    EngineConfig config;
+    config.kv.kind = kind;
+    config.kv_dtype = DType::F32;
+    SCOPED_TRACE(kind == KvKind::Contiguous ? "contiguous f32" : "paged f32");
+    expect_same_greedy(*model, prompt, 48, 16, config);
   }
 }
 
