@@ -1,10 +1,10 @@
 // The CUDA forward pass through the whole engine against the CPU's: greedy text of stories260K (f32,
-// converted to q8_0 and q4_0, on a contiguous and an f32 KV cache) and of the demo model, top-1 identical at every step (after a
-// one-token prompt, a short one through the GEMV and a long one through the cuBLAS prefill GEMM); on a
-// small random-weight model, the
-// exactness CUDA keeps (verify rows are decode rows, a decode row ignores a prefill beside it) and
-// decode steps replayed from CUDA graphs against the same steps uncaptured, all bit for bit. Skips,
-// naming why, where no CUDA device runs.
+// converted to q8_0 and q4_0, on a contiguous and an f32 KV cache) and of the demo model, top-1
+// identical at every step (after a one-token prompt, a short one through the GEMV and a long one
+// through the cuBLAS prefill GEMM). On a small random-weight model, all bit for bit: a forked
+// sequence's copy-on-write replayed on the device, the exactness CUDA keeps (verify rows are decode
+// rows, a decode row ignores a prefill beside it), and decode steps replayed from CUDA graphs against
+// the same steps uncaptured. Skips, naming why, where no CUDA device runs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -216,6 +216,28 @@ TEST_F(CudaSmallModel, DecodeRowsDoNotDependOnAPrefillInTheSameStep) {
 // Decode steps replayed from CUDA graphs give the uncaptured steps' logits bit for bit: a batch of
 // three sequences of different lengths, one crossing a 16-token block boundary and one crossing the
 // decode kernel's 512-position split boundary (a new graph), with a step of two between.
+// A sequence forked after its prompt shares its blocks, the last one partly filled; the first write of
+// each side into that block copies it (copy-on-write), and the device mirror must replay the copy.
+// Both then decode, two steps, the bits of the same two sequences prefilled apart.
+TEST_F(CudaSmallModel, AForkedSequenceDecodesAsOnePrefilledApart) {
+  CudaSide forked(*model_, true), apart(*model_, true);
+  const std::vector<TokenId> prompt = test::random_prompt(20, spec_.vocab, 3);  // 16 + 4: a shared partial block
+  ASSERT_NO_FATAL_FAILURE(prefill_both(forked, apart, 0, prompt));
+  ASSERT_TRUE(forked.kv->fork(0, 1));
+  apart.run({{1, prompt, 0, false}});
+  const int32_t vocab = spec_.vocab;
+  for (int32_t step = 0; step < 2; ++step) {
+    const std::vector<TokenId> a = {static_cast<TokenId>(5 + step)}, b = {static_cast<TokenId>(9 + step)};
+    const std::vector<BatchSeq> batch = {{0, a, 20 + step, false}, {1, b, 20 + step, false}};
+    const std::vector<float> got = forked.run(batch), want = apart.run(batch);
+    for (size_t row = 0; row < 2; ++row) {
+      expect_rows_bitwise(got, row, std::vector<float>(want.begin() + static_cast<int64_t>(row) * vocab,
+                                                        want.begin() + static_cast<int64_t>(row + 1) * vocab),
+                          vocab, "step " + std::to_string(step) + ", sequence " + std::to_string(row));
+    }
+  }
+}
+
 TEST_F(CudaSmallModel, DecodeGraphsGiveTheUncapturedLogitsBitForBit) {
   CudaSide with(*model_, true), without(*model_, false);
   // prompts of 14, 5 and 509 tokens, each prefilled on its own
