@@ -134,13 +134,15 @@ json remote_workload_json(const RemoteWorkloadResult& result, bool with_samples)
   const auto counter = [&](std::optional<double> ServerCounters::*field) { return c ? (*c).*field : std::optional<double>(); };
   const std::optional<double> queries = counter(&ServerCounters::prefix_cache_queries);
   const std::optional<double> hits = counter(&ServerCounters::prefix_cache_hits);
-  json spec;
+  json spec, acceptance_rate, acceptance_length;
   if (counter(&ServerCounters::spec_drafts)) {
     SpecDecodeCounters s;
     s.num_drafts = static_cast<int64_t>(*counter(&ServerCounters::spec_drafts));
     s.num_draft_tokens = static_cast<int64_t>(counter(&ServerCounters::spec_draft_tokens).value_or(0));
     s.num_accepted_tokens = static_cast<int64_t>(counter(&ServerCounters::spec_accepted_tokens).value_or(0));
     spec = spec_json(s);
+    acceptance_rate = s.acceptance_rate();
+    acceptance_length = s.mean_acceptance_length();
   }
   json out = {
       {"requests_total", result.requests.size()},
@@ -164,6 +166,10 @@ json remote_workload_json(const RemoteWorkloadResult& result, bool with_samples)
       {"flops", nullptr},
       {"bytes_read", nullptr},
       {"flops_per_second", nullptr},
+      {"weight_bytes", nullptr},
+      {"attention_scratch_bytes_peak", nullptr},
+      {"spec_acceptance_rate", acceptance_rate},
+      {"spec_mean_acceptance_length", acceptance_length},
       {"tokens_per_second", output_tokens && result.duration_s > 0 ? json(*output_tokens / result.duration_s) : json()},
       {"time_to_first_token_seconds_p50", ttft.empty() ? json() : json(quantile(ttft, 0.5))},
       {"time_to_first_token_seconds_p99", ttft.empty() ? json() : json(quantile(ttft, 0.99))},

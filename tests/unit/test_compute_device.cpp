@@ -44,7 +44,10 @@ TEST(ComputeDevice, DeviceOptionSetsTheEngineConfigAndNamesABadValue) {
 }
 
 TEST(ComputeDevice, CudaWhereItCannotRunIsAnErrorNeverTheCpu) {
-  const std::unique_ptr<LlamaModel> model = test::load_synthetic_model(test::SyntheticModelSpec{});
+  // a model the CUDA pass takes (heads of 64 dimensions), so that only the device can be missing
+  test::SyntheticModelSpec spec;
+  spec.dim = 256;
+  const std::unique_ptr<LlamaModel> model = test::load_synthetic_model(spec);
   EngineConfig config;
   config.device = ComputeDevice{true, 0};
   try {
