@@ -23,6 +23,7 @@
 #include "core/cli/spec_sweep.h"
 #include "core/engine/prompt.h"
 #include "core/attention/attention_bench.h"
+#include "core/engine/setting_table.h"
 #include "core/engine/sync_engine.h"
 #include "core/gguf/gguf_file.h"
 #include "kernels/cpu/cpu_features.h"
@@ -300,8 +301,8 @@ int cmd_bench(int argc, char** argv) {
   const std::string model_name = model->config().name;
   const double size_gib = static_cast<double>(weight_bytes) / (1024.0 * 1024.0 * 1024.0);
   const double params_m = static_cast<double>(model->parameter_count()) / 1e6;
-  const std::string activations = config.forward.matmul.activations == ActivationPrecision::Q8 ? "q8" : "f32";
-  const std::string quant(weight_quant_name(config.quant));
+  const std::string activations = find_setting("activations")->get(config);
+  const std::string quant = find_setting("quant")->get(config);
   const std::string backend = bench_backend(engine.core().metrics().snapshot(0).device, config);
   if (output == "json") {
     nlohmann::json arr = nlohmann::json::array();
