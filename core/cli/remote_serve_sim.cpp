@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <stdexcept>
 
 #include "core/cli/endpoint_options.h"
 #include "core/cli/serve_sim_report.h"
@@ -144,7 +146,9 @@ json remote_workload_json(const RemoteWorkloadResult& result, bool with_samples)
     acceptance_rate = s.acceptance_rate();
     acceptance_length = s.mean_acceptance_length();
   }
-  json out = {
+  // What the server's run gives of each serve figure (core/workload/serve_summary.h); the figures it
+  // cannot give (KV waste, FLOPs and bytes, weights, attention scratch) are null.
+  const std::map<std::string, json> given = {
       {"requests_total", result.requests.size()},
       {"requests_finished", finished},
       {"requests_refused", failed},
@@ -152,8 +156,6 @@ json remote_workload_json(const RemoteWorkloadResult& result, bool with_samples)
       {"duration_s", result.duration_s},
       {"kv_cache_usage_perc_peak", or_null(peak(result.samples, &ServerGauges::kv_cache_usage))},
       {"kv_cache_usage_perc_mean", or_null(average(result.samples, &ServerGauges::kv_cache_usage))},
-      {"kv_internal_fragmentation_perc_mean", nullptr},
-      {"kv_reserved_unused_perc_mean", nullptr},
       {"max_concurrent_requests", or_null(peak(result.samples, &ServerGauges::requests_running))},
       {"num_requests_running_mean", or_null(average(result.samples, &ServerGauges::requests_running))},
       {"num_preemptions", or_null(counter(&ServerCounters::preemptions))},
@@ -163,11 +165,6 @@ json remote_workload_json(const RemoteWorkloadResult& result, bool with_samples)
       {"prefill_tokens", or_null(counter(&ServerCounters::prompt_tokens))},
       {"decode_tokens", or_null(counter(&ServerCounters::generation_tokens))},
       {"output_tokens", or_null(output_tokens)},
-      {"flops", nullptr},
-      {"bytes_read", nullptr},
-      {"flops_per_second", nullptr},
-      {"weight_bytes", nullptr},
-      {"attention_scratch_bytes_peak", nullptr},
       {"spec_acceptance_rate", acceptance_rate},
       {"spec_mean_acceptance_length", acceptance_length},
       {"tokens_per_second", output_tokens && result.duration_s > 0 ? json(*output_tokens / result.duration_s) : json()},
@@ -175,9 +172,15 @@ json remote_workload_json(const RemoteWorkloadResult& result, bool with_samples)
       {"time_to_first_token_seconds_p99", ttft.empty() ? json() : json(quantile(ttft, 0.99))},
       {"e2e_request_latency_seconds_p50", e2e.empty() ? json() : json(quantile(e2e, 0.5))},
       {"e2e_request_latency_seconds_p99", e2e.empty() ? json() : json(quantile(e2e, 0.99))},
-      {"spec_mode", nullptr},
-      {"spec_decode", spec},
   };
+  json out = {{"spec_mode", nullptr}, {"spec_decode", spec}};
+  size_t used = 0;
+  for (const ServeFigure& f : serve_figures()) {
+    const auto it = given.find(f.key);
+    used += it != given.end() ? 1 : 0;
+    out[f.key] = it == given.end() ? json() : it->second;
+  }
+  if (used != given.size()) throw std::logic_error("remote_workload_json: a figure given that serve_figures() lacks");
   json unavailable = json::array();
   for (const auto& [key, value] : out.items()) {
     if (value.is_null()) unavailable.push_back(key);

@@ -18,8 +18,8 @@ std::vector<OptionSpec> remote_serve_sim_option_specs();
 // --metrics-json FILE gets the JSON with every request and the gauges scraped during the run.
 int serve_sim_on_endpoint(const Args& args, const Workload& workload);
 
-// The summary (summary_json's keys), "requests" and "unavailable"; with_samples adds
-// "server_samples" (the gauges over time).
+// The summary (every serve figure's key, as summary_json writes them), "requests" and "unavailable";
+// with_samples adds "server_samples" (the gauges over time).
 nlohmann::json remote_workload_json(const RemoteWorkloadResult& result, bool with_samples);
 
 }  // namespace inferscope::cli
