@@ -3,12 +3,14 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/attention/attention_bench.h"
+#include "core/common/setting_row.h"
 #include "core/kv/kv_config.h"
 #include "core/quant/weight_quant.h"
 #include "core/model/compute_device.h"
-#include "core/sched/scheduler.h"
+#include "core/sched/scheduler_config.h"
 #include "core/spec/spec_config.h"
 #include "core/model/forward_options.h"
 
@@ -39,6 +41,12 @@ struct EngineConfig {
   int32_t threads = 0;         // 0 = every hardware thread
   ForwardOptions forward;
 };
+
+// One engine setting (core/common/setting_row.h); the table and what walks it: core/engine/setting_table.h.
+using EngineSetting = SettingRow<EngineConfig>;
+// Every setting, in the Config panel's order: the rows of the parts above (their own file pairs
+// declare them) and the engine's own rows (engine_config.cpp).
+std::vector<EngineSetting> engine_config_settings();
 
 // The config with its defaults filled in for `model` (context length, max_seq_len, budget).
 EngineConfig resolve_config(EngineConfig config, const LlamaModel& model);

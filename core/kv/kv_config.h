@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "core/common/setting_row.h"
 #include "core/kv/kv_cache.h"
 
 namespace inferscope {
@@ -26,6 +27,9 @@ struct KvConfig {
   int32_t max_seq_len = 0;   // contiguous: tokens reserved per sequence (the model's context by default)
   bool prefix_cache = true;  // paged: reuse full blocks across sequences with the same prefix
 };
+
+// The settings above, in the Config panel's order (the engine's table lifts them: core/common/setting_row.h).
+std::vector<SettingRow<KvConfig>> kv_config_settings();
 
 // Room for `sequences` whole sequences of config.max_seq_len tokens (rounded up to whole blocks when
 // paged), in bytes: the default budget when none is given.

@@ -42,16 +42,6 @@ RequestLimit request_limit(const KvCache& kv, const KvConfig& config, int32_t co
   return limit;
 }
 
-std::string_view scheduler_policy_name(SchedulerPolicy policy) {
-  return policy == SchedulerPolicy::Static ? "static" : "continuous";
-}
-
-std::optional<SchedulerPolicy> scheduler_policy_from_name(std::string_view name) {
-  if (name == "continuous") return SchedulerPolicy::Continuous;
-  if (name == "static") return SchedulerPolicy::Static;
-  return std::nullopt;
-}
-
 namespace {
 
 std::string refusal(const Request& r, const RequestLimit& limit) {

@@ -23,6 +23,7 @@
 #include "core/kv/kv_cache.h"
 #include "core/kv/kv_config.h"
 #include "core/sched/request.h"
+#include "core/sched/scheduler_config.h"
 #include "core/spec/verifier.h"
 
 namespace inferscope {
@@ -91,17 +92,6 @@ struct RequestLimit {
 };
 // Paged: the whole pool; contiguous: one reservation (max_seq_len); both at most the model's context.
 RequestLimit request_limit(const KvCache& kv, const KvConfig& config, int32_t context_length);
-
-enum class SchedulerPolicy { Continuous, Static };
-std::string_view scheduler_policy_name(SchedulerPolicy policy);
-std::optional<SchedulerPolicy> scheduler_policy_from_name(std::string_view name);
-
-struct SchedulerConfig {
-  SchedulerPolicy policy = SchedulerPolicy::Continuous;
-  int32_t max_batch_tokens = 0;  // tokens computed per step at most (decodes always run); 0 = no limit
-  int32_t max_running = 0;       // requests running at once at most (vLLM's max_num_seqs); 0 = no limit
-  int32_t spec_tokens = 0;       // speculative decoding: draft slots per decode (k); 0 = off
-};
 
 class Scheduler {
  public:

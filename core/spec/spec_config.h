@@ -5,7 +5,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "core/common/setting_row.h"
 #include "core/quant/weight_quant.h"
 
 namespace inferscope {
@@ -63,5 +65,8 @@ void validate_spec(const SpecConfig& spec, int32_t target_layers);
 std::string describe_spec(const SpecConfig& spec);
 // "auto" or the number.
 std::string spec_k_name(int32_t k);
+
+// The settings above, in the Config panel's order.
+std::vector<SettingRow<SpecConfig>> spec_settings();
 
 }  // namespace inferscope

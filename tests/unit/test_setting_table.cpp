@@ -61,6 +61,56 @@ TEST(SettingTable, EveryRowIsDescribedAndNamedOnce) {
   EXPECT_EQ(find_setting("speed"), nullptr);
 }
 
+// Each config declares its rows beside its fields; the engine's table holds every one of them.
+TEST(SettingTable, EachConfigsOwnRowsAreInTheTable) {
+  std::vector<std::string> own;
+  for (const auto& r : kv_config_settings()) own.push_back(r.key);
+  for (const auto& r : forward_option_settings()) own.push_back(r.key);
+  for (const auto& r : scheduler_settings()) own.push_back(r.key);
+  for (const auto& r : spec_settings()) own.push_back(r.key);
+  for (const std::string& key : own) EXPECT_NE(find_setting(key), nullptr) << key;
+}
+
+// A part's rows, lifted onto the whole, read, write, apply and summarise through the part.
+TEST(SettingRow, APartsRowsActOnThePartOfTheWhole) {
+  struct Part {
+    int32_t n = 1;
+    bool on = false;
+  };
+  struct Whole {
+    int32_t other = 0;
+    Part part;
+  };
+  using Row = SettingRow<Part>;
+  std::vector<Row> rows = {
+      Row::integer({.key = "n", .lowest_means = "none", .applies = [](const Part& p) { return p.on; },
+                    .applies_when = "--on", .summary = [](const Part& p) { return "n" + std::to_string(p.n); }},
+                   0, 9, [](const Part& p) { return int64_t{p.n}; },
+                   [](Part& p, int64_t v) { p.n = static_cast<int32_t>(v); }),
+      Row::on_off({.key = "on", .switch_text = "on"}, [](const Part& p) { return p.on; },
+                  [](Part& p, bool v) { p.on = v; }),
+  };
+  const std::vector<SettingRow<Whole>> lifted = settings_of_part(std::move(rows), &Whole::part);
+  ASSERT_EQ(lifted.size(), 2u);
+  Whole w;
+  EXPECT_EQ(lifted[0].get(w), "1");
+  EXPECT_FALSE(lifted[0].applies_to(w));
+  lifted[1].set(w, "on");
+  EXPECT_TRUE(w.part.on);
+  EXPECT_TRUE(lifted[0].applies_to(w));
+  lifted[0].set(w, "none");
+  EXPECT_EQ(w.part.n, 0);
+  lifted[0].set(w, "7");
+  EXPECT_EQ(w.part.n, 7);
+  EXPECT_EQ(w.other, 0);
+  EXPECT_EQ(lifted[0].summary(w), "n7");
+  EXPECT_FALSE(lifted[1].summary) << "a row without a summary stays without one";
+  EXPECT_FALSE(lifted[1].applies) << "a row that always applies stays so";
+  EXPECT_THROW(lifted[0].set(w, "10"), SettingError);
+  EXPECT_EQ(lifted[0].lowest_means, "none");
+  EXPECT_EQ(lifted[0].applies_when, "--on");
+}
+
 TEST(SettingTable, EveryRowReadsBackWhatItWrites) {
   const EngineConfig unusual = unusual_config();
   for (const EngineSetting& s : engine_settings()) {
