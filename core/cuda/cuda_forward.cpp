@@ -11,6 +11,7 @@
 #include "core/model/device_failure.h"
 #include "core/model/forward_recipe.h"
 #include "core/model/llama_model.h"
+#include "kernels/cuda/cuda_check.h"
 
 namespace inferscope {
 namespace {
@@ -315,16 +316,17 @@ CudaGraphs::Key CudaForward::graph_key(int32_t n_layers) const {
 
 ForwardStats CudaForward::run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention,
                               ThreadPool& /*pool*/, std::vector<float>& logits, int32_t layers) {
-  // a failed CUDA or cuBLAS call is the device's failure: the engine goes on on the CPU
-  const auto failure = [&](const std::exception& e) {
-    return DeviceFailure(compute_device_name(ComputeDevice{true, device_}) + ": " + e.what());
+  // a failed CUDA or cuBLAS call is the device's failure: the engine goes on on the CPU, or on the
+  // device when the error leaves its context usable
+  const auto failure = [&](const std::exception& e, bool context_usable) {
+    return DeviceFailure(compute_device_name(ComputeDevice{true, device_}) + ": " + e.what(), !context_usable);
   };
   try {
     return run_on_device(batch, kv, attention, logits, layers);
   } catch (const gpu::CudaError& e) {
-    throw failure(e);
+    throw failure(e, gpu::cuda_error_leaves_context(e.code()));
   } catch (const gpu::CublasError& e) {
-    throw failure(e);
+    throw failure(e, gpu::cublas_error_leaves_context(e.code()));
   }
 }
 

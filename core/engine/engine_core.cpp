@@ -6,6 +6,7 @@
 #include "core/engine/failure_of.h"
 #include "core/engine/prompt.h"
 #include "core/engine/step_metrics_of.h"
+#include "core/model/compute_device.h"
 #include "core/model/device_failure.h"
 #include "core/model/llama_model.h"
 
@@ -181,21 +182,31 @@ void EngineCore::step() {
   const KvStats during = parts_.kv->stats();  // what the step holds, before finished requests let go
   // execute
   StepResult result;
-  bool device_failed = false;
+  std::optional<bool> device_lost;  // set when the device failed: whether its context is gone
   if (const auto failure = failure_of([&] {
         try {
           result = parts_.executor->execute(plan);
-        } catch (const DeviceFailure&) {
-          device_failed = true;
+        } catch (const DeviceFailure& e) {
+          device_lost = e.device_lost();
           throw;
         }
       })) {
     // The step's sequences hold slots never written: drop them; everyone else goes on (on the CPU
-    // when the device failed).
-    fail_scheduled(plan, "step failed: " + *failure);
-    if (device_failed) reconfigured(reconfigurer_.fall_back_to_cpu(*failure));
+    // when the device is lost or keeps failing, else on the device).
+    const bool to_cpu = device_lost && (*device_lost || ++device_step_failures_ >= kDeviceStepFailuresBeforeCpu);
+    const bool stays = device_lost && !to_cpu;
+    fail_scheduled(plan, "step failed: " + *failure +
+                             (stays ? " (the engine stays on " + compute_device_name(parts_.config.device) + ")" : ""));
+    if (to_cpu) {
+      const std::string why = *device_lost ? *failure
+                                           : *failure + " (" + std::to_string(device_step_failures_) +
+                                                 " steps in a row failed there)";
+      device_step_failures_ = 0;
+      reconfigured(reconfigurer_.fall_back_to_cpu(why));
+    }
     return;
   }
+  device_step_failures_ = 0;
   clock_.advance(result.seconds);
   learn_draft_lengths(plan, result);
   // complete

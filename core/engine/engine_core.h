@@ -38,8 +38,10 @@ class EngineCore {
   // new device is refused (on_config says why) when a forward pass cannot be built there.
   void apply_config(const EngineConfig& requested);
   // Swaps in finished converted weights, then runs one scheduling step (none when idle). A step
-  // whose device fails (DeviceFailure) ends its requests and moves the engine to the CPU.
+  // whose device fails (DeviceFailure) ends its requests; the engine moves to the CPU when the device
+  // is lost, or after kDeviceStepFailuresBeforeCpu steps in a row failed on it alone.
   void step();
+  static constexpr int32_t kDeviceStepFailuresBeforeCpu = 3;
   // True when step() has something to do: requests, or converted weights to swap in.
   bool has_work() const { return !idle() || (parts_.conversion && parts_.conversion->done()); }
   // Ends every live request as aborted.
@@ -105,6 +107,7 @@ class EngineCore {
   EngineParts parts_;
   Reconfigurer reconfigurer_;
   std::optional<DraftLengthPolicy> draft_lengths_;  // chooses each decode's drafts (spec k = auto)
+  int32_t device_step_failures_ = 0;  // steps in a row whose device failed with its context usable
 };
 
 }  // namespace inferscope

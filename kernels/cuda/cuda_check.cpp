@@ -14,6 +14,19 @@ void cublas_check(cublasStatus_t status, const char* call, const char* file, int
                                 cublasGetStatusString(status));
 }
 
+bool cuda_error_leaves_context(cudaError_t status) {
+  switch (status) {
+    case cudaErrorMemoryAllocation:
+    case cudaErrorInvalidConfiguration:
+    case cudaErrorLaunchOutOfResources:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool cublas_error_leaves_context(cublasStatus_t status) { return status == CUBLAS_STATUS_ALLOC_FAILED; }
+
 const std::string& device_unavailable_reason() {
   static const std::string reason = [] {
     int count = 0;

@@ -30,6 +30,14 @@ void cuda_check(cudaError_t status, const char* call, const char* file, int line
 // CUBLAS_STATUS_SUCCESS.
 void cublas_check(cublasStatus_t status, const char* call, const char* file, int line);
 
+// Whether a failed call leaves the device's context usable: only out of memory and a launch the device
+// refused (its configuration, or too few registers or too little shared memory for it) fail the call
+// alone. Every other error is taken as sticky (an illegal address, a launch failure, a hardware
+// fault: every later call fails too), and so is any error this list does not name.
+bool cuda_error_leaves_context(cudaError_t status);
+// The same for cuBLAS: only its failure to allocate its workspace.
+bool cublas_error_leaves_context(cublasStatus_t status);
+
 // Why no CUDA device can run a kernel here ("no CUDA device: cudaGetDeviceCount failed with ..." or
 // "... found none"), or "" when one can. Asked of the runtime once per process.
 const std::string& device_unavailable_reason();

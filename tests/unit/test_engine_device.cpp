@@ -1,7 +1,8 @@
 // The engine's device on stories260K: a device that fails mid-step ends that step's requests with the
 // device's message and leaves the engine serving on the CPU (the golden text, the snapshot saying
-// why); a device switch between steps is applied like a quantization level, or refused with the
-// factory's reason; each step reports its matmul time beside its attention time. The failing
+// why), unless the error left the device usable (out of memory) and steps do not keep failing so; a
+// device switch between steps is applied like a quantization level, or refused with the factory's
+// reason; each step reports its matmul time beside its attention time. The failing
 // "device" is a test forward pass (the CPU's, behind the engine's forward-pass seam) that throws
 // DeviceFailure, as the CUDA forward pass does when a CUDA call fails.
 #include <gtest/gtest.h>
@@ -28,14 +29,17 @@ const std::vector<TokenId> kStoriesGolden = {403, 407, 261, 378, 432, 383, 286, 
 
 const char kCudaMessage[] = "cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost) failed at cuda_forward.cpp:1: "
                             "cudaErrorIllegalAddress (an illegal memory access was encountered)";
+const char kOutOfMemory[] = "cudaMalloc(&p, n) failed at device_allocation.h:1: cudaErrorMemoryAllocation (out of memory)";
 const DeviceMemory kDeviceMemory{1000, 200, 30};
 
-// A "device" that computes as the CPU does and throws on its `fail_at`-th run (counted over every
-// forward pass the maker builds): DeviceFailure, or with `bad_input` the std::invalid_argument of a
-// bad token.
+// A "device" that computes as the CPU does and throws on its `fail_at`-th run and the `fail_runs` - 1
+// after it (counted over every forward pass the maker builds): DeviceFailure (of a lost device, or
+// with `context_usable` out of memory), or with `bad_input` the std::invalid_argument of a bad token.
 struct TestDevice {
   int32_t fail_at = 0;  // 0: never
   bool bad_input = false;
+  bool context_usable = false;
+  int32_t fail_runs = 1;
   int32_t refuse_build = 0;  // the build of this device's forward pass that it refuses (0: none)
   int32_t runs = 0;
   int32_t builds = 0;      // forward passes built for this device
@@ -46,8 +50,9 @@ struct TestDevice {
     Forward(std::unique_ptr<ForwardPass> cpu, TestDevice& device) : cpu_(std::move(cpu)), device_(device) {}
     ForwardStats run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
                      std::vector<float>& logits, int32_t layers) override {
-      if (++device_.runs == device_.fail_at) {
+      if (++device_.runs >= device_.fail_at && device_.fail_at > 0 && device_.runs < device_.fail_at + device_.fail_runs) {
         if (device_.bad_input) throw std::invalid_argument("token 9999 is outside the vocabulary");
+        if (device_.context_usable) throw DeviceFailure(std::string("cuda:0: ") + kOutOfMemory, false);
         throw DeviceFailure(std::string("cuda:0: ") + kCudaMessage);
       }
       return cpu_->run(batch, kv, attention, pool, logits, layers);
@@ -162,6 +167,54 @@ TEST_F(EngineDevice, AFailedDeviceEndsItsStepsRequestsAndTheEngineServesOnTheCpu
   EXPECT_EQ(got.finished[2], StopReason::Length) << got.errors[2];
   EXPECT_EQ(got.tokens[2], kStoriesGolden);
   EXPECT_EQ(device.runs, 3);  // the failed device never ran again
+}
+
+TEST_F(EngineDevice, AStepOutOfDeviceMemoryFailsItsRequestsAndTheEngineStaysOnTheDevice) {
+  Recorder got;
+  TestDevice device{.fail_at = 3, .context_usable = true};
+  EngineCoreOptions options;
+  options.forward_maker = device.maker();
+  EngineConfig config = config_on(kCuda0);
+  config.scheduler.max_running = 1;
+  EngineCore core(stories(), config, got.callbacks(), options);
+  core.add(0, from_bos());
+  core.add(1, from_bos());
+  for (int i = 0; i < 3; ++i) core.step();
+  EXPECT_EQ(got.finished[0], StopReason::Failed);
+  EXPECT_EQ(got.errors[0], std::string("step failed: cuda:0: ") + kOutOfMemory + " (the engine stays on cuda:0)");
+  EXPECT_EQ(core.config().device, kCuda0);
+  const EngineMetricsSnapshot m = core.metrics().snapshot(core.now());
+  EXPECT_EQ(m.device, "cuda:0");
+  EXPECT_EQ(m.device_fallback, "");
+  EXPECT_TRUE(got.configs.empty());
+  // The waiting request and a later one run on the device, to the golden text.
+  core.add(2, from_bos());
+  run_until_idle(core);
+  EXPECT_EQ(got.tokens[1], kStoriesGolden) << got.errors[1];
+  EXPECT_EQ(got.tokens[2], kStoriesGolden) << got.errors[2];
+  EXPECT_EQ(device.cpu_builds, 0);
+  EXPECT_GT(device.runs, 3);
+}
+
+TEST_F(EngineDevice, StepsThatKeepFailingOnTheDeviceSendTheEngineToTheCpu) {
+  Recorder got;
+  const int32_t limit = EngineCore::kDeviceStepFailuresBeforeCpu;
+  TestDevice device{.fail_at = 3, .context_usable = true, .fail_runs = limit};
+  EngineCoreOptions options;
+  options.forward_maker = device.maker();
+  EngineConfig config = config_on(kCuda0);
+  config.scheduler.max_running = 1;
+  EngineCore core(stories(), config, got.callbacks(), options);
+  for (RequestId id = 0; id <= limit; ++id) core.add(id, from_bos());
+  // The prefill, one decode, then a failing step for each of the first `limit` requests.
+  for (int i = 0; i < 2 + limit; ++i) core.step();
+  for (RequestId id = 0; id < limit; ++id) EXPECT_EQ(got.finished[id], StopReason::Failed) << id;
+  EXPECT_EQ(core.config().device, ComputeDevice{});
+  const std::string fallback = core.metrics().snapshot(core.now()).device_fallback;
+  EXPECT_NE(fallback.find(" (" + std::to_string(limit) + " steps in a row failed there)"), std::string::npos) << fallback;
+  run_until_idle(core);
+  EXPECT_EQ(got.tokens[limit], kStoriesGolden) << got.errors[limit];
+  EXPECT_EQ(device.runs, 2 + limit);
 }
 
 TEST_F(EngineDevice, ANonDeviceErrorFailsTheRequestAndKeepsTheDevice) {
