@@ -1,5 +1,5 @@
 // inferscope-cli chat: an interactive conversation in the terminal, served by the Engine (or, with
-// --endpoint, by a server through RemoteEngine). The reply
+// --endpoint, by a server through RemoteEngine; core/cli/engine_target.h). The reply
 // streams from the engine thread while this thread keeps reading stdin: a line typed during a reply
 // is queued as the next turn, and /stop cancels the reply. The prefix cache reuses the history's K/V.
 // When the conversation fills the context, --context-policy says what a turn leaves out (or that it stops).
@@ -12,13 +12,12 @@
 
 #include "core/cli/commands.h"
 #include "core/cli/endpoint_options.h"
+#include "core/cli/engine_target.h"
 #include "core/cli/model_options.h"
 #include "core/cli/sampling_options.h"
 #include "core/engine/context_fit.h"
-#include "core/engine/engine.h"
 #include "core/engine/prompt.h"
 #include "core/model/llama_model.h"
-#include "core/remote/remote_engine.h"
 
 namespace inferscope::cli {
 namespace {
@@ -56,20 +55,14 @@ int cmd_chat(int argc, char** argv) {
   const std::optional<ContextPolicy> policy = parse_context_policy(policy_name);
   if (!policy) throw UsageError("--context-policy must be stop, drop-oldest or drop-middle, not '" + policy_name + "'");
   // The replies come from the local engine on a model, or from a server (--endpoint).
-  std::unique_ptr<LlamaModel> model;
-  std::optional<ConnectedServer> server;
-  if (args.has("--endpoint")) {
-    refuse_local_options(args, option_names(model_option_specs()));
-    server = connect_endpoint(args);
-  } else {
-    model = load_model(args);
-  }
+  const EngineTarget target = open_engine_target(args);
+  const LlamaModel* model = target.model.get();
 
   Conversation conv;
   if (args.has("--system")) conv.messages.push_back({"system", args.str("--system", "")});
   const size_t first_turn = conv.messages.size();
   std::unique_ptr<InferenceEngine> engine;  // the local engine or the server's
-  const int32_t context_length = model ? resolve_config(engine_config(args), *model).context_length : 0;
+  const int32_t context_length = model ? resolve_config(target.config, *model).context_length : 0;
   // Starts the next queued turn that fits the context (conv.mu held, nothing streaming).
   auto send_next = [&] {
     while (!conv.queued.empty()) {
@@ -128,11 +121,10 @@ int cmd_chat(int argc, char** argv) {
     send_next();
     if (conv.current < 0) conv.idle.notify_all();
   };
-  if (server) {
-    engine = std::make_unique<RemoteEngine>(server->endpoint, server->info, cb);
-    std::cerr << server->endpoint.model << " on " << engine->source();
+  engine = target.start(cb);
+  if (target.server) {
+    std::cerr << target.server->endpoint.model << " on " << engine->source();
   } else {
-    engine = std::make_unique<Engine>(*model, engine_config(args), cb);
     std::cerr << model->config().name << " (" << chat_family_name(model->chat_template().family) << " template)";
   }
   std::cerr << ". Type while a reply streams to queue the next turn; /stop ends a reply, /reset starts over, /quit leaves.\n";

@@ -4,16 +4,15 @@ namespace inferscope {
 
 namespace {
 
-EngineCoreOptions core_options(std::function<void()> wake) {
-  EngineCoreOptions o;
+EngineCoreOptions with_wake(EngineCoreOptions o, std::function<void()> wake) {
   o.wake = std::move(wake);
   return o;
 }
 
 }  // namespace
 
-Engine::Engine(const LlamaModel& model, EngineConfig config, EngineCallbacks callbacks)
-    : core_(model, std::move(config), std::move(callbacks), core_options([this] {
+Engine::Engine(const LlamaModel& model, EngineConfig config, EngineCallbacks callbacks, EngineCoreOptions options)
+    : core_(model, std::move(config), std::move(callbacks), with_wake(std::move(options), [this] {
               // A finished background conversion: taking the lock first means the engine thread is
               // either before its check (and sees it) or already waiting (and gets the notify).
               { std::lock_guard lock(mu_); }

@@ -16,8 +16,9 @@ namespace inferscope {
 
 class Engine final : public InferenceEngine {
  public:
-  // Builds the cache and the executor (throws std::invalid_argument for a bad config), then starts the thread.
-  Engine(const LlamaModel& model, EngineConfig config, EngineCallbacks callbacks);
+  // Builds the cache and the executor (throws std::invalid_argument for a bad config), then starts the
+  // thread. `options.wake` is the engine's own.
+  Engine(const LlamaModel& model, EngineConfig config, EngineCallbacks callbacks, EngineCoreOptions options = {});
   // Aborts what is left (on_finished(Aborted) for each), joins the thread and frees everything.
   ~Engine() override;
   Engine(const Engine&) = delete;

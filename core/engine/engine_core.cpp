@@ -116,7 +116,9 @@ void EngineCore::add(RequestId id, EngineRequest request, double arrival_s) {
                       " tokens leaves no room to generate: one request holds at most " +
                       std::to_string(limit.max_kv_tokens) + " tokens (" + limit.why + ")");
   }
-  r.max_output_tokens = request.max_tokens > 0 ? request.max_tokens : limit.max_kv_tokens - r.prompt_tokens + 1;
+  const int32_t room = limit.max_kv_tokens - r.prompt_tokens + 1;  // the last sampled token is never fed back
+  const bool to_room = request.max_tokens <= 0 || (request.up_to_context && request.max_tokens > room);
+  r.max_output_tokens = to_room ? room : request.max_tokens;
   // Every prompt logit a request asks for comes once, so it never scores drafts it may reject.
   r.speculate = request.speculate && request.logits != LogitsOutput::All;
   parts_.executor->set_sampling(id, request.sampling);

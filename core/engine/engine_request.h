@@ -8,6 +8,7 @@
 
 #include "core/sample/sampler.h"
 #include "core/sched/request.h"
+#include "core/engine/server_timings.h"
 #include "core/executor/step_executor.h"
 #include "core/tokenizer/chat_template.h"
 
@@ -21,6 +22,9 @@ struct EngineRequest {
   std::string prompt;
   SamplingParams sampling;
   int32_t max_tokens = 0;          // 0 = as many as the context (or the KV limit) allows
+  // A max_tokens beyond the room the context (or the KV limit) leaves: true stops where it ends
+  // (StopReason::Length), false refuses the request.
+  bool up_to_context = false;
   std::vector<std::string> stop;   // stop strings: generation ends before the first one (not shown)
   LogitsOutput logits = LogitsOutput::None;  // raw logits to hand to on_logits (logprobs, perplexity)
   int32_t logits_from = 0;         // with LogitsOutput::All, the first position computed and handed out
@@ -49,6 +53,8 @@ struct EngineCallbacks {
   std::function<void(RequestId, std::string_view piece)> on_reasoning;
   // A remote server's token counts for the request (its usage report), before on_finished.
   std::function<void(RequestId, int32_t prompt_tokens, int32_t generation_tokens)> on_usage;
+  // A remote server's own timing of the request (llama-server's timings), before on_finished.
+  std::function<void(RequestId, const ServerTimings& timings)> on_server_timings;
   // Before on_finished(Failed): what went wrong.
   std::function<void(RequestId, const std::string& message)> on_error;
   // The raw logits a request asked for (EngineRequest::logits), row `position` of its sequence.

@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/engine/server_timings.h"
 #include "core/remote/sse_stream.h"
 
 namespace inferscope {
@@ -36,16 +37,6 @@ struct FinishReason {
 struct UsageReport {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
-};
-
-// llama-server's `timings` object, measured by the server.
-struct ServerTimings {
-  int64_t prompt_n = 0;
-  double prompt_ms = 0;
-  int64_t predicted_n = 0;
-  double predicted_ms = 0;
-  std::optional<int64_t> draft_n;           // with speculative decoding only
-  std::optional<int64_t> draft_n_accepted;
 };
 
 // An error the server reported inside the stream (often after an HTTP 200).

@@ -118,6 +118,7 @@ void RemoteEngine::run_request(RequestId id, EngineRequest request, Stream& stre
     metrics_.on_usage(id, prompt, generated);
     if (callbacks_.on_usage) callbacks_.on_usage(id, prompt, generated);
   }
+  if (reply.timings && callbacks_.on_server_timings) callbacks_.on_server_timings(id, *reply.timings);
   const StopReason reason = stop_reason_of(reply);
   metrics_.on_finished(id, now(), stop_reason_name(reason), 0);
   if (reason == StopReason::Failed && callbacks_.on_error) callbacks_.on_error(id, reply.error);

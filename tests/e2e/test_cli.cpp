@@ -47,6 +47,24 @@ TEST(Cli, GenerateJsonCarriesTokensAndMetrics) {
   EXPECT_TRUE(j["metrics"].contains("prefill_tokens_per_second"));
 }
 
+// -n beyond the room the context leaves (or -1) stops where the context ends, saying so: the JSON's
+// finish_reason is "context" and the text goes to the last token that fits.
+TEST(Cli, GenerateStopsAtTheContextAndSaysSo) {
+  INFERSCOPE_REQUIRE_FILE(path, inferscope::test::shared_model_path("stories260K.gguf"));
+  for (const char* n : {"-1", "500"}) {
+    SCOPED_TRACE(n);
+    const auto j = nlohmann::json::parse(stdout_only("generate --model " + path + " --prompt '' --ctx 40 --json -n " + n));
+    EXPECT_EQ(j["finish_reason"], "context");
+    EXPECT_EQ(j["tokens"].size(), 40u);  // a 1-token prompt, and the last sampled token is never fed back
+  }
+  const auto fits = nlohmann::json::parse(stdout_only("generate --model " + path + " --prompt '' --ctx 40 --json -n 40"));
+  EXPECT_EQ(fits["finish_reason"], "length");
+  EXPECT_EQ(fits["tokens"].size(), 40u);
+  const CliRun streamed = cli("generate --model " + path + " --prompt '' --ctx 40 -n 100");
+  EXPECT_EQ(streamed.exit_code, 0) << streamed.out;
+  EXPECT_NE(streamed.out.find("[stopped: the context length of 40 tokens is reached]"), std::string::npos) << streamed.out;
+}
+
 // generate --logprobs: the raw model's log-probabilities, bit-identical (as %.9g prints them) whether
 // a long prompt goes in one step, in chunks or token by token.
 TEST(Cli, GenerateLogprobsAreTheSameWhateverThePrefillChunking) {
