@@ -225,8 +225,12 @@ Reconfigured Reconfigurer::commit(Prepared p) {
   if (p.cancel_conversion) cancel_conversion();
   std::string weights_change;
   if (p.weights) {
-    use_weights(std::move(p.weights));
-    weights_change = weights_note(old_bytes, swap.preempted);
+    const std::string level(weight_quant_name(p.weights->level()));
+    const std::optional<std::string> failed = use_weights(std::move(p.weights));
+    weights_change = failed ? "the weights stay " + std::string(weight_quant_name(parts_.config.quant)) + ": " +
+                                  level + " could not be put on " + compute_device_name(parts_.config.device) +
+                                  " (" + *failed + ")"
+                            : weights_note(old_bytes, swap.preempted);
   } else if (p.convert_in_background) {
     const std::string name(weight_quant_name(*p.convert_in_background));
     parts_.conversion = std::make_unique<BackgroundConversion>(
@@ -257,8 +261,21 @@ Reconfigurer::CacheSwap Reconfigurer::swap_cache(std::unique_ptr<KvCache> kv, Re
   return swap;
 }
 
-void Reconfigurer::use_weights(std::unique_ptr<ConvertedWeights> weights) {
-  parts_.executor->set_weights(weights->weights());
+std::optional<std::string> Reconfigurer::use_weights(std::unique_ptr<ConvertedWeights> weights) {
+  if (const auto failure = failure_of([&] { parts_.executor->set_weights(weights->weights()); })) {
+    // The old weights fitted before: built again, they stay in use.
+    const auto again = failure_of([&] { parts_.executor->set_weights(parts_.weights->weights()); });
+    if (!again) return *failure;
+    // Not even they fit now: the CPU runs them. Both callers swapped in a new cache that no step has
+    // written yet, so it serves the CPU as it is.
+    const std::string from = compute_device_name(parts_.config.device);
+    parts_.executor->set_forward(
+        options_.forward_maker(model_, parts_.weights->weights(), parts_.config.forward, ComputeDevice{}),
+        ComputeDevice{});
+    parts_.config.device = ComputeDevice{};
+    publish_device("fell back from " + from + " after: " + *again);
+    return *failure + "; the old weights could not be put back either (" + *again + "): the engine moved to the CPU";
+  }
   // An early-exit draft runs the target's own layers: the new ones, from now on.
   const EngineConfig& c = parts_.config;
   if (c.spec.mode == SpecMode::EarlyExit) {
@@ -268,6 +285,7 @@ void Reconfigurer::use_weights(std::unique_ptr<ConvertedWeights> weights) {
   parts_.weights = std::move(weights);
   parts_.config.quant = parts_.weights->level();
   publish_weights();
+  return std::nullopt;
 }
 
 std::string Reconfigurer::weights_note(size_t old_bytes, size_t preempted) const {
@@ -288,7 +306,14 @@ Reconfigured Reconfigurer::finish_conversion() {
     // Cached K/V were computed by the old weights: a new cache (built before anything changes), and
     // running requests recomputed on it. The limit stays, so no request is refused.
     CacheSwap swap = swap_cache(build_cache(model_, parts_.config, parts_.target_kv), parts_.limit);
-    use_weights(std::move(weights));
+    const std::string device = compute_device_name(parts_.config.device);
+    if (const auto failed = use_weights(std::move(weights))) {
+      return Reconfigured{false,
+                          "the weights converted to " + std::string(weight_quant_name(done->level())) +
+                              " could not be put on " + device + " (" + *failed + "); staying on " +
+                              std::string(weight_quant_name(parts_.config.quant)),
+                          std::move(swap.refused)};
+    }
     return Reconfigured{true, weights_note(old_bytes, swap.preempted), std::move(swap.refused)};
   } catch (const std::exception& e) {
     return Reconfigured{

@@ -33,6 +33,7 @@ void ModelExecutor::set_logits_output(RequestId id, WantedLogits wanted) {
 }
 
 void ModelExecutor::set_weights(const LlamaWeights& weights) {
+  forward_.reset();  // on a device its weights are freed before the new ones are uploaded
   forward_ = options_.forward_maker(model_, weights, options_.forward, options_.device);
 }
 

@@ -70,6 +70,8 @@ class StepExecutor {
   // Runs later steps with another attention implementation ("flash" or "naive").
   virtual void set_attention(const std::string& /*name*/) {}
   // Runs later steps on other weights (another quantization level), which must outlive their use.
+  // The forward pass over the old ones goes first, so a device never holds both; when the new one
+  // cannot be built (throws), there is none until set_weights or set_forward succeeds.
   virtual void set_weights(const LlamaWeights& /*weights*/) {}
   // Runs later steps with `forward`, a forward pass on `device` over the weights in use (the engine
   // moved to another device between steps; it rebuilds the cache). Executors without a model ignore it.

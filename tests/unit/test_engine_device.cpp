@@ -7,10 +7,14 @@
 // DeviceFailure, as the CUDA forward pass does when a CUDA call fails.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <map>
+#include <set>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/engine/engine_core.h"
@@ -40,14 +44,19 @@ struct TestDevice {
   bool bad_input = false;
   bool context_usable = false;
   int32_t fail_runs = 1;
-  int32_t refuse_build = 0;  // the build of this device's forward pass that it refuses (0: none)
+  std::set<int32_t> refuse_builds;  // the builds of this device's forward pass that it refuses (1: the first)
   int32_t runs = 0;
   int32_t builds = 0;      // forward passes built for this device
   int32_t cpu_builds = 0;  // and for the CPU
+  int32_t alive = 0;       // this device's forward passes that exist now (each holds its weights there)
+  int32_t most_alive = 0;  // and the most at once
 
   class Forward final : public ForwardPass {
    public:
-    Forward(std::unique_ptr<ForwardPass> cpu, TestDevice& device) : cpu_(std::move(cpu)), device_(device) {}
+    Forward(std::unique_ptr<ForwardPass> cpu, TestDevice& device) : cpu_(std::move(cpu)), device_(device) {
+      device_.most_alive = std::max(device_.most_alive, ++device_.alive);
+    }
+    ~Forward() override { --device_.alive; }
     ForwardStats run(std::span<const BatchSeq> batch, KvCache& kv, Attention& attention, ThreadPool& pool,
                      std::vector<float>& logits, int32_t layers) override {
       if (++device_.runs >= device_.fail_at && device_.fail_at > 0 && device_.runs < device_.fail_at + device_.fail_runs) {
@@ -73,7 +82,9 @@ struct TestDevice {
         ++cpu_builds;
         return cpu;
       }
-      if (++builds == refuse_build) throw std::invalid_argument("--device cuda:0: the test device cannot run this model");
+      if (refuse_builds.contains(++builds)) {
+        throw std::invalid_argument("--device cuda:0: the test device cannot run this model");
+      }
       return std::make_unique<Forward>(std::move(cpu), *this);
     };
   }
@@ -217,6 +228,81 @@ TEST_F(EngineDevice, StepsThatKeepFailingOnTheDeviceSendTheEngineToTheCpu) {
   EXPECT_EQ(device.runs, 2 + limit);
 }
 
+// Steps the core until the background weight conversion that `apply_config` started (its note the
+// first) has been swapped in or has failed: its second note.
+void finish_conversion(EngineCore& core, const Recorder& got) {
+  for (int i = 0; i < 4000 && got.configs.size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    core.step();
+  }
+  ASSERT_EQ(got.configs.size(), 2u) << "the conversion did not finish";
+}
+
+EngineConfig at_level(EngineConfig c, WeightQuant level) {
+  c.quant = level;
+  return c;
+}
+
+TEST_F(EngineDevice, ANewWeightLevelOnTheDeviceFreesTheOldWeightsFirst) {
+  Recorder got;
+  TestDevice device;
+  EngineCoreOptions options;
+  options.forward_maker = device.maker();
+  EngineCore core(stories(), config_on(kCuda0), got.callbacks(), options);
+  core.apply_config(at_level(core.config(), WeightQuant::Q8));
+  finish_conversion(core, got);
+  EXPECT_EQ(got.configs[1].rfind("applied: weights now q8", 0), 0u) << got.configs[1];
+  EXPECT_EQ(core.config().quant, WeightQuant::Q8);
+  EXPECT_EQ(core.config().device, kCuda0);
+  EXPECT_EQ(device.builds, 2);
+  EXPECT_EQ(device.most_alive, 1) << "the old weights' forward pass went before the new one was built";
+  core.add(0, from_bos());
+  run_until_idle(core);
+  EXPECT_EQ(got.finished[0], StopReason::Length) << got.errors[0];
+}
+
+TEST_F(EngineDevice, ALevelTheDeviceCannotHoldLeavesTheOldWeightsInUse) {
+  Recorder got;
+  TestDevice device{.refuse_builds = {2}};  // the new level's build
+  EngineCoreOptions options;
+  options.forward_maker = device.maker();
+  EngineCore core(stories(), config_on(kCuda0), got.callbacks(), options);
+  core.apply_config(at_level(core.config(), WeightQuant::Q8));
+  finish_conversion(core, got);
+  EXPECT_EQ(got.configs[1],
+            "rejected: the weights converted to q8 could not be put on cuda:0 (--device cuda:0: the test device "
+            "cannot run this model); staying on native");
+  EXPECT_EQ(core.config().quant, WeightQuant::Native);
+  EXPECT_EQ(core.config().device, kCuda0);
+  EXPECT_EQ(core.metrics().snapshot(core.now()).weights_quant, "native");
+  EXPECT_EQ(device.builds, 3);  // the first, the refused one, the old weights again
+  EXPECT_EQ(device.most_alive, 1);
+  core.add(0, from_bos());
+  run_until_idle(core);
+  EXPECT_EQ(got.tokens[0], kStoriesGolden) << got.errors[0];
+  EXPECT_EQ(device.cpu_builds, 0);
+}
+
+TEST_F(EngineDevice, WhenNotEvenTheOldWeightsFitAgainTheyRunOnTheCpu) {
+  Recorder got;
+  TestDevice device{.refuse_builds = {2, 3}};
+  EngineCoreOptions options;
+  options.forward_maker = device.maker();
+  EngineCore core(stories(), config_on(kCuda0), got.callbacks(), options);
+  core.apply_config(at_level(core.config(), WeightQuant::Q8));
+  finish_conversion(core, got);
+  EXPECT_NE(got.configs[1].find("the old weights could not be put back either"), std::string::npos) << got.configs[1];
+  EXPECT_EQ(core.config().device, ComputeDevice{});
+  EXPECT_EQ(core.config().quant, WeightQuant::Native);
+  const EngineMetricsSnapshot m = core.metrics().snapshot(core.now());
+  EXPECT_EQ(m.device, "cpu");
+  EXPECT_EQ(m.device_fallback.rfind("fell back from cuda:0 after: ", 0), 0u) << m.device_fallback;
+  core.add(0, from_bos());
+  run_until_idle(core);
+  EXPECT_EQ(got.tokens[0], kStoriesGolden) << got.errors[0];
+  EXPECT_EQ(device.alive, 0);
+}
+
 TEST_F(EngineDevice, ANonDeviceErrorFailsTheRequestAndKeepsTheDevice) {
   Recorder got;
   TestDevice device{.fail_at = 2, .bad_input = true};
@@ -274,7 +360,7 @@ TEST_F(EngineDevice, AModelDraftRunsOnTheTargetsDeviceAndFollowsItToTheCpu) {
 
 TEST_F(EngineDevice, ADeviceThatCannotRunTheDraftRefusesTheSwitchWithItsReason) {
   Recorder got;
-  TestDevice device{.refuse_build = 1};  // the draft's forward pass is built first
+  TestDevice device{.refuse_builds = {1}};  // the draft's forward pass is built first
   EngineCoreOptions options;
   options.forward_maker = device.maker();
   EngineCore core(stories(), self_quant_on(ComputeDevice{}), got.callbacks(), options);
