@@ -226,11 +226,14 @@ Reconfigured Reconfigurer::commit(Prepared p) {
   std::string weights_change;
   if (p.weights) {
     const std::string level(weight_quant_name(p.weights->level()));
-    const std::optional<std::string> failed = use_weights(std::move(p.weights));
-    weights_change = failed ? "the weights stay " + std::string(weight_quant_name(parts_.config.quant)) + ": " +
-                                  level + " could not be put on " + compute_device_name(parts_.config.device) +
-                                  " (" + *failed + ")"
-                            : weights_note(old_bytes, swap.preempted);
+    const std::string device = compute_device_name(parts_.config.device);
+    if (std::optional<Reconfigured> failed = use_weights(std::move(p.weights))) {
+      weights_change = "the weights stay " + std::string(weight_quant_name(parts_.config.quant)) + ": " + level +
+                       " could not be put on " + device + " (" + failed->note + ")";
+      swap.refused.insert(swap.refused.end(), failed->refused.begin(), failed->refused.end());
+    } else {
+      weights_change = weights_note(old_bytes, swap.preempted);
+    }
   } else if (p.convert_in_background) {
     const std::string name(weight_quant_name(*p.convert_in_background));
     parts_.conversion = std::make_unique<BackgroundConversion>(
@@ -261,20 +264,16 @@ Reconfigurer::CacheSwap Reconfigurer::swap_cache(std::unique_ptr<KvCache> kv, Re
   return swap;
 }
 
-std::optional<std::string> Reconfigurer::use_weights(std::unique_ptr<ConvertedWeights> weights) {
+std::optional<Reconfigured> Reconfigurer::use_weights(std::unique_ptr<ConvertedWeights> weights) {
   if (const auto failure = failure_of([&] { parts_.executor->set_weights(weights->weights()); })) {
     // The old weights fitted before: built again, they stay in use.
     const auto again = failure_of([&] { parts_.executor->set_weights(parts_.weights->weights()); });
-    if (!again) return *failure;
-    // Not even they fit now: the CPU runs them. Both callers swapped in a new cache that no step has
-    // written yet, so it serves the CPU as it is.
-    const std::string from = compute_device_name(parts_.config.device);
-    parts_.executor->set_forward(
-        options_.forward_maker(model_, parts_.weights->weights(), parts_.config.forward, ComputeDevice{}),
-        ComputeDevice{});
-    parts_.config.device = ComputeDevice{};
-    publish_device("fell back from " + from + " after: " + *again);
-    return *failure + "; the old weights could not be put back either (" + *again + "): the engine moved to the CPU";
+    if (!again) return Reconfigured{false, *failure, {}};
+    // Not even they fit now: the device holds no forward pass, and the engine leaves it.
+    Reconfigured cpu = fall_back_to_cpu(*again);
+    cpu.applied = false;
+    cpu.note = *failure + "; the old weights could not be put back either: " + cpu.note;
+    return cpu;
   }
   // An early-exit draft runs the target's own layers: the new ones, from now on.
   const EngineConfig& c = parts_.config;
@@ -307,12 +306,12 @@ Reconfigured Reconfigurer::finish_conversion() {
     // running requests recomputed on it. The limit stays, so no request is refused.
     CacheSwap swap = swap_cache(build_cache(model_, parts_.config, parts_.target_kv), parts_.limit);
     const std::string device = compute_device_name(parts_.config.device);
-    if (const auto failed = use_weights(std::move(weights))) {
-      return Reconfigured{false,
-                          "the weights converted to " + std::string(weight_quant_name(done->level())) +
-                              " could not be put on " + device + " (" + *failed + "); staying on " +
-                              std::string(weight_quant_name(parts_.config.quant)),
-                          std::move(swap.refused)};
+    if (std::optional<Reconfigured> failed = use_weights(std::move(weights))) {
+      failed->note = "the weights converted to " + std::string(weight_quant_name(done->level())) +
+                     " could not be put on " + device + " (" + failed->note + "); staying on " +
+                     std::string(weight_quant_name(parts_.config.quant));
+      failed->refused.insert(failed->refused.begin(), swap.refused.begin(), swap.refused.end());
+      return std::move(*failed);
     }
     return Reconfigured{true, weights_note(old_bytes, swap.preempted), std::move(swap.refused)};
   } catch (const std::exception& e) {

@@ -91,9 +91,10 @@ class Reconfigurer {
   CacheSwap swap_cache(std::unique_ptr<KvCache> kv, RequestLimit limit);
   // Puts `weights` in use (the cache must already be one they did not write to). The forward pass
   // over the old weights is freed first, so a device never holds both levels. When the new one cannot
-  // be built there, the old one is built again and stays in use, and the failure is returned (when
-  // even that fails, the old weights run on the CPU, which the failure then says).
-  std::optional<std::string> use_weights(std::unique_ptr<ConvertedWeights> weights);
+  // be built there, the old one is built again and stays in use; when not even that can be, the
+  // engine moves to the CPU (fall_back_to_cpu). Either way the failure comes back as a Reconfigured
+  // that was not applied: why, and the requests the CPU's cache refused.
+  std::optional<Reconfigured> use_weights(std::unique_ptr<ConvertedWeights> weights);
   std::string weights_note(size_t old_bytes, size_t preempted) const;
   void publish_weights();
   // The device in use and, when it is not the one asked for, why (`fallback`).
