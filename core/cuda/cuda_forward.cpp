@@ -115,7 +115,7 @@ struct CudaForward::Timer {
 
 CudaForward::CudaForward(const LlamaModel& model, const LlamaWeights& weights, const ForwardOptions& options,
                          int32_t device)
-    : model_(model), device_(device), timer_(std::make_unique<Timer>()), graphs_on_(graphs_from_environment()) {
+    : model_(model), recipe_(forward_recipe(model.config())), device_(device), timer_(std::make_unique<Timer>()), graphs_on_(graphs_from_environment()) {
   check_supported(model.config(), options);
   select_device(device);
   // non-blocking: no implicit synchronisation with the legacy default stream, which graph capture forbids
@@ -384,29 +384,71 @@ void CudaForward::enqueue(std::span<const BatchSeq> batch, int32_t n_layers, DTy
                             c.traits.rope_pairing, w.rope_freq_factors, c.rope_yarn.has_value(),
                             c.rope_yarn.value_or(RopeYarn{})};
   auto* const* store_rows = store_rows_.get<uint8_t*>();
-  const float* residual_delta = nullptr;  // the previous block's output, added to x by the next norm
+  // A residual's delta is added to x by the norm that follows it (one fused kernel); the final norm
+  // takes the last layer's.
+  const float* residual_delta = nullptr;
   for (int32_t l = 0; l < n_layers; ++l) {
     const DeviceLayerWeights& lw = w.layers[static_cast<size_t>(l)];
-    gpu::add_rmsnorm(x, residual_delta, lw.attn_norm, xb, n_tok, dim, c.rms_eps, stream_);
-    matmul(lw.wq, xb, token_rows_, q);
-    matmul(lw.wk, xb, token_rows_, k);
-    matmul(lw.wv, xb, token_rows_, v);
-    // qwen3: every q and k head RMS-normalised on its own before RoPE
-    if (lw.q_norm != nullptr) {
-      gpu::add_rmsnorm(q, nullptr, lw.q_norm, q, n_tok * c.n_heads, hd, c.rms_eps, stream_);
-      gpu::add_rmsnorm(k, nullptr, lw.k_norm, k, n_tok * c.n_kv_heads, hd, c.rms_eps, stream_);
+    // the layer's steps, as forward_recipe() lists them for this model (check_supported refused the rest)
+    for (ForwardStep step : recipe_.layer) {
+      switch (step) {
+        case ForwardStep::AttentionNorm:
+          gpu::add_rmsnorm(x, residual_delta, lw.attn_norm, xb, n_tok, dim, c.rms_eps, stream_);
+          residual_delta = nullptr;
+          break;
+        case ForwardStep::QkvProjection:
+          matmul(lw.wq, xb, token_rows_, q);
+          matmul(lw.wk, xb, token_rows_, k);
+          matmul(lw.wv, xb, token_rows_, v);
+          break;
+        case ForwardStep::QkNorm:
+          // every q and k head RMS-normalised on its own before RoPE
+          gpu::add_rmsnorm(q, nullptr, lw.q_norm, q, n_tok * c.n_heads, hd, c.rms_eps, stream_);
+          gpu::add_rmsnorm(k, nullptr, lw.k_norm, k, n_tok * c.n_kv_heads, hd, c.rms_eps, stream_);
+          break;
+        case ForwardStep::Rope:
+          gpu::rope_qk(q, k, positions_.get<int32_t>(), n_tok, rope, stream_);
+          break;
+        case ForwardStep::KvStore: {
+          uint8_t* const* k_rows = store_rows + static_cast<size_t>(l) * 2 * n_tok;
+          gpu::kv_store(k, v, k_rows, k_rows + n_tok, n_tok, c.n_kv_heads, hd, store_head_stride_, kv_dtype, stream_);
+          break;
+        }
+        case ForwardStep::Attention:
+          attend(l);
+          break;
+        case ForwardStep::OutputProjection:
+          matmul(lw.wo, att_.get<float>(), token_rows_, delta);
+          break;
+        case ForwardStep::AttentionResidual:
+        case ForwardStep::FfnResidual:
+          residual_delta = delta;
+          break;
+        case ForwardStep::FfnNorm:
+          gpu::add_rmsnorm(x, residual_delta, lw.ffn_norm, xb, n_tok, dim, c.rms_eps, stream_);
+          residual_delta = nullptr;
+          break;
+        case ForwardStep::GateUpProjection:
+          matmul(lw.w_gate, xb, token_rows_, gate);
+          matmul(lw.w_up, xb, token_rows_, up);
+          break;
+        case ForwardStep::SwiGlu:
+          gpu::swiglu(gate, up, n_tok * c.ffn_dim, stream_);
+          break;
+        case ForwardStep::DownProjection:
+          matmul(lw.w_down, gate, token_rows_, delta);
+          break;
+        case ForwardStep::ScaledEmbedding:
+        case ForwardStep::QkvBias:
+        case ForwardStep::LocalGlobalRope:
+        case ForwardStep::QueryScale:
+        case ForwardStep::AttentionPostNorm:
+        case ForwardStep::GeluGate:
+        case ForwardStep::FfnPostNorm:
+        case ForwardStep::LogitSoftcap:
+          throw std::logic_error("CudaForward: " + std::string(forward_step_name(step)) + " has no CUDA kernel");
+      }
     }
-    gpu::rope_qk(q, k, positions_.get<int32_t>(), n_tok, rope, stream_);
-    uint8_t* const* k_rows = store_rows + static_cast<size_t>(l) * 2 * n_tok;
-    gpu::kv_store(k, v, k_rows, k_rows + n_tok, n_tok, c.n_kv_heads, hd, store_head_stride_, kv_dtype, stream_);
-    attend(l);
-    matmul(lw.wo, att_.get<float>(), token_rows_, delta);
-    gpu::add_rmsnorm(x, delta, lw.ffn_norm, xb, n_tok, dim, c.rms_eps, stream_);
-    matmul(lw.w_gate, xb, token_rows_, gate);
-    matmul(lw.w_up, xb, token_rows_, up);
-    gpu::swiglu(gate, up, n_tok * c.ffn_dim, stream_);
-    matmul(lw.w_down, gate, token_rows_, delta);
-    residual_delta = delta;
   }
   gpu::add_rmsnorm(x, residual_delta, w.output_norm, xb, n_tok, dim, c.rms_eps, stream_);
 

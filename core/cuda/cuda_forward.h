@@ -1,10 +1,11 @@
 // The Llama forward pass on a CUDA device (ForwardPass), with kernels/cuda's kernels: weights uploaded
 // once (DeviceWeights), K/V in a device mirror of the engine's cache (DeviceKvMirror), one stream.
-// Per step: token ids, positions, block tables and K/V destinations go up; embedding, per layer
-// add+RMSNorm, Q/K/V GEMVs, qwen3's per-head Q/K norms, RoPE, the K/V store, attention (flash for a
-// prefill chunk, split-K decode for up to 8 queries, the naive kernel when the engine's attention is
-// "naive"), output projection, gated FFN (SwiGLU), final norm and output head on the rows that need
-// logits; the logits come back to the host.
+// Per step: token ids, positions, block tables and K/V destinations go up; the embedding, then each
+// layer's steps as forward_recipe() lists them, as LlamaForward walks them (add+RMSNorm, Q/K/V GEMVs,
+// qwen3's per-head Q/K norms, RoPE, the K/V store, attention: flash for a prefill chunk, split-K decode
+// for up to 8 queries, the naive kernel when the engine's attention is "naive"; output projection,
+// gated FFN with SwiGLU; a residual is added by the norm after it), then the final norm and output
+// head on the rows that need logits; the logits come back to the host.
 //
 // Matmuls: a sequence bringing more than 8 tokens to the step (a prefill chunk) goes through the
 // cuBLAS GEMM (gemm.h: f16 inputs, f32 accumulation); every other sequence's rows (decode, speculative
@@ -41,6 +42,7 @@
 #include "core/cuda/device_weights.h"
 #include "core/model/forward_options.h"
 #include "core/model/forward_pass.h"
+#include "core/model/forward_recipe.h"
 #include "kernels/cpu/matmul/matmul.h"
 #include "kernels/cuda/attention.h"
 #include "kernels/cuda/gemm.h"
@@ -99,6 +101,7 @@ class CudaForward final : public ForwardPass {
   CudaGraphs::Key graph_key(int32_t n_layers) const;
 
   const LlamaModel& model_;
+  ForwardRecipe recipe_;  // the steps enqueue walks
   const int32_t device_;  // the CUDA device (cudaSetDevice's number)
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<DeviceWeights> weights_;

@@ -1,7 +1,7 @@
 // One forward pass as data: the steps each layer takes, in order, and the steps around the layers,
 // from the architecture's traits and the file's settings (llama2.c's forward(), written down once).
-// LlamaForward walks the layer's steps; a backend that lacks a step names it and refuses the model
-// when it loads (the CUDA forward pass: core/cuda/cuda_steps.h).
+// LlamaForward and CudaForward walk the layer's steps; a backend that lacks a step names it and
+// refuses the model when it loads (the CUDA forward pass: kCudaSteps in core/cuda/cuda_forward.cpp).
 #pragma once
 #include <string_view>
 #include <vector>
