@@ -20,7 +20,7 @@
 #include "core/cli/remote_serve_sim.h"
 #include "core/cli/serve_sim_report.h"
 #include "core/common/text_format.h"
-#include "core/workload/workload_runner.h"
+#include "core/remote/workload_target.h"
 #include "core/model/llama_model.h"
 #include "core/workload/workload.h"
 
@@ -58,59 +58,115 @@ Workload workload_from(const Args& args) {
                            static_cast<uint64_t>(args.integer("--seed", 1, 0, INT64_MAX)));
 }
 
-std::string perc(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * fraction);
-  return buf;
+// The text summary's first lines: the cache, its budget and what priced the steps.
+std::vector<std::string> local_header(const ServeSummary& s, const nlohmann::json& config, const DeviceFit& fit) {
+  std::string line = "serve-sim: " + std::to_string(s.requests_total) + " requests, " + config["kv"].get<std::string>() + " KV";
+  if (config["kv"] == "paged") {
+    line += " (block " + config["block_size"].dump() + ", prefix cache " + (config["prefix_cache"] ? "on" : "off") + ")";
+  } else {
+    line += " (max_seq_len " + config["max_seq_len"].dump() + " per request)";
+  }
+  line += ", budget " + format_number(config["kv_budget_bytes"].get<double>() / (1 << 20), "%.2f") + " MiB" +
+          (fit.devices > 1 ? " over " + std::to_string(fit.devices) + " devices, " : ", ") +
+          (config["dry_run"] ? "dry run on a virtual clock, steps priced on " + config["device"].get<std::string>()
+                             : "real model on the wall clock");
+  std::vector<std::string> lines = {line};
+  if (config["dry_run"] && config["model_shape"].is_string()) {
+    lines.push_back("  model shape     " + config["model_shape"].get<std::string>() + ", weights " +
+                    config["weights_type"].get<std::string>() + " (no model file)");
+  }
+  if (config["dry_run"] && config["device_bandwidth_bytes_per_s"].is_number()) lines.push_back("  per device      " + fit.text());
+  return lines;
 }
 
-void print_text(const WorkloadResult& result, const nlohmann::json& config, const DeviceFit& fit) {
-  const ServeSummary& s = result.summary;
-  std::cout << "serve-sim: " << s.requests_total << " requests, " << config["kv"].get<std::string>() << " KV";
-  if (config["kv"] == "paged") {
-    std::cout << " (block " << config["block_size"] << ", prefix cache " << (config["prefix_cache"] ? "on" : "off")
-              << ")";
-  } else {
-    std::cout << " (max_seq_len " << config["max_seq_len"] << " per request)";
+// The workload through the engine core on --model's file or --model-shape: the real model on the
+// wall clock, or (--dry-run) the scheduler and KV manager with each step priced on a virtual clock.
+ServeSimRun serve_sim_locally(const Args& args, const Workload& workload) {
+  const DryRunCost default_cost = default_dry_run_cost();
+  const bool dry_run = args.has("--dry-run");
+  const bool linear_flags = args.has("--step-fixed-ms") || args.has("--step-per-token-ms");
+  if (!dry_run && (linear_flags || args.has("--device-profile"))) {
+    throw UsageError("--step-fixed-ms, --step-per-token-ms and --device-profile model a step of the --dry-run only");
   }
-  std::cout << ", budget " << format_number(config["kv_budget_bytes"].get<double>() / (1 << 20), "%.2f") << " MiB"
-            << (fit.devices > 1 ? " over " + std::to_string(fit.devices) + " devices, " : ", ")
-            << (config["dry_run"] ? "dry run on a virtual clock, steps priced on " + config["device"].get<std::string>()
-                                  : "real model on the wall clock")
-            << "\n";
-  if (config["dry_run"] && config["model_shape"].is_string()) {
-    std::cout << "  model shape     " << config["model_shape"].get<std::string>() << ", weights "
-              << config["weights_type"].get<std::string>() << " (no model file)\n";
+  if (linear_flags && args.has("--device-profile")) {
+    throw UsageError("--device-profile prices steps itself; drop --step-fixed-ms and --step-per-token-ms");
   }
-  if (config["dry_run"] && config["device_bandwidth_bytes_per_s"].is_number()) std::cout << "  per device      " << fit.text() << "\n";
-  std::cout << "  requests        finished " << s.requests_finished << ", refused " << s.requests_refused << " in "
-            << s.steps << " steps, " << format_number(s.duration_s) << " s\n"
-            << "  KV usage        peak " << perc(s.kv_cache_usage_perc_peak) << ", mean "
-            << perc(s.kv_cache_usage_perc_mean) << "\n"
-            << "  KV waste        internal fragmentation " << perc(s.kv_internal_fragmentation_perc_mean)
-            << ", reserved but unused " << perc(s.kv_reserved_unused_perc_mean) << " (means)\n"
-            << "  concurrency     max " << s.max_concurrent_requests << ", mean "
-            << format_number(s.num_requests_running_mean, "%.1f") << ", preemptions " << s.num_preemptions << "\n"
-            << "  prefix cache    hit rate " << perc(s.prefix_cache_hit_rate) << " (" << s.prefix_cache_hits << " of "
-            << s.prefix_cache_queries << " prompt tokens)\n"
-            << "  tokens          prefill " << s.prefill_tokens << ", decode " << s.decode_tokens << ", output "
-            << s.output_tokens << " -> " << format_number(s.tokens_per_second, "%.1f") << " output tokens/s\n"
-            << "  work            " << format_number(s.flops / 1e9, "%.1f") << " GFLOP, "
-            << format_number(s.bytes_read / 1e9, "%.2f") << " GB read (" << format_number(s.flops / std::max(s.bytes_read, 1.0), "%.1f")
-            << " FLOP/byte) -> " << format_number(s.flops_per_second / 1e9, "%.1f") << " GFLOP/s in steps\n"
-            << "  TTFT            p50 " << format_number(s.time_to_first_token_seconds_p50) << " s, p99 "
-            << format_number(s.time_to_first_token_seconds_p99) << " s\n"
-            << "  e2e latency     p50 " << format_number(s.e2e_request_latency_seconds_p50) << " s, p99 "
-            << format_number(s.e2e_request_latency_seconds_p99) << " s\n";
-  if (s.spec.num_drafts > 0) {
-    std::cout << "  speculation     " << describe_spec(result.config.spec) << ": acceptance "
-              << perc(s.spec.acceptance_rate()) << ", mean acceptance length "
-              << format_number(s.spec.mean_acceptance_length(), "%.2f") << " (" << s.spec.num_accepted_tokens << " of "
-              << s.spec.num_draft_tokens << " draft tokens)\n";
+  DeviceProfile device;
+  device.name = "the linear CPU model";
+  device.linear = DryRunCost{args.real("--step-fixed-ms", default_cost.fixed_s * 1e3, 0, 1e6) / 1e3,
+                             args.real("--step-per-token-ms", default_cost.per_token_s * 1e3, 0, 1e6) / 1e3};
+  if (args.has("--device-profile")) {
+    try {
+      device = read_device_profile(device_profile_path(args.str("--device-profile", "")));
+    } catch (const std::runtime_error& e) {
+      throw UsageError(std::string("--device-profile: ") + e.what());
+    }
   }
-  for (const WorkloadOutput& r : result.outputs) {
-    if (!r.error.empty()) std::cout << "  refused         request " << r.id << ": " << r.error << "\n";
+  DryRunPricing pricing = device.roofline ? DryRunPricing(*device.roofline) : DryRunPricing(*device.linear);
+  EngineConfig config = engine_config(args);  // a default budget of one request at max_seq_len (a device's below)
+  auto model = load_model_or_shape(args);
+  pricing.tensor_parallel = tensor_parallel(args, device, model->config());
+  // --kv-budget-mib is one device's: the cache holds every device's share of each token
+  config.kv.budget_bytes *= static_cast<size_t>(pricing.tensor_parallel.devices);
+
+  const int32_t context = resolve_config(config, *model).context_length;  // --ctx, at most the model's
+  config.kv.max_seq_len = static_cast<int32_t>(args.integer("--max-seq-len", context, 1, context));
+  DeviceFit fit;
+  fit.devices = pricing.tensor_parallel.devices;
+  fit.weight_bytes = weight_bytes_at(*model, config.quant);
+  if (args.has("--gpu-memory-utilization") && args.has("--kv-budget-mib")) {
+    throw UsageError("--gpu-memory-utilization and --kv-budget-mib both size the KV cache: give one");
   }
+  if (args.has("--gpu-memory-utilization") && !(dry_run && device.memory_bytes > 0)) {
+    throw UsageError("--gpu-memory-utilization sizes the KV cache of a --dry-run on a --device-profile with memory");
+  }
+  if (dry_run && device.memory_bytes > 0 && !args.has("--kv-budget-mib")) {
+    // As vLLM sizes its cache: a share of each device's memory, less its share of the weights.
+    const double utilization = args.real("--gpu-memory-utilization", kGpuMemoryUtilization, 0.01, 1.0);
+    const double room = utilization * device.memory_bytes - fit.weights_per_device();
+    // (Weights beyond the whole memory are check_fits' to refuse.)
+    if (room <= 0 && fit.weights_per_device() <= device.memory_bytes) {
+      throw UsageError("the model's weights (" + format_number(fit.weights_per_device() / (1 << 30), "%.2f") +
+                       " GiB per device) leave no room for a KV cache in " +
+                       format_number(100 * utilization, "%.0f") + "% of " + device.name + "'s memory: raise "
+                       "--gpu-memory-utilization, add --tensor-parallel devices or give --kv-budget-mib");
+    }
+    if (room > 0) config.kv.budget_bytes = static_cast<size_t>(room) * static_cast<size_t>(fit.devices);
+  }
+  fit.kv_budget_bytes = static_cast<double>(resolve_config(config, *model).kv.budget_bytes);
+  fit.memory_bytes = device.memory_bytes;
+  if (dry_run) check_fits(fit, device.name);
+
+  const std::vector<Request> requests = materialize_workload(workload, prompt_encoder(*model), model->config().vocab_size,
+                                                             static_cast<uint64_t>(args.integer("--seed", 1, 0, INT64_MAX)));
+  WorkloadRunOptions run;
+  run.sampling.ignore_eos = !args.has("--stop-at-eos");  // greedy; each request runs to its output_tokens
+  if (dry_run) run.dry_run = pricing;
+  WorkloadResult result;
+  try {
+    result = run_workload_on(LocalWorkload{model.get(), config}, requests, run);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+
+  // Every engine setting as the run resolved it, then what the simulation adds.
+  nlohmann::json config_json = config_overrides_of(result.config);
+  config_json.update({{"kv_budget_bytes", result.config.kv.budget_bytes},
+                      {"max_seq_len", result.config.kv.max_seq_len},
+                      {"dry_run", dry_run},
+                      // A dry run's device is the simulated one, not where the forward pass would run.
+                      {"device", dry_run ? nlohmann::json(device.name) : config_json["device"]},
+                      {"step_fixed_s", device.linear ? nlohmann::json(device.linear->fixed_s) : nlohmann::json()},
+                      {"step_per_token_s", device.linear ? nlohmann::json(device.linear->per_token_s) : nlohmann::json()},
+                      {"device_bandwidth_bytes_per_s", device.roofline ? nlohmann::json(device.roofline->bandwidth_bytes_per_s) : nlohmann::json()},
+                      {"device_peak_flops", device.roofline ? nlohmann::json(device.roofline->peak_flops) : nlohmann::json()},
+                      {"device_step_overhead_s", device.roofline ? nlohmann::json(device.roofline->step_overhead_s) : nlohmann::json()},
+                      {"model_shape", model->has_file() ? nlohmann::json() : nlohmann::json(model->config().name)},
+                      {"weights_type", args.has("--model-shape") ? nlohmann::json(args.str("--weights-type", "bf16")) : nlohmann::json()},
+                      {"device_link", device.link_name.empty() ? nlohmann::json() : nlohmann::json(device.link_name)}});
+  if (dry_run) config_json.update(fit.json());
+  std::vector<std::string> header = local_header(result.summary, config_json, fit);
+  return {std::move(result), std::move(config_json), std::move(header)};
 }
 
 }  // namespace
@@ -155,102 +211,18 @@ int cmd_serve_sim(int argc, char** argv) {
     return 0;
   }
   const Args args(specs, argc, argv, 2);
+  const std::vector<std::string> local_only = {"--dry-run", "--step-fixed-ms", "--step-per-token-ms", "--device-profile",
+                                               "--max-seq-len", "--tensor-parallel"};
   if (args.has("--endpoint")) {
     refuse_local_options(args, option_names(model_option_specs()));
     refuse_local_options(args, option_names(shape_option_specs()));
-    refuse_local_options(args, {"--dry-run", "--step-fixed-ms", "--step-per-token-ms", "--device-profile", "--max-seq-len",
-                                "--tensor-parallel"});
-    return serve_sim_on_endpoint(args, workload_from(args));
+    refuse_local_options(args, local_only);
   }
   for (const OptionSpec& remote_only : remote_specs) {
-    if (args.has(remote_only.name)) throw UsageError(remote_only.name + " needs --endpoint");
+    if (!args.has("--endpoint") && args.has(remote_only.name)) throw UsageError(remote_only.name + " needs --endpoint");
   }
-  const bool dry_run = args.has("--dry-run");
-  const bool linear_flags = args.has("--step-fixed-ms") || args.has("--step-per-token-ms");
-  if (!dry_run && (linear_flags || args.has("--device-profile"))) {
-    throw UsageError("--step-fixed-ms, --step-per-token-ms and --device-profile model a step of the --dry-run only");
-  }
-  if (linear_flags && args.has("--device-profile")) {
-    throw UsageError("--device-profile prices steps itself; drop --step-fixed-ms and --step-per-token-ms");
-  }
-  DeviceProfile device;
-  device.name = "the linear CPU model";
-  device.linear = DryRunCost{args.real("--step-fixed-ms", default_cost.fixed_s * 1e3, 0, 1e6) / 1e3,
-                             args.real("--step-per-token-ms", default_cost.per_token_s * 1e3, 0, 1e6) / 1e3};
-  if (args.has("--device-profile")) {
-    try {
-      device = read_device_profile(device_profile_path(args.str("--device-profile", "")));
-    } catch (const std::runtime_error& e) {
-      throw UsageError(std::string("--device-profile: ") + e.what());
-    }
-  }
-  DryRunPricing pricing = device.roofline ? DryRunPricing(*device.roofline) : DryRunPricing(*device.linear);
   const Workload workload = workload_from(args);
-  EngineConfig config = engine_config(args);  // a default budget of one request at max_seq_len (a device's below)
-  auto model = load_model_or_shape(args);
-  pricing.tensor_parallel = tensor_parallel(args, device, model->config());
-  // --kv-budget-mib is one device's: the cache holds every device's share of each token
-  config.kv.budget_bytes *= static_cast<size_t>(pricing.tensor_parallel.devices);
-
-  const int32_t context = resolve_config(config, *model).context_length;  // --ctx, at most the model's
-  config.kv.max_seq_len = static_cast<int32_t>(args.integer("--max-seq-len", context, 1, context));
-  DeviceFit fit;
-  fit.devices = pricing.tensor_parallel.devices;
-  fit.weight_bytes = weight_bytes_at(*model, config.quant);
-  if (args.has("--gpu-memory-utilization") && args.has("--kv-budget-mib")) {
-    throw UsageError("--gpu-memory-utilization and --kv-budget-mib both size the KV cache: give one");
-  }
-  if (args.has("--gpu-memory-utilization") && !(dry_run && device.memory_bytes > 0)) {
-    throw UsageError("--gpu-memory-utilization sizes the KV cache of a --dry-run on a --device-profile with memory");
-  }
-  if (dry_run && device.memory_bytes > 0 && !args.has("--kv-budget-mib")) {
-    // As vLLM sizes its cache: a share of each device's memory, less its share of the weights.
-    const double utilization = args.real("--gpu-memory-utilization", kGpuMemoryUtilization, 0.01, 1.0);
-    const double room = utilization * device.memory_bytes - fit.weights_per_device();
-    // (Weights beyond the whole memory are check_fits' to refuse.)
-    if (room <= 0 && fit.weights_per_device() <= device.memory_bytes) {
-      throw UsageError("the model's weights (" + format_number(fit.weights_per_device() / (1 << 30), "%.2f") +
-                       " GiB per device) leave no room for a KV cache in " +
-                       format_number(100 * utilization, "%.0f") + "% of " + device.name + "'s memory: raise "
-                       "--gpu-memory-utilization, add --tensor-parallel devices or give --kv-budget-mib");
-    }
-    if (room > 0) config.kv.budget_bytes = static_cast<size_t>(room) * static_cast<size_t>(fit.devices);
-  }
-  fit.kv_budget_bytes = static_cast<double>(resolve_config(config, *model).kv.budget_bytes);
-  fit.memory_bytes = device.memory_bytes;
-  if (dry_run) check_fits(fit, device.name);
-
-  const std::vector<Request> requests = materialize_workload(workload, prompt_encoder(*model), model->config().vocab_size,
-                                                             static_cast<uint64_t>(args.integer("--seed", 1, 0, INT64_MAX)));
-  WorkloadRunOptions run;
-  run.sampling.ignore_eos = !args.has("--stop-at-eos");  // greedy; each request runs to its output_tokens
-  if (dry_run) run.dry_run = pricing;
-  WorkloadResult result;
-  try {
-    result = run_workload(*model, config, requests, run);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-
-  // Every engine setting as the run resolved it, then what the simulation adds.
-  nlohmann::json config_json = config_overrides_of(result.config);
-  config_json.update({{"kv_budget_bytes", result.config.kv.budget_bytes},
-                      {"max_seq_len", result.config.kv.max_seq_len},
-                      {"dry_run", dry_run},
-                      // A dry run's device is the simulated one, not where the forward pass would run.
-                      {"device", dry_run ? nlohmann::json(device.name) : config_json["device"]},
-                      {"step_fixed_s", device.linear ? nlohmann::json(device.linear->fixed_s) : nlohmann::json()},
-                      {"step_per_token_s", device.linear ? nlohmann::json(device.linear->per_token_s) : nlohmann::json()},
-                      {"device_bandwidth_bytes_per_s", device.roofline ? nlohmann::json(device.roofline->bandwidth_bytes_per_s) : nlohmann::json()},
-                      {"device_peak_flops", device.roofline ? nlohmann::json(device.roofline->peak_flops) : nlohmann::json()},
-                      {"device_step_overhead_s", device.roofline ? nlohmann::json(device.roofline->step_overhead_s) : nlohmann::json()},
-                      {"model_shape", model->has_file() ? nlohmann::json() : nlohmann::json(model->config().name)},
-                      {"weights_type", args.has("--model-shape") ? nlohmann::json(args.str("--weights-type", "bf16")) : nlohmann::json()},
-                      {"device_link", device.link_name.empty() ? nlohmann::json() : nlohmann::json(device.link_name)}});
-  if (dry_run) config_json.update(fit.json());
-  emit_serve_sim_report(
-      args, config_json, [&](bool detailed) { return workload_json(result, detailed); },
-      [&](const nlohmann::json&) { print_text(result, config_json, fit); });
+  emit_serve_sim_report(args, args.has("--endpoint") ? serve_sim_on_endpoint(args, workload) : serve_sim_locally(args, workload));
   return 0;
 }
 

@@ -1,12 +1,10 @@
-// inferscope-cli serve-sim --endpoint: the workload replayed against a server, reported with the
-// local serve-sim's JSON keys; what the server cannot report is null and listed under "unavailable".
+// inferscope-cli serve-sim --endpoint: the workload replayed against a server, its prompts made as the
+// local run makes them, and reported as a local run is (serve_sim_report.h).
 #pragma once
-#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "core/cli/args.h"
-#include "core/remote/remote_workload.h"
-#include "core/remote/server_probe.h"
+#include "core/cli/serve_sim_report.h"
 #include "core/workload/workload.h"
 
 namespace inferscope::cli {
@@ -14,12 +12,8 @@ namespace inferscope::cli {
 // --tokenizer, --vocab-size, --max-concurrency, --metrics-interval-ms
 std::vector<OptionSpec> remote_serve_sim_option_specs();
 
-// Runs `workload` on the server --endpoint names and prints the text summary or (--json) the JSON;
-// --metrics-json FILE gets the JSON with every request and the gauges scraped during the run.
-int serve_sim_on_endpoint(const Args& args, const Workload& workload);
-
-// The summary (every serve figure's key, as summary_json writes them), "requests" and "unavailable";
-// with_samples adds "server_samples" (the gauges over time).
-nlohmann::json remote_workload_json(const RemoteWorkloadResult& result, bool with_samples);
+// Runs `workload` on the server --endpoint names: each request's token ids as a streamed
+// /v1/completions at its arrival time, the server's /metrics scraped before, during and after.
+ServeSimRun serve_sim_on_endpoint(const Args& args, const Workload& workload);
 
 }  // namespace inferscope::cli

@@ -1,16 +1,23 @@
-// How serve-sim reports a run, local or remote: --metrics-json FILE gets the whole run (written
-// atomically), --json prints the summary as JSON, otherwise the text summary.
+// How serve-sim reports a run, on the local engine or on a server: both are a WorkloadResult, written
+// by workload_json alike (a figure the run did not measure is null there, and "n/a" in the text).
+// --metrics-json FILE gets the whole run (every request and step, written atomically), --json prints
+// the summary as JSON, otherwise the text summary.
 #pragma once
-#include <functional>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "core/cli/args.h"
+#include "core/workload/workload_runner.h"
 
 namespace inferscope::cli {
 
-// `report(detailed)`: the run's JSON without "config" (detailed: with its timelines);
-// `print_text(summary)`: the text form of the summary JSON (which holds "config").
-void emit_serve_sim_report(const Args& args, const nlohmann::json& config, const std::function<nlohmann::json(bool)>& report,
-                           const std::function<void(const nlohmann::json&)>& print_text);
+struct ServeSimRun {
+  WorkloadResult result;
+  nlohmann::json config;            // the report's "config": the engine's resolved settings, or the server's
+  std::vector<std::string> header;  // the text summary's first lines: what ran, where, on what
+};
+
+void emit_serve_sim_report(const Args& args, const ServeSimRun& run);
 
 }  // namespace inferscope::cli

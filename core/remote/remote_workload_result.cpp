@@ -25,6 +25,7 @@ RequestMetrics request_metrics_of(const RemoteRequestResult& r) {
 WorkloadResult workload_result_of(const RemoteWorkloadResult& result, const RemoteEndpoint& endpoint, const ServerInfo& server) {
   WorkloadResult out;
   out.duration_s = result.duration_s;
+  out.server_metrics_error = result.metrics_error;
   EngineMetricsSnapshot& m = out.metrics;
   m.uptime_s = result.duration_s;
   m.source = remote_source(endpoint, server);

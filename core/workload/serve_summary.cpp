@@ -77,7 +77,7 @@ const std::vector<ServeFigure>& serve_figures() {
       {"requests_total", [](const ServeSummary& s) { return double(s.requests_total); }, U::Count},
       {"requests_finished", [](const ServeSummary& s) { return double(s.requests_finished); }, U::Count},
       {"requests_refused", [](const ServeSummary& s) { return double(s.requests_refused); }, U::Count},
-      {"steps", [](const ServeSummary& s) { return double(s.steps); }, U::Count},
+      {"steps", [](const ServeSummary& s) { return double(s.steps); }, U::Count, {}, Better::Neither, {}, {}, nullptr, true},
       {"duration_s", [](const ServeSummary& s) { return s.duration_s; }, U::Seconds},
       {"tokens_per_second", [](const ServeSummary& s) { return s.tokens_per_second; }, U::TokensPerSecond, "throughput",
        Better::Higher},
@@ -107,16 +107,21 @@ const std::vector<ServeFigure>& serve_figures() {
       {"num_requests_running_mean", [](const ServeSummary& s) { return s.num_requests_running_mean; }, U::Count},
       {"num_preemptions", [](const ServeSummary& s) { return double(s.num_preemptions); }, U::Count, "preemptions",
        Better::Lower, {}, "preemptions"},
-      {"prefix_cache_queries", [](const ServeSummary& s) { return double(s.prefix_cache_queries); }, U::Tokens},
-      {"prefix_cache_hits", [](const ServeSummary& s) { return double(s.prefix_cache_hits); }, U::Tokens},
+      {"prefix_cache_queries", [](const ServeSummary& s) { return double(s.prefix_cache_queries); }, U::Tokens, {},
+       Better::Neither, {}, "prefix_cache_hit_rate"},
+      {"prefix_cache_hits", [](const ServeSummary& s) { return double(s.prefix_cache_hits); }, U::Tokens, {},
+       Better::Neither, {}, "prefix_cache_hit_rate"},
       {"prefix_cache_hit_rate", [](const ServeSummary& s) { return s.prefix_cache_hit_rate; }, U::Fraction,
        "prefix hit rate", Better::Higher, {}, "prefix_cache_hit_rate"},
-      {"prefill_tokens", [](const ServeSummary& s) { return double(s.prefill_tokens); }, U::Tokens},
-      {"decode_tokens", [](const ServeSummary& s) { return double(s.decode_tokens); }, U::Tokens},
+      {"prefill_tokens", [](const ServeSummary& s) { return double(s.prefill_tokens); }, U::Tokens, {}, Better::Neither,
+       {}, {}, nullptr, true},
+      {"decode_tokens", [](const ServeSummary& s) { return double(s.decode_tokens); }, U::Tokens, {}, Better::Neither,
+       {}, {}, nullptr, true},
       {"output_tokens", [](const ServeSummary& s) { return double(s.output_tokens); }, U::Tokens},
-      {"flops", [](const ServeSummary& s) { return s.flops; }, U::Flops},
-      {"bytes_read", [](const ServeSummary& s) { return s.bytes_read; }, U::Bytes},
-      {"flops_per_second", [](const ServeSummary& s) { return s.flops_per_second; }, U::FlopsPerSecond},
+      {"flops", [](const ServeSummary& s) { return s.flops; }, U::Flops, {}, Better::Neither, {}, "roofline"},
+      {"bytes_read", [](const ServeSummary& s) { return s.bytes_read; }, U::Bytes, {}, Better::Neither, {}, "roofline"},
+      {"flops_per_second", [](const ServeSummary& s) { return s.flops_per_second; }, U::FlopsPerSecond, {},
+       Better::Neither, {}, "roofline"},
       {"weight_bytes", [](const ServeSummary& s) { return s.weight_bytes; }, U::Bytes, "weight bytes", Better::Neither,
        "Not coloured: fewer weight bytes per step trade precision for speed; judge them by throughput and the outputs.",
        {}, nullptr, true},
@@ -132,6 +137,12 @@ const std::vector<ServeFigure>& serve_figures() {
        [](const ServeSummary& s) { return s.spec.num_drafts > 0; }},
   };
   return figures;
+}
+
+bool figure_unmeasured(const ServeFigure& f, const EngineMetricsSnapshot& metrics, double value) {
+  const std::vector<std::string>& lacking = metrics.not_reported;
+  if (!f.reported_as.empty() && std::find(lacking.begin(), lacking.end(), f.reported_as) != lacking.end()) return true;
+  return f.zero_is_unmeasured && value == 0 && !metrics.source.empty();
 }
 
 nlohmann::json summary_json(const ServeSummary& s) {

@@ -69,6 +69,10 @@ struct ServeFigure {
 // Every figure, in summary_json's order.
 const std::vector<ServeFigure>& serve_figures();
 
+// Whether the run `metrics` describes did not measure figure `f` (of `value`): it lists f.reported_as
+// as not reported, or it ran on a server (metrics.source) and f's zero means unmeasured.
+bool figure_unmeasured(const ServeFigure& f, const EngineMetricsSnapshot& metrics, double value);
+
 // `metrics` must hold the run's whole timeline (every step and request: EngineCoreOptions windows
 // of SIZE_MAX); `duration_s` is the run's length.
 ServeSummary summarize(const EngineMetricsSnapshot& metrics, double duration_s);

@@ -109,6 +109,7 @@ nlohmann::json workload_json(const WorkloadResult& result, bool with_steps) {
   nlohmann::json timeline = metrics_json(result.metrics);
   std::map<RequestId, const WorkloadOutput*> by_id;
   for (const WorkloadOutput& out : result.outputs) by_id[out.id] = &out;
+  const bool on_server = !result.metrics.source.empty();
   nlohmann::json requests = nlohmann::json::array();
   for (nlohmann::json& r : timeline["requests"]) {
     const auto it = by_id.find(r["id"].get<RequestId>());
@@ -116,11 +117,22 @@ nlohmann::json workload_json(const WorkloadResult& result, bool with_steps) {
       r["text"] = it->second->text;
       if (!it->second->error.empty()) r["error"] = it->second->error;
     }
+    // what a server does not say of each request: its time in the queue, its preemptions, its drafts
+    if (on_server) r["request_queue_time_seconds"] = r["num_preemptions"] = r["spec_decode"] = nullptr;
     requests.push_back(std::move(r));
   }
   std::sort(requests.begin(), requests.end(),
             [](const nlohmann::json& a, const nlohmann::json& b) { return a["id"].get<int>() < b["id"].get<int>(); });
   nlohmann::json out = summary_json(result.summary);
+  // the figures the run did not measure (a server's missing counters and panels): null, and named
+  nlohmann::json unavailable = nlohmann::json::array();
+  for (const ServeFigure& f : serve_figures()) {
+    if (!figure_unmeasured(f, result.metrics, f.value(result.summary))) continue;
+    out[f.key] = nullptr;
+    unavailable.push_back(f.key);
+  }
+  out["unavailable"] = std::move(unavailable);
+  if (!result.server_metrics_error.empty()) out["metrics_error"] = result.server_metrics_error;
   out["requests"] = std::move(requests);
   if (with_steps) out["step_timeline"] = std::move(timeline["steps"]);
   return out;

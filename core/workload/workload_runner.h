@@ -75,6 +75,7 @@ struct WorkloadResult {
   EngineMetricsSnapshot metrics;       // every step and every request
   std::vector<WorkloadOutput> outputs;  // by request id
   std::string simulated_on;  // a dry run: the device its steps were priced on; empty for a real run
+  std::string server_metrics_error;  // a server's run: why its /metrics gave nothing ("" when it answered)
 };
 
 // `requests`: as materialize_workload() makes them (prompt ids, max_output_tokens, arrival_s; ids
@@ -83,7 +84,8 @@ WorkloadResult run_workload(const LlamaModel& model, const EngineConfig& config,
                             const WorkloadRunOptions& options = {});
 
 // The summary, every request's metrics with its output and error, and (with_steps) every step as
-// "step_timeline".
+// "step_timeline". The figures the run did not measure (figure_unmeasured: a server's) are null and
+// listed under "unavailable", and a server's requests have null queue times, preemptions and drafts.
 nlohmann::json workload_json(const WorkloadResult& result, bool with_steps);
 
 }  // namespace inferscope

@@ -29,11 +29,13 @@ bool CompareRunner::start(CompareJob job) {
     comparison->workload = job.workload;
     comparison->sampling = job.sampling;
     const auto run_side = [&](const CompareSide& side) {
-      if (const auto* config = std::get_if<EngineConfig>(&side)) return run_workload(*job.model, *config, job.requests, options);
+      if (const auto* config = std::get_if<EngineConfig>(&side)) {
+        return run_workload_on(LocalWorkload{job.model.get(), *config}, job.requests, options);
+      }
       if (const auto* simulated = std::get_if<SimulatedSide>(&side)) {
         return run_simulated_side(*job.model, *simulated, job.requests, options);
       }
-      return run_remote_side(std::get<RemoteSide>(side), job.requests, job.sampling, &cancel_, options.on_progress);
+      return run_remote_side(std::get<RemoteSide>(side), job.requests, options);
     };
     try {
       // A, B, A, B, …: slow drift of the machine (heat, other guests) falls on both sides alike.

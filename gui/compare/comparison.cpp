@@ -84,14 +84,6 @@ std::string server_name(const WorkloadResult& run) {
   return source.substr(0, source.find(" at "));
 }
 
-// What does not report `name` (a panel or a step metric, EngineMetricsSnapshot::not_reported) on this
-// side: its server, or "a dry run" for a simulated side; "" when the side reports it.
-std::string lacking(const WorkloadResult& run, std::string_view name) {
-  const std::vector<std::string>& names = run.metrics.not_reported;
-  if (std::find(names.begin(), names.end(), name) == names.end()) return {};
-  return ran_simulated(run) ? "a dry run" : server_name(run);
-}
-
 nlohmann::json delta_value(double value, const std::string& lacking) {
   return lacking.empty() ? nlohmann::json(value) : nlohmann::json();
 }
@@ -146,9 +138,8 @@ std::vector<Delta> figures(const WorkloadResult& ra, const WorkloadResult& rb) {
     const bool applies = f.applies == nullptr || f.applies(ra.summary) || f.applies(rb.summary);
     // who does not report it: a side that lists it, or a server whose zero means unmeasured
     const auto side_lacking = [&](const WorkloadResult& r, double value) {
-      std::string name = f.reported_as.empty() ? std::string() : lacking(r, f.reported_as);
-      if (name.empty() && f.zero_is_unmeasured && value == 0 && ran_on_server(r)) name = server_name(r);
-      return name;
+      if (!figure_unmeasured(f, r.metrics, value)) return std::string();
+      return ran_simulated(r) ? std::string("a dry run") : server_name(r);
     };
     if (applies) {
       d.not_reported_a = side_lacking(ra, d.a);

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "core/remote/remote_workload_result.h"
+#include "core/remote/workload_target.h"
 
 namespace inferscope {
 namespace {
@@ -132,6 +134,58 @@ TEST(RemoteWorkloadResult, AServerWithoutMetricsReportsOnlyWhatTheClientMeasured
   EXPECT_TRUE(r.metrics.steps.empty());
   EXPECT_EQ(r.summary.output_tokens, 5) << "usage still counts";
   EXPECT_DOUBLE_EQ(r.summary.time_to_first_token_seconds_p50, 0.1);
+}
+
+// serve-sim's report of a server's run (workload_json): what the server did not measure is null and
+// named, never a 0 that reads as measured.
+TEST(RemoteWorkloadResult, TheReportNullsAndNamesWhatTheServerDidNotMeasure) {
+  RemoteWorkloadResult run;
+  run.duration_s = 1;
+  run.requests = {finished(0, 0, 0, "x", 5)};
+  run.metrics_error = "HTTP 404 from http://127.0.0.1:8080/metrics";
+  const nlohmann::json j = workload_json(workload_result_of(run, {"http://127.0.0.1:8080", "", ""}, server(ServerKind::LlamaCpp)), false);
+  const nlohmann::json& unavailable = j["unavailable"];
+  for (const char* key : {"steps", "prefill_tokens", "decode_tokens", "kv_cache_usage_perc_peak", "num_preemptions",
+                          "prefix_cache_queries", "prefix_cache_hit_rate", "flops", "bytes_read", "weight_bytes"}) {
+    EXPECT_TRUE(j[key].is_null()) << key;
+    EXPECT_NE(std::find(unavailable.begin(), unavailable.end(), key), unavailable.end()) << key;
+  }
+  EXPECT_EQ(j["output_tokens"], 5) << "usage still counts";
+  EXPECT_EQ(j["requests_finished"], 1);
+  EXPECT_EQ(j["metrics_error"], run.metrics_error);
+  const nlohmann::json& request = j["requests"][0];
+  EXPECT_EQ(request["generation_tokens"], 5);
+  for (const char* key : {"request_queue_time_seconds", "num_preemptions", "spec_decode"}) {
+    EXPECT_TRUE(request[key].is_null()) << key;
+  }
+}
+
+TEST(RemoteWorkloadResult, TheServersCountersAreMeasuredFigures) {
+  RemoteWorkloadResult run;
+  run.duration_s = 1;
+  run.requests = {finished(0, 0, 0, "x", 5)};
+  ServerCounters counters;
+  counters.steps = 6;
+  counters.prompt_tokens = 12;
+  counters.generation_tokens = 5;
+  counters.preemptions = 0;
+  run.counters = counters;
+  const nlohmann::json j = workload_json(workload_result_of(run, kEndpoint, server(ServerKind::Vllm)), false);
+  EXPECT_EQ(j["steps"], 6);
+  EXPECT_EQ(j["prefill_tokens"], 12);
+  EXPECT_EQ(j["decode_tokens"], 5);
+  EXPECT_EQ(j["num_preemptions"], 0) << "a counter that stayed at 0 is a measured 0";
+  EXPECT_FALSE(j.contains("metrics_error"));
+}
+
+TEST(WorkloadTarget, AServerRefusesWhatOnlyTheLocalEngineDoes) {
+  const ServerWorkload target{kEndpoint, server(ServerKind::Vllm)};
+  WorkloadRunOptions dry;
+  dry.dry_run = DryRunPricing(DryRunCost{});
+  EXPECT_THROW(run_workload_on(target, {}, dry), std::invalid_argument);
+  WorkloadRunOptions logits;
+  logits.keep_logits = true;
+  EXPECT_THROW(run_workload_on(target, {}, logits), std::invalid_argument);
 }
 
 }  // namespace

@@ -72,6 +72,16 @@ TEST(ServeSim, OversizedRequestEndsTheRunInsteadOfHanging) {
   EXPECT_EQ(metrics_of(r, 1).time_to_first_token_seconds, -1);
 }
 
+// The local engine measures every figure: its report has no nulls and names nothing unavailable, even
+// where a figure is 0 (no preemptions, no prefix hits).
+TEST(ServeSim, ALocalRunsReportHasEveryFigure) {
+  const nlohmann::json j = workload_json(simulate(contiguous(64, 2), {request(0, 8, 8), request(1, 8, 8)}), false);
+  EXPECT_TRUE(j["unavailable"].empty()) << j["unavailable"];
+  for (const ServeFigure& f : serve_figures()) EXPECT_FALSE(j[f.key].is_null()) << f.key;
+  EXPECT_EQ(j["num_preemptions"], 0);
+  EXPECT_TRUE(j["requests"][0]["num_preemptions"].is_number());
+}
+
 TEST(ServeSim, AdmissionWaitsForMemoryAndProceedsWhenItFrees) {
   const WorkloadResult r = simulate(contiguous(32, 1), {request(0, 8, 10), request(1, 8, 10)});
   EXPECT_EQ(r.summary.max_concurrent_requests, 1);
@@ -217,7 +227,9 @@ TEST(ServeSummary, JsonHoldsEveryFigureOnce) {
     EXPECT_TRUE(keys.insert(f.key).second) << "a figure declared twice";
     ASSERT_TRUE(j.contains(f.key));
     EXPECT_DOUBLE_EQ(j[f.key].get<double>(), f.value(s));
-    if (whole_unit(f.unit) && f.value(s) == std::round(f.value(s))) EXPECT_TRUE(j[f.key].is_number_integer());
+    if (whole_unit(f.unit) && f.value(s) == std::round(f.value(s))) {
+      EXPECT_TRUE(j[f.key].is_number_integer());
+    }
     EXPECT_EQ(f.better == Better::Neither && !f.label.empty(), !f.neutral_reason.empty()) << "a row without a direction says why";
   }
   EXPECT_EQ(j["num_requests_running_mean"].get<double>(), 2.5) << "a mean of counts stays a fraction";
