@@ -12,7 +12,8 @@ seconds=${1:-20}
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "usage: scripts/fuzz.sh [SECONDS_PER_TARGET]" >&2; exit 2; }
 build=build-fuzz
 # libclang-rt-dev holds clang's libFuzzer (clang only recommends it).
-scripts/install-packages.sh clang libclang-rt-dev cmake ninja-build nlohmann-json3-dev libcurl4-openssl-dev unicode-data python3
+scripts/install-packages.sh clang libclang-rt-dev cmake ninja-build nlohmann-json3-dev libcurl4-openssl-dev libcpp-httplib-dev pkgconf \
+  unicode-data python3
 
 # -O1 without NDEBUG: asserts stay on; line tables (-g1) name file and line in reports.
 scripts/configure.sh "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DINFERSCOPE_FUZZ=ON \

@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake ninja-build g++ libgtest-dev nlohmann-json3-dev unicode-data qt6-base-dev libqcustomplot-dev libcurl4-openssl-dev
+          libcpp-httplib-dev pkgconf
           python3 python3-pip ca-certificates xvfb xauth imagemagick
           # the Debian package: icon PNGs drawn at build time; its test's dpkg-shlibdeps, lintian and validators
           librsvg2-bin dpkg-dev lintian desktop-file-utils appstream shared-mime-info)

@@ -22,6 +22,7 @@ const Command kCommands[] = {
     {"inspect", inferscope::cli::cmd_inspect, "model architecture, tensors, tokenizer, KV-cache size"},
     {"devices", inferscope::cli::cmd_devices, "CPU features and GPUs"},
     {"bench", inferscope::cli::cmd_bench, "prompt-processing and generation speed (llama-bench style)"},
+    {"serve", inferscope::cli::cmd_serve, "an OpenAI-compatible server on the model (chat and completions)"},
     {"serve-sim", inferscope::cli::cmd_serve_sim, "replay a serving workload: scheduler, KV memory, TTFT, tokens/s"},
     {"quantize", inferscope::cli::cmd_quantize, "save a model with its weights at another quantization level"},
     {"perplexity", inferscope::cli::cmd_perplexity, "perplexity of a text, and KL/top-1 agreement against a level"},

@@ -1,0 +1,367 @@
+// inferscope's OpenAI-compatible server (core/server) on the demo model, in this process, asked over
+// real HTTP by core's own client: what clients read (whole and streamed answers, usage, logprobs),
+// exactness against the engine alone and under concurrency, every error's status and shape, the API
+// key, a client hanging up, draining, and the workbench's remote engine talking to it.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "core/engine/engine.h"
+#include "core/model/llama_model.h"
+#include "core/remote/http_client.h"
+#include "core/remote/remote_completion.h"
+#include "core/remote/remote_engine.h"
+#include "core/remote/server_probe.h"
+#include "core/server/openai_server.h"
+#include "tests/support/cli_runner.h"
+#include "tests/support/test_models.h"
+
+namespace inferscope {
+namespace {
+
+using nlohmann::json;
+
+const LlamaModel& demo() {
+  static const std::unique_ptr<LlamaModel> model = LlamaModel::load(test::demo_model_path());
+  return *model;
+}
+
+// A server on a free loopback port, serving on its own thread until the end of the test.
+class Served {
+ public:
+  explicit Served(ServeOptions options = {}) {
+    options.port = 0;
+    options.model_name = "demo";
+    options.context_length = 2048;
+    if (options.max_body_bytes == (size_t{8} << 20)) options.max_body_bytes = 64 << 10;
+    EngineConfig config;
+    config.context_length = options.context_length;
+    engine_ = std::make_unique<Engine>(demo(), config, streams_.callbacks());
+    server_ = std::make_unique<OpenAiServer>(demo(), *engine_, streams_, options);
+    thread_ = std::thread([this] { server_->serve(); });
+  }
+  ~Served() {
+    server_->stop(0);
+    thread_.join();
+  }
+  std::string url(const std::string& path = "") const { return server_->url() + path; }
+  OpenAiServer& server() { return *server_; }
+  Engine& engine() { return *engine_; }
+  // Joins the serving thread (after a stop()).
+  void wait() {
+    thread_.join();
+    thread_ = std::thread([] {});
+  }
+
+ private:
+  RequestStreams streams_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<OpenAiServer> server_;
+  std::thread thread_;
+};
+
+json post(const std::string& url, const json& body, std::vector<std::string> headers = {}) {
+  HttpRequest r;
+  r.url = url;
+  r.post = true;
+  r.body = body.dump();
+  r.headers = std::move(headers);
+  r.total_timeout_s = 120;
+  return json::parse(http_perform(r).body);
+}
+
+// The status and the error object of a request that must fail.
+std::pair<long, json> refused(const std::string& url, const std::string& body, bool is_post = true,
+                              std::vector<std::string> headers = {}) {
+  HttpRequest r;
+  r.url = url;
+  r.post = is_post;
+  r.body = body;
+  r.headers = std::move(headers);
+  try {
+    http_perform(r);
+  } catch (const HttpError& e) {
+    return {e.status(), json::parse(e.body(), nullptr, false)};
+  }
+  ADD_FAILURE() << "accepted: " << url << " " << body;
+  return {};
+}
+
+json chat_body(const std::string& content, int max_tokens) {
+  return {{"messages", json::array({{{"role", "user"}, {"content", content}}})}, {"max_tokens", max_tokens}, {"temperature", 0}};
+}
+
+RemoteEndpoint endpoint(const Served& s) { return {s.url(), "", ""}; }
+
+TEST(OpenAiServer, HealthAndModels) {
+  Served s;
+  HttpRequest health;
+  health.url = s.url("/health");
+  EXPECT_EQ(json::parse(http_perform(health).body), (json{{"status", "ok"}}));
+  HttpRequest models;
+  models.url = s.url("/v1/models");
+  const json m = json::parse(http_perform(models).body);
+  EXPECT_EQ(m["object"], "list");
+  ASSERT_EQ(m["data"].size(), 1u);
+  EXPECT_EQ(m["data"][0]["id"], "demo");
+  EXPECT_EQ(m["data"][0]["object"], "model");
+}
+
+// At temperature 0 the served reply is generate --chat's, streamed or whole, with its usage.
+TEST(OpenAiServer, AChatAnswerIsGeneratesWholeOrStreamed) {
+  Served s;
+  const json whole = post(s.url("/v1/chat/completions"), chat_body("Name three colours.", 24));
+  EXPECT_EQ(whole["object"], "chat.completion");
+  EXPECT_EQ(whole["model"], "demo");
+  const std::string text = whole["choices"][0]["message"]["content"];
+  const json generated = test::cli_json("generate -m " + test::demo_model_path() + " --chat 'Name three colours.' -n 24 --json");
+  EXPECT_EQ(text, generated["text"].get<std::string>());
+  EXPECT_EQ(whole["choices"][0]["finish_reason"], generated["finish_reason"]);
+  EXPECT_EQ(whole["usage"]["completion_tokens"], generated["completion_tokens"]);
+  EXPECT_EQ(whole["usage"]["prompt_tokens"], generated["prompt_tokens"]);
+
+  json stream_body = chat_body("Name three colours.", 24);
+  stream_body["stream"] = true;
+  stream_body["stream_options"] = {{"include_usage", true}};
+  const RemoteReply streamed = stream_completion(endpoint(s), "/v1/chat/completions", stream_body);
+  EXPECT_EQ(streamed.outcome, RemoteOutcome::Finished) << streamed.error;
+  EXPECT_EQ(streamed.text, text);
+  EXPECT_EQ(streamed.finish_reason, whole["choices"][0]["finish_reason"]);
+  ASSERT_TRUE(streamed.usage.has_value());
+  EXPECT_EQ(streamed.usage->completion_tokens, whole["usage"]["completion_tokens"].get<int64_t>());
+  EXPECT_EQ(streamed.usage->prompt_tokens, whole["usage"]["prompt_tokens"].get<int64_t>());
+}
+
+// The stream's events in order: the role, deltas, the finish, the usage, [DONE].
+TEST(OpenAiServer, TheStreamsEventsComeInOpenAisOrder) {
+  Served s;
+  json body = chat_body("Hi", 6);
+  body["stream"] = true;
+  body["stream_options"] = {{"include_usage", true}};
+  HttpRequest r;
+  r.url = s.url("/v1/chat/completions");
+  r.post = true;
+  r.body = body.dump();
+  const HttpResponse res = http_perform(r);
+  EXPECT_EQ(res.content_type.rfind("text/event-stream", 0), 0u) << res.content_type;
+  std::vector<std::string> data;
+  for (size_t at = res.body.find("data: "); at != std::string::npos; at = res.body.find("data: ", at + 1)) {
+    data.push_back(res.body.substr(at + 6, res.body.find("\n\n", at) - at - 6));
+  }
+  ASSERT_GE(data.size(), 4u) << res.body;
+  EXPECT_EQ(json::parse(data.front())["choices"][0]["delta"], (json{{"role", "assistant"}}));
+  EXPECT_EQ(data.back(), "[DONE]");
+  const json usage = json::parse(data[data.size() - 2]);
+  EXPECT_TRUE(usage["choices"].empty());
+  const json finish = json::parse(data[data.size() - 3]);
+  EXPECT_FALSE(finish["choices"][0]["finish_reason"].is_null());
+  int deltas = 0;
+  for (size_t i = 1; i + 3 < data.size(); ++i) {
+    const json chunk = json::parse(data[i]);
+    EXPECT_EQ(chunk["object"], "chat.completion.chunk");
+    EXPECT_EQ(chunk["id"], usage["id"]) << "one id for the whole stream";
+    EXPECT_TRUE(chunk["choices"][0]["finish_reason"].is_null());
+    deltas += chunk["choices"][0]["delta"].contains("content") ? 1 : 0;
+  }
+  EXPECT_EQ(deltas, usage["usage"]["completion_tokens"].get<int>()) << "one delta per token on this prompt";
+}
+
+// Batch invariance through HTTP: clients at once each get what they get alone.
+TEST(OpenAiServer, ConcurrentClientsEachGetWhatTheyGetAlone) {
+  Served s;
+  const std::vector<std::string> prompts = {"Name three colours.", "What is 2 + 2?", "Say hello in French.",
+                                            "Name a planet.", "Write a haiku about rain.", "Count to five."};
+  std::vector<std::string> alone;
+  for (const std::string& p : prompts) alone.push_back(post(s.url("/v1/chat/completions"), chat_body(p, 20))["choices"][0]["message"]["content"]);
+  std::vector<std::string> together(prompts.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    clients.emplace_back([&, i] {
+      json body = chat_body(prompts[i], 20);
+      body["stream"] = i % 2 == 0;
+      together[i] = body["stream"] ? stream_completion(endpoint(s), "/v1/chat/completions", body).text
+                                   : post(s.url("/v1/chat/completions"), body)["choices"][0]["message"]["content"].get<std::string>();
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(together, alone);
+}
+
+TEST(OpenAiServer, CompletionsTakeTokenIdsAndGiveLogprobs) {
+  Served s;
+  const std::vector<TokenId> ids = demo().tokenizer().encode("Once upon a time", true);
+  const json j = post(s.url("/v1/completions"), {{"prompt", ids}, {"max_tokens", 5}, {"temperature", 0}, {"logprobs", 2}});
+  EXPECT_EQ(j["object"], "text_completion");
+  EXPECT_EQ(j["usage"]["prompt_tokens"], ids.size());
+  const json& lp = j["choices"][0]["logprobs"];
+  ASSERT_EQ(lp["tokens"].size(), 5u);
+  std::string joined;
+  for (size_t i = 0; i < 5; ++i) {
+    joined += lp["tokens"][i].get<std::string>();
+    EXPECT_LE(lp["token_logprobs"][i].get<double>(), 0);
+    ASSERT_EQ(lp["top_logprobs"][i].size(), 2u);
+    // Greedy: the chosen token is the most likely one.
+    double best = -1e9;
+    for (const auto& [token, logprob] : lp["top_logprobs"][i].items()) best = std::max(best, logprob.get<double>());
+    EXPECT_DOUBLE_EQ(best, lp["token_logprobs"][i].get<double>());
+  }
+  EXPECT_EQ(joined, j["choices"][0]["text"]);
+  // The same text from the prompt as text.
+  EXPECT_EQ(post(s.url("/v1/completions"), {{"prompt", "Once upon a time"}, {"max_tokens", 5}, {"temperature", 0}})["choices"][0]["text"],
+            j["choices"][0]["text"]);
+}
+
+TEST(OpenAiServer, BadRequestsGetOpenAisErrorShapeAndStatus) {
+  Served s;
+  const std::string chat = s.url("/v1/chat/completions");
+  const auto [malformed, malformed_error] = refused(chat, "{not json");
+  EXPECT_EQ(malformed, 400);
+  EXPECT_EQ(malformed_error["error"]["type"], "invalid_request_error");
+  EXPECT_TRUE(malformed_error["error"].contains("param"));
+  EXPECT_TRUE(malformed_error["error"].contains("code"));
+  const auto [typed, typed_error] = refused(chat, R"({"messages": [{"role": "user", "content": "x"}], "max_tokens": "many"})");
+  EXPECT_EQ(typed, 400);
+  EXPECT_EQ(typed_error["error"]["param"], "max_tokens");
+  const auto [n, n_error] = refused(chat, R"({"messages": [{"role": "user", "content": "x"}], "n": 3})");
+  EXPECT_EQ(n, 400);
+  EXPECT_EQ(n_error["error"]["param"], "n");
+  const auto [route, route_error] = refused(s.url("/v1/embeddings"), "{}");
+  EXPECT_EQ(route, 404);
+  EXPECT_EQ(route_error["error"]["type"], "not_found_error");
+  const auto [large, large_error] = refused(chat, std::string(70 << 10, ' '));
+  EXPECT_EQ(large, 413);
+  EXPECT_NE(large_error["error"]["message"].get<std::string>().find("65536 bytes"), std::string::npos) << large_error;
+  std::string words;
+  for (int i = 0; i < 2100; ++i) words += " word";
+  const auto [longer, longer_error] = refused(s.url("/v1/completions"), json{{"prompt", words}}.dump());
+  EXPECT_EQ(longer, 400);
+  EXPECT_EQ(longer_error["error"]["code"], "context_length_exceeded");
+  const std::string message = longer_error["error"]["message"];
+  const size_t tokens = demo().tokenizer().encode(words, true).size();
+  EXPECT_NE(message.find("has " + std::to_string(tokens) + " tokens and the context holds 2048"), std::string::npos) << message;
+  const auto [vocab, vocab_error] = refused(s.url("/v1/completions"), R"({"prompt": [1, 9999999]})");
+  EXPECT_EQ(vocab, 400);
+  EXPECT_EQ(vocab_error["error"]["param"], "prompt");
+  // A form-encoded body (curl -d's default) is read as the JSON it is, past httplib's 8 KiB for forms.
+  HttpRequest form;
+  form.url = s.url("/v1/completions");
+  form.post = true;
+  form.body = json{{"prompt", "Hi"}, {"max_tokens", 1}, {"user", words.substr(0, 9000)}}.dump();
+  form.headers = {"Content-Type: application/x-www-form-urlencoded"};
+  EXPECT_EQ(json::parse(http_perform(form).body)["object"], "text_completion");
+}
+
+TEST(OpenAiServer, AKeyIsAskedOfEveryRouteButHealth) {
+  ServeOptions options;
+  options.api_key = "s3cret";
+  Served s(options);
+  const std::string body = chat_body("Hi", 2).dump();
+  const auto [none, none_error] = refused(s.url("/v1/chat/completions"), body);
+  EXPECT_EQ(none, 401);
+  EXPECT_EQ(none_error["error"]["code"], "invalid_api_key");
+  EXPECT_EQ(refused(s.url("/v1/chat/completions"), body, true, {"Authorization: Bearer s3cre"}).first, 401);
+  EXPECT_EQ(refused(s.url("/v1/models"), "", false, {"Authorization: Bearer s3cret!"}).first, 401);
+  EXPECT_EQ(post(s.url("/v1/chat/completions"), chat_body("Hi", 2), {"Authorization: Bearer s3cret"})["object"], "chat.completion");
+  HttpRequest health;
+  health.url = s.url("/health");
+  EXPECT_NO_THROW(http_perform(health));
+}
+
+TEST(OpenAiServer, CorsHeadersOnlyWhenAnOriginIsAllowed) {
+  ServeOptions options;
+  options.cors_origin = "http://localhost:3000";
+  Served s(options);
+  const std::string preflight = "curl -s -i -X OPTIONS " + s.url("/v1/chat/completions") + " -H 'Origin: http://localhost:3000'";
+  const test::CliRun with = test::run_cli(preflight, "", test::Stderr::Dropped);
+  EXPECT_NE(with.out.find("Access-Control-Allow-Origin: http://localhost:3000"), std::string::npos) << with.out;
+  Served plain;
+  const test::CliRun without = test::run_cli("curl -s -i " + plain.url("/health"), "", test::Stderr::Dropped);
+  EXPECT_EQ(without.out.find("Access-Control-Allow-Origin"), std::string::npos) << without.out;
+}
+
+// A client that hangs up mid-stream: its request ends and its KV blocks are free soon after.
+TEST(OpenAiServer, AClientThatHangsUpFreesItsRequest) {
+  Served s;
+  json body = chat_body("Tell me a long story about a dragon.", 1500);
+  body["stream"] = true;
+  std::atomic<bool> cancel{false};
+  std::atomic<int> pieces{0};
+  RemoteStreamCallbacks cb;
+  cb.on_content = [&](std::string_view, double) {
+    if (++pieces == 3) cancel = true;
+  };
+  const RemoteReply reply = stream_completion(endpoint(s), "/v1/chat/completions", body, cb, &cancel);
+  EXPECT_EQ(reply.outcome, RemoteOutcome::Cancelled);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    const std::optional<KvSnapshot> kv = s.engine().kv_snapshot();
+    ASSERT_TRUE(kv.has_value());
+    if (kv->sequences.empty()) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the request still holds its blocks";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(s.engine().metrics_snapshot().requests.back().finish_reason, "abort");
+}
+
+// Stopping drains: a stream in flight runs to its end within the drain time, then serve() returns.
+TEST(OpenAiServer, StoppingLetsARunningStreamFinish) {
+  auto s = std::make_unique<Served>();
+  json body = chat_body("Count from one to twenty.", 40);
+  body["stream"] = true;
+  std::atomic<bool> started{false};
+  RemoteStreamCallbacks cb;
+  cb.on_content = [&](std::string_view, double) { started = true; };
+  RemoteReply reply;
+  std::thread client([&] { reply = stream_completion(endpoint(*s), "/v1/chat/completions", body, cb); });
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  s->server().stop(60);
+  client.join();
+  EXPECT_EQ(reply.outcome, RemoteOutcome::Finished) << reply.error;
+  EXPECT_FALSE(reply.finish_reason.empty()) << "it ran to its own end";
+  s->wait();
+  HttpRequest health;
+  health.url = s->url("/health");
+  health.connect_timeout_s = 1;
+  EXPECT_THROW(http_perform(health), HttpError) << "no longer accepting";
+}
+
+// The workbench's remote engine (and so its chat and dashboards) talks to our own server.
+TEST(OpenAiServer, TheRemoteEngineChatsWithIt) {
+  Served s;
+  const ServerInfo info = probe_server(endpoint(s));
+  ASSERT_FALSE(info.models.empty());
+  EXPECT_EQ(info.models.front(), "demo");
+  std::mutex mu;
+  std::condition_variable cv;
+  std::string text;
+  bool ended = false;
+  EngineCallbacks cb;
+  cb.on_token = [&](RequestId, std::string_view piece, TokenId, const TokenTiming&) {
+    std::lock_guard lock(mu);
+    text += piece;
+  };
+  cb.on_finished = [&](RequestId, StopReason) {
+    std::lock_guard lock(mu);
+    ended = true;
+    cv.notify_all();
+  };
+  RemoteEngine remote(endpoint(s), info, cb);
+  EngineRequest request;
+  request.messages = {{"user", "Name three colours."}};
+  request.max_tokens = 24;
+  request.sampling.temperature = 0;
+  remote.submit(request);
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return ended; }));
+  EXPECT_EQ(text, post(s.url("/v1/chat/completions"), chat_body("Name three colours.", 24))["choices"][0]["message"]["content"]);
+}
+
+}  // namespace
+}  // namespace inferscope
