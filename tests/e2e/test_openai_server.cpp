@@ -176,15 +176,14 @@ TEST(OpenAiServer, TheStreamsEventsComeInOpenAisOrder) {
 // Batch invariance through HTTP: clients at once each get what they get alone.
 TEST(OpenAiServer, ConcurrentClientsEachGetWhatTheyGetAlone) {
   Served s;
-  const std::vector<std::string> prompts = {"Name three colours.", "What is 2 + 2?", "Say hello in French.",
-                                            "Name a planet.", "Write a haiku about rain.", "Count to five."};
+  const std::vector<std::string> prompts = {"Name three colours.", "What is 2 + 2?", "Say hello in French.", "Name a planet."};
   std::vector<std::string> alone;
-  for (const std::string& p : prompts) alone.push_back(post(s.url("/v1/chat/completions"), chat_body(p, 20))["choices"][0]["message"]["content"]);
+  for (const std::string& p : prompts) alone.push_back(post(s.url("/v1/chat/completions"), chat_body(p, 12))["choices"][0]["message"]["content"]);
   std::vector<std::string> together(prompts.size());
   std::vector<std::thread> clients;
   for (size_t i = 0; i < prompts.size(); ++i) {
     clients.emplace_back([&, i] {
-      json body = chat_body(prompts[i], 20);
+      json body = chat_body(prompts[i], 12);
       body["stream"] = i % 2 == 0;
       together[i] = body["stream"] ? stream_completion(endpoint(s), "/v1/chat/completions", body).text
                                    : post(s.url("/v1/chat/completions"), body)["choices"][0]["message"]["content"].get<std::string>();
