@@ -152,7 +152,7 @@ OpenAiRequest read_openai_request(OpenAiRoute route, std::string_view body_text)
   json body;
   try {
     body = json::parse(body_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number beyond a double (out_of_range)
     throw ApiError(400, std::string("the request body is not valid JSON: ") + e.what());
   }
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
