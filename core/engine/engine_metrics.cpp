@@ -61,8 +61,10 @@ void EngineMetrics::on_token(RequestId id, double t) {
   RequestMetrics& m = it->second;
   if (m.generation_tokens == 0) {
     m.time_to_first_token_seconds = t - m.arrival_s;
-  } else if (m.inter_token_latency_seconds.size() < kMaxItl) {
-    m.inter_token_latency_seconds.push_back(t - m.last_token_s);
+    totals_.histograms.time_to_first_token.observe(m.time_to_first_token_seconds);
+  } else {
+    totals_.histograms.inter_token_latency.observe(t - m.last_token_s);
+    if (m.inter_token_latency_seconds.size() < kMaxItl) m.inter_token_latency_seconds.push_back(t - m.last_token_s);
   }
   m.last_token_s = t;
   ++m.generation_tokens;
@@ -78,6 +80,15 @@ void EngineMetrics::on_finished(RequestId id, double t, const char* reason, int3
   m.e2e_request_latency_seconds = t - m.arrival_s;
   m.finish_reason = reason;
   m.num_preemptions = num_preemptions;
+  // The phases of a request that ran (vLLM's: queued, prefill to the first token, decode to the last).
+  ServingHistograms& h = totals_.histograms;
+  if (m.finish_reason == "stop" || m.finish_reason == "length") h.e2e_request_latency.observe(m.e2e_request_latency_seconds);
+  if (m.request_queue_time_seconds >= 0) h.request_queue_time.observe(m.request_queue_time_seconds);
+  if (m.request_queue_time_seconds >= 0 && m.time_to_first_token_seconds >= 0) {
+    h.request_prefill_time.observe(m.time_to_first_token_seconds - m.request_queue_time_seconds);
+    h.request_decode_time.observe(m.last_token_s - (m.arrival_s + m.time_to_first_token_seconds));
+  }
+  ++totals_.finished_by_reason[m.finish_reason];
   finished_.push(std::move(m));
   ++totals_.requests_finished;
 }
@@ -102,6 +113,8 @@ void EngineMetrics::on_step(const StepMetrics& step) {
   std::lock_guard lock(mu_);
   steps_.push(step);
   ++totals_.num_steps;
+  totals_.attention_seconds_total += step.attention_seconds;
+  totals_.matmul_seconds_total += step.matmul_seconds;
   totals_.prefix_cache_queries += step.prefix_cache_queries;
   totals_.prefix_cache_hits += step.prefix_cache_hits;
 }

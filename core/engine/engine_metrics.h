@@ -14,6 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/engine/ring.h"
+#include "core/engine/serving_histograms.h"
 #include "core/engine/step_metrics.h"
 #include "core/kv/kv_cache.h"
 #include "core/model/device_memory.h"
@@ -56,6 +57,9 @@ struct EngineMetricsSnapshot {
   int64_t prefix_cache_queries = 0, prefix_cache_hits = 0;  // over every admission (tokens)
   SpecDecodeCounters spec;               // over every speculative step
   std::string spec_mode = "none";        // the proposer in use
+  ServingHistograms histograms;          // every request's latencies since the engine started
+  std::map<std::string, int64_t> finished_by_reason;  // ended requests by finish reason ("stop", "length", ...)
+  double attention_seconds_total = 0, matmul_seconds_total = 0;  // over every step
   // Over the steps in `steps` (the recent window): tokens computed / time spent in steps.
   double prefill_tokens_per_second = 0, decode_tokens_per_second = 0;
   KvStats kv;                            // as of the last step

@@ -16,6 +16,7 @@
 #include "core/sample/logprobs.h"
 #include "core/server/openai_request.h"
 #include "core/server/openai_response.h"
+#include "core/server/prometheus_exposition.h"
 #include "core/server/sse_writer.h"
 
 namespace inferscope {
@@ -243,9 +244,14 @@ struct OpenAiServer::Impl {
     res.set_content(json{{"object", "list"}, {"data", json::array({model_entry})}}.dump(), "application/json");
   }
 
+  void metrics(httplib::Response& res) {
+    res.set_content(prometheus_text(engine.metrics_snapshot(), options.model_name), "text/plain; version=0.0.4; charset=utf-8");
+  }
+
   static void health(httplib::Response& res) { res.set_content(R"({"status":"ok"})", "application/json"); }
 
-  // CORS headers on every answer where an origin is allowed; the API key on every route but /health.
+  // CORS headers on every answer where an origin is allowed; the API key on the /v1 routes (as vLLM
+  // asks it: /health and /metrics stay open to probes and scrapers).
   httplib::Server::HandlerResponse before_routing(const httplib::Request& req, httplib::Response& res) {
     if (!options.cors_origin.empty()) {
       res.set_header("Access-Control-Allow-Origin", options.cors_origin);
@@ -256,7 +262,7 @@ struct OpenAiServer::Impl {
         return httplib::Server::HandlerResponse::Handled;
       }
     }
-    if (options.api_key.empty() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
+    if (options.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
     const std::string auth = req.get_header_value("Authorization");
     const std::string bearer = "Bearer ";
     if (auth.rfind(bearer, 0) == 0 && same_key(auth.substr(bearer.size()), options.api_key)) {
@@ -295,6 +301,7 @@ OpenAiServer::OpenAiServer(const LlamaModel& model, InferenceEngine& engine, Req
   s.http.Post("/v1/completions", s.posted(OpenAiRoute::Completions));
   s.http.Get("/v1/models", [&s](const httplib::Request&, httplib::Response& res) { s.models(res); });
   s.http.Get("/health", [](const httplib::Request&, httplib::Response& res) { Impl::health(res); });
+  s.http.Get("/metrics", [&s](const httplib::Request&, httplib::Response& res) { s.metrics(res); });
   s.port = s.options.port == 0 ? s.http.bind_to_any_port(s.options.host) : (s.http.bind_to_port(s.options.host, s.options.port) ? s.options.port : -1);
   if (s.port < 0) {
     throw std::runtime_error("cannot listen on " + s.options.host + ":" + std::to_string(s.options.port) +

@@ -2,8 +2,9 @@
 // request of the same continuous-batching engine. HTTP threads only read the request, render and
 // tokenize its prompt, queue it and stream what the engine produces (RequestStreams); nothing locks
 // a whole generation. Routes: POST /v1/chat/completions and /v1/completions (streamed as server-sent
-// events or whole), GET /v1/models and /health. Errors are OpenAI's JSON shape with their status:
-// 400 naming the field, 401 without the API key when one is set, 404 for an unknown route, 413 for
+// events or whole), GET /v1/models, /health and /metrics (prometheus_exposition.h). Errors are
+// OpenAI's JSON shape with their status: 400 naming the field, 401 without the API key on a /v1
+// route when one is set, 404 for an unknown route, 413 for
 // a body over the limit, 500 for a request the engine failed. A client that hangs up or stops
 // reading for write_timeout_s has its request cancelled. Built on Debian's cpp-httplib (kept out of
 // this header).

@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <fstream>
+#include <sstream>
 #include <mutex>
 #include <chrono>
 #include <memory>
@@ -16,6 +18,8 @@
 #include "core/engine/engine.h"
 #include "core/model/llama_model.h"
 #include "core/remote/http_client.h"
+#include "core/remote/metric_snapshot.h"
+#include "core/remote/server_metrics.h"
 #include "core/remote/remote_completion.h"
 #include "core/remote/remote_engine.h"
 #include "core/remote/server_probe.h"
@@ -257,7 +261,7 @@ TEST(OpenAiServer, BadRequestsGetOpenAisErrorShapeAndStatus) {
   EXPECT_EQ(json::parse(http_perform(form).body)["object"], "text_completion");
 }
 
-TEST(OpenAiServer, AKeyIsAskedOfEveryRouteButHealth) {
+TEST(OpenAiServer, AKeyIsAskedOfEveryV1Route) {
   ServeOptions options;
   options.api_key = "s3cret";
   Served s(options);
@@ -268,9 +272,11 @@ TEST(OpenAiServer, AKeyIsAskedOfEveryRouteButHealth) {
   EXPECT_EQ(refused(s.url("/v1/chat/completions"), body, true, {"Authorization: Bearer s3cre"}).first, 401);
   EXPECT_EQ(refused(s.url("/v1/models"), "", false, {"Authorization: Bearer s3cret!"}).first, 401);
   EXPECT_EQ(post(s.url("/v1/chat/completions"), chat_body("Hi", 2), {"Authorization: Bearer s3cret"})["object"], "chat.completion");
-  HttpRequest health;
-  health.url = s.url("/health");
-  EXPECT_NO_THROW(http_perform(health));
+  for (const char* open : {"/health", "/metrics"}) {
+    HttpRequest r;
+    r.url = s.url(open);
+    EXPECT_NO_THROW(http_perform(r)) << open << " answers probes and scrapers without the key, as vLLM's";
+  }
 }
 
 TEST(OpenAiServer, CorsHeadersOnlyWhenAnOriginIsAllowed) {
@@ -283,6 +289,42 @@ TEST(OpenAiServer, CorsHeadersOnlyWhenAnOriginIsAllowed) {
   Served plain;
   const test::CliRun without = test::run_cli("curl -s -i " + plain.url("/health"), "", test::Stderr::Dropped);
   EXPECT_EQ(without.out.find("Access-Control-Allow-Origin"), std::string::npos) << without.out;
+}
+
+// /metrics after three requests: vLLM's names read back by the reader that reads vLLM, and
+// promtool's checker finds nothing wrong but the colons of vLLM's own names.
+TEST(OpenAiServer, MetricsSpeakVllmsNames) {
+  Served s;
+  int64_t generated = 0;
+  for (int i = 0; i < 3; ++i) {
+    generated += post(s.url("/v1/completions"), {{"prompt", "Once upon a time"}, {"max_tokens", 6}, {"temperature", 0}})["usage"]["completion_tokens"].get<int64_t>();
+  }
+  HttpRequest scrape;
+  scrape.url = s.url("/metrics");
+  const HttpResponse res = http_perform(scrape);
+  EXPECT_EQ(res.content_type.rfind("text/plain; version=0.0.4", 0), 0u) << res.content_type;
+  const MetricSnapshot metrics = MetricSnapshot::parse(res.body);
+  const ServerScrape read = read_server_scrape(metrics, ServerKind::Vllm);
+  EXPECT_EQ(read.counters.generation_tokens, static_cast<double>(generated));
+  EXPECT_EQ(read.gauges.requests_running, 0);
+  EXPECT_EQ(metrics.sum("vllm:request_success_total", {{"finished_reason", "length"}}), 3);
+  const auto& ttft = read.latency[static_cast<size_t>(ServerLatency::Ttft)];
+  ASSERT_TRUE(ttft.has_value());
+  EXPECT_EQ(ttft->count, 3);
+  EXPECT_EQ(metrics.sum("vllm:num_requests_running", {{"model_name", "demo"}}), 0) << "labelled with the model";
+
+  const std::string file = ::testing::TempDir() + "/inferscope-metrics.txt";
+  {
+    std::ofstream out(file);
+    out << res.body;
+  }
+  const test::CliRun check = test::run_cli("promtool check metrics < " + file, "", test::Stderr::Joined);
+  ASSERT_NE(check.exit_code, 127) << "promtool is missing: scripts/setup.sh --tests installs Debian's prometheus";
+  EXPECT_TRUE(check.exit_code == 0 || check.exit_code == 3) << check.out;
+  std::istringstream lines(check.out);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_NE(line.find("metric names should not contain ':'"), std::string::npos) << "promtool: " << line;
+  }
 }
 
 // A client that hangs up mid-stream: its request ends and its KV blocks are free soon after.

@@ -44,7 +44,7 @@ struct TestDevice {
   bool bad_input = false;
   bool context_usable = false;
   int32_t fail_runs = 1;
-  std::set<int32_t> refuse_builds;  // the builds of this device's forward pass that it refuses (1: the first)
+  std::set<int32_t> refuse_builds{};  // the builds of this device's forward pass that it refuses (1: the first)
   int32_t runs = 0;
   int32_t builds = 0;      // forward passes built for this device
   int32_t cpu_builds = 0;  // and for the CPU

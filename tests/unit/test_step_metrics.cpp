@@ -78,7 +78,9 @@ TEST(StepMetricTable, MetricsJsonWritesEverySnapshotRow) {
     EXPECT_FALSE(m.help.empty());
     ASSERT_TRUE(j.contains(m.key));
     EXPECT_DOUBLE_EQ(j[m.key].get<double>(), m.value(s));
-    if (whole_unit(m.unit)) EXPECT_TRUE(j[m.key].is_number_integer());
+    if (whole_unit(m.unit)) {
+      EXPECT_TRUE(j[m.key].is_number_integer());
+    }
   }
   EXPECT_EQ(j["prefill_tokens_per_second"], 9.5);
   EXPECT_EQ(j["generation_tokens_total"], 8);
