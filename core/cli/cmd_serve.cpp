@@ -50,11 +50,13 @@ int cmd_serve(int argc, char** argv) {
                                    "without it, INFERSCOPE_API_KEY's value if set"},
       {"--cors-origin", "", true, "send CORS headers allowing this origin (default: none)"},
       {"--max-body-mib", "", true, "largest request body in MiB (default 8; larger: HTTP 413)"},
+      {"--max-queue", "", true, "requests that may wait for the engine beyond those it runs (default 256; more: HTTP 503 "
+                                "with Retry-After; 0: no limit)"},
       {"--write-timeout", "", true, "seconds a client may read nothing before its stream is cancelled (default 30)"},
       {"--drain-timeout", "", true, "on SIGINT/SIGTERM, seconds the requests in flight get to finish before they are cancelled (default 30)"},
   });
   if (print_help_if_asked("serve --model PATH [--host ADDR] [--port N] [--api-key-file FILE] [--cors-origin ORIGIN] "
-                          "[--max-body-mib M] [--write-timeout S] [--drain-timeout S] [engine options]",
+                          "[--max-body-mib M] [--max-queue N] [--write-timeout S] [--drain-timeout S] [engine options]",
                           specs, argc, argv)) {
     return 0;
   }
@@ -65,6 +67,7 @@ int cmd_serve(int argc, char** argv) {
   options.api_key = api_key(args);
   options.cors_origin = args.str("--cors-origin", "");
   options.max_body_bytes = static_cast<size_t>(args.integer("--max-body-mib", 8, 1, 1024)) << 20;
+  options.max_queue = static_cast<int32_t>(args.integer("--max-queue", 256, 0, 1 << 20));
   options.write_timeout_s = args.real("--write-timeout", 30, 1, 3600);
   const double drain_s = args.real("--drain-timeout", 30, 0, 3600);
   if (!loopback(options.host) && options.api_key.empty()) {

@@ -202,6 +202,8 @@ OpenAiRequest read_openai_request(OpenAiRoute route, std::string_view body_text)
     if (!seed->is_number_integer()) throw bad("seed", "'seed' must be an integer");
     s.seed = seed->is_number_unsigned() ? seed->get<uint64_t>() : static_cast<uint64_t>(seed->get<int64_t>());
   }
+  // vLLM's and llama-server's extension: run to max_tokens past end-of-generation (benchmarks, serve-sim).
+  s.ignore_eos = boolean(body, "ignore_eos", false);
   r.engine.stop = read_stop(body);
 
   r.stream = boolean(body, "stream", false);

@@ -66,6 +66,29 @@ struct OpenAiServer::Impl {
   std::atomic<bool> listening_ended{false};
   std::atomic<bool> draining{false};
   std::atomic<int64_t> drain_deadline_ns{0};  // steady clock
+  std::atomic<int64_t> in_flight{0};          // requests submitted whose answers are not done
+  std::mutex queue_mu;  // guards running
+  int64_t running = 0;  // the engine's running count when last asked
+
+  // Holds one request's place in in_flight while its answer lives.
+  struct InFlight {
+    std::atomic<int64_t>& count;
+    explicit InFlight(std::atomic<int64_t>& c) : count(c) { ++count; }
+    ~InFlight() { --count; }
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+  };
+
+  // Whether max_queue requests already wait for the engine: those in flight beyond the ones it runs.
+  // The running count is asked again (a metrics snapshot) only when the last one says full, so a
+  // request pays for it only near the limit, and a refusal always rests on a fresh count.
+  bool queue_full() {
+    if (options.max_queue <= 0) return false;
+    std::lock_guard lock(queue_mu);
+    if (in_flight - running < options.max_queue) return false;
+    running = engine.metrics_snapshot().num_requests_running;
+    return in_flight - running >= options.max_queue;
+  }
 
   // What one answer has gathered so far.
   struct Answer {
@@ -78,6 +101,7 @@ struct OpenAiServer::Impl {
     std::vector<AnswerLogprob> logprobs;
     std::optional<StopReason> finished;
     std::string error;
+    std::unique_ptr<InFlight> place;
   };
 
   Impl(const LlamaModel& m, InferenceEngine& e, RequestStreams& s, ServeOptions o)
@@ -145,6 +169,12 @@ struct OpenAiServer::Impl {
     r.engine.messages.clear();
     r.engine.prompt.clear();
     r.engine.prompt_tokens = prompt;
+    if (queue_full()) {
+      res.set_header("Retry-After", "1");
+      throw ApiError(503, std::to_string(options.max_queue) + " requests are already waiting for the engine; retry shortly",
+                     "", "server_error", "queue_full");
+    }
+    a->place = std::make_unique<InFlight>(in_flight);
     a->id = engine.submit(std::move(r.engine));
 
     // The first tokens (or the end) before any header, so that a request the engine refuses is

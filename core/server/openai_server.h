@@ -4,7 +4,8 @@
 // a whole generation. Routes: POST /v1/chat/completions and /v1/completions (streamed as server-sent
 // events or whole), GET /v1/models, /health and /metrics (prometheus_exposition.h). Errors are
 // OpenAI's JSON shape with their status: 400 naming the field, 401 without the API key on a /v1
-// route when one is set, 404 for an unknown route, 413 for
+// route when one is set, 404 for an unknown route, 503 with Retry-After while more than max_queue
+// requests wait for the engine, 413 for
 // a body over the limit, 500 for a request the engine failed. A client that hangs up or stops
 // reading for write_timeout_s has its request cancelled. Built on Debian's cpp-httplib (kept out of
 // this header).
@@ -30,6 +31,7 @@ struct ServeOptions {
   int32_t context_length = 0;            // the engine's: a prompt that leaves no room to generate is refused
   double write_timeout_s = 30;           // a client that reads nothing this long is cut off
   int32_t http_threads = 96;             // connections served at once
+  int32_t max_queue = 256;               // requests waiting for the engine beyond this: 503 with Retry-After (0: no limit)
 };
 
 class OpenAiServer {

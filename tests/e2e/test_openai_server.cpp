@@ -40,13 +40,14 @@ const LlamaModel& demo() {
 // A server on a free loopback port, serving on its own thread until the end of the test.
 class Served {
  public:
-  explicit Served(ServeOptions options = {}) {
+  explicit Served(ServeOptions options = {}, int32_t max_running = 0) {
     options.port = 0;
     options.model_name = "demo";
     options.context_length = 2048;
     if (options.max_body_bytes == (size_t{8} << 20)) options.max_body_bytes = 64 << 10;
     EngineConfig config;
     config.context_length = options.context_length;
+    config.scheduler.max_running = max_running;
     engine_ = std::make_unique<Engine>(demo(), config, streams_.callbacks());
     server_ = std::make_unique<OpenAiServer>(demo(), *engine_, streams_, options);
     thread_ = std::thread([this] { server_->serve(); });
@@ -325,6 +326,81 @@ TEST(OpenAiServer, MetricsSpeakVllmsNames) {
   for (std::string line; std::getline(lines, line);) {
     EXPECT_NE(line.find("metric names should not contain ':'"), std::string::npos) << "promtool: " << line;
   }
+}
+
+// 64 streaming clients at once: each gets one whole answer, the counters count each request once,
+// and /health answers all the while.
+TEST(OpenAiServer, SixtyFourStreamingClientsAreEachAnsweredOnce) {
+  Served s;
+  constexpr int kClients = 64, kTokens = 8;
+  std::atomic<bool> done{false};
+  std::atomic<int> health_ok{0}, health_failed{0};
+  std::thread prober([&] {
+    while (!done) {
+      HttpRequest health;
+      health.url = s.url("/health");
+      health.total_timeout_s = 2;
+      try {
+        http_perform(health);
+        ++health_ok;
+      } catch (const HttpError&) {
+        ++health_failed;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  std::vector<RemoteReply> replies(kClients);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&, i] {
+      const json body = {{"prompt", "Request " + std::to_string(i) + ":"}, {"max_tokens", kTokens}, {"ignore_eos", true},
+                         {"temperature", 0}, {"stream", true}, {"stream_options", {{"include_usage", true}}}};
+      replies[static_cast<size_t>(i)] = stream_completion(endpoint(s), "/v1/completions", body);
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  done = true;
+  prober.join();
+  for (int i = 0; i < kClients; ++i) {
+    const RemoteReply& r = replies[static_cast<size_t>(i)];
+    EXPECT_EQ(r.outcome, RemoteOutcome::Finished) << i << ": " << r.error;
+    EXPECT_EQ(r.finish_reason, "length") << i;
+    ASSERT_TRUE(r.usage.has_value()) << i;
+    EXPECT_EQ(r.usage->completion_tokens, kTokens) << i;
+  }
+  const EngineMetricsSnapshot m = s.engine().metrics_snapshot();
+  EXPECT_EQ(m.finished_by_reason.at("length"), kClients) << "each request ran once";
+  EXPECT_EQ(m.generation_tokens_total, kClients * kTokens);
+  EXPECT_GT(health_ok, 0);
+  EXPECT_EQ(health_failed, 0);
+}
+
+// With one request running and one waiting, a third finds the queue full: 503 with Retry-After.
+TEST(OpenAiServer, AFullQueueIsA503WithRetryAfter) {
+  ServeOptions options;
+  options.max_queue = 1;
+  Served s(options, 1);
+  json body = {{"prompt", "Once upon a time"}, {"max_tokens", 1500}, {"ignore_eos", true}, {"stream", true}};
+  std::atomic<bool> cancel{false}, started{false};
+  RemoteStreamCallbacks cb;
+  cb.on_content = [&](std::string_view, double) { started = true; };
+  std::thread running([&] { stream_completion(endpoint(s), "/v1/completions", body, cb, &cancel); });
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::thread waiting([&] { stream_completion(endpoint(s), "/v1/completions", body, {}, &cancel); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (s.engine().metrics_snapshot().num_requests_waiting < 1) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the second request never waited";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const test::CliRun third = test::run_cli("curl -s -i " + s.url("/v1/completions") + " -H 'Content-Type: application/json' -d '" +
+                                               json{{"prompt", "Hi"}, {"max_tokens", 2}}.dump() + "'",
+                                           "", test::Stderr::Dropped);
+  cancel = true;
+  running.join();
+  waiting.join();
+  EXPECT_NE(third.out.find("HTTP/1.1 503"), std::string::npos) << third.out;
+  EXPECT_NE(third.out.find("Retry-After: 1"), std::string::npos) << third.out;
+  EXPECT_NE(third.out.find("\"code\":\"queue_full\""), std::string::npos) << third.out;
 }
 
 // A client that hangs up mid-stream: its request ends and its KV blocks are free soon after.

@@ -66,6 +66,8 @@ TEST(OpenAiRequest, SamplingStopsAndLimitsReachTheEngineRequest) {
   EXPECT_EQ(r.engine.stop, (std::vector<std::string>{"\n\n", "END"}));
   EXPECT_EQ(r.engine.max_tokens, 12) << "max_completion_tokens is the newer name and wins";
   EXPECT_EQ(chat({{"messages", kTurn}, {"stop", "###"}}).engine.stop, std::vector<std::string>{"###"});
+  EXPECT_TRUE(completion({{"prompt", "x"}, {"ignore_eos", true}}).engine.sampling.ignore_eos) << "vLLM's extension";
+  EXPECT_FALSE(completion({{"prompt", "x"}}).engine.sampling.ignore_eos);
   EXPECT_EQ(chat({{"messages", kTurn}}).engine.sampling.temperature, 1.0f) << "OpenAI's default";
   EXPECT_EQ(chat({{"messages", kTurn}, {"temperature", nullptr}}).engine.sampling.temperature, 1.0f) << "null is not given";
 }
