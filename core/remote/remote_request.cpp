@@ -18,8 +18,10 @@ json common_body(const RemoteEndpoint& endpoint, ServerKind kind, const Sampling
   if (sampling.top_k > 0) body["top_k"] = sampling.top_k;
   if (sampling.min_p > 0.0f) body["min_p"] = sampling.min_p;
   if (sampling.repeat_penalty != 1.0f) {
-    body[kind == ServerKind::LlamaCpp ? "repeat_penalty" : "repetition_penalty"] = sampling.repeat_penalty;
-    if (kind == ServerKind::LlamaCpp) body["repeat_last_n"] = sampling.repeat_last_n;
+    // llama.cpp's penalty over the last n tokens: llama-server's and our own names; vLLM's and SGLang's otherwise
+    const bool llama_style = kind == ServerKind::LlamaCpp || kind == ServerKind::Inferscope;
+    body[llama_style ? "repeat_penalty" : "repetition_penalty"] = sampling.repeat_penalty;
+    if (llama_style) body["repeat_last_n"] = sampling.repeat_last_n;
   }
   if (sampling.ignore_eos) body["ignore_eos"] = true;
   return body;

@@ -49,6 +49,15 @@ constexpr MetricNames kSglang = {"sglang:prompt_tokens_total", "sglang:generatio
                                  "sglang:spec_accept_rate", "sglang:spec_accept_length",
                                  {"sglang:time_to_first_token_seconds", "sglang:inter_token_latency_seconds",
                                   "sglang:e2e_request_latency_seconds", "sglang:queue_time_seconds"}};
+// inferscope-cli serve: vLLM's names (core/server/prometheus_exposition.h), its steps its own.
+constexpr MetricNames kInferscope = {"vllm:prompt_tokens_total", "vllm:generation_tokens_total", "inferscope:steps_total",
+                                     "vllm:num_preemptions_total", "vllm:prefix_cache_queries_total",
+                                     "vllm:prefix_cache_hits_total", "vllm:spec_decode_num_drafts_total",
+                                     "vllm:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_accepted_tokens_total",
+                                     "vllm:spec_decode_num_accepted_tokens_per_pos_total", "vllm:num_requests_running",
+                                     "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc", "", "", "",
+                                     {"vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds",
+                                      "vllm:e2e_request_latency_seconds", "vllm:request_queue_time_seconds"}};
 constexpr MetricNames kNone = {"", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", {"", "", "", ""}};
 
 const MetricNames& names_of(ServerKind kind) {
@@ -56,8 +65,10 @@ const MetricNames& names_of(ServerKind kind) {
     case ServerKind::LlamaCpp: return kLlamaCpp;
     case ServerKind::Vllm: return kVllm;
     case ServerKind::Sglang: return kSglang;
-    default: return kNone;
+    case ServerKind::Inferscope: return kInferscope;
+    case ServerKind::Unknown: break;
   }
+  return kNone;
 }
 
 std::optional<double> total(const MetricSnapshot& m, const char* name) {

@@ -15,6 +15,7 @@ ServerKind kind_from_owner(std::string_view owner) {
   if (owner == "llamacpp") return ServerKind::LlamaCpp;
   if (owner == "vllm") return ServerKind::Vllm;
   if (owner == "sglang") return ServerKind::Sglang;
+  if (owner == "inferscope") return ServerKind::Inferscope;
   return ServerKind::Unknown;
 }
 
@@ -34,8 +35,10 @@ std::string_view server_kind_name(ServerKind kind) {
     case ServerKind::LlamaCpp: return "llama.cpp";
     case ServerKind::Vllm: return "vLLM";
     case ServerKind::Sglang: return "SGLang";
-    default: return "unknown";
+    case ServerKind::Inferscope: return "Inferscope";
+    case ServerKind::Unknown: break;
   }
+  return "unknown";
 }
 
 ServerInfo read_models_list(std::string_view body) {

@@ -14,9 +14,9 @@
 
 namespace inferscope {
 
-enum class ServerKind { LlamaCpp, Vllm, Sglang, Unknown };
+enum class ServerKind { LlamaCpp, Vllm, Sglang, Inferscope, Unknown };
 
-// "llama.cpp", "vLLM", "SGLang", "unknown".
+// "llama.cpp", "vLLM", "SGLang", "Inferscope" (inferscope-cli serve), "unknown".
 std::string_view server_kind_name(ServerKind kind);
 
 struct ServerInfo {

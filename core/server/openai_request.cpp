@@ -198,6 +198,7 @@ OpenAiRequest read_openai_request(OpenAiRoute route, std::string_view body_text)
   s.top_k = static_cast<int32_t>(integer(body, "top_k", 0, 0, std::numeric_limits<int32_t>::max()));
   s.min_p = static_cast<float>(number(body, "min_p", 0, 0, 1));
   s.repeat_penalty = static_cast<float>(number(body, "repeat_penalty", 1.0, 1e-3, 100));
+  s.repeat_last_n = static_cast<int32_t>(integer(body, "repeat_last_n", s.repeat_last_n, 0, std::numeric_limits<int32_t>::max()));
   if (const json* seed = field(body, "seed")) {
     if (!seed->is_number_integer()) throw bad("seed", "'seed' must be an integer");
     s.seed = seed->is_number_unsigned() ? seed->get<uint64_t>() : static_cast<uint64_t>(seed->get<int64_t>());

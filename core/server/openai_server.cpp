@@ -270,7 +270,8 @@ struct OpenAiServer::Impl {
   }
 
   void models(httplib::Response& res) {
-    const json model_entry = {{"id", options.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "inferscope"}};
+    const json model_entry = {{"id", options.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "inferscope"},
+                              {"max_model_len", options.context_length}};  // vLLM's name for the context
     res.set_content(json{{"object", "list"}, {"data", json::array({model_entry})}}.dump(), "application/json");
   }
 

@@ -449,12 +449,35 @@ TEST(OpenAiServer, StoppingLetsARunningStreamFinish) {
   EXPECT_THROW(http_perform(health), HttpError) << "no longer accepting";
 }
 
+// serve-sim --endpoint replays a workload on it with the prompts the local run makes, and reads its
+// counters under the Inferscope kind's names.
+TEST(OpenAiServer, ServeSimReplaysAWorkloadOnIt) {
+  Served s;
+  const std::string workload = " --generate-workload 8 --prompt-len 8:16 --output-len 4:8 --seed 3 --json";
+  const json remote = test::cli_json("serve-sim --endpoint " + s.url() + " --tokenizer " + test::demo_model_path() +
+                                     " --max-concurrency 4" + workload);
+  const json local = test::cli_json("serve-sim --model " + test::demo_model_path() + " --dry-run" + workload);
+  EXPECT_EQ(remote["config"]["server"], "Inferscope");
+  EXPECT_EQ(remote["requests_finished"], 8);
+  ASSERT_EQ(remote["requests"].size(), 8u);
+  for (size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(remote["requests"][i]["prompt_tokens"], local["requests"][i]["prompt_tokens"]) << i;
+    EXPECT_EQ(remote["requests"][i]["generation_tokens"], local["requests"][i]["generation_tokens"]) << i;
+  }
+  EXPECT_EQ(remote["decode_tokens"], local["output_tokens"]) << "the server's own counter over the run";
+  EXPECT_GT(remote["steps"].get<double>(), 0) << "inferscope:steps_total";
+  EXPECT_FALSE(remote["kv_cache_usage_perc_peak"].is_null()) << "vLLM's gauge, which llama-server lacks";
+  EXPECT_FALSE(remote["num_preemptions"].is_null());
+}
+
 // The workbench's remote engine (and so its chat and dashboards) talks to our own server.
 TEST(OpenAiServer, TheRemoteEngineChatsWithIt) {
   Served s;
   const ServerInfo info = probe_server(endpoint(s));
   ASSERT_FALSE(info.models.empty());
   EXPECT_EQ(info.models.front(), "demo");
+  EXPECT_EQ(info.kind, ServerKind::Inferscope);
+  EXPECT_EQ(info.context_length, 2048);
   std::mutex mu;
   std::condition_variable cv;
   std::string text;

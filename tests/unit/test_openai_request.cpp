@@ -54,7 +54,7 @@ TEST(OpenAiRequest, ChatTurnsAsTextOrTextParts) {
 
 TEST(OpenAiRequest, SamplingStopsAndLimitsReachTheEngineRequest) {
   const OpenAiRequest r = chat({{"messages", kTurn}, {"temperature", 0}, {"top_p", 0.5}, {"top_k", 40}, {"min_p", 0.05},
-                                {"repeat_penalty", 1.1}, {"seed", 42}, {"stop", json::array({"\n\n", "END"})},
+                                {"repeat_penalty", 1.1}, {"repeat_last_n", 32}, {"seed", 42}, {"stop", json::array({"\n\n", "END"})},
                                 {"max_tokens", 100}, {"max_completion_tokens", 12}, {"frequency_penalty", 0},
                                 {"n", 1}, {"user", "someone"}, {"metadata", {{"a", 1}}}});
   EXPECT_EQ(r.engine.sampling.temperature, 0.0f);
@@ -62,6 +62,7 @@ TEST(OpenAiRequest, SamplingStopsAndLimitsReachTheEngineRequest) {
   EXPECT_EQ(r.engine.sampling.top_k, 40);
   EXPECT_FLOAT_EQ(r.engine.sampling.min_p, 0.05f);
   EXPECT_FLOAT_EQ(r.engine.sampling.repeat_penalty, 1.1f);
+  EXPECT_EQ(r.engine.sampling.repeat_last_n, 32);
   EXPECT_EQ(r.engine.sampling.seed, 42u);
   EXPECT_EQ(r.engine.stop, (std::vector<std::string>{"\n\n", "END"}));
   EXPECT_EQ(r.engine.max_tokens, 12) << "max_completion_tokens is the newer name and wins";

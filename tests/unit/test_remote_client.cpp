@@ -276,6 +276,8 @@ TEST(ServerProbe, TellsTheKindFromModelsPropsOrMetrics) {
   EXPECT_EQ(vllm.models, std::vector<std::string>{"Qwen/Qwen3-8B"});
   EXPECT_EQ(vllm.context_length, 32768);
   EXPECT_EQ(read_models_list(R"({"data":[{"id":"m","owned_by":"sglang"}]})").kind, ServerKind::Sglang);
+  EXPECT_EQ(read_models_list(R"({"data":[{"id":"m","owned_by":"inferscope"}]})").kind, ServerKind::Inferscope);
+  EXPECT_EQ(server_kind_name(ServerKind::Inferscope), "Inferscope");
   EXPECT_THROW(read_models_list(R"({"models":[]})"), std::runtime_error);
   EXPECT_THROW(read_models_list(R"({"data":[{"name":"m"}]})"), std::runtime_error);
 
