@@ -98,7 +98,6 @@ struct OpenAiServer::Impl {
     int32_t completion_tokens = 0;
     int32_t top_logprobs = -1;
     std::string text;
-    std::vector<AnswerLogprob> logprobs;
     std::optional<StopReason> finished;
     std::string error;
     std::unique_ptr<InFlight> place;
