@@ -60,8 +60,10 @@ void print_text(const json& s, const ServeSimRun& run) {
     std::cout << "  not reported    " << s["unavailable"].size() << " figures (n/a above; --json lists them)\n";
   }
   if (s.contains("metrics_error")) std::cout << "  /metrics        " << s["metrics_error"].get<std::string>() << "\n";
+  std::string label = failed;
+  label.resize(16, ' ');  // the column the other lines' values start in
   for (const WorkloadOutput& r : run.result.outputs) {
-    if (!r.error.empty()) std::cout << "  " << failed << (on_server ? "          " : "         ") << "request " << r.id << ": " << r.error << "\n";
+    if (!r.error.empty()) std::cout << "  " << label << "request " << r.id << ": " << r.error << "\n";
   }
 }
 

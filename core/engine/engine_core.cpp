@@ -11,23 +11,6 @@
 #include "core/model/llama_model.h"
 
 namespace inferscope {
-namespace {
-
-std::vector<TokenId> encode_request(const LlamaModel& model, const EngineRequest& r) {
-  if (!r.messages.empty()) return encode_chat(model, r.messages);
-  if (r.prompt_tokens.empty()) return encode_prompt(model, r.prompt);
-  const int32_t vocab = model.config().vocab_size;
-  for (TokenId id : r.prompt_tokens) {
-    if (id < 0 || id >= vocab) {
-      throw std::invalid_argument("prompt token " + std::to_string(id) + " is outside the vocabulary (0.." +
-                                  std::to_string(vocab - 1) + ")");
-    }
-  }
-  return r.prompt_tokens;
-}
-
-}  // namespace
-
 EngineCore::EngineCore(const LlamaModel& model, EngineConfig config, EngineCallbacks callbacks,
                        EngineCoreOptions options)
     : model_(model),

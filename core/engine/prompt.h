@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/engine/engine_request.h"
 #include "core/model/llama_model.h"
 
 namespace inferscope {
@@ -11,6 +12,9 @@ namespace inferscope {
 std::vector<TokenId> encode_prompt(const LlamaModel& model, const std::string& text);
 // Turns rendered with the model's chat template, ready for the assistant's reply.
 std::vector<TokenId> encode_chat(const LlamaModel& model, const std::vector<ChatMessage>& messages);
+// A request's prompt: its turns, else its text, else its token ids (checked against the vocabulary).
+// Throws std::invalid_argument for ids outside it, or a text that encodes to nothing.
+std::vector<TokenId> encode_request(const LlamaModel& model, const EngineRequest& request);
 
 // The text token `next` adds after `previous`: its piece, without the word-start space that
 // SentencePiece's decoder drops from the first token after BOS.

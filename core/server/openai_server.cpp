@@ -140,21 +140,24 @@ struct OpenAiServer::Impl {
 
   // Renders and tokenizes the prompt here, off the engine thread, and refuses one with no room to generate.
   std::vector<TokenId> prompt_of(const OpenAiRequest& r) {
-    const bool chat = r.route == OpenAiRoute::ChatCompletions;
-    std::vector<TokenId> tokens = chat ? encode_chat(model, r.engine.messages)
-                                       : !r.engine.prompt_tokens.empty() ? r.engine.prompt_tokens
-                                                                         : encode_prompt(model, r.engine.prompt);
-    const int32_t vocab = model.config().vocab_size;
-    for (TokenId t : tokens) {
-      if (t >= vocab) throw ApiError(400, "'prompt' holds token id " + std::to_string(t) + ", beyond the vocabulary of " + std::to_string(vocab), "prompt");
+    const char* param = r.route == OpenAiRoute::ChatCompletions ? "messages" : "prompt";
+    std::vector<TokenId> tokens;
+    try {
+      tokens = encode_request(model, r.engine);
+    } catch (const std::invalid_argument& e) {
+      throw ApiError(400, e.what(), param);
     }
     if (static_cast<int64_t>(tokens.size()) >= options.context_length) {
       throw ApiError(400,
                      "the prompt has " + std::to_string(tokens.size()) + " tokens and the context holds " +
                          std::to_string(options.context_length) + ", leaving no room to generate",
-                     chat ? "messages" : "prompt", "invalid_request_error", "context_length_exceeded");
+                     param, "invalid_request_error", "context_length_exceeded");
     }
     return tokens;
+  }
+
+  ApiError body_too_large() const {
+    return ApiError(413, "the request body is over the limit of " + std::to_string(options.max_body_bytes) + " bytes");
   }
 
   void complete(OpenAiRoute route, const std::string& body, httplib::Response& res) {
@@ -259,9 +262,7 @@ struct OpenAiServer::Impl {
           if (!too_large) body.append(data, n);
           return !too_large;
         });
-        if (too_large || res.status == 413) {
-          throw ApiError(413, "the request body is over the limit of " + std::to_string(options.max_body_bytes) + " bytes");
-        }
+        if (too_large || res.status == 413) throw body_too_large();
         if (!whole) throw ApiError(400, "the request body could not be read to its end");
         complete(route, body, res);
       });
@@ -310,7 +311,7 @@ struct OpenAiServer::Impl {
     if (res.status == 404) {
       send_error(res, ApiError(404, "no route " + req.method + " " + req.path, "", "not_found_error"));
     } else if (res.status == 413) {
-      send_error(res, ApiError(413, "the request body is over the limit of " + std::to_string(options.max_body_bytes) + " bytes"));
+      send_error(res, body_too_large());
     } else {
       send_error(res, ApiError(res.status, "the request could not be read (HTTP " + std::to_string(res.status) + ")"));
     }
