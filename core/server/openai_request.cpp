@@ -9,7 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int32_t kMaxTopLogprobs = 20;
 constexpr size_t kMaxStops = 16;
 
 ApiError bad(const std::string& param, const std::string& message) { return ApiError(400, message, param); }

@@ -14,6 +14,9 @@
 
 namespace inferscope {
 
+// OpenAI's limit on top_logprobs (and on the legacy logprobs count).
+inline constexpr int32_t kMaxTopLogprobs = 20;
+
 enum class OpenAiRoute { ChatCompletions, Completions };
 
 struct OpenAiRequest {

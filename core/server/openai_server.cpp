@@ -43,10 +43,12 @@ void send_error(httplib::Response& res, const ApiError& e) {
   res.set_content(e.json().dump(), "application/json");
 }
 
-// The chosen token's log-probability and the `top` most likely tokens, from the raw logits row.
-AnswerLogprob logprob_of(const Tokenizer& tokenizer, TokenId token, const std::vector<float>& row, int32_t top) {
-  AnswerLogprob out{tokenizer.token_to_piece(token), log_probability(row, token), {}};
-  for (const TokenLogprob& t : top_logprobs(row, top)) out.top.emplace_back(tokenizer.token_to_piece(t.id), t.logprob);
+// The streamed token's log-probability and its `top` most likely alternatives, as text.
+AnswerLogprob logprob_of(const Tokenizer& tokenizer, const StreamedToken& t, int32_t top) {
+  AnswerLogprob out{tokenizer.token_to_piece(t.token), *t.logprob, {}};
+  for (size_t k = 0; k < std::min(t.top.size(), static_cast<size_t>(top)); ++k) {
+    out.top.emplace_back(tokenizer.token_to_piece(t.top[k].id), t.top[k].logprob);
+  }
   return out;
 }
 
@@ -130,7 +132,7 @@ struct OpenAiServer::Impl {
       text += t.piece;
       if (t.token < 0) continue;
       ++a.completion_tokens;
-      if (a.top_logprobs >= 0 && !t.logits.empty()) logprobs.push_back(logprob_of(model.tokenizer(), t.token, t.logits, a.top_logprobs));
+      if (a.top_logprobs >= 0 && t.logprob) logprobs.push_back(logprob_of(model.tokenizer(), t, a.top_logprobs));
     }
     a.text += text;
     if (events.finished) a.finished = events.finished;

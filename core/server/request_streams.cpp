@@ -1,5 +1,7 @@
 #include "core/server/request_streams.h"
 
+#include "core/server/openai_request.h"
+
 namespace inferscope {
 
 RequestStreams::Entry* RequestStreams::entry(RequestId id) {
@@ -18,8 +20,11 @@ EngineCallbacks RequestStreams::callbacks() {
       std::lock_guard lock(mu_);
       Entry* e = entry(id);
       if (e == nullptr) return;
-      StreamedToken t{std::string(piece), token, {}};
-      if (token >= 0) t.logits = std::move(e->pending_logits);
+      StreamedToken t{std::string(piece), token, std::nullopt, {}};
+      if (token >= 0 && !e->pending_logits.empty()) {
+        t.logprob = log_probability(e->pending_logits, token);
+        t.top = top_logprobs(e->pending_logits, kMaxTopLogprobs);
+      }
       e->pending_logits.clear();
       e->events.tokens.push_back(std::move(t));
     }

@@ -1,7 +1,8 @@
 // The engine's callbacks sorted by request, for the HTTP threads that answer them: each request's
 // tokens (with the logits row that chose each, when it asked for logits) and its end queue up until
 // its thread takes them. The engine thread only appends under a lock, so a slow client never holds
-// it up. A request's events may arrive before its thread first asks (submit returns after the
+// it up; a row of logits is reduced to the chosen token's log-probability and the top kMaxTopLogprobs
+// as its token arrives, so a queue that a client does not read grows by a few bytes per token. A request's events may arrive before its thread first asks (submit returns after the
 // engine may have refused it); a dropped request's later events are discarded.
 #pragma once
 #include <chrono>
@@ -14,13 +15,17 @@
 #include <vector>
 
 #include "core/engine/engine_request.h"
+#include "core/sample/logprobs.h"
 
 namespace inferscope {
 
 struct StreamedToken {
   std::string piece;        // the text it completes (may be empty; token -1: text held back until the end)
   TokenId token = -1;
-  std::vector<float> logits;  // the raw row that chose it, when the request asked for logits
+  // When the request asked for logits: ln p(token) under the raw row that chose it, and that row's
+  // kMaxTopLogprobs most likely tokens, most likely first.
+  std::optional<double> logprob;
+  std::vector<TokenLogprob> top;
 };
 
 struct StreamEvents {

@@ -1,9 +1,15 @@
 // inferscope's OpenAI-compatible server (core/server) on the demo model, in this process, asked over
 // real HTTP by core's own client: what clients read (whole and streamed answers, usage, logprobs),
 // exactness against the engine alone and under concurrency, every error's status and shape, the API
-// key, a client hanging up, draining, and the workbench's remote engine talking to it.
+// key, a client hanging up, one that stops reading, curl -N reading a stream, draining, and the
+// workbench's remote engine talking to it.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <fstream>
@@ -425,6 +431,98 @@ TEST(OpenAiServer, AClientThatHangsUpFreesItsRequest) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_EQ(s.engine().metrics_snapshot().requests.back().finish_reason, "abort");
+}
+
+// A client that sends a streamed request and then reads nothing, with a receive buffer of a few KiB,
+// on a loopback socket of its own. Closes it when it goes.
+class SilentClient {
+ public:
+  SilentClient(int32_t port, const std::string& path, const json& body) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    int small = 1;
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<uint16_t>(port));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd_, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0) throw std::runtime_error("connect failed");
+    const std::string payload = body.dump();
+    const std::string request = "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                                "Content-Length: " + std::to_string(payload.size()) + "\r\n\r\n" + payload;
+    if (::send(fd_, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size())) throw std::runtime_error("send failed");
+  }
+  ~SilentClient() { ::close(fd_); }
+  SilentClient(const SilentClient&) = delete;
+  SilentClient& operator=(const SilentClient&) = delete;
+
+ private:
+  int fd_;
+};
+
+// A client that stops reading stalls neither the engine nor other clients, and its stream is
+// cancelled once a write has waited write_timeout_s.
+TEST(OpenAiServer, AClientThatStopsReadingIsCutOff) {
+  ServeOptions options;
+  options.write_timeout_s = 1;
+  Served s(options);
+  // Top logprobs (with their bytes) make each chunk a few KiB, so the socket's buffers fill within a few hundred tokens.
+  json body = chat_body("Tell me a long story.", 1900);
+  body["ignore_eos"] = true;
+  body["stream"] = true;
+  body["logprobs"] = true;
+  body["top_logprobs"] = 20;
+  SilentClient silent(s.server().port(), "/v1/chat/completions", body);
+  const auto waiting_started = std::chrono::steady_clock::now();
+  while (s.engine().metrics_snapshot().num_requests_running < 1) {
+    ASSERT_LT(std::chrono::steady_clock::now() - waiting_started, std::chrono::seconds(10)) << "the request never ran";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  // Another client is answered while the silent one's stream is stuck.
+  EXPECT_EQ(post(s.url("/v1/completions"), {{"prompt", "Hi"}, {"max_tokens", 4}, {"temperature", 0}})["object"], "text_completion");
+  // The silent client's request was the first: id 0.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (;;) {
+    const EngineMetricsSnapshot m = s.engine().metrics_snapshot();
+    const auto silent_request = std::find_if(m.requests.begin(), m.requests.end(), [](const RequestMetrics& r) { return r.id == 0; });
+    ASSERT_NE(silent_request, m.requests.end());
+    if (!silent_request->finish_reason.empty()) {
+      EXPECT_EQ(silent_request->finish_reason, "abort");
+      EXPECT_LT(silent_request->generation_tokens, 1900) << "cut off before its end";
+      break;
+    }
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the silent client was never cut off";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// curl -N (no buffering) reads the stream as it comes: data lines in order, ending with [DONE], whose
+// deltas make the whole answer.
+TEST(OpenAiServer, CurlReadsTheStream) {
+  Served s;
+  json body = chat_body("Name three colours.", 12);
+  const std::string whole = post(s.url("/v1/chat/completions"), body)["choices"][0]["message"]["content"];
+  body["stream"] = true;
+  const test::CliRun curl = test::run_cli("curl -sN " + s.url("/v1/chat/completions") + " -H 'Content-Type: application/json' -d '" +
+                                              body.dump() + "'",
+                                          "", test::Stderr::Dropped);
+  ASSERT_EQ(curl.exit_code, 0) << curl.out;
+  std::istringstream lines(curl.out);
+  std::vector<std::string> data;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("data: ", 0) == 0) {
+      data.push_back(line.substr(6));
+    } else {
+      EXPECT_TRUE(line.empty()) << "only data lines and blank separators: " << line;
+    }
+  }
+  ASSERT_GE(data.size(), 3u) << curl.out;
+  EXPECT_EQ(data.back(), "[DONE]");
+  std::string text;
+  for (size_t i = 0; i + 1 < data.size(); ++i) {
+    const json chunk = json::parse(data[i]);
+    const json& delta = chunk["choices"][0]["delta"];
+    if (delta.contains("content")) text += delta["content"].get<std::string>();
+  }
+  EXPECT_EQ(text, whole);
 }
 
 // Stopping drains: a stream in flight runs to its end within the drain time, then serve() returns.
