@@ -12,6 +12,7 @@
 #include "core/cli/commands.h"
 #include "core/cli/endpoint_options.h"
 #include "core/cli/engine_target.h"
+#include "core/engine/metrics_json.h"
 #include "core/cli/model_options.h"
 #include "core/cli/sampling_options.h"
 #include "core/remote/server_probe.h"

@@ -1,9 +1,8 @@
 #include "core/engine/engine_metrics.h"
 
 #include <algorithm>
-#include <cmath>
-#include <nlohmann/json.hpp>
 
+#include "core/common/field_as_double.h"
 #include "core/engine/step_metrics.h"
 
 namespace inferscope {
@@ -175,95 +174,43 @@ EngineMetricsSnapshot EngineMetrics::snapshot(double now) const {
   return s;
 }
 
-nlohmann::json metric_json(double v, MetricUnit unit) {
-  return whole_unit(unit) && v == std::floor(v) ? nlohmann::json(static_cast<int64_t>(v)) : nlohmann::json(v);
-}
-
 const std::vector<SnapshotMetric>& snapshot_metrics_table() {
   using S = EngineMetricsSnapshot;
   using U = MetricUnit;
   static const std::vector<SnapshotMetric> table = {
-      {"uptime_s", [](const S& s) { return s.uptime_s; }, U::Seconds, "time since the engine started"},
-      {"num_requests_running", [](const S& s) { return double(s.num_requests_running); }, U::Count,
+      {"uptime_s", field_value<&S::uptime_s>, set_field<&S::uptime_s>, U::Seconds, "time since the engine started"},
+      {"num_requests_running", field_value<&S::num_requests_running>, set_field<&S::num_requests_running>, U::Count,
        "requests being computed"},
-      {"num_requests_waiting", [](const S& s) { return double(s.num_requests_waiting); }, U::Count,
+      {"num_requests_waiting", field_value<&S::num_requests_waiting>, set_field<&S::num_requests_waiting>, U::Count,
        "requests waiting to be scheduled"},
-      {"num_preemptions", [](const S& s) { return double(s.num_preemptions); }, U::Count,
+      {"num_preemptions", field_value<&S::num_preemptions>, set_field<&S::num_preemptions>, U::Count,
        "requests sent back to wait for memory, in all"},
-      {"num_steps", [](const S& s) { return double(s.num_steps); }, U::Count, "engine steps run"},
-      {"requests_finished", [](const S& s) { return double(s.requests_finished); }, U::Count, "requests ended"},
-      {"prompt_tokens_total", [](const S& s) { return double(s.prompt_tokens_total); }, U::Tokens,
+      {"num_steps", field_value<&S::num_steps>, set_field<&S::num_steps>, U::Count, "engine steps run"},
+      {"requests_finished", field_value<&S::requests_finished>, set_field<&S::requests_finished>, U::Count, "requests ended"},
+      {"prompt_tokens_total", field_value<&S::prompt_tokens_total>, set_field<&S::prompt_tokens_total>, U::Tokens,
        "prompt tokens of every request admitted"},
-      {"generation_tokens_total", [](const S& s) { return double(s.generation_tokens_total); }, U::Tokens,
+      {"generation_tokens_total", field_value<&S::generation_tokens_total>, set_field<&S::generation_tokens_total>, U::Tokens,
        "tokens generated, in all"},
-      {"prefill_tokens_per_second", [](const S& s) { return s.prefill_tokens_per_second; }, U::TokensPerSecond,
+      {"prefill_tokens_per_second", field_value<&S::prefill_tokens_per_second>, set_field<&S::prefill_tokens_per_second>, U::TokensPerSecond,
        "prompt tokens computed per second of step time, over the recent steps"},
-      {"decode_tokens_per_second", [](const S& s) { return s.decode_tokens_per_second; }, U::TokensPerSecond,
+      {"decode_tokens_per_second", field_value<&S::decode_tokens_per_second>, set_field<&S::decode_tokens_per_second>, U::TokensPerSecond,
        "tokens decoded per second of step time, over the recent steps"},
-      {"kv_cache_usage_perc", [](const S& s) { return s.kv.kv_cache_usage_perc(); }, U::Fraction,
+      {"kv_cache_usage_perc", [](const S& s) { return s.kv.kv_cache_usage_perc(); }, nullptr, U::Fraction,
        "the KV cache's share in use, as of the last step"},
-      {"kv_internal_fragmentation_perc", [](const S& s) { return s.kv.kv_internal_fragmentation_perc(); }, U::Fraction,
+      {"kv_internal_fragmentation_perc", [](const S& s) { return s.kv.kv_internal_fragmentation_perc(); }, nullptr, U::Fraction,
        "of the KV in use, the share of allocated slots holding no token"},
-      {"kv_reserved_unused_perc", [](const S& s) { return s.kv.kv_reserved_unused_perc(); }, U::Fraction,
+      {"kv_reserved_unused_perc", [](const S& s) { return s.kv.kv_reserved_unused_perc(); }, nullptr, U::Fraction,
        "of the KV in use, the share reserved ahead and never written"},
-      {"weight_bytes", [](const S& s) { return double(s.weight_bytes); }, U::Bytes,
+      {"weight_bytes", field_value<&S::weight_bytes>, set_field<&S::weight_bytes>, U::Bytes,
        "bytes of the weight matrices a decode step reads"},
-      {"conversion_progress", [](const S& s) { return s.conversion_progress; }, U::Fraction,
+      {"conversion_progress", field_value<&S::conversion_progress>, set_field<&S::conversion_progress>, U::Fraction,
        "how far a background conversion to another weight level has come"},
-      {"prefix_cache_queries", [](const S& s) { return double(s.prefix_cache_queries); }, U::Tokens,
+      {"prefix_cache_queries", field_value<&S::prefix_cache_queries>, set_field<&S::prefix_cache_queries>, U::Tokens,
        "prompt tokens looked up in the prefix cache, in all"},
-      {"prefix_cache_hits", [](const S& s) { return double(s.prefix_cache_hits); }, U::Tokens,
+      {"prefix_cache_hits", field_value<&S::prefix_cache_hits>, set_field<&S::prefix_cache_hits>, U::Tokens,
        "of those, tokens found cached"},
   };
   return table;
-}
-
-nlohmann::json metrics_json(const EngineMetricsSnapshot& s) {
-  nlohmann::json steps = nlohmann::json::array();
-  for (const StepMetrics& st : s.steps) {
-    nlohmann::json sequences = nlohmann::json::array();
-    for (const StepSequence& q : st.sequences) {
-      sequences.push_back({{"id", q.id},
-                           {"prefill_tokens", q.prefill_tokens},
-                           {"decode_tokens", q.decode_tokens},
-                           {"cached_tokens", q.cached_tokens}});
-    }
-    nlohmann::json step = nlohmann::json::object();
-    for (const StepMetric& m : step_metrics_table()) step[m.key] = metric_json(m.value(st), m.unit);
-    step["sequences"] = std::move(sequences);
-    step["preempted"] = st.preempted;
-    steps.push_back(std::move(step));
-  }
-  nlohmann::json requests = nlohmann::json::array();
-  for (const RequestMetrics& r : s.requests) {
-    requests.push_back({{"id", r.id},
-                        {"arrival_s", r.arrival_s},
-                        {"request_queue_time_seconds", r.request_queue_time_seconds},
-                        {"time_to_first_token_seconds", r.time_to_first_token_seconds},
-                        {"inter_token_latency_seconds", r.inter_token_latency_seconds},
-                        {"e2e_request_latency_seconds", r.e2e_request_latency_seconds},
-                        {"prompt_tokens", r.prompt_tokens},
-                        {"generation_tokens", r.generation_tokens},
-                        {"num_preemptions", r.num_preemptions},
-                        {"finish_reason", r.finish_reason},
-                        {"spec_decode", spec_json(r.spec)}});
-  }
-  nlohmann::json out = nlohmann::json::object();
-  for (const SnapshotMetric& m : snapshot_metrics_table()) out[m.key] = metric_json(m.value(s), m.unit);
-  out.update(nlohmann::json{
-          {"weights_quant", s.weights_quant},
-          {"converting_to", s.converting_to},
-          {"device", s.device},
-          {"device_fallback", s.device_fallback},
-          {"device_memory", s.device_memory ? nlohmann::json{{"weights_bytes", s.device_memory->weights},
-                                                             {"kv_bytes", s.device_memory->kv},
-                                                             {"scratch_bytes", s.device_memory->scratch}}
-                                            : nlohmann::json()},
-          {"spec_mode", s.spec_mode},
-          {"spec_decode", spec_json(s.spec)},
-          {"steps", std::move(steps)},
-          {"requests", std::move(requests)}});
-  return out;
 }
 
 std::string device_line(const EngineMetricsSnapshot& s) {
@@ -275,15 +222,6 @@ std::optional<double> reported_kv_usage(const EngineMetricsSnapshot& s) {
   const bool reported = std::find(s.not_reported.begin(), s.not_reported.end(), "kv_cache_usage_perc") == s.not_reported.end();
   if (!reported || s.steps.empty()) return std::nullopt;
   return s.steps.back().kv_cache_usage_perc;
-}
-
-nlohmann::json spec_json(const SpecDecodeCounters& c) {
-  return {{"spec_decode_num_drafts", c.num_drafts},
-          {"spec_decode_num_draft_tokens", c.num_draft_tokens},
-          {"spec_decode_num_accepted_tokens", c.num_accepted_tokens},
-          {"spec_decode_num_accepted_tokens_per_pos", c.num_accepted_tokens_per_pos},
-          {"acceptance_rate", c.acceptance_rate()},
-          {"mean_acceptance_length", c.mean_acceptance_length()}};
 }
 
 }  // namespace inferscope

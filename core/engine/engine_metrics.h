@@ -11,8 +11,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "core/engine/ring.h"
 #include "core/engine/serving_histograms.h"
 #include "core/engine/step_metrics.h"
@@ -90,6 +88,9 @@ struct EngineMetricsSnapshot {
 struct SnapshotMetric {
   std::string key{};  // the --metrics-json key
   double (*value)(const EngineMetricsSnapshot&) = nullptr;
+  // The inverse, for a snapshot read back from JSON (false when the value does not fit); nullptr for
+  // a share derived from `kv`.
+  bool (*set)(EngineMetricsSnapshot&, double) = nullptr;
   MetricUnit unit{};
   std::string help{};
 };
@@ -136,16 +137,9 @@ class EngineMetrics {
   EngineMetricsSnapshot totals_;  // counters and gauges; its vectors stay empty
 };
 
-nlohmann::json metrics_json(const EngineMetricsSnapshot& s);
-// A metric's value in JSON: a whole count as an integer (a mean of counts keeps its fraction).
-nlohmann::json metric_json(double value, MetricUnit unit);
 // "cpu", "cuda:0", or after a device failure "cpu (fell back from cuda:0 after: cudaMemcpy failed ...)".
 std::string device_line(const EngineMetricsSnapshot& s);
 // The KV usage (0..1) the snapshot's source reports: the local cache's, or a remote server's newest
 // interval; nullopt when the server does not report it.
 std::optional<double> reported_kv_usage(const EngineMetricsSnapshot& s);
-// spec_decode_num_drafts, _num_draft_tokens, _num_accepted_tokens, _num_accepted_tokens_per_pos,
-// acceptance_rate and mean_acceptance_length.
-nlohmann::json spec_json(const SpecDecodeCounters& c);
-
 }  // namespace inferscope

@@ -71,6 +71,7 @@ enum class MetricLook { None, Line, Area };
 struct StepMetric {
   std::string key{};  // the StepMetrics field and its --metrics-json key
   double (*value)(const StepMetrics&) = nullptr;
+  bool (*set)(StepMetrics&, double) = nullptr;  // the inverse, for JSON read back; false when the value does not fit
   MetricUnit unit{};
   std::string help{};  // what it measures
   // The dashboard: the panel (its plot's objectName), the right value axis or the left, the line's name

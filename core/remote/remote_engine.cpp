@@ -1,11 +1,26 @@
 #include "core/remote/remote_engine.h"
 
+#include <charconv>
+
+#include "core/common/json_field.h"
+#include "core/engine/kv_snapshot_json.h"
+#include "core/engine/metrics_json.h"
 #include "core/remote/histogram_math.h"
 #include "core/remote/http_client.h"
 #include "core/remote/remote_request.h"
 #include "core/remote/server_report.h"
 
 namespace inferscope {
+namespace {
+
+// The shortest decimal that reads back as `v`, whatever the locale (the workbench's may write 1,5).
+std::string shortest_decimal(double v) {
+  char buf[32];
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  return std::string(buf, end);
+}
+
+}  // namespace
 
 RemoteEngine::RemoteEngine(RemoteEndpoint endpoint, ServerInfo server, EngineCallbacks callbacks, RemoteEngineOptions options)
     : endpoint_(std::move(endpoint)),
@@ -127,39 +142,70 @@ void RemoteEngine::run_request(RequestId id, EngineRequest request, Stream& stre
   finished_.push_back(id);
 }
 
+std::string RemoteEngine::get(const std::string& path) const {
+  HttpRequest request;
+  request.url = endpoint_url(endpoint_, path);
+  request.headers = endpoint_headers(endpoint_);
+  request.total_timeout_s = std::max(1.0, 4 * options_.metrics_interval_s);
+  return http_perform(request).body;
+}
+
 void RemoteEngine::poll_metrics() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
     lock.unlock();
-    const auto get = [this](const char* path) {
-      HttpRequest request;
-      request.url = endpoint_url(endpoint_, path);
-      request.headers = endpoint_headers(endpoint_);
-      request.total_timeout_s = std::max(1.0, 4 * options_.metrics_interval_s);
-      return http_perform(request).body;
-    };
-    std::optional<ServerScrape> scrape;
-    std::string error;
-    try {
-      scrape = read_server_scrape(MetricSnapshot::parse(get("/metrics")), server_.kind);
-    } catch (const std::exception& e) {
-      error = e.what();
+    if (follows_engine()) {
+      follow_engine();
+    } else {
+      scrape_metrics();
     }
-    // llama-server's slots: how much of each slot's context its request fills (none when disabled).
-    std::vector<ServerSlot> slots;
-    if (server_.kind == ServerKind::LlamaCpp) {
-      try {
-        slots = read_slots(get("/slots"));
-      } catch (const std::exception&) {  // --no-slots, or an older server: the panel shows usage only
-      }
-    }
-    const double t = now();
     lock.lock();
-    metrics_error_ = error;
-    slots_ = std::move(slots);
-    if (scrape) take_scrape(*scrape, t);
     stop_poll_.wait_for(lock, std::chrono::duration<double>(options_.metrics_interval_s), [this] { return stopping_; });
   }
+}
+
+void RemoteEngine::follow_engine() {
+  std::optional<double> after;
+  {
+    std::lock_guard lock(mu_);
+    after = follower_.after_s();
+  }
+  // Only what came after the last step seen.
+  const std::string path = std::string(kEngineMetricsPath) + (after ? "?after_s=" + shortest_decimal(*after) : "");
+  std::optional<EngineMetricsSnapshot> answer;
+  std::string error;
+  try {
+    const std::string where = endpoint_url(endpoint_, path);
+    answer = metrics_from_json(parse_json_text(get(path), where), where);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  std::lock_guard lock(mu_);
+  metrics_error_ = error;
+  if (answer) follower_.take(std::move(*answer));
+}
+
+void RemoteEngine::scrape_metrics() {
+  std::optional<ServerScrape> scrape;
+  std::string error;
+  try {
+    scrape = read_server_scrape(MetricSnapshot::parse(get("/metrics")), server_.kind);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  // llama-server's slots: how much of each slot's context its request fills (none when disabled).
+  std::vector<ServerSlot> slots;
+  if (server_.kind == ServerKind::LlamaCpp) {
+    try {
+      slots = read_slots(get("/slots"));
+    } catch (const std::exception&) {  // --no-slots, or an older server: the panel shows usage only
+    }
+  }
+  const double t = now();
+  std::lock_guard lock(mu_);
+  metrics_error_ = error;
+  slots_ = std::move(slots);
+  if (scrape) take_scrape(*scrape, t);
 }
 
 void RemoteEngine::take_scrape(const ServerScrape& scrape, double t) {
@@ -181,6 +227,12 @@ void RemoteEngine::take_scrape(const ServerScrape& scrape, double t) {
 }
 
 EngineMetricsSnapshot RemoteEngine::metrics_snapshot() const {
+  if (follows_engine()) {
+    std::lock_guard lock(mu_);
+    EngineMetricsSnapshot s = follower_.snapshot();
+    s.source = source();
+    return s;
+  }
   EngineMetricsSnapshot s = metrics_.snapshot(now());
   s.source = source();
   std::lock_guard lock(mu_);
@@ -190,6 +242,16 @@ EngineMetricsSnapshot RemoteEngine::metrics_snapshot() const {
   if (baseline_ && latest_counters_) add_server_totals(s, counters_increase(*baseline_, *latest_counters_));
   s.weights_quant = "server";
   return s;
+}
+
+std::optional<KvSnapshot> RemoteEngine::kv_snapshot() {
+  if (!follows_engine()) return std::nullopt;
+  const std::string where = endpoint_url(endpoint_, kEngineKvPath);
+  try {
+    return kv_snapshot_from_json(parse_json_text(get(kEngineKvPath), where), where);
+  } catch (const std::exception&) {  // the block view keeps the last table; the metrics poll says what failed
+    return std::nullopt;
+  }
 }
 
 }  // namespace inferscope

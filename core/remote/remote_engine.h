@@ -19,6 +19,7 @@
 #include "core/engine/engine_metrics.h"
 #include "core/engine/engine_request.h"
 #include "core/engine/inference_engine.h"
+#include "core/remote/engine_follower.h"
 #include "core/remote/remote_completion.h"
 #include "core/remote/server_metrics.h"
 #include "core/remote/server_probe.h"
@@ -57,8 +58,14 @@ class RemoteEngine final : public InferenceEngine {
   std::string source() const override;
   // The server runs its own configuration: false.
   bool set_config(EngineConfig /*config*/) override { return false; }
-  // Its block table is the server's own (kv_pool() and slot_states() say what it states): nullopt.
-  std::optional<KvSnapshot> kv_snapshot() override { return std::nullopt; }
+  // Another Inferscope's block table, asked of it now (it waits for the server's step in progress);
+  // nullopt for other servers, whose tables are their own (kv_pool() and slot_states() say what they
+  // state), and when the server does not answer.
+  std::optional<KvSnapshot> kv_snapshot() override;
+  // Whether the server is another Inferscope, whose engine is followed as if it ran here: its own
+  // metrics snapshot (steps, requests, every number) polled from /inferscope/v1/metrics instead of
+  // /metrics, and its block table from /inferscope/v1/kv.
+  bool follows_engine() const { return server_.kind == ServerKind::Inferscope; }
   // The KV pool the server states (vLLM), as of the last scrape.
   std::optional<ServerKvPool> kv_pool() const;
   // llama-server's slots as of the last poll (empty for other servers, or with /slots disabled).
@@ -71,6 +78,12 @@ class RemoteEngine final : public InferenceEngine {
   };
   void run_request(RequestId id, EngineRequest request, Stream& stream);
   void poll_metrics();
+  // One poll: another Inferscope's snapshot since the last one (follows_engine()), or a /metrics
+  // scrape (and llama-server's /slots).
+  void follow_engine();
+  void scrape_metrics();
+  // GET `path` of the server, with the endpoint's key, within the poll's timeout; throws HttpError.
+  std::string get(const std::string& path) const;
   // Folds one scrape into the metrics (mu_ held).
   void take_scrape(const ServerScrape& scrape, double t);
   // The server's latency percentiles over the window ending with this scrape, onto its step (mu_ held).
@@ -95,6 +108,7 @@ class RemoteEngine final : public InferenceEngine {
   std::optional<ServerGauges> latest_gauges_;
   std::optional<ServerKvPool> kv_pool_;
   std::vector<ServerSlot> slots_;
+  EngineFollower follower_;  // another Inferscope's engine (follows_engine())
   // Per ServerLatency: (scrape time, histogram) over the window.
   std::array<std::deque<std::pair<double, HistogramSeries>>, kServerLatencies> latency_history_;
   double last_scrape_s_ = 0;

@@ -6,12 +6,15 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <charconv>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <mutex>
 #include <random>
 #include <thread>
 
+#include "core/engine/kv_snapshot_json.h"
+#include "core/engine/metrics_json.h"
 #include "core/engine/prompt.h"
 #include "core/sample/logprobs.h"
 #include "core/server/openai_request.h"
@@ -281,10 +284,38 @@ struct OpenAiServer::Impl {
     res.set_content(prometheus_text(engine.metrics_snapshot(), options.model_name), "text/plain; version=0.0.4; charset=utf-8");
   }
 
+  // The engine's own metrics snapshot, as --metrics-json writes it, for a workbench attached to this
+  // server. ?after_s=T leaves out the steps that ended by T and the requests that ended by T: what a
+  // poller that asked at T has seen already.
+  void engine_metrics(const httplib::Request& req, httplib::Response& res) {
+    EngineMetricsSnapshot m = engine.metrics_snapshot();
+    if (req.has_param("after_s")) {
+      const std::string text = req.get_param_value("after_s");
+      double after = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), after);
+      if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(after)) {
+        throw ApiError(400, "after_s must be a number of seconds, not '" + text + "'", "after_s");
+      }
+      std::erase_if(m.steps, [&](const StepMetrics& st) { return st.time_s <= after; });
+      std::erase_if(m.requests, [&](const RequestMetrics& r) {
+        return !r.finish_reason.empty() && r.arrival_s + r.e2e_request_latency_seconds <= after;
+      });
+    }
+    res.set_content(metrics_json(m).dump(), "application/json");
+  }
+
+  // The engine's block table between two steps (it waits for the step in progress).
+  void engine_kv(httplib::Response& res) {
+    const std::optional<KvSnapshot> kv = engine.kv_snapshot();
+    if (!kv) throw ApiError(503, "the engine has stopped", "", "server_error");
+    res.set_content(kv_snapshot_json(*kv).dump(), "application/json");
+  }
+
   static void health(httplib::Response& res) { res.set_content(R"({"status":"ok"})", "application/json"); }
 
   // CORS headers on every answer where an origin is allowed; the API key on the /v1 routes (as vLLM
-  // asks it: /health and /metrics stay open to probes and scrapers).
+  // asks it: /health and /metrics stay open to probes and scrapers) and on /inferscope/ (the block
+  // table holds every client's token ids).
   httplib::Server::HandlerResponse before_routing(const httplib::Request& req, httplib::Response& res) {
     if (!options.cors_origin.empty()) {
       res.set_header("Access-Control-Allow-Origin", options.cors_origin);
@@ -295,7 +326,8 @@ struct OpenAiServer::Impl {
         return httplib::Server::HandlerResponse::Handled;
       }
     }
-    if (options.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
+    const bool keyed = req.path.rfind("/v1/", 0) == 0 || req.path.rfind("/inferscope/", 0) == 0;
+    if (options.api_key.empty() || !keyed) return httplib::Server::HandlerResponse::Unhandled;
     const std::string auth = req.get_header_value("Authorization");
     const std::string bearer = "Bearer ";
     if (auth.rfind(bearer, 0) == 0 && same_key(auth.substr(bearer.size()), options.api_key)) {
@@ -335,6 +367,10 @@ OpenAiServer::OpenAiServer(const LlamaModel& model, InferenceEngine& engine, Req
   s.http.Get("/v1/models", [&s](const httplib::Request&, httplib::Response& res) { s.models(res); });
   s.http.Get("/health", [](const httplib::Request&, httplib::Response& res) { Impl::health(res); });
   s.http.Get("/metrics", [&s](const httplib::Request&, httplib::Response& res) { s.metrics(res); });
+  s.http.Get(kEngineMetricsPath, [&s](const httplib::Request& req, httplib::Response& res) {
+    Impl::guarded(res, [&] { s.engine_metrics(req, res); });
+  });
+  s.http.Get(kEngineKvPath, [&s](const httplib::Request&, httplib::Response& res) { Impl::guarded(res, [&] { s.engine_kv(res); }); });
   s.port = s.options.port == 0 ? s.http.bind_to_any_port(s.options.host) : (s.http.bind_to_port(s.options.host, s.options.port) ? s.options.port : -1);
   if (s.port < 0) {
     throw std::runtime_error("cannot listen on " + s.options.host + ":" + std::to_string(s.options.port) +

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/engine/metrics_json.h"
+
 namespace inferscope {
 
 double quantile(std::vector<double> values, double q) {

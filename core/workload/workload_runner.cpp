@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/engine/engine_core.h"
+#include "core/engine/metrics_json.h"
 
 namespace inferscope {
 

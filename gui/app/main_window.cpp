@@ -361,7 +361,8 @@ void MainWindow::show_error(const QString& title, const QString& text) {
 
 void MainWindow::on_metrics(const EngineMetricsSnapshot& m) {
   dashboard_->update_from(m);
-  if (!m.source.empty()) {
+  // A server whose block table is its own: the view shows what it states of it.
+  if (!bridge_->engine_internals()) {
     const std::optional<ServerKvPool> pool = bridge_->remote_kv_pool();
     blocks_->show_remote(QString::fromStdString(m.source), reported_kv_usage(m),
                          pool ? std::optional<int>(static_cast<int>(pool->blocks)) : std::nullopt,

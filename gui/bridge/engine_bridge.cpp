@@ -196,6 +196,11 @@ std::optional<ServerKvPool> EngineBridge::remote_kv_pool() const {
   return remote ? remote->kv_pool() : std::nullopt;
 }
 
+bool EngineBridge::engine_internals() const {
+  const RemoteEngine* remote = remote_engine();
+  return remote == nullptr || remote->follows_engine();
+}
+
 std::vector<ServerSlot> EngineBridge::remote_slots() const {
   const RemoteEngine* remote = remote_engine();
   return remote ? remote->slot_states() : std::vector<ServerSlot>{};
@@ -251,11 +256,13 @@ void EngineBridge::cancel(int request) {
 }
 
 int EngineBridge::request_of_sequence(int32_t sequence) const {
+  if (remote()) return -1;
   auto it = requests_.find(Key{generation_, sequence});
   return it == requests_.end() ? -1 : it->second;
 }
 
 int32_t EngineBridge::sequence_of_request(int request) const {
+  if (remote()) return -1;
   auto it = keys_.find(request);
   return it != keys_.end() && it->second.generation == generation_ ? it->second.id : -1;
 }
@@ -306,8 +313,9 @@ void EngineBridge::settle_config(bool applied) {
 void EngineBridge::poll() {
   if (!engine_) return;
   if (remote()) {
-    // A server's metrics change without our requests (other clients): every poll is news.
+    // A server's metrics and block table change without our requests (other clients): every poll is news.
     emit metrics_updated(engine_->metrics_snapshot());
+    if (engine_internals()) request_kv_snapshot();
     return;
   }
   EngineMetricsSnapshot m = engine_->metrics_snapshot();
@@ -320,7 +328,11 @@ void EngineBridge::poll() {
     last_weights_ = weights;
     emit metrics_updated(m);
   }
-  if (snapshot_pending_ || !(moved || kv_dirty_)) return;
+  if (moved || kv_dirty_) request_kv_snapshot();
+}
+
+void EngineBridge::request_kv_snapshot() {
+  if (snapshot_pending_) return;
   snapshot_pending_ = true;
   kv_dirty_ = false;
   worker_.post([this, engine = engine_, generation = generation_] {

@@ -47,6 +47,9 @@ class EngineBridge : public QObject {
   QString remote_model() const;
   // The KV pool the server states (vLLM's block size and block count), when connected to one that does.
   std::optional<ServerKvPool> remote_kv_pool() const;
+  // Whether the block table and every metric are an engine's own: the local engine's, or another
+  // Inferscope's followed over HTTP (RemoteEngine::follows_engine); false for other servers.
+  bool engine_internals() const;
   // llama-server's slots (empty for other servers and the local engine).
   std::vector<ServerSlot> remote_slots() const;
   // True while loading or rebuilding: a request sent now would be aborted by the switch.
@@ -67,9 +70,10 @@ class EngineBridge : public QObject {
   int submit(EngineRequest request);
   void cancel(int request);
   int in_flight() const { return static_cast<int>(requests_.size()); }
-  // The bridge request that owns a KV-cache sequence of the current engine, or -1.
+  // The bridge request that owns a KV-cache sequence of the current engine, or -1 (always on a
+  // server: its sequences are numbered by the server, not by our requests).
   int request_of_sequence(int32_t sequence) const;
-  // The KV-cache sequence of a bridge request in flight on the current engine, or -1.
+  // The KV-cache sequence of a bridge request in flight on the current engine, or -1 (always on a server).
   int32_t sequence_of_request(int request) const;
   // Tokens in `messages` rendered with the model's chat template (0 without a model).
   int count_chat_tokens(const std::vector<ChatMessage>& messages) const;
@@ -133,6 +137,8 @@ class EngineBridge : public QObject {
   // one sent was refused, goes back to the config the engine runs.
   void settle_config(bool applied);
   void poll();
+  // Asks the worker for the engine's block table (kv_updated follows), unless a request is pending.
+  void request_kv_snapshot();
 
   EngineConfig config_;
   EngineConfig accepted_;              // the config the current engine runs, as far as its answers tell

@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "core/engine/engine.h"
+#include "core/engine/kv_snapshot_json.h"
+#include "core/engine/metrics_json.h"
 #include "core/model/llama_model.h"
 #include "core/remote/http_client.h"
 #include "core/remote/metric_snapshot.h"
@@ -566,6 +568,112 @@ TEST(OpenAiServer, ServeSimReplaysAWorkloadOnIt) {
   EXPECT_GT(remote["steps"].get<double>(), 0) << "inferscope:steps_total";
   EXPECT_FALSE(remote["kv_cache_usage_perc_peak"].is_null()) << "vLLM's gauge, which llama-server lacks";
   EXPECT_FALSE(remote["num_preemptions"].is_null());
+}
+
+json get_json(const std::string& url, std::vector<std::string> headers = {}) {
+  HttpRequest r;
+  r.url = url;
+  r.headers = std::move(headers);
+  return json::parse(http_perform(r).body);
+}
+
+// /inferscope/v1/metrics is the engine's own snapshot as --metrics-json writes it (?after_s: only what
+// came after), and /inferscope/v1/kv its block table while a stream runs.
+TEST(OpenAiServer, TheEnginesOwnSnapshotIsServedAsJson) {
+  Served s;
+  for (int i = 0; i < 2; ++i) post(s.url("/v1/completions"), {{"prompt", "Once upon a time"}, {"max_tokens", 4}, {"temperature", 0}});
+  // The last step is recorded after its request's answer: ask until the engine has stopped stepping.
+  EngineMetricsSnapshot served, engine;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+    served = metrics_from_json(get_json(s.url(kEngineMetricsPath)), "served");
+    engine = s.engine().metrics_snapshot();
+  } while (served.num_steps != engine.num_steps);
+  EXPECT_EQ(served.num_steps, engine.num_steps);
+  EXPECT_EQ(served.generation_tokens_total, 8);
+  ASSERT_EQ(served.steps.size(), engine.steps.size());
+  EXPECT_EQ(served.steps.back().time_s, engine.steps.back().time_s);
+  ASSERT_EQ(served.requests.size(), 2u);
+  EXPECT_EQ(served.requests[1].finish_reason, "length");
+  EXPECT_EQ(served.kv.blocks_total, engine.kv.blocks_total);
+
+  // Asked after the last step: nothing new.
+  const std::string after = s.url(kEngineMetricsPath) + "?after_s=" + json(served.steps.back().time_s).dump();
+  const EngineMetricsSnapshot none = metrics_from_json(get_json(after), "after");
+  EXPECT_TRUE(none.steps.empty());
+  EXPECT_TRUE(none.requests.empty());
+  EXPECT_EQ(none.num_steps, engine.num_steps) << "the numbers are whole, only the lists are cut";
+  const auto [bad, bad_error] = refused(s.url(kEngineMetricsPath) + "?after_s=soon", "", false);
+  EXPECT_EQ(bad, 400);
+  EXPECT_EQ(bad_error["error"]["param"], "after_s");
+
+  // The block table while a long stream runs: its one sequence, its blocks owned by it.
+  json body = chat_body("Tell me a story.", 1500);
+  body["stream"] = true;
+  body["ignore_eos"] = true;
+  std::atomic<bool> cancel{false}, started{false};
+  RemoteStreamCallbacks cb;
+  cb.on_content = [&](std::string_view, double) { started = true; };
+  std::thread client([&] { stream_completion(endpoint(s), "/v1/chat/completions", body, cb, &cancel); });
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const KvSnapshot kv = kv_snapshot_from_json(get_json(s.url(kEngineKvPath)), "kv");
+  cancel = true;
+  client.join();
+  EXPECT_EQ(kv.kind, "paged");
+  ASSERT_EQ(kv.sequences.size(), 1u);
+  EXPECT_GT(kv.sequences[0].length, 0);
+  EXPECT_FALSE(kv.sequences[0].tokens.empty()) << "its token ids, for the block view's hover";
+  for (int32_t block : kv.sequences[0].block_table) EXPECT_EQ(kv.blocks[static_cast<size_t>(block)].owners, std::vector<SeqId>{kv.sequences[0].id});
+}
+
+TEST(OpenAiServer, TheEnginesSnapshotAsksTheKey) {
+  ServeOptions options;
+  options.api_key = "s3cret";
+  Served s(options);
+  EXPECT_EQ(refused(s.url(kEngineKvPath), "", false).first, 401) << "the block table holds every client's token ids";
+  EXPECT_EQ(refused(s.url(kEngineMetricsPath), "", false).first, 401);
+  EXPECT_NO_THROW(get_json(s.url(kEngineMetricsPath), {"Authorization: Bearer s3cret"}));
+}
+
+// The workbench's remote engine follows another Inferscope's engine as if it ran here: the server's
+// steps and requests (other clients' too), and its block table.
+TEST(OpenAiServer, TheRemoteEngineFollowsItsEngine) {
+  Served s;
+  const ServerInfo info = probe_server(endpoint(s));
+  RemoteEngineOptions options;
+  options.metrics_interval_s = 0.05;
+  RemoteEngine remote(endpoint(s), info, {}, options);
+  ASSERT_TRUE(remote.follows_engine());
+  for (int i = 0; i < 3; ++i) post(s.url("/v1/completions"), {{"prompt", "Request " + std::to_string(i)}, {"max_tokens", 5}, {"temperature", 0}});
+  // Until the follower has caught up with the engine, whose last step is recorded after its request's answer.
+  const auto caught_up = [](const EngineMetricsSnapshot& e, const EngineMetricsSnapshot& f) {
+    const auto ended = [](const EngineMetricsSnapshot& m) { return m.requests_finished == 3 && m.num_requests_running == 0; };
+    return ended(e) && ended(f) && f.num_steps == e.num_steps && f.requests.size() == e.requests.size();
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  EngineMetricsSnapshot engine, followed;
+  do {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "never caught up: " << followed.num_steps << " of " << engine.num_steps << " steps";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    followed = remote.metrics_snapshot();
+    engine = s.engine().metrics_snapshot();
+  } while (!caught_up(engine, followed));
+  EXPECT_EQ(followed.source, remote.source());
+  EXPECT_TRUE(followed.not_reported.empty()) << "every panel is filled";
+  ASSERT_EQ(followed.steps.size(), engine.steps.size()) << "each step once, polled in pieces";
+  for (size_t i = 0; i < engine.steps.size(); ++i) {
+    EXPECT_EQ(followed.steps[i].time_s, engine.steps[i].time_s) << i;
+    EXPECT_EQ(followed.steps[i].decode_tokens, engine.steps[i].decode_tokens) << i;
+  }
+  ASSERT_EQ(followed.requests.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(followed.requests[i].id, engine.requests[i].id);
+    EXPECT_EQ(followed.requests[i].generation_tokens, 5);
+  }
+  const std::optional<KvSnapshot> kv = remote.kv_snapshot();
+  ASSERT_TRUE(kv.has_value());
+  EXPECT_EQ(kv->blocks.size(), s.engine().kv_snapshot()->blocks.size());
 }
 
 // The workbench's remote engine (and so its chat and dashboards) talks to our own server.

@@ -1,13 +1,21 @@
 // The workbench on a remote server, offscreen, against a scripted llama-server-like server: connecting
 // replaces the welcome page, the top bar names the server, the chat streams its reply, the dashboard
 // draws what /metrics reports and says what it does not, the block view shows the reported state
-// instead of blocks, the toggles are off; opening a model goes back to the local engine.
+// instead of blocks, the toggles are off; opening a model goes back to the local engine. Against another
+// Inferscope (inferscope-cli serve's server, in this process), the dashboards and the block view show
+// its engine's own steps and blocks, other clients' requests included.
 #include <QComboBox>
 #include <qcustomplot.h>
 
 #include <atomic>
+#include <thread>
 
+#include "core/engine/engine.h"
+#include "core/model/llama_model.h"
+#include "core/remote/http_client.h"
 #include "core/remote/remote_endpoint.h"
+#include "core/remote/server_probe.h"
+#include "core/server/openai_server.h"
 #include "gui/blocks/block_table_view.h"
 #include "gui/chat/chat_render.h"
 #include "gui/chat/chat_session.h"
@@ -15,6 +23,7 @@
 #include "gui/dashboard/metrics_dashboard.h"
 #include "tests/gui/workbench_fixture.h"
 #include "tests/support/canned_http_server.h"
+#include "tests/support/test_models.h"
 
 namespace inferscope::gui::test {
 namespace {
@@ -92,6 +101,55 @@ TEST(RemoteWorkbench, ChatsWithAServerAndShowsWhatItsMetricsReport) {
   EXPECT_FALSE(w->bridge().remote());
   EXPECT_TRUE(w->config_panel()->isEnabled());
   ASSERT_TRUE(wait_for([&] { return w->block_table()->remote_text().isEmpty(); }, 10000));
+}
+
+// Another Inferscope on the demo model: a 1500-token stream from another client shows as a sequence
+// of the server's block table in the block view, and its steps on the dashboards.
+TEST(RemoteWorkbench, FollowsAnotherInferscopesEngine) {
+  const std::unique_ptr<LlamaModel> model = LlamaModel::load(::inferscope::test::demo_model_path());
+  RequestStreams streams;
+  EngineConfig config;
+  config.context_length = 2048;
+  Engine engine(*model, config, streams.callbacks());
+  ServeOptions options;
+  options.port = 0;
+  options.model_name = "demo";
+  options.context_length = 2048;
+  OpenAiServer server(*model, engine, streams, options);
+  std::thread serving([&] { server.serve(); });
+
+  QTemporaryDir sessions;
+  auto w = open_window(sessions.path());
+  const RemoteEndpoint endpoint = make_endpoint(server.url(), "", "demo");
+  const ServerInfo info = probe_server(endpoint);
+  ASSERT_EQ(info.kind, ServerKind::Inferscope);
+  w->bridge().connect_remote(endpoint, info);
+  ASSERT_TRUE(wait_for([&] { return !w->showing_welcome(); }, 5000));
+
+  std::atomic<bool> done{false};
+  std::thread other_client([&] {
+    HttpRequest r;
+    r.url = server.url() + "/v1/completions";
+    r.post = true;
+    r.body = R"({"prompt": "Once upon a time", "max_tokens": 1500, "ignore_eos": true})";
+    r.total_timeout_s = 300;
+    http_perform(r);
+    done = true;
+  });
+  // The block table and the first polled steps.
+  const bool seen = wait_for([&] {
+    return w->block_table()->summary_text().contains("1 sequences") && plot_note(w->dashboard()->plot("kv_usage")).isEmpty();
+  }, 30000);
+  const QString summary = w->block_table()->summary_text();
+  const QString remote_text = w->block_table()->remote_text();
+  engine.cancel(0);
+  other_client.join();
+  server.stop(0);
+  serving.join();
+  ASSERT_TRUE(seen) << summary.toStdString();
+  EXPECT_TRUE(summary.startsWith("paged")) << summary.toStdString();
+  EXPECT_TRUE(remote_text.isEmpty()) << "blocks, not a server's statement: " << remote_text.toStdString();
+  EXPECT_TRUE(plot_note(w->dashboard()->plot("attention")).isEmpty()) << "the server's attention time, step by step";
 }
 
 TEST(RemoteWorkbench, AServerErrorEndsTheTurnWithItsMessageAndKeepsTheText) {

@@ -8,6 +8,7 @@
 
 #include "core/common/metric_unit.h"
 #include "core/engine/engine_metrics.h"
+#include "core/engine/metrics_json.h"
 #include "core/engine/step_metrics.h"
 
 namespace inferscope {
@@ -62,14 +63,38 @@ TEST(StepMetricTable, MetricsJsonWritesEveryRowWithItsValue) {
   EXPECT_TRUE(step["spec_chosen_k"].is_number_float()) << "a mean of counts keeps its fraction";
 }
 
-// The snapshot's own numbers: --metrics-json writes each row once, with the value its getter reads.
-TEST(StepMetricTable, MetricsJsonWritesEverySnapshotRow) {
+// A snapshot with every field of its own value, its lists included.
+EngineMetricsSnapshot distinct_snapshot() {
   EngineMetricsSnapshot s;
   s.uptime_s = 12.5;
   s.num_requests_running = 2, s.num_requests_waiting = 3, s.num_preemptions = 4, s.num_steps = 5;
   s.requests_finished = 6, s.prompt_tokens_total = 7, s.generation_tokens_total = 8;
   s.prefill_tokens_per_second = 9.5, s.decode_tokens_per_second = 10.5;
   s.weight_bytes = 11, s.conversion_progress = 0.25, s.prefix_cache_queries = 13, s.prefix_cache_hits = 14;
+  s.kv = {true, 1000, 600, 70, 80, 2, 20, 9, 3, 8, 1, 64, 15, 16, 17};
+  s.weights_quant = "q8", s.converting_to = "q4", s.device = "cuda:0", s.device_fallback = "none";
+  s.device_memory = DeviceMemory{100, 200, 300};
+  s.spec_mode = "ngram";
+  s.spec.add(3, 2);
+  s.spec.add(2, 0);
+  StepMetrics step = distinct_step();
+  step.sequences = {{4, 16, 0, 32}, {5, 0, 3, 0}};
+  step.preempted = {6};
+  s.steps = {step, distinct_step()};
+  RequestMetrics r;
+  r.id = 4, r.arrival_s = 0.5, r.request_queue_time_seconds = 0.125, r.time_to_first_token_seconds = 0.25;
+  r.inter_token_latency_seconds = {0.0625, 0.03125}, r.e2e_request_latency_seconds = 1.75;
+  r.prompt_tokens = 48, r.generation_tokens = 3, r.num_preemptions = 1, r.finish_reason = "length";
+  r.spec.add(4, 3);
+  RequestMetrics live;
+  live.id = 5;
+  s.requests = {r, live};
+  return s;
+}
+
+// The snapshot's own numbers: --metrics-json writes each row once, with the value its getter reads.
+TEST(StepMetricTable, MetricsJsonWritesEverySnapshotRow) {
+  const EngineMetricsSnapshot s = distinct_snapshot();
   const nlohmann::json j = metrics_json(s);
   std::set<std::string> keys;
   for (const SnapshotMetric& m : snapshot_metrics_table()) {
@@ -85,8 +110,44 @@ TEST(StepMetricTable, MetricsJsonWritesEverySnapshotRow) {
   EXPECT_EQ(j["prefill_tokens_per_second"], 9.5);
   EXPECT_EQ(j["generation_tokens_total"], 8);
   // Besides the rows: the weights' level, a conversion's target, the device and its memory, fallback,
-  // speculation, steps and requests.
-  EXPECT_EQ(j.size(), keys.size() + 9) << j.dump();
+  // the cache's counts, speculation, steps and requests.
+  EXPECT_EQ(j.size(), keys.size() + 10) << j.dump();
+}
+
+// metrics_from_json reads back every field metrics_json writes: the same JSON again, each table row
+// into its own field (the values are distinct, so a row that filled another field would show).
+TEST(MetricsJson, ReadsBackWhatItWrites) {
+  const EngineMetricsSnapshot s = distinct_snapshot();
+  const nlohmann::json j = metrics_json(s);
+  const EngineMetricsSnapshot back = metrics_from_json(j, "snapshot");
+  EXPECT_EQ(metrics_json(back), j);
+  EXPECT_EQ(back.kv.blocks_cached, 3);
+  EXPECT_EQ(back.steps[0].sequences[0].cached_tokens, 32);
+  EXPECT_EQ(back.steps[0].preempted, std::vector<RequestId>{6});
+  EXPECT_EQ(back.requests[0].inter_token_latency_seconds, s.requests[0].inter_token_latency_seconds);
+  EXPECT_EQ(back.spec.num_accepted_tokens_per_pos, (std::vector<int64_t>{1, 1, 0}));
+  for (const StepMetric& m : step_metrics_table()) EXPECT_EQ(m.value(back.steps[0]), m.value(s.steps[0])) << m.key;
+}
+
+TEST(MetricsJson, AMissingOrMistypedFieldIsNamed) {
+  nlohmann::json j = metrics_json(distinct_snapshot());
+  j["steps"][1]["duration_s"] = "slow";
+  try {
+    metrics_from_json(j, "http://host/inferscope/v1/metrics");
+    FAIL() << "accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "http://host/inferscope/v1/metrics: steps[1]: field 'duration_s' is missing or has the wrong type: \"slow\"");
+  }
+  j = metrics_json(distinct_snapshot());
+  j["requests"][0].erase("finish_reason");
+  EXPECT_THROW(metrics_from_json(j, "x"), std::runtime_error);
+  j = metrics_json(distinct_snapshot());
+  j["kv_stats"]["blocks_used"] = -1.5;
+  EXPECT_THROW(metrics_from_json(j, "x"), std::runtime_error);
+  j = metrics_json(distinct_snapshot());
+  j["steps"][0]["prefill_tokens"] = 1e300;
+  EXPECT_THROW(metrics_from_json(j, "x"), std::runtime_error) << "beyond an int32_t";
+  EXPECT_THROW(metrics_from_json(nlohmann::json::array(), "x"), std::runtime_error);
 }
 
 TEST(StepMetricTable, EveryDrawnRowNamesItsPanelLineAndColour) {
