@@ -1,6 +1,7 @@
 #include "core/server/openai_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
@@ -28,7 +29,8 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::chrono::milliseconds kPoll{100};  // how often a waiting handler looks at the drain deadline
+constexpr std::chrono::milliseconds kPoll{100};
+constexpr int kListenBacklog = 1024;  // connections waiting to be accepted (the kernel caps it at somaxconn)  // how often a waiting handler looks at the drain deadline
 
 // Compares without an early exit, so the time taken does not tell how much of a guessed key matched.
 bool same_key(const std::string& given, const std::string& key) {
@@ -371,11 +373,21 @@ OpenAiServer::OpenAiServer(const LlamaModel& model, InferenceEngine& engine, Req
     Impl::guarded(res, [&] { s.engine_metrics(req, res); });
   });
   s.http.Get(kEngineKvPath, [&s](const httplib::Request&, httplib::Response& res) { Impl::guarded(res, [&] { s.engine_kv(res); }); });
+  // Debian's httplib (a compiled library) listens with a backlog of 5: a burst of clients connecting
+  // at once overflowed it, and each dropped SYN cost its client a 1 s retransmit. The listening
+  // socket is the one these options are set on; listening again on it raises the backlog.
+  int listening = -1;
+  s.http.set_socket_options([&listening](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listening = sock;
+  });
   s.port = s.options.port == 0 ? s.http.bind_to_any_port(s.options.host) : (s.http.bind_to_port(s.options.host, s.options.port) ? s.options.port : -1);
   if (s.port < 0) {
     throw std::runtime_error("cannot listen on " + s.options.host + ":" + std::to_string(s.options.port) +
                              " (in use, or not an address of this machine)");
   }
+  if (listening >= 0) ::listen(listening, kListenBacklog);
+  s.http.set_socket_options(httplib::default_socket_options);
 }
 
 OpenAiServer::~OpenAiServer() = default;
