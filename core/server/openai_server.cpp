@@ -43,6 +43,11 @@ bool same_key(const std::string& given, const std::string& key) {
   return diff == 0;
 }
 
+void reuse_address(socket_t sock) {
+  const int yes = 1;
+  ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+}
+
 void send_error(httplib::Response& res, const ApiError& e) {
   res.status = e.status();
   res.set_content(e.json().dump(), "application/json");
@@ -373,12 +378,15 @@ OpenAiServer::OpenAiServer(const LlamaModel& model, InferenceEngine& engine, Req
     Impl::guarded(res, [&] { s.engine_metrics(req, res); });
   });
   s.http.Get(kEngineKvPath, [&s](const httplib::Request&, httplib::Response& res) { Impl::guarded(res, [&] { s.engine_kv(res); }); });
-  // Debian's httplib (a compiled library) listens with a backlog of 5: a burst of clients connecting
-  // at once overflowed it, and each dropped SYN cost its client a 1 s retransmit. The listening
-  // socket is the one these options are set on; listening again on it raises the backlog.
+  // The listening socket's options. SO_REUSEADDR lets a restarted server take its port back from
+  // connections still in TIME_WAIT; httplib's default SO_REUSEPORT would also let a second server
+  // bind the same port beside this one and take half its connections. And Debian's httplib (a
+  // compiled library) listens with a backlog of 5: a burst of clients connecting at once overflowed
+  // it, each dropped SYN costing its client a 1 s retransmit, so this socket listens again below
+  // with a larger one.
   int listening = -1;
   s.http.set_socket_options([&listening](socket_t sock) {
-    httplib::default_socket_options(sock);
+    reuse_address(sock);
     listening = sock;
   });
   s.port = s.options.port == 0 ? s.http.bind_to_any_port(s.options.host) : (s.http.bind_to_port(s.options.host, s.options.port) ? s.options.port : -1);
@@ -387,7 +395,7 @@ OpenAiServer::OpenAiServer(const LlamaModel& model, InferenceEngine& engine, Req
                              " (in use, or not an address of this machine)");
   }
   if (listening >= 0) ::listen(listening, kListenBacklog);
-  s.http.set_socket_options(httplib::default_socket_options);
+  s.http.set_socket_options(reuse_address);  // `listening` is about to go
 }
 
 OpenAiServer::~OpenAiServer() = default;

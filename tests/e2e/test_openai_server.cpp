@@ -527,6 +527,26 @@ TEST(OpenAiServer, CurlReadsTheStream) {
   EXPECT_EQ(text, whole);
 }
 
+// A second server on a port in use is refused, not bound beside the first (httplib's default
+// SO_REUSEPORT would let the kernel share the port's connections between the two).
+TEST(OpenAiServer, APortInUseIsRefused) {
+  Served first;
+  RequestStreams streams;
+  EngineConfig config;
+  config.context_length = 256;
+  Engine engine(demo(), config, streams.callbacks());
+  ServeOptions options;
+  options.port = first.server().port();
+  options.model_name = "demo";
+  options.context_length = 256;
+  try {
+    OpenAiServer second(demo(), engine, streams, options);
+    ADD_FAILURE() << "bound to port " << options.port << ", which the first server holds";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot listen on 127.0.0.1:" + std::to_string(options.port)), std::string::npos) << e.what();
+  }
+}
+
 // Stopping drains: a stream in flight runs to its end within the drain time, then serve() returns.
 TEST(OpenAiServer, StoppingLetsARunningStreamFinish) {
   auto s = std::make_unique<Served>();
