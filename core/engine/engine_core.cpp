@@ -104,10 +104,11 @@ void EngineCore::add(RequestId id, EngineRequest request, double arrival_s) {
   r.max_output_tokens = to_room ? room : request.max_tokens;
   // Every prompt logit a request asks for comes once, so it never scores drafts it may reject.
   r.speculate = request.speculate && request.logits != LogitsOutput::All;
+  r.client = request.client;
   parts_.executor->set_sampling(id, request.sampling);
   parts_.executor->set_logits_output(
       id, callbacks_.on_logits ? WantedLogits{request.logits, request.logits_from} : WantedLogits{});
-  metrics_.on_arrival(id, t, r.prompt_tokens);
+  metrics_.on_arrival(id, t, r.prompt_tokens, r.client);
   output_.add(id, std::move(request.stop), t);
   if (parts_.proposer) parts_.proposer->on_added(id, r.prompt_tokens);
   if (!parts_.scheduler->add(std::move(r))) end(id, StopReason::Failed, parts_.scheduler->request(id).refusal);
@@ -129,6 +130,7 @@ KvSnapshot EngineCore::kv_snapshot() const {
     if (!parts_.scheduler->contains(seq.id)) continue;
     const std::vector<TokenId>& tokens = parts_.scheduler->request(seq.id).tokens;
     seq.tokens.assign(tokens.begin(), tokens.begin() + std::min<ptrdiff_t>(std::ssize(tokens), seq.length));
+    seq.client = parts_.scheduler->request(seq.id).client;
   }
   return snap;
 }

@@ -36,12 +36,13 @@ void EngineMetrics::set_spec_mode(const std::string& mode) {
   totals_.spec_mode = mode;
 }
 
-void EngineMetrics::on_arrival(RequestId id, double t, int32_t prompt_tokens) {
+void EngineMetrics::on_arrival(RequestId id, double t, int32_t prompt_tokens, const std::string& client) {
   std::lock_guard lock(mu_);
   RequestMetrics& m = live_[id];
   m.id = id;
   m.arrival_s = t;
   m.prompt_tokens = prompt_tokens;
+  m.client = client;
   totals_.prompt_tokens_total += prompt_tokens;
 }
 

@@ -43,6 +43,7 @@ struct RequestMetrics {
   int32_t generation_tokens = 0;
   int32_t num_preemptions = 0;
   std::string finish_reason;                 // "stop" | "length" | "abort" | "error"; empty while running
+  std::string client;                        // who asked (EngineRequest::client); "" for the front end's own
   SpecDecodeCounters spec;                   // its speculative steps
   double last_token_s = -1;
 };
@@ -104,7 +105,7 @@ class EngineMetrics {
   static constexpr size_t kStepWindow = 1024;      // steps kept
   static constexpr size_t kFinishedWindow = 1024;  // finished requests kept
 
-  void on_arrival(RequestId id, double t, int32_t prompt_tokens);
+  void on_arrival(RequestId id, double t, int32_t prompt_tokens, const std::string& client = {});
   void on_scheduled(RequestId id, double t);  // no-op after the first time
   void on_token(RequestId id, double t);
   void on_finished(RequestId id, double t, const char* reason, int32_t num_preemptions);

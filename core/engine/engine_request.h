@@ -29,6 +29,9 @@ struct EngineRequest {
   LogitsOutput logits = LogitsOutput::None;  // raw logits to hand to on_logits (logprobs, perplexity)
   int32_t logits_from = 0;         // with LogitsOutput::All, the first position computed and handed out
   bool speculate = true;           // drafts tokens when the engine speculates (never with LogitsOutput::All)
+  // Who asked, for the timeline and the block view: an HTTP client ("curl/8.5.0 at 127.0.0.1"); ""
+  // for the front end's own requests.
+  std::string client;
 };
 
 struct TokenTiming {

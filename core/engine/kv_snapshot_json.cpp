@@ -28,7 +28,7 @@ json kv_snapshot_json(const KvSnapshot& s) {
   }
   json sequences = json::array();
   for (const KvSnapshot::Sequence& q : s.sequences) {
-    sequences.push_back({{"id", q.id}, {"length", q.length}, {"block_table", q.block_table}, {"tokens", q.tokens}});
+    sequences.push_back({{"id", q.id}, {"length", q.length}, {"block_table", q.block_table}, {"tokens", q.tokens}, {"client", q.client}});
   }
   return {{"kind", s.kind}, {"block_size", s.block_size}, {"blocks", std::move(blocks)}, {"sequences", std::move(sequences)}};
 }
@@ -53,7 +53,8 @@ KvSnapshot kv_snapshot_from_json(const json& j, const std::string& where) {
     const std::string at = where + ": sequences[" + std::to_string(i) + "]";
     KvSnapshot::Sequence q{json_field<SeqId>(sequences[i], "id", at), json_field<int32_t>(sequences[i], "length", at),
                            json_field<std::vector<int32_t>>(sequences[i], "block_table", at),
-                           json_field<std::vector<int32_t>>(sequences[i], "tokens", at)};
+                           json_field<std::vector<int32_t>>(sequences[i], "tokens", at),
+                           json_field<std::string>(sequences[i], "client", at)};
     for (int32_t block : q.block_table) {
       if (block < 0 || block >= blocks_count) {
         throw std::runtime_error(at + ": block " + std::to_string(block) + " is not one of the " + std::to_string(blocks_count) + " blocks");

@@ -114,6 +114,7 @@ json request_json(const RequestMetrics& r) {
           {"generation_tokens", r.generation_tokens},
           {"num_preemptions", r.num_preemptions},
           {"finish_reason", r.finish_reason},
+          {"client", r.client},
           {"spec_decode", spec_json(r.spec)}};
 }
 
@@ -129,6 +130,7 @@ RequestMetrics request_from_json(const json& j, const std::string& where) {
   r.generation_tokens = json_field<int32_t>(j, "generation_tokens", where);
   r.num_preemptions = json_field<int32_t>(j, "num_preemptions", where);
   r.finish_reason = json_field<std::string>(j, "finish_reason", where);
+  r.client = json_field<std::string>(j, "client", where);
   r.spec = spec_from_json(json_field<json>(j, "spec_decode", where), where + ": spec_decode");
   return r;
 }

@@ -148,7 +148,7 @@ KvSnapshot ContiguousKvCache::snapshot() const {
     region.owners = {id};
     region.ref_count = 1;
     region.filled = seq.length;
-    snap.sequences.push_back(KvSnapshot::Sequence{id, seq.length, {seq.region}, {}});
+    snap.sequences.push_back(KvSnapshot::Sequence{id, seq.length, {seq.region}, {}, {}});
   }
   return snap;
 }

@@ -84,6 +84,7 @@ struct KvSnapshot {
     int32_t length = 0;
     std::vector<int32_t> block_table;  // logical block i -> physical block (contiguous: its region)
     std::vector<int32_t> tokens;       // the token ids in its slots, where the owner knows them (the Engine fills them)
+    std::string client;                // who asked for it, where the owner knows (the Engine fills it; "" for its own)
   };
   std::string kind;                    // "paged" or "contiguous"
   int32_t block_size = 0;              // contiguous: the reservation length

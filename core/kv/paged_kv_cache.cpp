@@ -357,7 +357,7 @@ KvSnapshot PagedKvCache::snapshot() const {
   }
   for (const auto& [id, s] : I.seqs) {
     for (int32_t b : s.table) snap.blocks[b].owners.push_back(id);  // ascending ids: the map's order
-    snap.sequences.push_back(KvSnapshot::Sequence{id, s.length, s.table, {}});
+    snap.sequences.push_back(KvSnapshot::Sequence{id, s.length, s.table, {}, {}});
   }
   return snap;
 }

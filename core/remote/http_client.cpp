@@ -8,6 +8,7 @@
 
 #include "core/remote/chat_stream.h"
 #include "core/remote/text_excerpt.h"
+#include "core/version/version.h"
 
 namespace inferscope {
 namespace {
@@ -107,6 +108,7 @@ void set_options(CURL* easy, const HttpRequest& request, curl_slist* headers, Tr
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM for timeouts: safe in threads
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, error_buffer);
   curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(easy, CURLOPT_USERAGENT, user_agent().c_str());  // libcurl keeps its own copy
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, &transfer);
   curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout_s * 1000));

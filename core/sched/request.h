@@ -23,6 +23,7 @@ struct Request {
   int32_t num_computed = 0;        // leading tokens whose K/V the cache holds (chunked prefill progress)
   std::string refusal;             // why it was refused (state Refused)
   bool speculate = true;           // drafts tokens when the engine speculates
+  std::string client;              // who asked (EngineRequest::client), for the block table's snapshot
   int32_t max_drafts = INT32_MAX;  // the most drafts its next decode scores (the engine's choice each step)
 
   int32_t output_tokens() const { return static_cast<int32_t>(tokens.size()) - prompt_tokens; }

@@ -225,4 +225,15 @@ OpenAiRequest read_openai_request(OpenAiRoute route, std::string_view body_text)
   return r;
 }
 
+std::string client_label(std::string_view user_agent, std::string_view address) {
+  const size_t begin = user_agent.find_first_not_of(' ');
+  std::string product;
+  if (begin != std::string_view::npos) {
+    const std::string_view first = user_agent.substr(begin, user_agent.find(' ', begin) - begin);
+    for (char c : first.substr(0, kMaxClientProduct)) product += (c > 0x20 && c < 0x7f) ? c : '?';
+    if (first.size() > kMaxClientProduct) product += "\u2026";
+  }
+  return product.empty() ? std::string(address) : product + " at " + std::string(address);
+}
+
 }  // namespace inferscope

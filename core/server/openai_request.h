@@ -32,4 +32,12 @@ struct OpenAiRequest {
 // supported.
 OpenAiRequest read_openai_request(OpenAiRoute route, std::string_view body);
 
+// The most characters of a User-Agent's product a client label keeps.
+inline constexpr size_t kMaxClientProduct = 32;
+
+// Who sent a request, as EngineRequest::client: the User-Agent's first product ("curl/8.5.0",
+// "OpenAI/Python"; bytes outside printable ASCII as '?', cut at kMaxClientProduct with an ellipsis) "at" the peer's
+// address, or the address alone without a User-Agent.
+std::string client_label(std::string_view user_agent, std::string_view address);
+
 }  // namespace inferscope

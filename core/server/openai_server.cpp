@@ -172,8 +172,9 @@ struct OpenAiServer::Impl {
     return ApiError(413, "the request body is over the limit of " + std::to_string(options.max_body_bytes) + " bytes");
   }
 
-  void complete(OpenAiRoute route, const std::string& body, httplib::Response& res) {
+  void complete(OpenAiRoute route, const httplib::Request& req, const std::string& body, httplib::Response& res) {
     OpenAiRequest r = read_openai_request(route, body);
+    r.engine.client = client_label(req.get_header_value("User-Agent"), req.remote_addr);
     auto a = std::make_shared<Answer>();
     const std::vector<TokenId> prompt = prompt_of(r);
     a->header = {route, std::string(route == OpenAiRoute::ChatCompletions ? "chatcmpl-" : "cmpl-") + id_prefix + std::to_string(++serial),
@@ -265,7 +266,7 @@ struct OpenAiServer::Impl {
   // A POST route of `route`: the body read here, whatever its content type says (httplib would parse
   // a form-encoded one, as curl -d sends, and refuse it past 8 KiB), up to max_body_bytes.
   httplib::Server::HandlerWithContentReader posted(OpenAiRoute route) {
-    return [this, route](const httplib::Request&, httplib::Response& res, const httplib::ContentReader& read) {
+    return [this, route](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
       guarded(res, [&] {
         std::string body;
         bool too_large = false;
@@ -276,7 +277,7 @@ struct OpenAiServer::Impl {
         });
         if (too_large || res.status == 413) throw body_too_large();
         if (!whole) throw ApiError(400, "the request body could not be read to its end");
-        complete(route, body, res);
+        complete(route, req, body, res);
       });
     };
   }

@@ -9,4 +9,6 @@ std::string version_string() {
   return std::string(version_info::kProjectVersion) + (revision.empty() ? "" : " (git " + revision + ")");
 }
 
+std::string user_agent() { return std::string("inferscope/") + version_info::kProjectVersion; }
+
 }  // namespace inferscope

@@ -139,9 +139,11 @@ struct BlockTableView::Impl {
   SeqId selected = -1;
   SlidingWindowInfo window;
 
+  // Its owner's name (a chat session), else the client that asked for it (a served request), else its id.
   QString label_of(SeqId id) const {
-    auto it = owners.find(id);
-    return it != owners.end() ? it->second.name : QStringLiteral("request %1").arg(id);
+    if (auto it = owners.find(id); it != owners.end()) return it->second.name;
+    const KvSnapshot::Sequence* seq = find(id);
+    return seq && !seq->client.empty() ? QString::fromStdString(seq->client) : QStringLiteral("request %1").arg(id);
   }
   // Owned sequences take their owner's colour; the prefixes keep owner keys and bare ids apart.
   QColor color_of(SeqId id) {

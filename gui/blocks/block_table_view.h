@@ -43,7 +43,8 @@ class BlockTableView : public QWidget {
   // empty hides it.
   void set_remote_detail(const QString& text);
   // Who owns each sequence (by sequence id); colours follow the owner's key, never its name, so two
-  // sessions with the same name keep apart and a renamed one keeps its colour.
+  // sessions with the same name keep apart and a renamed one keeps its colour. A sequence with no
+  // owner is labelled with its client (KvSnapshot::Sequence::client, a served request's) if any.
   void set_sequence_owners(const std::map<int32_t, SequenceOwner>& owners);
   // Turns token ids into text for the hover tooltip (the app passes the model's tokenizer).
   void set_token_decoder(std::function<QString(std::span<const int32_t>)> decode);

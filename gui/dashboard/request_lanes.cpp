@@ -44,6 +44,7 @@ std::vector<RequestLane> request_lanes(const EngineMetricsSnapshot& s) {
     if (r.time_to_first_token_seconds >= 0) b.lane.first_token_s = r.arrival_s + r.time_to_first_token_seconds;
     if (r.e2e_request_latency_seconds >= 0) b.lane.finish_s = r.arrival_s + r.e2e_request_latency_seconds;
     b.lane.finish_reason = r.finish_reason;
+    b.lane.client = r.client;
     // Queued from arrival until first scheduled (still queued: until now, or its end if it never ran).
     const double scheduled = r.request_queue_time_seconds >= 0 ? r.arrival_s + r.request_queue_time_seconds
                              : b.lane.finish_s >= 0               ? b.lane.finish_s

@@ -30,6 +30,7 @@ struct RequestLane {
   double first_token_s = -1;  // arrival + time_to_first_token_seconds (-1: none yet)
   double finish_s = -1;       // arrival + e2e_request_latency_seconds (-1: not finished)
   std::string finish_reason;
+  std::string client;                 // who asked (RequestMetrics::client); "" for the front end's own
   std::vector<LaneSegment> segments;  // in time order
   std::vector<double> preemptions_s;  // the starts of the steps that preempted it
 };

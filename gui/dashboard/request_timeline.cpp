@@ -176,7 +176,10 @@ void RequestTimeline::show_lanes() {
     const RequestLane& lane = *rows_[i].lane;
     const int run = rows_[i].run;
     const double y = static_cast<double>(i);
-    const QString tag = !overlay_ ? QStringLiteral("req") : run == 0 ? label_a_ : label_b_;
+    // A served request's lane is tagged with its client's product ("curl/8.5.0 12"), the workbench's own "req 12".
+    const QString tag = overlay_                ? (run == 0 ? label_a_ : label_b_)
+                        : !lane.client.empty() ? QString::fromStdString(lane.client).section(QStringLiteral(" at "), 0, 0)
+                                               : QStringLiteral("req");
     const int clock = run == 1 && own_clock_ ? 1 : 0;
     if (i % label_every == 0) ticker->addTick(y, QStringLiteral("%1 %2").arg(tag).arg(lane.id));
     for (const LaneSegment& bar : lane.segments) {
@@ -246,9 +249,11 @@ QString RequestTimeline::hover_at(QPointF pos) const {
   const QCPAxis* time = time_axis_of(rows_[static_cast<size_t>(i)].run);
   const double t = time->pixelToCoord(pos.x());
   const double near = std::fabs(time->pixelToCoord(pos.x() + kHoverRadiusPx) - t);  // the hover radius in seconds
-  QStringList lines{QStringLiteral("%1request %2 · prompt %3 tokens · %4 generated")
+  const QString from = lane.client.empty() ? QString() : QStringLiteral(" from ") + QString::fromStdString(lane.client);
+  QStringList lines{QStringLiteral("%1request %2%3 · prompt %4 tokens · %5 generated")
                         .arg(run)
                         .arg(lane.id)
+                        .arg(from)
                         .arg(lane.prompt_tokens)
                         .arg(lane.generation_tokens)};
   for (double p : lane.preemptions_s)

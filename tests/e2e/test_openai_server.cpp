@@ -32,6 +32,7 @@
 #include "core/remote/remote_engine.h"
 #include "core/remote/server_probe.h"
 #include "core/server/openai_server.h"
+#include "core/version/version.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/test_models.h"
 
@@ -613,6 +614,7 @@ TEST(OpenAiServer, TheEnginesOwnSnapshotIsServedAsJson) {
   EXPECT_EQ(served.steps.back().time_s, engine.steps.back().time_s);
   ASSERT_EQ(served.requests.size(), 2u);
   EXPECT_EQ(served.requests[1].finish_reason, "length");
+  EXPECT_EQ(served.requests[1].client, user_agent() + " at 127.0.0.1") << "who asked, for the timeline";
   EXPECT_EQ(served.kv.blocks_total, engine.kv.blocks_total);
 
   // Asked after the last step: nothing new.
@@ -641,6 +643,7 @@ TEST(OpenAiServer, TheEnginesOwnSnapshotIsServedAsJson) {
   ASSERT_EQ(kv.sequences.size(), 1u);
   EXPECT_GT(kv.sequences[0].length, 0);
   EXPECT_FALSE(kv.sequences[0].tokens.empty()) << "its token ids, for the block view's hover";
+  EXPECT_EQ(kv.sequences[0].client, user_agent() + " at 127.0.0.1") << "who asked, for the block view";
   for (int32_t block : kv.sequences[0].block_table) EXPECT_EQ(kv.blocks[static_cast<size_t>(block)].owners, std::vector<SeqId>{kv.sequences[0].id});
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <QImage>
+#include <QListWidget>
 #include <QSignalSpy>
 #include <cmath>
 #include <QTest>
@@ -41,8 +42,8 @@ KvSnapshot paged_snapshot() {
   s.blocks[3].cached = true;
   s.blocks[3].filled = 4;
   s.blocks[3].hash = 0x1234;
-  s.sequences.push_back({7, 10, {0, 1, 2}, {10, 11, 12, 13, 20, 21, 22, 23, 30, 31}});
-  s.sequences.push_back({9, 7, {0, 5}, {10, 11, 12, 13, 40, 41, 42}});
+  s.sequences.push_back({7, 10, {0, 1, 2}, {10, 11, 12, 13, 20, 21, 22, 23, 30, 31}, {}});
+  s.sequences.push_back({9, 7, {0, 5}, {10, 11, 12, 13, 40, 41, 42}, {}});
   return s;
 }
 
@@ -54,8 +55,8 @@ KvSnapshot contiguous_snapshot() {
   s.blocks.resize(4);
   s.blocks[0] = {{1}, 1, 25, false, 0};
   s.blocks[2] = {{2}, 1, 80, false, 0};
-  s.sequences.push_back({1, 25, {0}, {}});
-  s.sequences.push_back({2, 80, {2}, {}});
+  s.sequences.push_back({1, 25, {0}, {}, {}});
+  s.sequences.push_back({2, 80, {2}, {}, {}});
   return s;
 }
 
@@ -143,6 +144,20 @@ TEST_F(View, SelectSequenceHighlightsAndSurvivesUpdatesUntilItsRequestEnds) {
   const QPoint inside_9 = origin + grid->block_rect(5).topLeft() + QPoint(4, grid->cell_size() / 2);
   EXPECT_EQ(selected.pixel(inside_7), plain.pixel(inside_7));
   EXPECT_NE(selected.pixel(inside_9), plain.pixel(inside_9));
+}
+
+// A request served to an HTTP client is labelled with the client; a chat session's with the session.
+TEST_F(View, AServedRequestIsLabelledWithItsClient) {
+  BlockTableView view;
+  KvSnapshot s = paged_snapshot();
+  s.sequences[1].client = "curl/8.5.0 at 127.0.0.1";
+  view.update_from(s);
+  view.set_sequence_owners({{7, {"s1", "chat 1"}}});
+  const QListWidget* list = view.findChild<QListWidget*>();
+  ASSERT_NE(list, nullptr);
+  ASSERT_EQ(list->count(), 2);
+  EXPECT_TRUE(list->item(0)->text().startsWith("chat 1 · seq 7")) << list->item(0)->text().toStdString();
+  EXPECT_TRUE(list->item(1)->text().startsWith("curl/8.5.0 at 127.0.0.1 · seq 9")) << list->item(1)->text().toStdString();
 }
 
 TEST_F(View, HoverTextNamesTheBlockAndItsTokens) {

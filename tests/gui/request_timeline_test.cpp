@@ -195,6 +195,25 @@ TEST(RequestTimelineView, DrawsEveryBarAndMarkAndNamesThemOnHover) {
   EXPECT_EQ(view.note(), "waiting for the first request");
 }
 
+// A request served to an HTTP client is tagged with the client's product, and named in full on hover.
+TEST(RequestTimelineView, AServedRequestIsLabelledWithItsClient) {
+  offscreen_app();
+  RequestTimeline view;
+  view.resize(700, 300);
+  view.show();
+  EngineMetricsSnapshot snap = synthetic_preemption_snapshot();
+  snap.requests[1].client = "curl/8.5.0 at 127.0.0.1";
+  view.update_from(snap);
+  view.replot(QCustomPlot::rpImmediateRefresh);
+  auto* ticker = dynamic_cast<QCPAxisTickerText*>(view.yAxis->ticker().data());
+  ASSERT_NE(ticker, nullptr);
+  QStringList ticks;
+  for (const QString& tick : ticker->ticks()) ticks << tick;
+  EXPECT_EQ(ticks, (QStringList{"req 0", "curl/8.5.0 1"}));
+  const QString over = view.hover_at({view.xAxis->coordToPixel(1.065), view.yAxis->coordToPixel(1)});
+  EXPECT_TRUE(over.startsWith("request 1 from curl/8.5.0 at 127.0.0.1 · prompt 16 tokens")) << over.toStdString();
+}
+
 // On a server the lanes are this client's requests: the corner says so, naming the server.
 TEST(RequestTimelineView, OnAServerItSaysTheLanesAreThisClientsOnly) {
   offscreen_app();

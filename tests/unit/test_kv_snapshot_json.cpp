@@ -14,7 +14,7 @@ KvSnapshot two_sharing_a_block() {
   s.kind = "paged";
   s.block_size = 16;
   s.blocks = {{{3, 4}, 2, 16, false, 0xfedcba9876543210ull}, {{3}, 1, 5, false, 0}, {{}, 0, 16, true, 42}, {{}, 0, 0, false, 0}};
-  s.sequences = {{3, 21, {0, 1}, {1, 2, 3}}, {4, 16, {0}, {}}};
+  s.sequences = {{3, 21, {0, 1}, {1, 2, 3}, "curl/8.5.0 at 127.0.0.1"}, {4, 16, {0}, {}, {}}};
   return s;
 }
 
@@ -28,6 +28,7 @@ TEST(KvSnapshotJson, ReadsBackWhatItWrites) {
   EXPECT_TRUE(back.blocks[2].cached);
   EXPECT_EQ(back.sequences[0].block_table, (std::vector<int32_t>{0, 1}));
   EXPECT_EQ(back.sequences[0].tokens, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(back.sequences[0].client, "curl/8.5.0 at 127.0.0.1");
 }
 
 std::string refusal(const nlohmann::json& j) {

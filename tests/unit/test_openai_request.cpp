@@ -151,5 +151,16 @@ TEST(OpenAiRequest, ABodyThatIsNotAJsonObjectIsABadRequest) {
   }
 }
 
+// The label the timeline and the block view give a served request: the User-Agent's first product
+// and the address, printable and short whatever the client sends.
+TEST(OpenAiRequest, AClientIsLabelledByItsProductAndAddress) {
+  EXPECT_EQ(client_label("curl/8.5.0", "127.0.0.1"), "curl/8.5.0 at 127.0.0.1");
+  EXPECT_EQ(client_label("OpenAI/Python 1.51.0", "::1"), "OpenAI/Python at ::1");
+  EXPECT_EQ(client_label("", "10.0.0.2"), "10.0.0.2");
+  EXPECT_EQ(client_label("  ", "10.0.0.2"), "10.0.0.2");
+  EXPECT_EQ(client_label("bad\x01\nagent/1", "h"), "bad??agent/1 at h");
+  EXPECT_EQ(client_label(std::string(200, 'x'), "h"), std::string(kMaxClientProduct, 'x') + "\u2026 at h");
+}
+
 }  // namespace
 }  // namespace inferscope
