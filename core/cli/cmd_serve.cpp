@@ -23,8 +23,6 @@ namespace {
 // concurrent clients share the cache rather than queue behind one.
 constexpr int32_t kServedSequences = 4;
 
-bool loopback(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
-
 // The key from --api-key-file (its first line) or INFERSCOPE_API_KEY; "" when neither gives one.
 std::string api_key(const Args& args) {
   if (args.has("--api-key-file")) {
@@ -70,7 +68,7 @@ int cmd_serve(int argc, char** argv) {
   options.max_queue = static_cast<int32_t>(args.integer("--max-queue", 256, 0, 1 << 20));
   options.write_timeout_s = args.real("--write-timeout", 30, 1, 3600);
   const double drain_s = args.real("--drain-timeout", 30, 0, 3600);
-  if (!loopback(options.host) && options.api_key.empty()) {
+  if (!loopback_host(options.host) && options.api_key.empty()) {
     throw UsageError("--host " + options.host + " opens the server beyond this machine: set an API key first, with "
                      "--api-key-file FILE or INFERSCOPE_API_KEY=KEY");
   }

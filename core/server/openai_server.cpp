@@ -29,8 +29,8 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::chrono::milliseconds kPoll{100};
-constexpr int kListenBacklog = 1024;  // connections waiting to be accepted (the kernel caps it at somaxconn)  // how often a waiting handler looks at the drain deadline
+constexpr std::chrono::milliseconds kPoll{100};  // how often a waiting handler looks at the drain deadline
+constexpr int kListenBacklog = 1024;  // connections waiting to be accepted (the kernel caps it at somaxconn)
 
 // Compares without an early exit, so the time taken does not tell how much of a guessed key matched.
 bool same_key(const std::string& given, const std::string& key) {
@@ -125,12 +125,13 @@ struct OpenAiServer::Impl {
     return draining && Clock::now().time_since_epoch().count() >= drain_deadline_ns.load();
   }
 
-  // The request's events until it has tokens or has ended; cancels it once the drain deadline passes.
+  // The request's events until it has tokens or has ended; cancels it once the drain deadline has
+  // passed, whether or not tokens still come (its end follows within an engine step).
   StreamEvents next_events(RequestId id) {
     for (;;) {
+      if (past_drain_deadline()) engine.cancel(id);
       StreamEvents events = streams.take(id, kPoll);
       if (!events.tokens.empty() || events.finished) return events;
-      if (past_drain_deadline()) engine.cancel(id);
     }
   }
 
@@ -360,9 +361,14 @@ struct OpenAiServer::Impl {
   }
 };
 
+bool loopback_host(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
+
 OpenAiServer::OpenAiServer(const LlamaModel& model, InferenceEngine& engine, RequestStreams& streams, ServeOptions options)
     : impl_(std::make_unique<Impl>(model, engine, streams, std::move(options))) {
   Impl& s = *impl_;
+  if (!loopback_host(s.options.host) && s.options.api_key.empty()) {
+    throw std::runtime_error("listening on " + s.options.host + " opens the server beyond this machine: it needs an API key");
+  }
   const size_t threads = static_cast<size_t>(std::max(s.options.http_threads, 2));
   s.http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   s.http.set_payload_max_length(s.options.max_body_bytes);

@@ -34,10 +34,14 @@ struct ServeOptions {
   int32_t max_queue = 256;               // requests waiting for the engine beyond this: 503 with Retry-After (0: no limit)
 };
 
+// Whether `host` reaches this machine only (127.0.0.1, localhost, ::1): elsewhere a server asks for a key.
+bool loopback_host(const std::string& host);
+
 class OpenAiServer {
  public:
-  // Binds options.host:options.port; throws std::runtime_error saying why it cannot. `engine` must
-  // have been built with streams.callbacks() and outlive the server.
+  // Binds options.host:options.port; throws std::runtime_error saying why it cannot (a host beyond
+  // this machine without an API key included). `engine` must report to streams.callbacks() (built
+  // with them, or a CallbackRouter's guest view over an engine) and outlive the server.
   OpenAiServer(const LlamaModel& model, InferenceEngine& engine, RequestStreams& streams, ServeOptions options);
   ~OpenAiServer();
   OpenAiServer(const OpenAiServer&) = delete;

@@ -548,19 +548,45 @@ TEST(OpenAiServer, APortInUseIsRefused) {
   }
 }
 
+// A server that other machines could reach needs a key, whoever builds it (the CLI or the workbench).
+TEST(OpenAiServer, AnAddressBeyondThisMachineAsksForAKey) {
+  RequestStreams streams;
+  EngineConfig config;
+  config.context_length = 256;
+  Engine engine(demo(), config, streams.callbacks());
+  ServeOptions options;
+  options.host = "0.0.0.0";
+  options.port = 0;
+  try {
+    OpenAiServer open(demo(), engine, streams, options);
+    ADD_FAILURE() << "listened on 0.0.0.0 without a key";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("0.0.0.0 opens the server beyond this machine"), std::string::npos) << e.what();
+  }
+  options.api_key = "s3cret";
+  EXPECT_NO_THROW(OpenAiServer(demo(), engine, streams, options));
+  EXPECT_TRUE(loopback_host("::1"));
+  EXPECT_FALSE(loopback_host("192.168.1.5"));
+}
+
 // Stopping drains: a stream in flight runs to its end within the drain time, then serve() returns.
-TEST(OpenAiServer, StoppingLetsARunningStreamFinish) {
-  auto s = std::make_unique<Served>();
-  json body = chat_body("Count from one to twenty.", 40);
+// Streams `body` and, once its first text has come, stops the server with `drain_s` to drain; the reply.
+RemoteReply stopped_while_streaming(Served& s, json body, double drain_s) {
   body["stream"] = true;
   std::atomic<bool> started{false};
   RemoteStreamCallbacks cb;
   cb.on_content = [&](std::string_view, double) { started = true; };
   RemoteReply reply;
-  std::thread client([&] { reply = stream_completion(endpoint(*s), "/v1/chat/completions", body, cb); });
+  std::thread client([&] { reply = stream_completion(endpoint(s), "/v1/chat/completions", body, cb); });
   while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  s->server().stop(60);
+  s.server().stop(drain_s);
   client.join();
+  return reply;
+}
+
+TEST(OpenAiServer, StoppingLetsARunningStreamFinish) {
+  auto s = std::make_unique<Served>();
+  const RemoteReply reply = stopped_while_streaming(*s, chat_body("Count from one to twenty.", 40), 60);
   EXPECT_EQ(reply.outcome, RemoteOutcome::Finished) << reply.error;
   EXPECT_FALSE(reply.finish_reason.empty()) << "it ran to its own end";
   s->wait();
@@ -568,6 +594,17 @@ TEST(OpenAiServer, StoppingLetsARunningStreamFinish) {
   health.url = s->url("/health");
   health.connect_timeout_s = 1;
   EXPECT_THROW(http_perform(health), HttpError) << "no longer accepting";
+}
+
+// A stream still running when the drain time is up is cancelled, however fast its tokens come.
+TEST(OpenAiServer, StoppingCancelsAStreamStillRunningAtTheDeadline) {
+  auto s = std::make_unique<Served>();
+  json body = chat_body("Tell me a story.", 1500);
+  body["ignore_eos"] = true;
+  const RemoteReply reply = stopped_while_streaming(*s, body, 0.2);
+  EXPECT_NE(reply.finish_reason, "length") << "cut off at the deadline, not run to its 1500 tokens";
+  s->wait();
+  EXPECT_EQ(s->engine().metrics_snapshot().requests.back().finish_reason, "abort");
 }
 
 // serve-sim --endpoint replays a workload on it with the prompts the local run makes, and reads its
