@@ -2,7 +2,7 @@
 # Makes the screenshots of README.md and docs/ again, at 1280x720, by running the scripted demos
 # (resources/demo/*.json; gui/app/demo_script.h documents their steps) in a virtual display:
 # the workbench, Compare (local and simulated), speculation, every Learn experiment on the demo
-# model; the Model tab on Gemma 3 270M when models/gemma-3-270m-q4_k_m.gguf is there; and the
+# model; the workbench serving the demo model while curl streams from it; the Model tab on Gemma 3 270M when models/gemma-3-270m-q4_k_m.gguf is there; and the
 # workbench on a llama-server (the demo model, 4 slots) from scripts/llama-server.sh (which builds
 # llama.cpp first when its cache has none).
 # Sessions and settings go to a scratch folder, so nothing of the user's shapes the pictures.
@@ -26,6 +26,12 @@ shot docs/screenshots/workbench.png resources/demo/readme-demo.json
 shot "$scratch/compare-simulated-end.png" resources/demo/compare-simulated-demo.json
 shot docs/screenshots/speculative.png resources/demo/speculative-demo.json
 shot "$scratch/learn-end.png" resources/demo/learn-demo.json
+# A client for the serving demo: once the Serve switch listens on 18081, curl streams a long story.
+(for _ in $(seq 600); do curl -sf http://127.0.0.1:18081/health > /dev/null && break; sleep 0.1; done
+ curl -sN http://127.0.0.1:18081/v1/chat/completions -H 'Content-Type: application/json' \
+   -d '{"messages": [{"role": "user", "content": "Tell me a long story about a dragon."}], "max_tokens": 600, "ignore_eos": true, "stream": true}' \
+   > /dev/null || true) &
+shot docs/screenshots/serving.png resources/demo/serving-demo.json
 if [[ -f models/gemma-3-270m-q4_k_m.gguf ]]; then
   shot "$scratch/gemma-end.png" resources/demo/gemma3-model-demo.json
 else

@@ -25,6 +25,7 @@ class BackgroundServer {
   BackgroundServer& operator=(const BackgroundServer&) = delete;
 
   std::string url() const { return server_->url(); }
+  int32_t port() const { return server_->port(); }
 
  private:
   std::shared_ptr<const LlamaModel> model_;

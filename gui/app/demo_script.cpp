@@ -4,7 +4,9 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QAction>
 #include <QPixmap>
+#include <QSettings>
 #include <QTabWidget>
 #include <cstdio>
 #include <stdexcept>
@@ -25,7 +27,7 @@ namespace {
 
 const char* const kActions[] = {"open_model", "new_session", "select_session", "send", "config", "compare", "wait",
                                 "wait_idle", "wait_tokens", "tab", "token_view", "show_plot", "show_toggle", "screenshot",
-                                "experiment", "show_learn_plot", "connect"};
+                                "experiment", "show_learn_plot", "connect", "serve", "wait_served"};
 constexpr qint64 kDefaultTimeoutMs = 300'000;
 
 qint64 now_ms() { return QDateTime::currentMSecsSinceEpoch(); }
@@ -89,6 +91,9 @@ DemoScript::DemoScript(MainWindow& window, const nlohmann::json& script, const Q
     if (step.action == "wait_tokens") json_field<int>(s, "wait_tokens", w);
     if (step.action == "token_view") json_field<bool>(s, "token_view", w);
     if (step.action == "show_learn_plot") json_field<int>(s, "show_learn_plot", w);
+    if (step.action == "serve") json_field<uint16_t>(s, "serve", w);
+    if (step.action == "wait_served") json_field<int>(s, "wait_served", w);
+    if (step.action == "wait_served" && s.contains("timeout")) json_field<double>(s, "timeout", w);
     if (step.action == "experiment" && s.contains("timeout")) json_field<double>(s, "timeout", w);
     if (step.action == "connect" && s.contains("model")) json_field<std::string>(s, "model", w);
     if (step.action == "new_session" || step.action == "select_session" || step.action == "send" ||
@@ -105,6 +110,9 @@ DemoScript::DemoScript(MainWindow& window, const nlohmann::json& script, const Q
   connect(&window_.bridge(), &EngineBridge::config_result, this, [this](bool applied, const QString& message) {
     ++config_answers_;
     if (!applied) failure_ = "config rejected: " + message;
+  });
+  connect(&window_.bridge(), &EngineBridge::serving_changed, this, [this](const QString&, const QString& error) {
+    if (!error.isEmpty()) failure_ = "not serving: " + error;
   });
 }
 
@@ -190,6 +198,15 @@ void DemoScript::run_step(const Step& step) {
       const ServerInfo info = probe_server(endpoint);  // a demo may wait for the server's answer
       if (endpoint.model.empty() && !info.models.empty()) endpoint.model = info.models.front();
       bridge.connect_remote(endpoint, info);
+    } else if (step.action == "serve") {
+      // As a user would: the port in the server settings, then the Serve switch.
+      QSettings().setValue("serve/port", json_field<uint16_t>(a, "serve", w));
+      window_.serve_action()->trigger();
+      wait_until([&bridge] { return !bridge.serving_url().isEmpty(); }, kDefaultTimeoutMs);
+    } else if (step.action == "wait_served") {
+      const int64_t served = json_field<int>(a, "wait_served", w);
+      const qint64 timeout = a.contains("timeout") ? static_cast<qint64>(json_field<double>(a, "timeout", w) * 1000) : kDefaultTimeoutMs;
+      wait_until([&bridge, served] { return bridge.served_counts().submitted >= served; }, timeout);
     } else if (step.action == "new_session") {
       chat.new_session(QString::fromStdString(json_field<std::string>(a, "new_session", w)));
       if (a.contains("system")) chat.set_system_prompt(QString::fromStdString(json_field<std::string>(a, "system", w)));

@@ -8,6 +8,9 @@
 //                                                working directory, then resource_path.h's folders)
 //       {"connect": "http://127.0.0.1:8080", "model": "m"},   runs on that server (model: its first
 //                                                when none is named), once it has answered the probe
+//       {"serve": 18081},                        serves the model on that loopback port (the Serve
+//                                                switch) and waits until it listens
+//       {"wait_served": 1, "timeout": 60},       until HTTP clients have sent this many requests
 //       {"new_session": "Name", "system": "...", "temperature": 0.7, "max_tokens": 128},
 //       {"select_session": "Name"},
 //       {"send": "text", "session": "Name"},     sends a turn (the current session when none named)

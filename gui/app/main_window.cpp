@@ -19,6 +19,7 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolBar>
 #include <qcustomplot.h>
 #include <algorithm>
@@ -34,6 +35,7 @@
 #include "gui/app/status_note.h"
 #include "gui/app/welcome_page.h"
 #include "gui/remote/connect_dialog.h"
+#include "gui/serve/serve_dialog.h"
 #include "gui/app/window_layout.h"
 #include "gui/blocks/block_table_view.h"
 #include "gui/bridge/engine_bridge.h"
@@ -103,7 +105,8 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
       status_(new StatusFields),
       note_(new StatusNote),
       progress_(new QProgressBar),
-      recent_menu_(nullptr) {
+      recent_menu_(nullptr),
+      serve_status_timer_(new QTimer(this)) {
   setWindowTitle("Inferscope");
   setAcceptDrops(true);
   resize(1600, 1000);
@@ -148,6 +151,9 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
   connect(bridge_, &EngineBridge::metrics_updated, this, &MainWindow::on_metrics);
   connect(bridge_, &EngineBridge::kv_updated, this, &MainWindow::on_kv);
   connect(bridge_, &EngineBridge::config_result, this, &MainWindow::on_config_result);
+  connect(bridge_, &EngineBridge::serving_changed, this, &MainWindow::on_serving_changed);
+  serve_status_timer_->setInterval(500);
+  connect(serve_status_timer_, &QTimer::timeout, this, &MainWindow::show_serving);
   connect(bridge_, &EngineBridge::config_applied, this, [this](double time_s, const QString& message) {
     dashboard_->mark_config_change(time_s, mark_label(message));
   });
@@ -208,6 +214,16 @@ void MainWindow::build_menus() {
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
 
+  QMenu* server = menuBar()->addMenu("&Server");
+  serve_action_ = server->addAction("&Serve the model over HTTP");
+  serve_action_->setCheckable(true);
+  serve_action_->setEnabled(false);  // until a local model is loaded
+  serve_action_->setIconText("Serve");
+  serve_action_->setToolTip("Serve the loaded model over the OpenAI API (Server > Server settings… sets the address); "
+                            "clients' requests run beside the chat's and show in the dashboards");
+  connect(serve_action_, &QAction::triggered, this, &MainWindow::toggle_serving);
+  server->addAction("Server &settings…", this, &MainWindow::open_serve_settings);
+
   QToolBar* bar = addToolBar("Model");
   bar->setObjectName("model_toolbar");  // saveState() names toolbars by objectName
   bar->setMovable(false);
@@ -221,6 +237,43 @@ void MainWindow::build_menus() {
   device_label_->setText(local_device_text());
   device_label_->setToolTip("Where the engine runs; the Config panel's device toggle lists the CUDA devices");
   bar->addWidget(device_label_);
+  bar->addAction(serve_action_);
+}
+
+void MainWindow::toggle_serving(bool on) {
+  if (!on) return bridge_->stop_serving();
+  const ServeOptions options = serve_settings();
+  if (const QString problem = serve_settings_problem(options); !problem.isEmpty()) {
+    serve_action_->setChecked(false);
+    show_error("Not serving", problem + " (Server > Server settings…)");
+    return;
+  }
+  bridge_->start_serving(options);
+  show_serving();
+}
+
+void MainWindow::open_serve_settings() {
+  ServeDialog dialog(serve_settings(), this);
+  if (dialog.exec() != QDialog::Accepted) return;
+  save_serve_settings(dialog.options());
+  if (bridge_->serving()) bridge_->start_serving(serve_settings());  // again, on the new address
+}
+
+void MainWindow::on_serving_changed(const QString& url, const QString& error) {
+  serve_action_->setChecked(bridge_->serving());
+  if (bridge_->serving()) {
+    serve_status_timer_->start();
+  } else {
+    serve_status_timer_->stop();
+  }
+  show_serving();
+  if (!url.isEmpty()) note_->show_message("Serving " + bridge_->model_path().section('/', -1) + " at " + url + "/v1", 8000);
+  if (!error.isEmpty()) show_error("Not serving", error);
+}
+
+void MainWindow::show_serving() {
+  const GuestCounts counts = bridge_->served_counts();
+  status_->show_serving(bridge_->serving_url(), bridge_->serving(), counts.in_flight, counts.submitted);
 }
 
 void MainWindow::choose_model_file() {
@@ -245,8 +298,9 @@ void MainWindow::on_remote_connected(const QString& source) {
   blocks_->show_remote(source, std::nullopt, std::nullopt, std::nullopt);
   // The toggles configure the local engine; the server keeps its own configuration.
   config_->setEnabled(false);
+  serve_action_->setEnabled(false);
   config_->setToolTip("Connected to " + source + ": the server runs its own configuration. Open a model to use the toggles.");
-  note_->show_message("Connected to " + source, 8000);
+  note_->show_message("Connected to " + source + (serve_action_->isChecked() ? " (serving stopped: it serves a local model)" : ""), 8000);
   pages_->setCurrentWidget(tabs_);
 }
 
@@ -276,6 +330,7 @@ void MainWindow::refresh_recent_menu() {
 void MainWindow::on_model_loaded(const QString& path) {
   progress_->setVisible(false);
   config_->setEnabled(true);
+  serve_action_->setEnabled(true);
   config_->setToolTip({});
   device_label_->setText(local_device_text());
   const LlamaModel& model = *bridge_->model();

@@ -7,7 +7,9 @@
 // open from the file dialog, the recent list, the welcome page, the command line or by dropping a .gguf
 // file on the window. The recent models, the last engine configuration (engine_settings.h) and the
 // window layout (window_layout.h) persist in QSettings; the configuration is restored when the first
-// model loads.
+// model loads. The Server menu's Serve switch (also on the model bar) puts the loaded model behind the
+// OpenAI-compatible server beside the chat (EngineBridge::start_serving); the status bar then shows
+// its URL and its clients' requests, and the timeline and block view name each client.
 #pragma once
 #include <QMainWindow>
 #include <QString>
@@ -18,6 +20,7 @@
 
 class BlockTableView;
 class MetricsDashboard;
+class QAction;
 class QLabel;
 class QMenu;
 class QProgressBar;
@@ -68,6 +71,8 @@ class MainWindow : public QMainWindow {
   QString status_text() const;
   StatusFields* status_fields() const { return status_; }
   StatusNote* status_note() const { return note_; }
+  // The Serve switch (checked while serving is asked for).
+  QAction* serve_action() const { return serve_action_; }
   // Scrolls the Chat tab's dashboard to the plot named `name` (false: there is none).
   bool show_plot(const QString& name);
   QStringList recent_models() const;
@@ -101,6 +106,11 @@ class MainWindow : public QMainWindow {
   // A window-modal dialog that does not block (error_shown follows).
   void show_error(const QString& title, const QString& text);
   void on_kv(const inferscope::KvSnapshot& snapshot);
+  // The Serve switch flipped by the user; Server > Server settings…; the bridge's answer.
+  void toggle_serving(bool on);
+  void open_serve_settings();
+  void on_serving_changed(const QString& url, const QString& error);
+  void show_serving();
   void on_metrics(const inferscope::EngineMetricsSnapshot& snapshot);
   void follow_current_session();
 
@@ -124,6 +134,8 @@ class MainWindow : public QMainWindow {
   QString model_text_;  // the top bar's model summary, before the weights in use
   QProgressBar* progress_;
   QMenu* recent_menu_;
+  QAction* serve_action_ = nullptr;
+  QTimer* serve_status_timer_;  // refreshes the status bar's server figures while serving
 };
 
 }  // namespace inferscope::gui

@@ -32,13 +32,14 @@ StatusFields::StatusFields(QWidget* parent) : QWidget(parent) {
   decode_ = add_field(row, "status_engine_decode");
   weights_ = add_field(row, "status_weights");
   conversion_ = add_field(row, "status_conversion");
+  serving_ = add_field(row, "status_serving");
   // Until the first metrics only the first label speaks.
   for (QWidget* w : findChildren<QLabel*>()) w->setVisible(w == running_);
   running_->setText(QStringLiteral("no model"));
 }
 
 void StatusFields::show_metrics(const EngineMetricsSnapshot& m) {
-  for (QWidget* w : findChildren<QLabel*>()) w->setVisible(true);
+  for (QLabel* w : {running_, waiting_, kv_, decode_, weights_}) set_field_visible(w, true);
   running_->setText(QStringLiteral("running %1").arg(m.num_requests_running));
   waiting_->setText(QStringLiteral("waiting %1").arg(m.num_requests_waiting));
   const std::optional<double> kv = reported_kv_usage(m);
@@ -53,15 +54,24 @@ void StatusFields::show_metrics(const EngineMetricsSnapshot& m) {
                                         .arg(QString::fromStdString(m.converting_to))
                                         .arg(m.conversion_progress * 100, 0, 'f', 0)
                                   : QString());
-  // The separator before the conversion goes with it.
-  const int index = layout()->indexOf(conversion_);
-  layout()->itemAt(index - 1)->widget()->setVisible(converting);
-  conversion_->setVisible(converting);
+  set_field_visible(conversion_, converting);
+}
+
+void StatusFields::show_serving(const QString& url, bool starting, int32_t running, int64_t served) {
+  set_field_visible(serving_, starting || !url.isEmpty());
+  serving_->setText(url.isEmpty() ? QStringLiteral("serving: starting…")
+                                  : QStringLiteral("serving %1/v1 (%2 running, %3 served)").arg(url).arg(running).arg(served));
+}
+
+void StatusFields::set_field_visible(QLabel* field, bool visible) {
+  const int index = layout()->indexOf(field);
+  if (index > 0) layout()->itemAt(index - 1)->widget()->setVisible(visible);
+  field->setVisible(visible);
 }
 
 QString StatusFields::text() const {
   QStringList parts;
-  for (QLabel* label : {running_, waiting_, kv_, decode_, weights_, conversion_})
+  for (QLabel* label : {running_, waiting_, kv_, decode_, weights_, conversion_, serving_})
     if (!label->isHidden() && !label->text().isEmpty()) parts << label->text();
   return parts.join(QStringLiteral(" · "));
 }

@@ -1,6 +1,7 @@
 #include "gui/bridge/engine_bridge.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "core/common/text_format.h"
 #include "core/engine/prompt.h"
@@ -46,7 +47,8 @@ EngineBridge::EngineBridge(EngineConfig config, QObject* parent) : QObject(paren
 EngineBridge::~EngineBridge() {
   closing_ = true;
   poll_.stop();
-  retire(std::move(engine_));  // the worker's destructor runs this job and joins
+  retire(std::move(server_));  // first: it holds the engine, and cancels its clients' requests on it
+  retire(std::move(engine_));  // the worker's destructor runs these jobs and joins
 }
 
 EngineConfig EngineBridge::config() const {
@@ -134,10 +136,13 @@ void EngineBridge::load_model(const QString& path) {
 
 void EngineBridge::build_engine(std::shared_ptr<const LlamaModel> model, const QString& path, bool new_model) {
   const uint64_t generation = next_generation_++;
-  worker_.post([this, model, path, new_model, generation, config = config_, cb = callbacks_for(generation, model)] {
+  auto router = std::make_shared<CallbackRouter>(callbacks_for(generation, model));
+  worker_.post([this, model, path, new_model, generation, config = config_, router] {
     try {
-      std::shared_ptr<Engine> engine = make_engine(model, config, cb);
-      post_to_gui([this, model, engine, generation, path, new_model] { install(model, engine, generation, path, new_model); });
+      std::shared_ptr<Engine> engine = make_engine(model, config, router->callbacks());
+      post_to_gui([this, model, engine, router, generation, path, new_model] {
+        install(model, engine, router, generation, path, new_model);
+      });
     } catch (const std::exception& e) {
       post_to_gui([this, path, new_model, text = QString::fromStdString(e.what())] {
         loading_ = rebuilding_ = false;
@@ -152,6 +157,9 @@ void EngineBridge::build_engine(std::shared_ptr<const LlamaModel> model, const Q
 }
 
 void EngineBridge::start_generation(uint64_t generation) {
+  retire_server();
+  if (router_) served_before_ += router_->guest_counts().submitted;
+  router_.reset();
   retire(std::move(engine_));
   generation_ = generation;
   accepted_ = config_;
@@ -162,13 +170,15 @@ void EngineBridge::start_generation(uint64_t generation) {
 }
 
 void EngineBridge::install(std::shared_ptr<const LlamaModel> model, std::shared_ptr<Engine> engine,
-                           uint64_t generation, const QString& path, bool new_model) {
+                           std::shared_ptr<CallbackRouter> router, uint64_t generation, const QString& path, bool new_model) {
   start_generation(generation);
   model_ = std::move(model);
   engine_ = std::move(engine);
+  router_ = std::move(router);
   model_path_ = path;
   loading_ = rebuilding_ = false;
   emit engine_replaced();
+  if (serve_options_) launch_server();
   if (new_model) {
     emit model_loaded(path);
   } else {
@@ -186,7 +196,67 @@ void EngineBridge::connect_remote(const RemoteEndpoint& endpoint, const ServerIn
   model_path_.clear();
   engine_ = std::move(remote);
   emit engine_replaced();
+  const bool was_serving = serve_options_.has_value();
+  serve_options_.reset();  // before remote_connected: serving() is false by then
   emit remote_connected(remote_source());
+  if (was_serving) emit serving_changed({}, {});
+}
+
+void EngineBridge::start_serving(const ServeOptions& options) {
+  if (!router_) {
+    const QString why = remote() ? "serving needs a local model: the workbench runs on " + remote_source() : "open a model to serve it";
+    QMetaObject::invokeMethod(this, [this, why] { emit serving_changed({}, why); }, Qt::QueuedConnection);
+    return;
+  }
+  retire_server();
+  serve_options_ = options;
+  served_before_ = -router_->guest_counts().submitted;  // counted from now
+  launch_server();
+}
+
+void EngineBridge::stop_serving() {
+  if (!serve_options_) return;
+  serve_options_.reset();
+  retire_server();
+  emit serving_changed({}, {});
+}
+
+GuestCounts EngineBridge::served_counts() const {
+  GuestCounts counts = router_ ? router_->guest_counts() : GuestCounts{};
+  counts.submitted += served_before_;
+  return counts;
+}
+
+void EngineBridge::launch_server() {
+  if (!router_ || !model_) return;
+  ServeOptions options = *serve_options_;
+  options.model_name = std::filesystem::path(model_path_.toStdString()).stem().string();
+  options.context_length = config().context_length;
+  const uint64_t ticket = ++serve_ticket_;
+  worker_.post([this, ticket, model = model_, engine = engine_, router = router_, options] {
+    try {
+      auto server = std::make_shared<BackgroundServer>(model, engine, router, options);
+      post_to_gui([this, ticket, server]() mutable {
+        if (ticket != serve_ticket_) return retire(std::move(server));  // stopped, or another engine, meanwhile
+        server_ = std::move(server);
+        serve_options_->port = server_->port();  // a free port, once found, is kept for the next engine
+        serving_url_ = QString::fromStdString(server_->url());
+        emit serving_changed(serving_url_, {});
+      });
+    } catch (const std::exception& e) {
+      post_to_gui([this, ticket, text = QString::fromStdString(e.what())] {
+        if (ticket != serve_ticket_) return;
+        serve_options_.reset();
+        emit serving_changed({}, "cannot serve: " + text);
+      });
+    }
+  });
+}
+
+void EngineBridge::retire_server() {
+  ++serve_ticket_;
+  retire(std::move(server_));
+  serving_url_.clear();
 }
 
 QString EngineBridge::remote_source() const { return engine_ ? QString::fromStdString(engine_->source()) : QString(); }
@@ -224,7 +294,7 @@ void EngineBridge::set_config(const EngineConfig& config) {
   if (!engine_) return;
   sent_.push_back(config);
   if (!rebuild) return;
-  if (in_flight() == 0 && !busy()) {
+  if (!requests_in_flight() && !busy()) {
     rebuilding_ = true;
     build_engine(model_, model_path_, false);
   } else {
@@ -280,11 +350,18 @@ void EngineBridge::on_finished(Key key, StopReason reason) {
   keys_.erase(id);
   kv_dirty_ = true;
   emit finished(id, stop_reason_name(reason));
-  if (rebuild_pending_ && in_flight() == 0 && !busy() && model_) {
-    rebuild_pending_ = false;
-    rebuilding_ = true;
-    build_engine(model_, model_path_, false);
-  }
+  rebuild_when_idle();
+}
+
+bool EngineBridge::requests_in_flight() const {
+  return in_flight() > 0 || (router_ && router_->guest_counts().in_flight > 0);
+}
+
+void EngineBridge::rebuild_when_idle() {
+  if (!rebuild_pending_ || requests_in_flight() || busy() || !model_) return;
+  rebuild_pending_ = false;
+  rebuilding_ = true;
+  build_engine(model_, model_path_, false);
 }
 
 void EngineBridge::settle_config(bool applied) {
@@ -318,6 +395,7 @@ void EngineBridge::poll() {
     if (engine_internals()) request_kv_snapshot();
     return;
   }
+  rebuild_when_idle();  // the clients' requests end without a signal here
   EngineMetricsSnapshot m = engine_->metrics_snapshot();
   // The weights change without a step too: a background conversion progresses or swaps in while idle.
   const std::string weights = m.weights_quant + "/" + m.converting_to + "/" + std::to_string(m.conversion_progress);

@@ -8,6 +8,12 @@
 // Request ids here are the bridge's own, unique across engines: a new model or a new thread count
 // builds a new Engine whose ids start again at 0, and the old engine's last callbacks (its aborted
 // requests) still reach the right session.
+//
+// Serving: start_serving() puts the local engine behind the OpenAI-compatible server
+// (core/server/background_server.h) while the chat goes on. Each engine reports through a
+// CallbackRouter, so the clients' requests never reach the bridge's signals, yet the dashboards and
+// the block table show them (they are the engine's). Servers are built and destroyed on the worker,
+// in order, so a new engine is served on the same address once the old server has let it go.
 #pragma once
 #include <QObject>
 #include <QString>
@@ -19,7 +25,9 @@
 
 #include "core/engine/engine.h"
 #include "core/model/llama_model.h"
+#include "core/engine/callback_router.h"
 #include "core/remote/remote_engine.h"
+#include "core/server/background_server.h"
 #include "core/spec/verifier.h"
 #include "gui/bridge/background_worker.h"
 #include "gui/bridge/machine_measure.h"
@@ -70,6 +78,19 @@ class EngineBridge : public QObject {
   int submit(EngineRequest request);
   void cancel(int request);
   int in_flight() const { return static_cast<int>(requests_.size()); }
+
+  // Serves the local engine over HTTP with `options` (its model name and context are the loaded
+  // model's), replacing any server running: serving_changed follows once it listens, or says why
+  // it cannot. Serving goes on over a new engine (another model, another thread count) and stops on
+  // a switch to a remote server.
+  void start_serving(const ServeOptions& options);
+  // Stops accepting and cancels the clients' requests in flight (serving_changed follows).
+  void stop_serving();
+  // Whether serving is asked for, and where it listens ("" while starting or stopped).
+  bool serving() const { return serve_options_.has_value(); }
+  QString serving_url() const { return serving_url_; }
+  // The clients' requests: in flight now, and submitted since start_serving().
+  GuestCounts served_counts() const;
   // The bridge request that owns a KV-cache sequence of the current engine, or -1 (always on a
   // server: its sequences are numbered by the server, not by our requests).
   int request_of_sequence(int32_t sequence) const;
@@ -100,6 +121,9 @@ class EngineBridge : public QObject {
   // Exactly once per submitted request, last; reason is vLLM's "stop" | "length" | "abort" | "error".
   void finished(int request, const QString& reason);
   void config_result(bool applied, const QString& message);
+  // The server listens at `url` ("http://127.0.0.1:8080"), or no longer ("" url); `error` says why
+  // it could not start (the port in use, ...). Connecting to a remote server stops serving.
+  void serving_changed(const QString& url, const QString& error);
   // The engine changed its configuration (a toggle applied, converted weights swapped in, a new
   // engine for a new thread count) at `time_s` seconds after it started; `message` says what.
   void config_applied(double time_s, const QString& message);
@@ -123,8 +147,14 @@ class EngineBridge : public QObject {
   void build_engine(std::shared_ptr<const LlamaModel> model, const QString& path, bool new_model);
   // The engine when it is a server's (its slots and KV pool), else null.
   const RemoteEngine* remote_engine() const { return dynamic_cast<const RemoteEngine*>(engine_.get()); }
-  void install(std::shared_ptr<const LlamaModel> model, std::shared_ptr<Engine> engine, uint64_t generation,
-               const QString& path, bool new_model);
+  void install(std::shared_ptr<const LlamaModel> model, std::shared_ptr<Engine> engine,
+               std::shared_ptr<CallbackRouter> router, uint64_t generation, const QString& path, bool new_model);
+  // Builds a server for the current engine on the worker (after any server retired before it).
+  void launch_server();
+  // Lets the current server go (destroyed on the worker); its clients' requests end as aborted.
+  void retire_server();
+  // A new engine once nothing is in flight, the clients' requests included, when one is pending.
+  void rebuild_when_idle();
   // Destroying an engine joins its threads: done on the worker, never on the GUI thread.
   template <typename E>
   void retire(std::shared_ptr<E> engine) {
@@ -132,6 +162,7 @@ class EngineBridge : public QObject {
   }
   // A new engine (local or remote) takes over as `generation`: bookkeeping of the old one is reset.
   void start_generation(uint64_t generation);
+  bool requests_in_flight() const;
   void on_finished(Key key, StopReason reason);
   // Pairs an engine answer with the oldest config sent (answers come in order) and, when the last
   // one sent was refused, goes back to the config the engine runs.
@@ -145,6 +176,12 @@ class EngineBridge : public QObject {
   std::deque<EngineConfig> sent_;      // configs sent to it and not answered yet, oldest first
   std::shared_ptr<const LlamaModel> model_;
   std::shared_ptr<InferenceEngine> engine_;  // the local engine or a server
+  std::shared_ptr<CallbackRouter> router_;   // the local engine's (null for a server)
+  std::optional<ServeOptions> serve_options_;  // set while serving is asked for
+  std::shared_ptr<BackgroundServer> server_;   // the server on the current engine, once it listens
+  QString serving_url_;
+  uint64_t serve_ticket_ = 0;          // a server built for an older ticket is let go on arrival
+  int64_t served_before_ = 0;          // clients' requests submitted to earlier engines since start_serving
   QString model_path_;
   uint64_t generation_ = 0, next_generation_ = 1;
   bool loading_ = false, rebuilding_ = false, rebuild_pending_ = false;

@@ -134,6 +134,13 @@ std::vector<HelpText> make_texts() {
        "A background conversion of the weights to another level, and how far it has come; requests go on with the "
        "current weights until it is done.",
        "percent done", "the engine's", "Starts when the weights toggle is applied; ends with a marker on the charts."},
+      {"status_serving", "Local server",
+       "The OpenAI-compatible server on the loaded model (Server > Serve the model over HTTP): clients use this URL "
+       "as their OpenAI base URL. running: the clients' requests in flight now; served: their requests since serving "
+       "began.",
+       "requests", "the server's clients, beside the chat's own requests",
+       "Client requests run on the same engine as the chat: the dashboards and the block table count them, and the "
+       "request timeline and block view name each one's client."},
       {"reply_stats", "This reply's figures",
        "Under each reply: its tokens, its own decode speed (\"this reply: N tok/s decode\": its tokens after the "
        "first / the time from its first token to its last), its TTFT and why it ended.",
