@@ -15,15 +15,7 @@ import time
 
 import openai
 
-
-def start(cli, model):
-    server = subprocess.Popen([cli, "serve", "-m", model, "--port", "0", "-c", "2048"],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    line = server.stdout.readline()  # "inferscope-cli serve: NAME at http://127.0.0.1:PORT/v1 (...)"
-    if " at http://" not in line:
-        server.kill()
-        sys.exit(f"the server did not start: {line}{server.stdout.read()}")
-    return server, line.split(" at ")[1].split(" ")[0]
+from serve_process import start_serve
 
 
 def check(condition, what):
@@ -33,7 +25,7 @@ def check(condition, what):
 
 def main():
     cli, model = sys.argv[1], sys.argv[2]
-    server, base_url = start(cli, model)
+    server, base_url = start_serve(cli, model)
     try:
         client = openai.OpenAI(base_url=base_url, api_key="none", max_retries=0, timeout=120)
         name = os.path.splitext(os.path.basename(model))[0]

@@ -20,6 +20,8 @@ import time
 import urllib.parse
 import urllib.request
 
+from serve_process import start_serve
+
 CLIENTS = 4
 LOAD_S = 8
 
@@ -28,17 +30,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def start_server(cli, model):
-    server = subprocess.Popen([cli, "serve", "-m", model, "--port", "0", "-c", "2048"],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    line = server.stdout.readline()  # "inferscope-cli serve: NAME at http://127.0.0.1:PORT/v1 (...)"
-    if " at http://" not in line:
-        server.kill()
-        sys.exit(f"the server did not start: {line}{server.stdout.read()}")
-    base = line.split(" at ")[1].split(" ")[0]
-    return server, base[: -len("/v1")]
 
 
 def start_prometheus(target, work):
@@ -88,7 +79,8 @@ def check(condition, what):
 def main():
     cli, model = sys.argv[1], sys.argv[2]
     work = tempfile.mkdtemp(prefix="inferscope-prometheus-")
-    server, base = start_server(cli, model)
+    server, base_url = start_serve(cli, model)
+    base = base_url[: -len("/v1")]
     prometheus = None
     try:
         prometheus, prometheus_url = start_prometheus(base[len("http://"):], work)
