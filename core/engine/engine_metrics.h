@@ -71,6 +71,9 @@ struct EngineMetricsSnapshot {
   std::optional<DeviceMemory> device_memory;  // what the forward pass holds on its device (none on the CPU)
   std::vector<StepMetrics> steps;        // the most recent steps, oldest first
   std::vector<RequestMetrics> requests;  // recently finished (oldest first), then in flight by id
+  // Why the last poll of a remote source failed, naming the URL, and how often it is asked again
+  // until it answers; "" while it answers (and for the local engine).
+  std::string source_error;
   // Where the numbers come from: "" for the local engine, else the remote server ("llama.cpp at
   // http://127.0.0.1:8080"), whose /metrics may lack some quantities. Those are named here: a step
   // metric drawn as a line by its key (step_metrics.h: "kv_cache_usage_perc", "attention_seconds",

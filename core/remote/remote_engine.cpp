@@ -1,17 +1,20 @@
 #include "core/remote/remote_engine.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "core/common/json_field.h"
 #include "core/engine/kv_snapshot_json.h"
 #include "core/engine/metrics_json.h"
-#include "core/remote/histogram_math.h"
 #include "core/remote/http_client.h"
 #include "core/remote/remote_request.h"
 #include "core/remote/server_report.h"
 
 namespace inferscope {
 namespace {
+
+// After this many failed polls in a row the wait between polls stops doubling.
+constexpr int kMaxBackoffDoublings = 5;
 
 // The shortest decimal that reads back as `v`, whatever the locale (the workbench's may write 1,5).
 std::string shortest_decimal(double v) {
@@ -28,6 +31,7 @@ RemoteEngine::RemoteEngine(RemoteEndpoint endpoint, ServerInfo server, EngineCal
       callbacks_(std::move(callbacks)),
       options_(options),
       start_(std::chrono::steady_clock::now()),
+      scrapes_(options.latency_window_s),
       poller_([this] { poll_metrics(); }) {}
 
 RemoteEngine::~RemoteEngine() {
@@ -46,25 +50,6 @@ double RemoteEngine::now() const { return std::chrono::duration<double>(std::chr
 
 std::string RemoteEngine::source() const { return server_address(endpoint_, server_); }
 
-void RemoteEngine::add_latency_percentiles(const ServerScrape& scrape, double t, StepMetrics& step) {
-  for (size_t i = 0; i < kServerLatencies; ++i) {
-    const std::optional<HistogramSeries>& now = scrape.latency[i];
-    if (!now) continue;
-    auto& history = latency_history_[i];
-    history.emplace_back(t, *now);
-    // The oldest scrape kept is the last one at least a window old: the increase spans the window.
-    while (history.size() > 2 && history[1].first <= t - options_.latency_window_s) history.pop_front();
-    if (history.size() < 2) continue;
-    try {
-      const HistogramSeries window = histogram_increase(history.front().second, *now);
-      if (window.count <= 0) continue;
-      step.server_latency[i] = {histogram_quantile(0.5, window), histogram_quantile(0.99, window)};
-    } catch (const std::invalid_argument&) {  // the server changed its bucket bounds (a restart): start again
-      history.erase(history.begin(), history.end() - 1);
-    }
-  }
-}
-
 std::vector<ServerSlot> RemoteEngine::slot_states() const {
   std::lock_guard lock(mu_);
   return slots_;
@@ -72,7 +57,7 @@ std::vector<ServerSlot> RemoteEngine::slot_states() const {
 
 std::optional<ServerKvPool> RemoteEngine::kv_pool() const {
   std::lock_guard lock(mu_);
-  return kv_pool_;
+  return scrapes_.kv_pool();
 }
 
 RequestId RemoteEngine::submit(EngineRequest request) {
@@ -152,15 +137,25 @@ std::string RemoteEngine::get(const std::string& path) const {
 
 void RemoteEngine::poll_metrics() {
   std::unique_lock lock(mu_);
+  int failures = 0;  // in a row
   while (!stopping_) {
     lock.unlock();
-    if (follows_engine()) {
-      follow_engine();
-    } else {
-      scrape_metrics();
+    std::string error;
+    try {
+      if (follows_engine()) {
+        follow_engine();
+      } else {
+        scrape_metrics();
+      }
+    } catch (const std::exception& e) {  // whatever it is, the poller goes on
+      error = e.what();
     }
+    // A server that keeps failing is asked less often: the interval, doubled per failure in a row.
+    failures = error.empty() ? 0 : failures + 1;
+    const double wait_s = options_.metrics_interval_s * (1 << std::min(failures, kMaxBackoffDoublings));
     lock.lock();
-    stop_poll_.wait_for(lock, std::chrono::duration<double>(options_.metrics_interval_s), [this] { return stopping_; });
+    poll_error_ = error.empty() ? error : error + " (asking again every " + shortest_decimal(wait_s) + " s)";
+    stop_poll_.wait_for(lock, std::chrono::duration<double>(wait_s), [this] { return stopping_; });
   }
 }
 
@@ -172,26 +167,19 @@ void RemoteEngine::follow_engine() {
   }
   // Only what came after the last step seen.
   const std::string path = std::string(kEngineMetricsPath) + (after ? "?after_s=" + shortest_decimal(*after) : "");
-  std::optional<EngineMetricsSnapshot> answer;
-  std::string error;
-  try {
-    const std::string where = endpoint_url(endpoint_, path);
-    answer = metrics_from_json(parse_json_text(get(path), where), where);
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
+  const std::string where = endpoint_url(endpoint_, path);
+  EngineMetricsSnapshot answer = metrics_from_json(parse_json_text(get(path), where), where);
   std::lock_guard lock(mu_);
-  metrics_error_ = error;
-  if (answer) follower_.take(std::move(*answer));
+  follower_.take(std::move(answer));
 }
 
 void RemoteEngine::scrape_metrics() {
-  std::optional<ServerScrape> scrape;
-  std::string error;
+  const std::string text = get("/metrics");  // an HttpError names the URL
+  ServerScrape scrape;
   try {
-    scrape = read_server_scrape(MetricSnapshot::parse(get("/metrics")), server_.kind);
-  } catch (const std::exception& e) {
-    error = e.what();
+    scrape = read_server_scrape(MetricSnapshot::parse(text), server_.kind);
+  } catch (const std::exception& e) {  // the text, or a metric of it, is not what the mapping reads
+    throw std::runtime_error(endpoint_url(endpoint_, "/metrics") + ": " + e.what());
   }
   // llama-server's slots: how much of each slot's context its request fills (none when disabled).
   std::vector<ServerSlot> slots;
@@ -203,27 +191,8 @@ void RemoteEngine::scrape_metrics() {
   }
   const double t = now();
   std::lock_guard lock(mu_);
-  metrics_error_ = error;
   slots_ = std::move(slots);
-  if (scrape) take_scrape(*scrape, t);
-}
-
-void RemoteEngine::take_scrape(const ServerScrape& scrape, double t) {
-  const ServerCounters& counters = scrape.counters;
-  const ServerGauges& gauges = scrape.gauges;
-  if (latest_counters_) {
-    // The interval since the last scrape, as one dashboard step.
-    StepMetrics step = server_step(gauges, counters_increase(*latest_counters_, counters), t, t - last_scrape_s_);
-    add_latency_percentiles(scrape, t, step);
-    metrics_.on_step(step);
-  } else {
-    baseline_ = counters;
-  }
-  metrics_.set_queue(whole_count<int32_t>(gauges.requests_running.value_or(0)), whole_count<int32_t>(gauges.requests_waiting.value_or(0)));
-  latest_counters_ = counters;
-  latest_gauges_ = gauges;
-  kv_pool_ = scrape.kv_pool;
-  last_scrape_s_ = t;
+  scrapes_.take(scrape, t, metrics_);
 }
 
 EngineMetricsSnapshot RemoteEngine::metrics_snapshot() const {
@@ -231,16 +200,14 @@ EngineMetricsSnapshot RemoteEngine::metrics_snapshot() const {
     std::lock_guard lock(mu_);
     EngineMetricsSnapshot s = follower_.snapshot();
     s.source = source();
+    s.source_error = poll_error_;
     return s;
   }
   EngineMetricsSnapshot s = metrics_.snapshot(now());
   s.source = source();
   std::lock_guard lock(mu_);
-  s.not_reported = server_not_reported(latest_gauges_.value_or(ServerGauges{}), latest_counters_.value_or(ServerCounters{}));
-  if (latest_gauges_ && latest_gauges_->spec_accept_rate) s.spec_mode = "server";
-  // Totals since connecting, as the server counts them where it does.
-  if (baseline_ && latest_counters_) add_server_totals(s, counters_increase(*baseline_, *latest_counters_));
-  s.weights_quant = "server";
+  scrapes_.complete(s);
+  s.source_error = poll_error_;
   return s;
 }
 

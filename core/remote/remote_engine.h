@@ -20,6 +20,7 @@
 #include "core/engine/engine_request.h"
 #include "core/engine/inference_engine.h"
 #include "core/remote/engine_follower.h"
+#include "core/remote/scrape_history.h"
 #include "core/remote/remote_completion.h"
 #include "core/remote/server_metrics.h"
 #include "core/remote/server_probe.h"
@@ -80,14 +81,11 @@ class RemoteEngine final : public InferenceEngine {
   void poll_metrics();
   // One poll: another Inferscope's snapshot since the last one (follows_engine()), or a /metrics
   // scrape (and llama-server's /slots).
+  // Each throws what went wrong, naming the URL; the poller reports it and polls again later.
   void follow_engine();
   void scrape_metrics();
   // GET `path` of the server, with the endpoint's key, within the poll's timeout; throws HttpError.
   std::string get(const std::string& path) const;
-  // Folds one scrape into the metrics (mu_ held).
-  void take_scrape(const ServerScrape& scrape, double t);
-  // The server's latency percentiles over the window ending with this scrape, onto its step (mu_ held).
-  void add_latency_percentiles(const ServerScrape& scrape, double t, StepMetrics& step);
   double now() const;
   void join_finished();
 
@@ -104,15 +102,10 @@ class RemoteEngine final : public InferenceEngine {
   RequestId next_id_ = 0;
   std::map<RequestId, std::unique_ptr<Stream>> streams_;
   std::vector<RequestId> finished_;               // streams whose thread has ended, to join
-  std::optional<ServerCounters> baseline_, latest_counters_;
-  std::optional<ServerGauges> latest_gauges_;
-  std::optional<ServerKvPool> kv_pool_;
+  ScrapeHistory scrapes_;    // /metrics (not follows_engine())
   std::vector<ServerSlot> slots_;
   EngineFollower follower_;  // another Inferscope's engine (follows_engine())
-  // Per ServerLatency: (scrape time, histogram) over the window.
-  std::array<std::deque<std::pair<double, HistogramSeries>>, kServerLatencies> latency_history_;
-  double last_scrape_s_ = 0;
-  std::string metrics_error_;
+  std::string poll_error_;   // why the last poll failed, and when the next comes ("" after one that worked)
   std::thread poller_;  // last: starts once everything it uses exists
 };
 

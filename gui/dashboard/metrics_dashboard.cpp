@@ -42,11 +42,11 @@ constexpr int kMaxConfigMarks = 64;  // configuration changes marked on the time
 
 // What to skip: an update whose snapshot changed none of the drawn quantities (an idle engine).
 using Signature = std::tuple<int64_t, size_t, size_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, std::string,
-                             std::string, std::vector<std::string>>;
+                             std::string, std::vector<std::string>, std::string>;
 Signature signature_of(const EngineMetricsSnapshot& s) {
   return {s.num_steps, s.steps.size(), s.requests.size(), s.requests_finished, s.generation_tokens_total,
           s.prompt_tokens_total, s.num_preemptions, s.kv.prefix_cache_queries, s.spec.num_draft_tokens, s.spec_mode,
-          s.source, s.not_reported};
+          s.source, s.not_reported, s.source_error};
 }
 
 // Empties a graph's or bars' points.
@@ -116,6 +116,7 @@ struct MetricsDashboard::Impl {
   bool own_clock = false;  // the overlay is drawn against the top time axis (set_overlay)
   std::pair<double, double> span{0, 0}, overlay_span{0, 0};
   double uptime = 0;
+  QString source_error;  // why the remote source's last poll failed: said by every panel with nothing to draw
   std::optional<Signature> last;
   bool following = true;  // the time axis follows the data until the user drags or zooms it
   bool syncing = false;   // set while this code moves the axes (so it is not taken for the user)
@@ -351,7 +352,10 @@ void MetricsDashboard::Impl::refresh() {
     bool any = false;
     for (int i = 0; i < panel.plot->plottableCount(); ++i)
       any = any || (panel.plot->plottable(i) != panel.marks && panel.plot->plottable(i)->interface1D()->dataCount() > 0);
-    panel.note->setText(!panel.not_reported.isEmpty() ? panel.not_reported : any ? QString() : panel.idle());
+    panel.note->setText(!panel.not_reported.isEmpty() ? panel.not_reported
+                        : any                          ? QString()
+                        : !source_error.isEmpty()      ? source_error
+                                                       : panel.idle());
     panel.plot->replot(QCustomPlot::rpQueuedReplot);
   }
 }
@@ -524,6 +528,7 @@ void MetricsDashboard::update_from(const EngineMetricsSnapshot& s) {
   const Signature sig = signature_of(s);
   if (d.last == sig && !new_marks) return;  // nothing drawn changed
   d.last = sig;
+  d.source_error = QString::fromStdString(s.source_error);
 
   d.span = time_span(s);
   set_series(d.ttft, ttft_series(s));
@@ -582,6 +587,7 @@ void MetricsDashboard::clear() {
   d.last.reset();
   d.span = {0, 0};
   d.uptime = 0;
+  d.source_error.clear();
   d.following = true;
   for (QCPGraph* g : {d.ttft, d.e2e, d.queue, d.itl, d.rate, d.hits, d.hits_recent}) g->data()->clear();
   for (const Impl::TableLine& line : d.table_lines) line.a->data()->clear();

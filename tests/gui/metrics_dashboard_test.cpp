@@ -176,6 +176,19 @@ TEST_F(Dashboard, AServersOwnTtftPercentilesAreDrawnOnlyWhenItHasThem) {
   EXPECT_EQ(points(plot("spec_acceptance"), "server accepted length (its gauge)"), 1);
 }
 
+// A server whose polls fail: every panel with nothing to draw says why, until one is answered.
+TEST_F(Dashboard, EmptyPanelsSayWhyTheServersPollFailed) {
+  EngineMetricsSnapshot snap;
+  snap.source = "vLLM at http://127.0.0.1:8000";
+  snap.source_error = "http://127.0.0.1:8000/metrics: HTTP 503 (asking again every 0.8 s)";
+  dash.update_from(snap);
+  EXPECT_EQ(note(plot("ttft")), QString::fromStdString(snap.source_error));
+  EXPECT_EQ(note(plot("kv_usage")), QString::fromStdString(snap.source_error));
+  snap.source_error.clear();
+  dash.update_from(snap);
+  EXPECT_EQ(note(plot("ttft")), "waiting for the first engine step");
+}
+
 TEST_F(Dashboard, PanelsTheServerDoesNotReportSaySoAndDrawNothing) {
   for (QCustomPlot* p : dash.plots()) EXPECT_NO_THROW(reported_quantity(p->objectName().toStdString()));
   EngineMetricsSnapshot snap = synthetic_snapshot();

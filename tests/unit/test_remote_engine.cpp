@@ -7,6 +7,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
+#include <vector>
 
 #include "core/remote/remote_engine.h"
 #include "tests/support/canned_http_server.h"
@@ -194,6 +196,38 @@ TEST(RemoteEngine, AScrapeOfTheWrongTypesIsSkipped) {
   RemoteEngine engine(make_endpoint(server.url()), llama_info(), {}, options);
   while (scrapes < 3) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_TRUE(engine.metrics_snapshot().steps.empty());
+}
+
+// A poll that fails is said in the snapshot, naming the URL and why, and the server is asked less
+// often while it keeps failing (the interval doubled per failure); one answer clears it all.
+TEST(RemoteEngine, AFailingPollIsReportedAndAskedAgainLessOften) {
+  std::mutex mu;
+  std::vector<std::chrono::steady_clock::time_point> asked;
+  CannedHttpServer server([&](const CannedRequest&) {
+    std::lock_guard lock(mu);
+    asked.push_back(std::chrono::steady_clock::now());
+    return asked.size() <= 4 ? test::canned("not {metrics\n", 200, "text/plain") : vllm_metrics(static_cast<int>(asked.size()));
+  });
+  ServerInfo info;
+  info.kind = ServerKind::Vllm;
+  RemoteEngineOptions options;
+  options.metrics_interval_s = 0.05;
+  RemoteEngine engine(make_endpoint(server.url()), info, {}, options);
+  const auto times = [&] {
+    std::lock_guard lock(mu);
+    return asked;
+  };
+  while (times().size() < 4) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const std::string error = engine.metrics_snapshot().source_error;
+  EXPECT_NE(error.find(server.url() + "/metrics: metrics line 1"), std::string::npos) << error;
+  EXPECT_NE(error.find("(asking again every 0.8 s)"), std::string::npos) << error;
+  while (times().size() < 6) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const auto t = times();
+  const auto gap = [&](size_t i) { return std::chrono::duration<double>(t[i] - t[i - 1]).count(); };
+  EXPECT_GE(gap(1), 0.1);
+  EXPECT_GE(gap(4), 0.8) << "after four failures in a row";
+  EXPECT_EQ(engine.metrics_snapshot().source_error, "") << "the fifth poll was answered";
 }
 
 TEST(RemoteEngine, CancelEndsTheRequestAborted) {
