@@ -57,6 +57,7 @@ ServeDialog::ServeDialog(const ServeOptions& options, QWidget* parent)
       verdict_(new QLabel),
       buttons_(new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel)) {
   setWindowTitle(tr("Server settings"));
+  setMinimumWidth(fontMetrics().averageCharWidth() * 64);  // the placeholders and the URL line whole
   host_->setObjectName("serve_host");
   key_->setObjectName("serve_key");
   origin_->setObjectName("serve_origin");
