@@ -89,6 +89,56 @@ TEST(ServerMetrics, SglangReportsTokenUsageAndQueues) {
   EXPECT_FALSE(read_counters(m, ServerKind::Vllm).prompt_tokens.has_value());
 }
 
+// vLLM before 0.9.2 names KV usage gpu_cache_usage_perc, and the prefix cache gpu_prefix_cache_*;
+// before 0.10.2 its inter-token latency is time_per_output_token_seconds. Those are read where the
+// newer names are missing, and never beside them.
+TEST(ServerMetrics, AnOlderVllmsNamesAreReadWhereTheNewerAreMissing) {
+  const std::string older =
+      "# TYPE vllm:gpu_cache_usage_perc gauge\n"
+      "vllm:gpu_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.5\n"
+      "# TYPE vllm:gpu_prefix_cache_queries_total counter\n"
+      "vllm:gpu_prefix_cache_queries_total{engine=\"0\",model_name=\"m\"} 100\n"
+      "# TYPE vllm:gpu_prefix_cache_hits_total counter\n"
+      "vllm:gpu_prefix_cache_hits_total{engine=\"0\",model_name=\"m\"} 40\n"
+      "# TYPE vllm:time_per_output_token_seconds histogram\n"
+      "vllm:time_per_output_token_seconds_bucket{le=\"0.01\",model_name=\"m\"} 3\n"
+      "vllm:time_per_output_token_seconds_bucket{le=\"+Inf\",model_name=\"m\"} 4\n"
+      "vllm:time_per_output_token_seconds_sum{model_name=\"m\"} 0.05\n"
+      "vllm:time_per_output_token_seconds_count{model_name=\"m\"} 4\n";
+  const MetricSnapshot m = MetricSnapshot::parse(older);
+  EXPECT_EQ(read_gauges(m, ServerKind::Vllm).kv_cache_usage, 0.5);
+  const ServerCounters c = read_counters(m, ServerKind::Vllm);
+  EXPECT_EQ(c.prefix_cache_queries, 100);
+  EXPECT_EQ(c.prefix_cache_hits, 40);
+  const std::optional<HistogramSeries> itl = read_latency_histogram(m, ServerKind::Vllm, ServerLatency::InterToken);
+  ASSERT_TRUE(itl.has_value());
+  EXPECT_EQ(itl->count, 4);
+  // Both names (0.9.2 to 0.10): the newer one counts, once.
+  const MetricSnapshot both = MetricSnapshot::parse(older +
+                                                    "# TYPE vllm:kv_cache_usage_perc gauge\n"
+                                                    "vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.25\n");
+  EXPECT_EQ(read_gauges(both, ServerKind::Vllm).kv_cache_usage, 0.25);
+}
+
+// SGLang 0.5.23 with priority scheduling writes the queue under priority="" and again per priority;
+// with pipeline or tensor parallelism each rank of one engine writes its own copy. One engine's
+// gauge is counted once; data-parallel engines add up.
+TEST(ServerMetrics, AnSglangQueueIsCountedOncePerEngine) {
+  const MetricSnapshot priorities = MetricSnapshot::parse(
+      "# TYPE sglang:num_queue_reqs gauge\n"
+      "sglang:num_queue_reqs{model_name=\"m\",priority=\"\"} 5\n"
+      "sglang:num_queue_reqs{model_name=\"m\",priority=\"0\"} 2\n"
+      "sglang:num_queue_reqs{model_name=\"m\",priority=\"1\"} 3\n");
+  EXPECT_EQ(read_gauges(priorities, ServerKind::Sglang).requests_waiting, 5);
+  const MetricSnapshot ranks = MetricSnapshot::parse(
+      "# TYPE sglang:num_running_reqs gauge\n"
+      "sglang:num_running_reqs{dp_rank=\"0\",model_name=\"m\",pp_rank=\"0\",tp_rank=\"0\"} 4\n"
+      "sglang:num_running_reqs{dp_rank=\"0\",model_name=\"m\",pp_rank=\"1\",tp_rank=\"0\"} 4\n"
+      "sglang:num_running_reqs{dp_rank=\"0\",model_name=\"m\",pp_rank=\"0\",tp_rank=\"1\"} 4\n"
+      "sglang:num_running_reqs{dp_rank=\"1\",model_name=\"m\",pp_rank=\"0\",tp_rank=\"0\"} 3\n");
+  EXPECT_EQ(read_gauges(ranks, ServerKind::Sglang).requests_running, 7) << "two engines: 4 and 3";
+}
+
 // The latency histograms each server keeps, by their names there; llama-server keeps none.
 TEST(ServerMetrics, LatencyHistogramsByServer) {
   const MetricSnapshot vllm = metrics_fixture("vllm_scrape1.txt");
