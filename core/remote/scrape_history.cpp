@@ -44,7 +44,7 @@ void ScrapeHistory::take(const ServerScrape& scrape, double t, EngineMetrics& me
 
 void ScrapeHistory::complete(EngineMetricsSnapshot& s) const {
   s.not_reported = server_not_reported(latest_gauges_.value_or(ServerGauges{}), latest_counters_.value_or(ServerCounters{}));
-  if (latest_gauges_ && latest_gauges_->spec_accept_rate) s.spec_mode = "server";
+  if (latest_gauges_ && latest_counters_ && server_speculates(*latest_gauges_, *latest_counters_)) s.spec_mode = "server";
   // Totals since connecting, as the server counts them where it does.
   if (baseline_ && latest_counters_) add_server_totals(s, counters_increase(*baseline_, *latest_counters_));
   s.weights_quant = "server";

@@ -54,6 +54,11 @@ void add_server_totals(EngineMetricsSnapshot& s, const ServerCounters& c) {
   }
 }
 
+bool server_speculates(const ServerGauges& g, const ServerCounters& c) {
+  // llama-server exports its counters at 0 without a draft model: drafts made are what tell.
+  return c.spec_drafts.value_or(0) > 0 || g.spec_accept_rate || g.spec_accept_length;
+}
+
 std::vector<std::string> server_not_reported(const ServerGauges& g, const ServerCounters& c) {
   // What no server reports: per-step tokens and time, the roofline (panels), and every step metric
   // drawn on the KV waste and attention panels (lines, by their keys).
@@ -65,8 +70,8 @@ std::vector<std::string> server_not_reported(const ServerGauges& g, const Server
   if (!c.generation_tokens) out.push_back("decode_tokens_per_second");
   if (!c.prefix_cache_queries && !g.prefix_cache_hit_rate) out.push_back("prefix_cache_hit_rate");
   if (!c.preemptions) out.push_back("preemptions");
-  if (!c.spec_drafts && !g.spec_accept_rate) out.push_back("spec_acceptance");
-  if (!c.spec_drafts || c.spec_accepted_per_position.empty()) out.push_back("spec_decode");
+  if (!server_speculates(g, c)) out.push_back("spec_acceptance");
+  if (c.spec_drafts.value_or(0) <= 0 || c.spec_accepted_per_position.empty()) out.push_back("spec_decode");
   return out;
 }
 

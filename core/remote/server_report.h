@@ -39,6 +39,9 @@ void add_server_totals(EngineMetricsSnapshot& snapshot, const ServerCounters& in
 // The dashboard panels (EngineMetricsSnapshot::not_reported) a server cannot fill: those no server
 // fills, and those whose figures both its counters and its gauges (the fields set in `gauges`) lack.
 std::vector<std::string> server_not_reported(const ServerGauges& gauges, const ServerCounters& counters);
+// Whether the server shows that it speculates: drafts counted (a counter at 0 is a server with no
+// drafter), or an acceptance rate or accepted length published (SGLang before 0.5.4 has only the latter).
+bool server_speculates(const ServerGauges& gauges, const ServerCounters& counters);
 
 // Cancelled: Aborted; Failed: Failed; else Length when the server says "length", EndOfGeneration otherwise.
 StopReason stop_reason_of(const RemoteReply& reply);

@@ -18,8 +18,8 @@ class BackgroundServer {
   // built with router->callbacks().
   BackgroundServer(std::shared_ptr<const LlamaModel> model, std::shared_ptr<InferenceEngine> engine,
                    std::shared_ptr<CallbackRouter> router, ServeOptions options);
-  // Stops accepting, cancels the requests in flight, waits until every connection has ended and
-  // detaches from the router: may wait for one engine step.
+  // Stops accepting, cancels the requests in flight (they end at the engine's next step), waits until
+  // every connection has ended and detaches from the router.
   ~BackgroundServer();
   BackgroundServer(const BackgroundServer&) = delete;
   BackgroundServer& operator=(const BackgroundServer&) = delete;

@@ -94,7 +94,10 @@ std::vector<HelpText> make_texts() {
        "The share of draft tokens the target accepts (spec_accepted_tokens / spec_draft_tokens) in each drafting step "
        "(dots) and over a window of recent drafting steps (line; the legend says how many); right axis: the seconds spent proposing the drafts and in "
        "the forward pass that verified them; outer right axis: the draft length each decode step allowed (spec_chosen_k, "
-       "the mean over its speculating requests).",
+       "the mean over its speculating requests). On a server: vLLM and llama-server give the same ratio from their "
+       "counters (llama-server's stay at 0 without a draft model: not reported); SGLang publishes its own "
+       "spec_accept_rate gauge, accepted drafts / proposed drafts as vLLM counts them only from 0.5.23 (defined "
+       "otherwise before, absent before 0.5.4), and spec_accept_length, the tokens each verify pass gains.",
        "fraction of draft tokens (%), seconds (right), draft tokens (outer right)", "per drafting step, every request in it; k per decode step",
        "Text the draft can predict (copied code, repeated phrases) raises it; a smaller or more quantized draft "
        "lowers it. High acceptance with cheap drafts is what speeds decoding up. With k = auto the allowed length "

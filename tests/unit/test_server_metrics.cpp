@@ -2,11 +2,13 @@
 // scrapes of tests/fixtures/metrics; what a server does not report stays absent.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
 #include "core/remote/server_metrics.h"
+#include "core/remote/scrape_history.h"
 #include "core/remote/server_report.h"
 #include "tests/support/metric_fixtures.h"
 
@@ -137,6 +139,42 @@ TEST(ServerMetrics, AnSglangQueueIsCountedOncePerEngine) {
       "sglang:num_running_reqs{dp_rank=\"0\",model_name=\"m\",pp_rank=\"0\",tp_rank=\"1\"} 4\n"
       "sglang:num_running_reqs{dp_rank=\"1\",model_name=\"m\",pp_rank=\"0\",tp_rank=\"0\"} 3\n");
   EXPECT_EQ(read_gauges(ranks, ServerKind::Sglang).requests_running, 7) << "two engines: 4 and 3";
+}
+
+// llama-server exports its speculation counters at 0 when it runs no draft model: no acceptance to
+// draw. SGLang before 0.5.4 publishes spec_accept_length without spec_accept_rate: that alone shows
+// that it speculates.
+TEST(ServerMetrics, SpeculationShowsByItsDraftsOrAnAcceptedLength) {
+  const auto listed = [](const std::vector<std::string>& names, const char* name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  ServerCounters no_drafter;
+  no_drafter.spec_drafts = no_drafter.spec_draft_tokens = no_drafter.spec_accepted_tokens = 0;
+  EXPECT_TRUE(listed(server_not_reported({}, no_drafter), "spec_acceptance"));
+  EXPECT_TRUE(listed(server_not_reported({}, no_drafter), "spec_decode"));
+  ServerCounters drafting = no_drafter;
+  drafting.spec_drafts = 3;
+  drafting.spec_accepted_per_position = {2};
+  EXPECT_FALSE(listed(server_not_reported({}, drafting), "spec_acceptance"));
+  EXPECT_FALSE(listed(server_not_reported({}, drafting), "spec_decode"));
+  ServerGauges length_only;
+  length_only.spec_accept_length = 2.5;
+  EXPECT_FALSE(listed(server_not_reported(length_only, {}), "spec_acceptance"));
+  // The dashboard's speculation panels then name the server's speculation, not "off".
+  for (const ServerScrape& scrape : {ServerScrape{{}, length_only, {}, {}}, ServerScrape{drafting, {}, {}, {}}}) {
+    ScrapeHistory history(10);
+    EngineMetrics metrics;
+    history.take(scrape, 1, metrics);
+    EngineMetricsSnapshot s = metrics.snapshot(1);
+    history.complete(s);
+    EXPECT_EQ(s.spec_mode, "server");
+  }
+  ScrapeHistory history(10);
+  EngineMetrics metrics;
+  history.take(ServerScrape{no_drafter, {}, {}, {}}, 1, metrics);
+  EngineMetricsSnapshot s = metrics.snapshot(1);
+  history.complete(s);
+  EXPECT_EQ(s.spec_mode, "none");
 }
 
 // The latency histograms each server keeps, by their names there; llama-server keeps none.
