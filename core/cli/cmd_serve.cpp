@@ -5,7 +5,6 @@
 #include <signal.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -76,7 +75,6 @@ int cmd_serve(int argc, char** argv) {
   if (!args.has("--kv-budget-mib")) config.budget_sequences = kServedSequences;
   const std::unique_ptr<LlamaModel> model = load_model(args);
   options.context_length = resolve_config(config, *model).context_length;
-  options.model_name = std::filesystem::path(args.str("--model", "")).stem().string();
 
   // SIGINT and SIGTERM are taken by one thread (sigwait), so every other thread, blocked here before
   // any starts, runs on undisturbed.
@@ -89,7 +87,7 @@ int cmd_serve(int argc, char** argv) {
   RequestStreams streams;
   Engine engine(*model, config, streams.callbacks());
   OpenAiServer server(*model, engine, streams, options);
-  std::cout << "inferscope-cli serve: " << options.model_name << " at " << server.url() << "/v1 (Ctrl-C drains and stops)"
+  std::cout << "inferscope-cli serve: " << model->config().name << " at " << server.url() << "/v1 (Ctrl-C drains and stops)"
             << std::endl;
   std::thread on_signal([&] {
     int signal = 0;

@@ -117,6 +117,7 @@ struct OpenAiServer::Impl {
 
   Impl(const LlamaModel& m, InferenceEngine& e, RequestStreams& s, ServeOptions o)
       : model(m), engine(e), streams(s), options(std::move(o)) {
+    if (options.model_name.empty()) options.model_name = model.config().name;
     std::random_device random;
     id_prefix = std::to_string(random() % 1000000000u) + "-";
   }

@@ -27,7 +27,7 @@ struct ServeOptions {
   std::string api_key;                   // "": no key asked
   std::string cors_origin;               // "": no CORS headers
   size_t max_body_bytes = size_t{8} << 20;
-  std::string model_name;                // the id /v1/models lists and every answer carries
+  std::string model_name;                // the id /v1/models lists and every answer carries ("": the model's name)
   int32_t context_length = 0;            // the engine's: a prompt that leaves no room to generate is refused
   double write_timeout_s = 30;           // a client that reads nothing this long is cut off
   int32_t http_threads = 96;             // connections served at once

@@ -267,7 +267,7 @@ void MainWindow::on_serving_changed(const QString& url, const QString& error) {
     serve_status_timer_->stop();
   }
   show_serving();
-  if (!url.isEmpty()) note_->show_message("Serving " + bridge_->model_path().section('/', -1) + " at " + url + "/v1", 8000);
+  if (!url.isEmpty()) note_->show_message("Serving " + QFileInfo(bridge_->model_path()).fileName() + " at " + url + "/v1", 8000);
   if (!error.isEmpty()) show_error("Not serving", error);
 }
 

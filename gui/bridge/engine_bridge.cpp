@@ -1,7 +1,6 @@
 #include "gui/bridge/engine_bridge.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include "core/common/text_format.h"
 #include "core/engine/prompt.h"
@@ -230,7 +229,6 @@ GuestCounts EngineBridge::served_counts() const {
 void EngineBridge::launch_server() {
   if (!router_ || !model_) return;
   ServeOptions options = *serve_options_;
-  options.model_name = std::filesystem::path(model_path_.toStdString()).stem().string();
   options.context_length = config().context_length;
   const uint64_t ticket = ++serve_ticket_;
   worker_.post([this, ticket, model = model_, engine = engine_, router = router_, options] {

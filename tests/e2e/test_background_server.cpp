@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -65,7 +66,6 @@ struct HostEngine {
   std::unique_ptr<BackgroundServer> serve(int32_t port = 0) {
     ServeOptions options;
     options.port = port;
-    options.model_name = "demo";
     options.context_length = 2048;
     return std::make_unique<BackgroundServer>(demo(), engine, router, options);
   }
@@ -103,6 +103,10 @@ TEST(BackgroundServer, ServesBesideTheHostsOwnRequests) {
     EXPECT_EQ(host.log.text.size(), 1u);
   }
   EXPECT_EQ(host.router->guest_counts().submitted, 1);
+  // Named by default as its file is, without .gguf.
+  HttpRequest models;
+  models.url = server->url() + "/v1/models";
+  EXPECT_EQ(json::parse(http_perform(models).body)["data"][0]["id"], std::filesystem::path(test::demo_model_path()).stem().string());
   EXPECT_EQ(host.router->guest_counts().in_flight, 0);
   // The engine's metrics hold both, the client's labelled with who asked.
   const EngineMetricsSnapshot m = host.engine->metrics_snapshot();
