@@ -84,6 +84,11 @@ struct EngineMetricsSnapshot {
   // when it, or every line of it, is not reported. Empty for the local engine, which reports everything.
   std::string source;
   std::vector<std::string> not_reported;
+  // For a remote server: the releases whose /metrics names its scrape fits ("vLLM 0.9.2 to 0.11.0") and
+  // the quantities it does not publish; how its decode throughput is measured when not from counters
+  // moving as tokens are made ("its live token counters", "its live gauge", "counted at
+  // request end, spread"). Empty for the local engine.
+  std::string source_release, source_unpublished, throughput_basis;
 };
 
 // Every number of the snapshot itself (not of a step or a request), declared once beside it: its

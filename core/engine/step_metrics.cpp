@@ -44,7 +44,7 @@ std::vector<StepMetric> rows() {
       {"prefix_cache_queries", field_value<&StepMetrics::prefix_cache_queries>, set_field<&StepMetrics::prefix_cache_queries>, U::Tokens,
        "prompt tokens of the step's admissions looked up in the prefix cache"},
       {"prefix_cache_hits", field_value<&StepMetrics::prefix_cache_hits>, set_field<&StepMetrics::prefix_cache_hits>, U::Tokens,
-       "of those, tokens found cached (not computed)"},
+       "of those, tokens found cached (not computed; drawn as bars under the prefill tokens)", "tokens_per_step"},
       {"spec_draft_tokens", field_value<&StepMetrics::spec_draft_tokens>, set_field<&StepMetrics::spec_draft_tokens>, U::Tokens,
        "draft tokens scored in the step", "spec_acceptance"},
       {"spec_accepted_tokens", field_value<&StepMetrics::spec_accepted_tokens>, set_field<&StepMetrics::spec_accepted_tokens>, U::Tokens,

@@ -57,6 +57,7 @@ WorkloadResult workload_result_of(const RemoteWorkloadResult& result, const Remo
   const ServerCounters counters = result.counters.value_or(ServerCounters{});
   add_server_totals(m, counters);
   m.not_reported = server_not_reported(seen, counters);
+  m.not_reported.push_back("tokens_per_step");  // the samples carry no token counts
   out.summary = summarize(m, result.duration_s);
   // The steps are gauge samples without token counts: the server's counters give the run's tokens.
   out.summary.prefill_tokens = static_cast<int64_t>(counters.prompt_tokens.value_or(0));

@@ -1,5 +1,7 @@
 #include "core/remote/scrape_history.h"
 
+#include <algorithm>
+
 #include "core/remote/histogram_math.h"
 #include "core/remote/server_report.h"
 
@@ -24,12 +26,39 @@ void ScrapeHistory::add_latency_percentiles(const ServerScrape& scrape, double t
   }
 }
 
+double ScrapeHistory::generated_tokens(const ServerScrape& scrape, const ServerCounters& increase, double seconds) {
+  if (increase.live_generated) {
+    throughput_basis_ = "its live token counters";
+    return *increase.live_generated;
+  }
+  if (scrape.gauges.gen_throughput) {
+    throughput_basis_ = "its live gauge";
+    return *scrape.gauges.gen_throughput * seconds;
+  }
+  if (scrape.generation_at_request_end) {
+    throughput_basis_ = "counted at request end, spread";
+    generation_spread_.add(increase.generation_tokens.value_or(0), increase.generation_seconds.value_or(0));
+    return generation_spread_.take(seconds);
+  }
+  throughput_basis_.clear();
+  return increase.generation_tokens.value_or(0);
+}
+
 void ScrapeHistory::take(const ServerScrape& scrape, double t, EngineMetrics& metrics) {
   const ServerCounters& counters = scrape.counters;
   const ServerGauges& gauges = scrape.gauges;
   if (latest_counters_) {
     // The interval since the last scrape, as one dashboard step.
-    StepMetrics step = server_step(gauges, counters_increase(*latest_counters_, counters), t, t - last_scrape_s_);
+    const ServerCounters increase = counters_increase(*latest_counters_, counters);
+    StepMetrics step = server_step(gauges, increase, t, t - last_scrape_s_);
+    step.decode_tokens = whole_count<int32_t>(generated_tokens(scrape, increase, t - last_scrape_s_));
+    // Prompt tokens found in a cache apart from those computed: as they are computed where the server
+    // counts so, else from its prompt counters, whichever of the two its prompt counter holds.
+    const double cached = increase.live_prompt_cached.value_or(increase.prompt_tokens_cached.value_or(increase.prefix_cache_hits.value_or(0)));
+    const double prompt = increase.prompt_tokens.value_or(0);
+    const double computed = scrape.prompt_includes_cached ? std::max(prompt - cached, 0.0) : prompt;
+    step.prefix_cache_hits = whole_count<int32_t>(cached);
+    step.prefill_tokens = whole_count<int32_t>(increase.live_prompt_computed.value_or(computed));
     add_latency_percentiles(scrape, t, step);
     metrics.on_step(step);
   } else {
@@ -39,6 +68,8 @@ void ScrapeHistory::take(const ServerScrape& scrape, double t, EngineMetrics& me
   latest_counters_ = counters;
   latest_gauges_ = gauges;
   kv_pool_ = scrape.kv_pool;
+  release_range_ = scrape.release_range;
+  unpublished_ = scrape.unpublished;
   last_scrape_s_ = t;
 }
 
@@ -48,6 +79,9 @@ void ScrapeHistory::complete(EngineMetricsSnapshot& s) const {
   // Totals since connecting, as the server counts them where it does.
   if (baseline_ && latest_counters_) add_server_totals(s, counters_increase(*baseline_, *latest_counters_));
   s.weights_quant = "server";
+  s.throughput_basis = throughput_basis_;
+  s.source_release = release_range_;
+  s.source_unpublished = unpublished_;
 }
 
 }  // namespace inferscope

@@ -6,9 +6,11 @@
 #include <array>
 #include <deque>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "core/engine/engine_metrics.h"
+#include "core/remote/request_end_spread.h"
 #include "core/remote/server_metrics.h"
 
 namespace inferscope {
@@ -29,6 +31,10 @@ class ScrapeHistory {
  private:
   // The server's latency percentiles over the window ending with this scrape, onto its step.
   void add_latency_percentiles(const ServerScrape& scrape, double t, StepMetrics& step);
+  // The tokens generated in an interval of `seconds` ending with this scrape: from the server's live
+  // token counters or its live throughput gauge where it has them, spread over the requests'
+  // generation time where its counter moves only when a request ends, else the counter's increase.
+  double generated_tokens(const ServerScrape& scrape, const ServerCounters& increase, double seconds);
 
   double latency_window_s_;
   std::optional<ServerCounters> baseline_, latest_counters_;
@@ -37,6 +43,9 @@ class ScrapeHistory {
   // Per ServerLatency: (scrape time, histogram) over the window.
   std::array<std::deque<std::pair<double, HistogramSeries>>, kServerLatencies> latency_history_;
   double last_scrape_s_ = 0;
+  RequestEndSpread generation_spread_;
+  std::string throughput_basis_;  // how generated_tokens measured the last interval (the snapshot's)
+  std::string release_range_, unpublished_;  // of the last scrape
 };
 
 }  // namespace inferscope

@@ -7,166 +7,142 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/remote/histogram_math.h"
+#include "core/remote/server_metric_table.h"
 #include "core/remote/text_excerpt.h"
 
 namespace inferscope {
 namespace {
 
-// A quantity's names on one server, newest first: a later one is an older release's name for the
-// same quantity, read only where the newer is missing (unset entries are null).
-using Names = std::array<const char*, 2>;
+using Names = std::vector<std::string_view>;
 
-// The metric names one server uses for each quantity (none set when it has none).
-struct MetricNames {
-  Names prompt_tokens{}, generation_tokens{};
-  Names steps{};  // a counter, or a histogram whose _count is the number of iterations
-  Names preemptions{}, prefix_cache_queries{}, prefix_cache_hits{};
-  Names spec_drafts{}, spec_draft_tokens{}, spec_accepted_tokens{};
-  Names spec_accepted_per_position{};  // a counter with a `position` label
-  Names requests_running{}, requests_waiting{}, kv_cache_usage{};
-  Names prefix_cache_hit_rate{}, spec_accept_rate{}, spec_accept_length{};  // gauges
-  std::array<Names, kServerLatencies> latency{};  // histograms, by ServerLatency
-};
-
-constexpr MetricNames kLlamaCpp = {
-    .prompt_tokens = {"llamacpp:prompt_tokens_total"},
-    .generation_tokens = {"llamacpp:tokens_predicted_total"},
-    .steps = {"llamacpp:n_decode_total"},
-    .spec_drafts = {"llamacpp:spec_decode_num_drafts_total"},
-    .spec_draft_tokens = {"llamacpp:spec_decode_num_draft_tokens_total"},
-    .spec_accepted_tokens = {"llamacpp:spec_decode_num_accepted_tokens_total"},
-    .spec_accepted_per_position = {"llamacpp:spec_decode_num_accepted_tokens_per_pos_total"},
-    .requests_running = {"llamacpp:requests_processing"},
-    .requests_waiting = {"llamacpp:requests_deferred"}};
-// vLLM before 0.9.2: gpu_cache_usage_perc and gpu_prefix_cache_*; before 0.10.2: time_per_output_token_seconds.
-constexpr MetricNames kVllm = {
-    .prompt_tokens = {"vllm:prompt_tokens_total"},
-    .generation_tokens = {"vllm:generation_tokens_total"},
-    .steps = {"vllm:iteration_tokens_total"},
-    .preemptions = {"vllm:num_preemptions_total"},
-    .prefix_cache_queries = {"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"},
-    .prefix_cache_hits = {"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"},
-    .spec_drafts = {"vllm:spec_decode_num_drafts_total"},
-    .spec_draft_tokens = {"vllm:spec_decode_num_draft_tokens_total"},
-    .spec_accepted_tokens = {"vllm:spec_decode_num_accepted_tokens_total"},
-    .spec_accepted_per_position = {"vllm:spec_decode_num_accepted_tokens_per_pos_total"},
-    .requests_running = {"vllm:num_requests_running"},
-    .requests_waiting = {"vllm:num_requests_waiting"},
-    .kv_cache_usage = {"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"},
-    .latency = {{{"vllm:time_to_first_token_seconds"},
-                 {"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"},
-                 {"vllm:e2e_request_latency_seconds"},
-                 {"vllm:request_queue_time_seconds"}}}};
-constexpr MetricNames kSglang = {
-    .prompt_tokens = {"sglang:prompt_tokens_total"},
-    .generation_tokens = {"sglang:generation_tokens_total"},
-    .requests_running = {"sglang:num_running_reqs"},
-    .requests_waiting = {"sglang:num_queue_reqs"},
-    .kv_cache_usage = {"sglang:token_usage"},
-    .prefix_cache_hit_rate = {"sglang:cache_hit_rate"},
-    .spec_accept_rate = {"sglang:spec_accept_rate"},
-    .spec_accept_length = {"sglang:spec_accept_length"},
-    .latency = {{{"sglang:time_to_first_token_seconds"},
-                 {"sglang:inter_token_latency_seconds"},
-                 {"sglang:e2e_request_latency_seconds"},
-                 {"sglang:queue_time_seconds"}}}};
-// inferscope-cli serve: vLLM's names (core/server/prometheus_exposition.h), its steps its own.
-constexpr MetricNames inferscope_names() {
-  MetricNames n = kVllm;
-  n.steps = {"inferscope:steps_total"};
-  return n;
+// Whether a family writes a copy per API server process (prometheus_client's multiprocess mode "all":
+// a `pid` label), some of them stale.
+bool per_process(const MetricFamily& family) {
+  return std::any_of(family.samples.begin(), family.samples.end(), [](const MetricSample& s) { return s.labels.contains("pid"); });
 }
-constexpr MetricNames kInferscope = inferscope_names();
-constexpr MetricNames kNone = {};
 
-const MetricNames& names_of(ServerKind kind) {
-  switch (kind) {
-    case ServerKind::LlamaCpp: return kLlamaCpp;
-    case ServerKind::Vllm: return kVllm;
-    case ServerKind::Sglang: return kSglang;
-    case ServerKind::Inferscope: return kInferscope;
-    case ServerKind::Unknown: break;
+// The first of `names` that the scrape holds, or empty; an older name written once (vLLM 0.9.2-0.10.2's
+// gpu_cache_usage_perc) before a newer one written per process (their kv_cache_usage_perc).
+std::string_view present(const MetricSnapshot& m, const Names& names) {
+  std::string_view first;
+  for (std::string_view name : names) {
+    const MetricFamily* family = m.find(name);
+    if (family == nullptr) continue;
+    if (!per_process(*family)) return name;
+    if (first.empty()) first = name;
   }
-  return kNone;
+  return first;
 }
 
-// The first of `names` that the scrape holds, or null.
-const char* present(const MetricSnapshot& m, const Names& names) {
-  for (const char* name : names) {
-    if (name != nullptr && m.find(name) != nullptr) return name;
-  }
-  return nullptr;
+// Labels that tell apart copies of one engine's numbers: its ranks' (SGLang's pipeline, tensor and
+// expert parallelism, each writing the engine's gauges) and its API server processes' (vLLM's gauges
+// in prometheus_client's multiprocess mode "all", one sample per pid).
+bool copy_label(const std::string& label) {
+  return label == "tp_rank" || label == "pp_rank" || label == "moe_ep_rank" || label == "pid";
 }
 
-// The labels that tell apart the ranks of one engine (SGLang's pipeline, tensor and expert parallelism):
-// each rank writes its own copy of that engine's gauges.
-bool rank_label(const std::string& label) { return label == "tp_rank" || label == "pp_rank" || label == "moe_ep_rank"; }
+// The labels of `labels` that tell engines apart (copy_label's dropped).
+Labels engine_of(const Labels& labels) {
+  Labels engine;
+  for (const auto& [key, value] : labels)
+    if (!copy_label(key)) engine.emplace(key, value);
+  return engine;
+}
 
-// A queue gauge counted once per engine and summed over engines: SGLang's total under priority=""
-// stands for its per-priority parts, and an engine's ranks' copies count once (the largest).
-std::optional<double> engine_total(const MetricSnapshot& m, const Names& names) {
-  const char* name = present(m, names);
-  if (name == nullptr || !m.sum(name)) return std::nullopt;  // sum() refuses a histogram or summary
+// A counter's or gauge's samples, each engine's once: SGLang's total under priority="" stands for its
+// per-priority parts, and copies of one engine's number (copy_label) count once, the largest. Keyed by
+// the labels left (engine, model, data-parallel rank, is_streaming, position, ...). Empty when the
+// scrape lacks every name; sum() refuses a histogram or summary.
+std::map<Labels, double> engine_samples(const MetricSnapshot& m, const Names& names) {
+  std::map<Labels, double> engines;
+  const std::string_view name = present(m, names);
+  if (name.empty() || !m.sum(name)) return engines;
   const std::vector<MetricSample>& samples = m.find(name)->samples;
-  const bool has_total = std::any_of(samples.begin(), samples.end(), [](const MetricSample& s) {
+  const auto priority_total = [](const MetricSample& s) {
     const auto p = s.labels.find("priority");
     return p != s.labels.end() && p->second.empty();
-  });
-  std::map<Labels, double> engines;
+  };
+  const bool has_total = std::any_of(samples.begin(), samples.end(), priority_total);
   for (const MetricSample& s : samples) {
-    const auto p = s.labels.find("priority");
-    if (has_total && p != s.labels.end() && !p->second.empty()) continue;  // a part of the total
-    Labels engine;
-    for (const auto& [key, value] : s.labels)
-      if (!rank_label(key)) engine.emplace(key, value);
-    const auto [it, first] = engines.emplace(std::move(engine), s.value);
+    if (has_total && s.labels.contains("priority") && !priority_total(s)) continue;  // a part of the total
+    const auto [it, first] = engines.emplace(engine_of(s.labels), s.value);
     if (!first) it->second = std::max(it->second, s.value);
   }
+  return engines;
+}
+
+// A histogram summed over engines, each once: SGLang's scheduler ranks each write a copy of their
+// engine's queue_time_seconds; the copy that counted most stands for the engine.
+std::optional<HistogramSeries> engine_histogram(const MetricSnapshot& m, std::string_view name) {
+  if (!m.histogram(name)) return std::nullopt;  // throws for a family that is not a histogram
+  std::map<Labels, const HistogramSeries*> engines;
+  for (const HistogramSeries& h : m.find(name)->histograms) {
+    const auto [it, first] = engines.emplace(engine_of(h.labels), &h);
+    if (!first && h.count > it->second->count) it->second = &h;
+  }
+  std::optional<HistogramSeries> total;
+  for (const auto& [engine, h] : engines) total = total ? add_histograms(*total, *h) : *h;
+  return total;
+}
+
+// A counter or queue gauge summed over engines, each once.
+std::optional<double> engine_total(const MetricSnapshot& m, const Names& names) {
+  const std::map<Labels, double> engines = engine_samples(m, names);
+  if (engines.empty()) return std::nullopt;
   double sum = 0;
   for (const auto& [engine, value] : engines) sum += value;
   return sum;
 }
 
-std::optional<double> total(const MetricSnapshot& m, const Names& names) {
-  const char* name = present(m, names);
-  if (name == nullptr) return std::nullopt;
-  const MetricFamily* family = m.find(name);
-  // A histogram counts observations: one per iteration for vLLM's iteration_tokens_total.
-  if (family->type == MetricType::Histogram) {
-    const std::optional<HistogramSeries> h = m.histogram(name);
-    return h ? std::optional(h->count) : std::nullopt;
-  }
-  return m.sum(name);
+// A gauge of each engine's own state (usage, rates) averaged over engines, each once.
+std::optional<double> engine_mean(const MetricSnapshot& m, const Names& names) {
+  const std::optional<double> sum = engine_total(m, names);
+  return sum ? std::optional(*sum / static_cast<double>(engine_samples(m, names).size())) : std::nullopt;
 }
 
-// A gauge's mean over its samples (engines); a histogram or summary is refused by sum().
-std::optional<double> mean(const MetricSnapshot& m, const Names& names) {
-  const char* name = present(m, names);
-  const std::optional<double> sum = name == nullptr ? std::nullopt : m.sum(name);
-  if (!sum) return std::nullopt;
-  return *sum / static_cast<double>(m.find(name)->samples.size());
+// A counter summed over engines, each once; a histogram's count of observations (one per iteration
+// for vLLM's iteration_tokens_total).
+std::optional<double> total(const MetricSnapshot& m, const Names& names) {
+  const std::string_view name = present(m, names);
+  if (name.empty()) return std::nullopt;
+  const MetricFamily* family = m.find(name);
+  if (family->type == MetricType::Histogram) {
+    const std::optional<HistogramSeries> h = engine_histogram(m, name);
+    return h ? std::optional(h->count) : std::nullopt;
+  }
+  return engine_total(m, names);
+}
+
+// A counter's samples whose `mode` label is `mode`, summed over engines, each once.
+std::optional<double> by_mode(const MetricSnapshot& m, const Names& names, std::string_view mode) {
+  std::optional<double> sum;
+  for (const auto& [labels, value] : engine_samples(m, names)) {
+    const auto label = labels.find("mode");
+    if (label != labels.end() && label->second == mode) sum = sum.value_or(0) + value;
+  }
+  return sum;
 }
 
 // More than any speculative draft is long; a larger `position` is not one.
 constexpr size_t kMaxDraftPositions = 1024;
 
-// A counter's samples by their `position` label (0, 1, ...), summed over the other labels.
+// A counter's samples by their `position` label (0, 1, ...), summed over the other labels, each
+// engine once.
 std::vector<double> by_position(const MetricSnapshot& m, const Names& names) {
   std::vector<double> out;
-  const char* name = present(m, names);
-  if (name == nullptr || !m.sum(name)) return out;  // sum() refuses a histogram or summary
-  for (const MetricSample& s : m.find(name)->samples) {
-    const auto label = s.labels.find("position");
-    if (label == s.labels.end()) continue;
+  for (const auto& [labels, value] : engine_samples(m, names)) {
+    const auto label = labels.find("position");
+    if (label == labels.end()) continue;
     const std::string& text = label->second;
     size_t position = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), position);
     if (ec != std::errc() || end != text.data() + text.size() || position >= kMaxDraftPositions) {
-      throw std::invalid_argument("metric " + std::string(name) + ": label position=\"" + text_excerpt(text) + "\" is not a draft position (0 to " +
+      throw std::invalid_argument("metric " + std::string(present(m, names)) + ": label position=\"" + text_excerpt(text) + "\" is not a draft position (0 to " +
                                   std::to_string(kMaxDraftPositions - 1) + ")");
     }
     if (out.size() <= position) out.resize(position + 1, 0.0);
-    out[position] += s.value;
+    out[position] += value;
   }
   return out;
 }
@@ -186,16 +162,29 @@ std::vector<double> positions_increase(const std::vector<double>& earlier, const
 }  // namespace
 
 ServerCounters read_counters(const MetricSnapshot& metrics, ServerKind kind) {
-  const MetricNames& n = names_of(kind);
-  return {total(metrics, n.prompt_tokens),        total(metrics, n.generation_tokens),    total(metrics, n.steps),
-          total(metrics, n.preemptions),          total(metrics, n.prefix_cache_queries), total(metrics, n.prefix_cache_hits),
-          total(metrics, n.spec_drafts),          total(metrics, n.spec_draft_tokens),    total(metrics, n.spec_accepted_tokens),
-          by_position(metrics, n.spec_accepted_per_position)};
+  const auto counter = [&](ServerQuantity q) { return total(metrics, metric_names(kind, q)); };
+  using enum ServerQuantity;
+  return {counter(PromptTokens),
+          counter(PromptTokensCached),
+          counter(GenerationTokens),
+          counter(GenerationSeconds),
+          by_mode(metrics, metric_names(kind, LiveTokens), "prefill_compute"),
+          by_mode(metrics, metric_names(kind, LiveTokens), "prefill_cache"),
+          by_mode(metrics, metric_names(kind, LiveTokens), "decode"),
+          counter(Steps),
+          counter(Preemptions),
+          counter(PrefixCacheQueries),
+          counter(PrefixCacheHits),
+          counter(SpecDrafts),
+          counter(SpecDraftTokens),
+          counter(SpecAcceptedTokens),
+          by_position(metrics, metric_names(kind, SpecAcceptedPerPosition))};
 }
 
 std::optional<HistogramSeries> read_latency_histogram(const MetricSnapshot& metrics, ServerKind kind, ServerLatency latency) {
-  const char* name = present(metrics, names_of(kind).latency[static_cast<size_t>(latency)]);
-  return name != nullptr ? metrics.histogram(name) : std::nullopt;
+  const auto q = static_cast<ServerQuantity>(static_cast<size_t>(ServerQuantity::Ttft) + static_cast<size_t>(latency));
+  const std::string_view name = present(metrics, metric_names(kind, q));
+  return name.empty() ? std::nullopt : engine_histogram(metrics, name);
 }
 
 std::optional<ServerKvPool> read_kv_pool(const MetricSnapshot& metrics, ServerKind kind) {
@@ -217,20 +206,35 @@ std::optional<ServerKvPool> read_kv_pool(const MetricSnapshot& metrics, ServerKi
 }
 
 ServerGauges read_gauges(const MetricSnapshot& metrics, ServerKind kind) {
-  const MetricNames& n = names_of(kind);
-  return {engine_total(metrics, n.requests_running), engine_total(metrics, n.requests_waiting), mean(metrics, n.kv_cache_usage),
-          mean(metrics, n.prefix_cache_hit_rate), mean(metrics, n.spec_accept_rate), mean(metrics, n.spec_accept_length)};
+  const auto sum = [&](ServerQuantity q) { return engine_total(metrics, metric_names(kind, q)); };
+  const auto mean = [&](ServerQuantity q) { return engine_mean(metrics, metric_names(kind, q)); };
+  using enum ServerQuantity;
+  return {sum(RequestsRunning),    sum(RequestsWaiting),  mean(KvCacheUsage),  mean(PrefixCacheHitRate),
+          mean(SpecAcceptRate),    mean(SpecAcceptLength), sum(GenThroughput)};
 }
 
 ServerScrape read_server_scrape(const MetricSnapshot& metrics, ServerKind kind) {
-  ServerScrape s{read_counters(metrics, kind), read_gauges(metrics, kind), {}, read_kv_pool(metrics, kind)};
+  ServerScrape s;
+  s.counters = read_counters(metrics, kind);
+  s.gauges = read_gauges(metrics, kind);
+  s.kv_pool = read_kv_pool(metrics, kind);
+  s.generation_at_request_end = counted_at_request_end(kind, present(metrics, metric_names(kind, ServerQuantity::GenerationTokens)));
+  s.prompt_includes_cached = prompt_tokens_include_cached(kind);
+  const ReleaseMatch match = match_release(metrics, kind);
+  s.release_range = release_range_text(kind, match);
+  s.unpublished = unpublished_text(match);
   for (size_t i = 0; i < kServerLatencies; ++i) s.latency[i] = read_latency_histogram(metrics, kind, static_cast<ServerLatency>(i));
   return s;
 }
 
 ServerCounters counters_increase(const ServerCounters& a, const ServerCounters& b) {
   return {increase(a.prompt_tokens, b.prompt_tokens),
+          increase(a.prompt_tokens_cached, b.prompt_tokens_cached),
           increase(a.generation_tokens, b.generation_tokens),
+          increase(a.generation_seconds, b.generation_seconds),
+          increase(a.live_prompt_computed, b.live_prompt_computed),
+          increase(a.live_prompt_cached, b.live_prompt_cached),
+          increase(a.live_generated, b.live_generated),
           increase(a.steps, b.steps),
           increase(a.preemptions, b.preemptions),
           increase(a.prefix_cache_queries, b.prefix_cache_queries),

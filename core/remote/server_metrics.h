@@ -4,6 +4,7 @@
 #pragma once
 #include <array>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/engine/engine_metrics.h"
@@ -12,10 +13,16 @@
 
 namespace inferscope {
 
-// Totals since the server started, summed over its engines and models.
+// Totals since the server started, summed over its engines and models, each engine once (not once per
+// rank or process that writes a copy of its numbers).
 struct ServerCounters {
-  std::optional<double> prompt_tokens;         // prompt tokens computed (prefix-cache hits excluded where the server says so)
+  std::optional<double> prompt_tokens;         // prompt tokens in the server's own meaning (prompt_tokens_meaning)
+  std::optional<double> prompt_tokens_cached;  // of those, found in a cache, where the server counts them apart
   std::optional<double> generation_tokens;
+  std::optional<double> generation_seconds;    // time finished requests spent generating, summed over them (llama-server)
+  // Tokens counted as they are computed (SGLang's realtime_tokens_total by `mode`): prompt tokens
+  // computed and found cached, and generated tokens.
+  std::optional<double> live_prompt_computed, live_prompt_cached, live_generated;
   std::optional<double> steps;                 // engine iterations (llama_decode calls, vLLM iterations)
   std::optional<double> preemptions;
   std::optional<double> prefix_cache_queries;  // prompt tokens looked up, and found
@@ -27,7 +34,8 @@ struct ServerCounters {
   std::vector<double> spec_accepted_per_position;
 };
 
-// The server's state at the scrape.
+// The server's state at the scrape, each engine once: SGLang's total under priority="" rather than its
+// parts, one copy of an engine's gauge among its ranks' and API server processes' copies (the largest).
 struct ServerGauges {
   std::optional<double> requests_running;  // summed over engines
   std::optional<double> requests_waiting;
@@ -36,6 +44,7 @@ struct ServerGauges {
   std::optional<double> prefix_cache_hit_rate;  // 0..1
   std::optional<double> spec_accept_rate;       // 0..1, accepted draft tokens / draft tokens
   std::optional<double> spec_accept_length;     // tokens per verify step (accepted + 1)
+  std::optional<double> gen_throughput;         // generated tokens/s as the server measures it live, summed
 };
 
 // A server's KV pool as it states it: vLLM's cache_config_info gauge (labels block_size and
@@ -59,10 +68,16 @@ ServerGauges read_gauges(const MetricSnapshot& metrics, ServerKind kind);
 
 // Everything the workbench reads from one scrape of a server.
 struct ServerScrape {
-  ServerCounters counters;
-  ServerGauges gauges;
-  std::array<std::optional<HistogramSeries>, kServerLatencies> latency;  // by ServerLatency
-  std::optional<ServerKvPool> kv_pool;
+  ServerCounters counters{};
+  ServerGauges gauges{};
+  std::array<std::optional<HistogramSeries>, kServerLatencies> latency{};  // by ServerLatency
+  std::optional<ServerKvPool> kv_pool{};
+  // The server adds a request's generated tokens to its counter only when the request ends.
+  bool generation_at_request_end = false;
+  // Its prompt-token counter includes the tokens found in a cache (prompt_tokens_include_cached).
+  bool prompt_includes_cached = true;
+  // release_range_text and unpublished_text (server_metric_table.h) of the scrape.
+  std::string release_range{}, unpublished{};
 };
 // Throws std::invalid_argument as the readers above.
 ServerScrape read_server_scrape(const MetricSnapshot& metrics, ServerKind kind);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/remote/http_client.h"
+#include "core/remote/server_metric_table.h"
 #include "core/remote/text_excerpt.h"
 
 namespace inferscope {
@@ -99,14 +100,21 @@ ServerInfo probe_server(const RemoteEndpoint& endpoint, double timeout_s, const 
       if (e.failure() == HttpFailure::Cancelled) throw;
     }
   }
-  if (info.kind == ServerKind::Unknown) {
-    try {
-      info.kind = kind_from_metrics(MetricSnapshot::parse(get(endpoint, "/metrics", timeout_s, cancel).body));
+  // /metrics tells the kind when nothing else did, and the releases whose metric names it fits.
+  try {
+    const MetricSnapshot metrics = MetricSnapshot::parse(get(endpoint, "/metrics", timeout_s, cancel).body);
+    if (info.kind == ServerKind::Unknown) {
+      info.kind = kind_from_metrics(metrics);
       if (info.kind != ServerKind::Unknown) info.detected_by = "/metrics";
-    } catch (const HttpError& e) {  // no /metrics: the kind stays unknown
-      if (e.failure() == HttpFailure::Cancelled) throw;
-    } catch (const std::exception&) {  // not Prometheus text: the kind stays unknown
     }
+    if (info.kind != ServerKind::Unknown && info.kind != ServerKind::Inferscope) {
+      const ReleaseMatch match = match_release(metrics, info.kind);
+      info.metrics_release = release_range_text(info.kind, match);
+      info.metrics_unpublished = unpublished_text(match);
+    }
+  } catch (const HttpError& e) {  // no /metrics (llama-server without --metrics): nothing more to tell
+    if (e.failure() == HttpFailure::Cancelled) throw;
+  } catch (const std::exception&) {  // not Prometheus text: nothing more to tell
   }
   return info;
 }

@@ -26,6 +26,9 @@ struct ServerInfo {
   std::optional<int64_t> context_length;   // llama-server's n_ctx per slot, vLLM's max_model_len
   std::optional<int64_t> slot_count;       // llama-server's total_slots
   std::string build;                       // llama-server's build_info, when it says
+  // From /metrics, when it answers: the releases whose metric names it fits ("vLLM 0.9.2 to 0.11.0")
+  // and the quantities it does not publish (server_metric_table.h).
+  std::string metrics_release, metrics_unpublished;
 };
 
 // /v1/models: the ids, and the kind when owned_by names a server. Throws std::runtime_error naming
@@ -38,7 +41,8 @@ bool read_llama_props(std::string_view body, ServerInfo& info);
 ServerKind kind_from_metrics(const MetricSnapshot& metrics);
 
 // Asks the server (each request with `timeout_s`): /v1/models must answer (HttpError otherwise);
-// /props and /metrics are tried only while the kind is still unknown or for llama-server's details.
+// /props is tried only while the kind is still unknown or for llama-server's details; /metrics for
+// the kind while unknown and for the release range.
 // `cancel` ends the probe with HttpError(Cancelled) within 100 ms.
 ServerInfo probe_server(const RemoteEndpoint& endpoint, double timeout_s = 5, const std::atomic<bool>* cancel = nullptr);
 

@@ -60,9 +60,10 @@ bool server_speculates(const ServerGauges& g, const ServerCounters& c) {
 }
 
 std::vector<std::string> server_not_reported(const ServerGauges& g, const ServerCounters& c) {
-  // What no server reports: per-step tokens and time, the roofline (panels), and every step metric
-  // drawn on the KV waste and attention panels (lines, by their keys).
-  std::vector<std::string> out = {"tokens_per_step", "roofline"};
+  // What no server reports: an engine step's time (its tokens are drawn per scrape interval), the
+  // roofline (a panel), and every step metric drawn on the KV waste and attention panels (lines, by
+  // their keys).
+  std::vector<std::string> out = {"duration_s", "roofline"};
   for (const char* panel : {"kv_waste", "attention"}) {
     for (std::string& key : step_metrics_drawn_on(panel)) out.push_back(std::move(key));
   }

@@ -2,6 +2,7 @@
 
 #include <QDir>
 #include <QGridLayout>
+#include <QLabel>
 #include <algorithm>
 #include <array>
 #include <functional>
@@ -83,6 +84,8 @@ struct MetricsDashboard::Impl {
   };
 
   QGridLayout* grid = nullptr;
+  // Above the panels, for a server: which releases its metric names fit, what it does not publish.
+  QLabel* source_line = nullptr;
   int columns = 0;
   std::vector<Panel> panels;
   std::vector<Named> names;
@@ -93,7 +96,7 @@ struct MetricsDashboard::Impl {
   QCPGraph *server_hit_rate = nullptr, *server_acceptance = nullptr, *server_accept_length = nullptr;
   QCPGraph *e2e = nullptr, *queue = nullptr, *itl = nullptr, *e2e_b = nullptr;
   QCPGraph *ttft = nullptr, *rate = nullptr, *hits = nullptr, *hits_recent = nullptr;
-  QCPBars *prefill = nullptr, *decode = nullptr;
+  QCPBars *cached = nullptr, *prefill = nullptr, *decode = nullptr;
   QCPGraph* usage_marks = nullptr;  // the preemption lines that get a legend entry
   QCPGraph *ttft_b = nullptr, *rate_b = nullptr, *tokens_b = nullptr, *hits_b = nullptr;
   // The lines drawn straight from a step metric, each with run B's line where its row asks for one.
@@ -134,6 +137,11 @@ struct MetricsDashboard::Impl {
   // The table's lines of `plot`'s panel (its objectName), then their overlays.
   void add_table_lines(QCustomPlot* plot);
   void apply_names();
+  // The decode throughput line says how a server measures it; its legend fits the new name.
+  void name_rate(const QString& base);
+  // The source line: "vLLM at http://h:8000: metrics of vLLM 0.9.1. Not published: ...", hidden for
+  // the local engine and for a server the release table does not know.
+  void show_source(const EngineMetricsSnapshot& s);
   void draw_overlay();
   // The overlay's series against the bottom time axis, or against the top one fitted to its span.
   void place_overlay_clock(const std::vector<QCPAbstractPlottable*>& series);
@@ -180,8 +188,11 @@ std::vector<QCPGraph*> MetricsDashboard::Impl::server_graphs() const {
 void MetricsDashboard::Impl::lay_out(int n_columns) {
   if (n_columns == columns) return;
   columns = n_columns;
+  grid->removeWidget(source_line);
   for (const Panel& panel : panels) grid->removeWidget(panel.plot);
-  for (size_t i = 0; i < panels.size(); ++i) grid->addWidget(panels[i].plot, static_cast<int>(i) / columns, static_cast<int>(i) % columns);
+  grid->addWidget(source_line, 0, 0, 1, columns);
+  for (size_t i = 0; i < panels.size(); ++i)
+    grid->addWidget(panels[i].plot, 1 + static_cast<int>(i) / columns, static_cast<int>(i) % columns);
 }
 
 MetricsDashboard::Impl::Panel& MetricsDashboard::Impl::add_panel(QWidget* parent, const PlotSpec& spec, bool time_axis,
@@ -222,6 +233,26 @@ void MetricsDashboard::Impl::apply_names() {
     n.plottable->setName(overlay && !label.isEmpty() ? n.base + QStringLiteral(" · ") + label + (top ? QStringLiteral(" · top axis") : QString())
                                                      : n.base);
   }
+}
+
+void MetricsDashboard::Impl::show_source(const EngineMetricsSnapshot& s) {
+  source_line->setVisible(!s.source_release.empty());
+  if (s.source_release.empty()) return;
+  QString text = QObject::tr("%1: metrics of %2.").arg(QString::fromStdString(s.source), QString::fromStdString(s.source_release));
+  if (!s.source_unpublished.empty()) text += QObject::tr(" Not published by the server: %1.").arg(QString::fromStdString(s.source_unpublished));
+  source_line->setText(text);
+}
+
+void MetricsDashboard::Impl::name_rate(const QString& base) {
+  bool changed = false;
+  for (Named& n : names) {
+    if ((n.plottable != rate && n.plottable != rate_b) || n.base == base) continue;
+    n.base = base;
+    changed = true;
+  }
+  if (!changed) return;
+  apply_names();
+  refit_legend(rate->parentPlot());
 }
 
 void MetricsDashboard::Impl::draw_overlay() {
@@ -384,6 +415,13 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   d_->grid->setContentsMargins(2, 2, 2, 2);
   d_->grid->setSpacing(4);
   Impl& d = *d_;
+  d.source_line = new QLabel(this);
+  d.source_line->setObjectName(QStringLiteral("source_line"));
+  d.source_line->setWordWrap(true);
+  d.source_line->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);  // its text's height, no more
+  d.source_line->setContentsMargins(4, 0, 4, 0);
+  d.source_line->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  d.source_line->hide();
 
   QCustomPlot* p = d.add_panel(this, {"ttft", tr("TTFT"), Unit::Seconds}, true, 0).plot;
   d.ttft = add_graph(p, tr("TTFT"), kTtftColor, Look::Scatter);
@@ -412,13 +450,16 @@ MetricsDashboard::MetricsDashboard(QWidget* parent) : QWidget(parent), d_(std::m
   d.rate_b = d.overlay_of(d.rate);
 
   p = d.add_panel(this, {"tokens_per_step", tr("tokens"), Unit::Count}, true, 0).plot;
+  // Prompt tokens found in the prefix cache under those computed: the prompt's whole length stacked.
+  d.cached = add_bars(p, tr("cached prompt tokens"), kPrefillColor.lighter(160));
   d.prefill = add_bars(p, tr("prefill tokens"), kPrefillColor);
   d.decode = add_bars(p, tr("decode tokens"), kDecodeColor);
+  d.prefill->moveAbove(d.cached);
   d.decode->moveAbove(d.prefill);
   p->yAxis2->setVisible(true);
   p->yAxis2->setLabel(tr("step time"));
   set_axis_unit(p->yAxis2, Unit::Seconds);
-  for (QCPAbstractPlottable* a : std::initializer_list<QCPAbstractPlottable*>{d.prefill, d.decode}) d.name(a, a->name(), false);
+  for (QCPAbstractPlottable* a : std::initializer_list<QCPAbstractPlottable*>{d.cached, d.prefill, d.decode}) d.name(a, a->name(), false);
   d.add_table_lines(p);
   d.tokens_b = add_graph(p, tr("tokens per step"), QColor(40, 40, 40), Look::Line);
   QPen dashed = d.tokens_b->pen();
@@ -529,6 +570,7 @@ void MetricsDashboard::update_from(const EngineMetricsSnapshot& s) {
   if (d.last == sig && !new_marks) return;  // nothing drawn changed
   d.last = sig;
   d.source_error = QString::fromStdString(s.source_error);
+  d.show_source(s);
 
   d.span = time_span(s);
   set_series(d.ttft, ttft_series(s));
@@ -557,12 +599,15 @@ void MetricsDashboard::update_from(const EngineMetricsSnapshot& s) {
   set_series(d.queue, queue_time_series(s));
   set_series(d.itl, median_itl_series(s));
   set_series(d.rate, decode_rate_series(s));
+  d.name_rate(s.throughput_basis.empty() ? tr("engine decode tok/s")
+                                         : tr("server decode tok/s (%1)").arg(QString::fromStdString(s.throughput_basis)));
   const Series prefill = step_bars(s, [](const StepMetrics& m) { return double(m.prefill_tokens); });
   d.prefill->setData(prefill.x, prefill.y, true);
+  const Series cached = step_bars(s, [](const StepMetrics& m) { return double(m.prefix_cache_hits); });
+  d.cached->setData(cached.x, cached.y, true);
   const Series decode = step_bars(s, [](const StepMetrics& m) { return double(m.decode_tokens); });
   d.decode->setData(decode.x, decode.y, true);
-  d.prefill->setWidth(median_step_seconds(s));
-  d.decode->setWidth(median_step_seconds(s));
+  for (QCPBars* bars : {d.cached, d.prefill, d.decode}) bars->setWidth(median_step_seconds(s));
   for (const Impl::TableLine& line : d.table_lines) set_series(line.a, step_series(s, line.metric->value));
   set_series(d.hits, d.prefix.cumulative());
   set_series(d.hits_recent, d.prefix.interval());
@@ -582,6 +627,7 @@ void MetricsDashboard::update_from(const EngineMetricsSnapshot& s) {
 
 void MetricsDashboard::clear() {
   Impl& d = *d_;
+  d.source_line->hide();
   d.prefix.clear();
   d.preemptions.clear();
   d.last.reset();
@@ -592,8 +638,7 @@ void MetricsDashboard::clear() {
   for (QCPGraph* g : {d.ttft, d.e2e, d.queue, d.itl, d.rate, d.hits, d.hits_recent}) g->data()->clear();
   for (const Impl::TableLine& line : d.table_lines) line.a->data()->clear();
   for (QCPGraph* g : d.server_graphs()) g->data()->clear();
-  d.prefill->data()->clear();
-  d.decode->data()->clear();
+  for (QCPBars* bars : {d.cached, d.prefill, d.decode}) bars->data()->clear();
   d.spec->clear();
   d.timeline->clear();
   d.roofline->clear();

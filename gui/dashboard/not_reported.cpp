@@ -57,8 +57,11 @@ bool line_not_reported(const EngineMetricsSnapshot& s, std::string_view key) { r
 QString not_reported_note(const EngineMetricsSnapshot& s, std::string_view panel) {
   const QString quantity = reported_quantity(panel);
   const std::vector<std::string> lines = step_metrics_drawn_on(panel);
-  const bool every_line =
-      !lines.empty() && std::all_of(lines.begin(), lines.end(), [&](const std::string& key) { return listed(s, key); });
+  // A panel that also draws step metrics its own way (the token bars) has more than its lines.
+  const auto& table = step_metrics_table();
+  const bool only_lines = std::none_of(table.begin(), table.end(), [&](const StepMetric& m) { return m.panel == panel && m.look == MetricLook::None; });
+  const bool every_line = only_lines && !lines.empty() &&
+                          std::all_of(lines.begin(), lines.end(), [&](const std::string& key) { return listed(s, key); });
   if (!listed(s, panel) && !every_line) return {};
   // Three short lines: a panel is as narrow as 240 pixels.
   // No source: the run was a dry run (gui/compare/simulated_side.h), which measures no attention.

@@ -21,9 +21,9 @@ void check_not_reported(const EngineMetricsSnapshot& s);
 // Whether `s` does not report the step metric `key` (its line stays empty).
 bool line_not_reported(const EngineMetricsSnapshot& s, std::string_view key);
 
-// The note of `panel` when `s.not_reported` lists it, or every step metric drawn on it ("llama.cpp at
-// http://h:8080:\nthis server does not report\nKV usage"; with no source, a dry run's: "a dry run does
-// not measure\nattention scratch or time"), else "".
+// The note of `panel` when `s.not_reported` lists it, or every step metric drawn on it as a line when
+// it draws nothing else ("llama.cpp at http://h:8080:\nthis server does not report\nKV usage"; with no
+// source, a dry run's: "a dry run does not measure\nattention scratch or time"), else "".
 QString not_reported_note(const EngineMetricsSnapshot& s, std::string_view panel);
 
 }  // namespace inferscope::gui

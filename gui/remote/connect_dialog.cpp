@@ -142,6 +142,7 @@ void ConnectDialog::show_report(const ProbeReport& report) {
   const bool usable = model_->count() > 0;
   model_->setEnabled(usable);
   QString summary = server_summary(info_);
+  if (const QString metrics = metrics_summary(info_); !metrics.isEmpty()) summary += QLatin1Char('\n') + metrics;
   if (!usable) summary += tr("\nThe server lists no model to use.");
   show_status(summary, !usable);
   buttons_->button(QDialogButtonBox::Ok)->setEnabled(usable);

@@ -58,4 +58,12 @@ QString server_summary(const ServerInfo& info) {
   return parts.join(QStringLiteral(" · "));
 }
 
+QString metrics_summary(const ServerInfo& info) {
+  if (info.metrics_release.empty()) return {};
+  QString text = QObject::tr("Its /metrics names fit %1.").arg(QString::fromStdString(info.metrics_release));
+  if (!info.metrics_unpublished.empty())
+    text += QObject::tr(" Not published: %1.").arg(QString::fromStdString(info.metrics_unpublished));
+  return text;
+}
+
 }  // namespace inferscope::gui

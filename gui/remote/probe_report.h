@@ -24,5 +24,8 @@ ProbeReport probe_report(const RemoteEndpoint& endpoint, double timeout_s, const
 // "llama.cpp · 4 slots · context 512 · model X" (or "N models"); the kind "unknown" says the API
 // answered but not which server it is.
 QString server_summary(const ServerInfo& info);
+// "Its /metrics names fit vLLM 0.9.2 to 0.11.0. Not published: live generation throughput, ...", or ""
+// when /metrics did not answer.
+QString metrics_summary(const ServerInfo& info);
 
 }  // namespace inferscope::gui

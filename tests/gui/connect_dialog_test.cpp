@@ -113,6 +113,23 @@ TEST_F(ConnectDialogTest, ALlamaServerListsItsModelsAndEnablesConnect) {
   EXPECT_EQ(models(d)->count(), 0);
 }
 
+// The check reads /metrics too: the releases whose names it fits, and what the dashboard will lack.
+TEST_F(ConnectDialogTest, TheCheckSaysWhichReleasesTheServersMetricsFit) {
+  QFile scrape(QStringLiteral(INFERSCOPE_SOURCE_DIR "/tests/fixtures/metrics/releases/llama-server-0.3.36-single/scrape2.txt"));
+  ASSERT_TRUE(scrape.open(QIODevice::ReadOnly));
+  const std::string metrics = scrape.readAll().toStdString();
+  CannedHttpServer server([&](const CannedRequest& r) { return r.path == "/metrics" ? answer(metrics) : llama_server(r); });
+  ConnectDialog d;
+  d.show();
+  ASSERT_TRUE(check(d, QString::fromStdString(server.url())));
+  EXPECT_EQ(status(d),
+            "llama.cpp · 4 slots · context 512 · 2 models · build b6000\n"
+            "Its /metrics names fit llama.cpp (llama-cpp-python 0.3.36). Not published: KV cache usage, preemptions, "
+            "prefix cache hit rate, acceptance by draft position, time to first token, inter-token latency, end-to-end "
+            "latency, queue time.");
+  render(d, "connect_dialog_metrics");
+}
+
 TEST_F(ConnectDialogTest, ADeadPortSaysNothingIsListening) {
   ConnectDialog d;
   EXPECT_FALSE(check(d, QStringLiteral("http://127.0.0.1:%1").arg(inferscope::test::unused_port())));

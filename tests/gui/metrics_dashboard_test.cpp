@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <QFile>
+#include <QLabel>
 #include <QScrollBar>
 #include <QWheelEvent>
 #include <cmath>
@@ -252,6 +253,36 @@ TEST_F(Dashboard, PanelsTheServerDoesNotReportSaySoAndDrawNothing) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("'kv_cache_usage'"), std::string::npos) << e.what();
   }
+}
+
+// Above a server's panels a line says which releases its metric names fit and what it does not
+// publish; the decode line says how the server counts what it draws; the token bars draw per scrape
+// interval though no engine step's time is known.
+TEST_F(Dashboard, AServersSourceLineNamesItsReleaseAndItsThroughputsBasis) {
+  auto* source_line = dash.findChild<QLabel*>(QStringLiteral("source_line"));
+  ASSERT_NE(source_line, nullptr);
+  EngineMetricsSnapshot snap = synthetic_snapshot();
+  snap.source = "llama.cpp at http://127.0.0.1:8080";
+  snap.source_release = "llama.cpp (llama-cpp-python 0.3.36)";
+  snap.source_unpublished = "KV cache usage, time to first token";
+  snap.throughput_basis = "counted at request end, spread";
+  snap.not_reported = {"kv_usage", "duration_s"};
+  dash.show();
+  dash.update_from(snap);
+  EXPECT_TRUE(source_line->isVisible());
+  EXPECT_EQ(source_line->text(), "llama.cpp at http://127.0.0.1:8080: metrics of llama.cpp (llama-cpp-python 0.3.36). "
+                                 "Not published by the server: KV cache usage, time to first token.");
+  EXPECT_EQ(note(plot("kv_usage")), "llama.cpp at http://127.0.0.1:8080:\nthis server does not report\nKV usage");
+  EXPECT_EQ(note(plot("tokens_per_step")), "");
+  EXPECT_GT(points(plot("tokens_per_step"), "prefill tokens"), 0);
+  EXPECT_EQ(points(plot("tokens_per_step"), "step duration"), 0);
+  EXPECT_GT(points(plot("decode_tokens_per_second"), "server decode tok/s (counted at request end, spread)"), 0);
+  render(dash, "dashboard_server_release");
+  dash.clear();  // the local engine again
+  EXPECT_FALSE(source_line->isVisible());
+  dash.update_from(synthetic_snapshot());
+  EXPECT_FALSE(source_line->isVisible());
+  EXPECT_GT(points(plot("decode_tokens_per_second"), "engine decode tok/s"), 0);
 }
 
 TEST_F(Dashboard, SpeculationPanelsPlotAcceptanceOverTimeAndPerPosition) {

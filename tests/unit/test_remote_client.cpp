@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
+#include <sstream>
 
 #include "core/remote/http_client.h"
 #include "core/remote/metric_snapshot.h"
@@ -306,6 +308,41 @@ TEST(ServerProbe, AsksTheServer) {
   EXPECT_EQ(info.slot_count, 2);
   EXPECT_EQ(info.context_length, 512);
   EXPECT_THROW(probe_server(make_endpoint("http://127.0.0.1:" + std::to_string(test::unused_port()))), HttpError);
+}
+
+std::string release_scrape(const std::string& folder) {
+  std::ifstream in(std::string(INFERSCOPE_SOURCE_DIR) + "/tests/fixtures/metrics/releases/" + folder + "/scrape2.txt", std::ios::binary);
+  std::stringstream body;
+  body << in.rdbuf();
+  return body.str();
+}
+
+// The Connect dialog's check says which releases the server's metric names fit and what it does not
+// publish, from the same /metrics the dashboard reads.
+TEST(ServerProbe, NamesTheReleasesItsMetricsFit) {
+  CannedHttpServer vllm([](const CannedRequest& r) {
+    if (r.path == "/v1/models") return test::canned(R"({"data":[{"id":"Qwen/Qwen3-8B","owned_by":"vllm","max_model_len":4096}]})");
+    if (r.path == "/metrics") return test::canned(release_scrape("vllm-0.9.1-single"), 200, "text/plain");
+    return test::canned("not found", 404, "text/plain");
+  });
+  const ServerInfo old_vllm = probe_server(make_endpoint(vllm.url()));
+  EXPECT_EQ(old_vllm.metrics_release, "vLLM 0.9.1");
+  EXPECT_EQ(old_vllm.metrics_unpublished, "");
+  CannedHttpServer llama([](const CannedRequest& r) {
+    if (r.path == "/v1/models") return test::canned(R"({"data":[{"id":"smollm2","owned_by":"llamacpp"}]})");
+    if (r.path == "/metrics") return test::canned(release_scrape("llama-server-0.3.36-single"), 200, "text/plain");
+    return test::canned("not found", 404, "text/plain");
+  });
+  const ServerInfo info = probe_server(make_endpoint(llama.url()));
+  EXPECT_EQ(info.metrics_release, "llama.cpp (llama-cpp-python 0.3.36)");
+  EXPECT_NE(info.metrics_unpublished.find("KV cache usage"), std::string::npos) << info.metrics_unpublished;
+  EXPECT_NE(info.metrics_unpublished.find("time to first token"), std::string::npos) << info.metrics_unpublished;
+  // Without --metrics llama-server answers 404: the check says nothing of releases.
+  CannedHttpServer bare([](const CannedRequest& r) {
+    if (r.path == "/v1/models") return test::canned(R"({"data":[{"id":"smollm2","owned_by":"llamacpp"}]})");
+    return test::canned("not found", 404, "text/plain");
+  });
+  EXPECT_EQ(probe_server(make_endpoint(bare.url())).metrics_release, "");
 }
 
 // A cancel while /props is pending ends the probe as cancelled; it is not taken for "no /props here".

@@ -122,6 +122,25 @@ TEST(ServerMetrics, AnOlderVllmsNamesAreReadWhereTheNewerAreMissing) {
   EXPECT_EQ(read_gauges(both, ServerKind::Vllm).kv_cache_usage, 0.25);
 }
 
+// vLLM 0.9.2 to 0.11.0 with several API servers writes kv_cache_usage_perc once per process (a `pid`
+// label), the copy of a process that no longer hears from an engine stale: the deprecated
+// gpu_cache_usage_perc, written once, is read while it is there; without it each engine counts once,
+// its largest copy, never a mean of all copies.
+TEST(ServerMetrics, AVllmGaugeCopiedPerProcessCountsEachEngineOnce) {
+  const std::string copies =
+      "# TYPE vllm:kv_cache_usage_perc gauge\n"
+      "vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\",pid=\"101\"} 0.5\n"
+      "vllm:kv_cache_usage_perc{engine=\"1\",model_name=\"m\",pid=\"101\"} 0.25\n"
+      "vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\",pid=\"102\"} 0.125\n"
+      "vllm:kv_cache_usage_perc{engine=\"1\",model_name=\"m\",pid=\"102\"} 0.375\n";
+  EXPECT_EQ(read_gauges(MetricSnapshot::parse(copies), ServerKind::Vllm).kv_cache_usage, (0.5 + 0.375) / 2);
+  const MetricSnapshot with_old_name = MetricSnapshot::parse(copies +
+                                                             "# TYPE vllm:gpu_cache_usage_perc gauge\n"
+                                                             "vllm:gpu_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.5\n"
+                                                             "vllm:gpu_cache_usage_perc{engine=\"1\",model_name=\"m\"} 0.25\n");
+  EXPECT_EQ(read_gauges(with_old_name, ServerKind::Vllm).kv_cache_usage, (0.5 + 0.25) / 2);
+}
+
 // SGLang 0.5.23 with priority scheduling writes the queue under priority="" and again per priority;
 // with pipeline or tensor parallelism each rank of one engine writes its own copy. One engine's
 // gauge is counted once; data-parallel engines add up.
@@ -161,7 +180,7 @@ TEST(ServerMetrics, SpeculationShowsByItsDraftsOrAnAcceptedLength) {
   length_only.spec_accept_length = 2.5;
   EXPECT_FALSE(listed(server_not_reported(length_only, {}), "spec_acceptance"));
   // The dashboard's speculation panels then name the server's speculation, not "off".
-  for (const ServerScrape& scrape : {ServerScrape{{}, length_only, {}, {}}, ServerScrape{drafting, {}, {}, {}}}) {
+  for (const ServerScrape& scrape : {ServerScrape{.gauges = length_only}, ServerScrape{.counters = drafting}}) {
     ScrapeHistory history(10);
     EngineMetrics metrics;
     history.take(scrape, 1, metrics);
@@ -171,7 +190,7 @@ TEST(ServerMetrics, SpeculationShowsByItsDraftsOrAnAcceptedLength) {
   }
   ScrapeHistory history(10);
   EngineMetrics metrics;
-  history.take(ServerScrape{no_drafter, {}, {}, {}}, 1, metrics);
+  history.take(ServerScrape{.counters = no_drafter}, 1, metrics);
   EngineMetricsSnapshot s = metrics.snapshot(1);
   history.complete(s);
   EXPECT_EQ(s.spec_mode, "none");
