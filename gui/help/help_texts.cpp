@@ -25,7 +25,9 @@ std::vector<HelpText> make_texts() {
        "Each dot is one request: e2e_request_latency_seconds (arrival to its last token) and "
        "request_queue_time_seconds (arrival to its first step) on the left axis; the median of its "
        "inter_token_latency_seconds (the gaps between its output tokens) on the right. On a vLLM or SGLang server, "
-       "lines add the server's own p50 and p99 of the same histograms over the last 10 s, every client's requests.",
+       "lines add the server's own p50 and p99 of the same histograms over the last 10 s, every client's requests. "
+       "Under speculation they differ: vLLM records one inter-token interval per engine step (several tokens), "
+       "SGLang one per token.",
        "seconds (left: e2e and queue; right: inter-token)", "per request; the server lines over all its clients",
        "Queue time grows when requests arrive faster than the engine admits them (KV budget, max_running); "
        "inter-token latency grows with the batch and the context; e2e is queue + prefill + every decode step."},
@@ -34,8 +36,9 @@ std::vector<HelpText> make_texts() {
                       "of step time, over a short window of recent steps (the line breaks where the engine sat idle). %1")
            .arg(QLatin1String(kReplyVsEngine)) +
            QStringLiteral(" On a server each point is a scrape interval, and the legend says how the server counts: vLLM's "
-                          "counters move as tokens are made; SGLang's own gen_throughput gauge is drawn where it publishes "
-                          "one (its token counters move only when a request ends); llama-server adds a request's tokens "
+                          "counters move as tokens are made; SGLang 0.5.23's realtime_tokens_total counts tokens as they "
+                          "are computed, and earlier releases' gen_throughput gauge gives the rate (their token "
+                          "counters move only when a request ends); llama-server adds a request's tokens "
                           "when it ends, so they are spread over the generation time it reports for them instead of "
                           "drawn as one spike."),
        "tokens per second (tok/s)", "engine total, every request together",
@@ -89,7 +92,8 @@ std::vector<HelpText> make_texts() {
       {"prefix_cache_hit_rate", "Prefix-cache hit rate",
        "prefix_cache_hits / prefix_cache_queries: the share of prompt tokens found already in the KV cache (a shared "
        "system prompt, a regenerated reply), whose prefill is skipped. Line: since the cache was created; dots: "
-       "since the previous point.",
+       "since the previous point. On a server: vLLM's prefix_cache_queries and _hits counters; SGLang's "
+       "cache_hit_rate gauge, the hit rate of its last prefill batch rather than a running rate.",
        "fraction of prompt tokens (%)", "engine total, over every admitted request",
        "Rises when prompts share their beginning with earlier ones; stays 0 with prefix caching off or a contiguous "
        "cache; a new cache (a KV toggle, new weights) starts it again."},
