@@ -161,14 +161,18 @@ std::vector<std::string_view> metric_names(ServerKind kind, ServerQuantity q) {
 
 ReleaseMatch match_release(const MetricSnapshot& metrics, ServerKind kind) {
   ReleaseMatch match;
+  // Each row of `kind` and whether the scrape holds its name, looked up once.
+  std::vector<std::pair<const MetricRow*, bool>> rows;
   std::array<bool, kServerQuantities> published{};
-  for (const MetricRow& row : kRows)
-    if (row.server == kind && metrics.find(row.name) != nullptr) published[static_cast<size_t>(row.quantity)] = true;
+  for (const MetricRow& row : kRows) {
+    if (row.server != kind) continue;
+    rows.emplace_back(&row, metrics.find(row.name) != nullptr);
+    if (rows.back().second) published[static_cast<size_t>(row.quantity)] = true;
+  }
   for (std::string_view release : known_releases(kind)) {
-    const bool fits = std::all_of(std::begin(kRows), std::end(kRows), [&](const MetricRow& row) {
-      if (row.server != kind) return true;
-      const bool present = metrics.find(row.name) != nullptr;
-      return present ? exported_by(row, release) : row.on_demand || !exported_by(row, release);
+    const bool fits = std::all_of(rows.begin(), rows.end(), [&](const auto& r) {
+      const auto& [row, present] = r;
+      return present ? exported_by(*row, release) : row->on_demand || !exported_by(*row, release);
     });
     if (fits) match.releases.push_back(release);
   }

@@ -86,19 +86,22 @@ std::optional<HistogramSeries> engine_histogram(const MetricSnapshot& m, std::st
   return total;
 }
 
-// A counter or queue gauge summed over engines, each once.
-std::optional<double> engine_total(const MetricSnapshot& m, const Names& names) {
-  const std::map<Labels, double> engines = engine_samples(m, names);
-  if (engines.empty()) return std::nullopt;
+double sum_of(const std::map<Labels, double>& engines) {
   double sum = 0;
   for (const auto& [engine, value] : engines) sum += value;
   return sum;
 }
 
+// A counter or queue gauge summed over engines, each once.
+std::optional<double> engine_total(const MetricSnapshot& m, const Names& names) {
+  const std::map<Labels, double> engines = engine_samples(m, names);
+  return engines.empty() ? std::nullopt : std::optional(sum_of(engines));
+}
+
 // A gauge of each engine's own state (usage, rates) averaged over engines, each once.
 std::optional<double> engine_mean(const MetricSnapshot& m, const Names& names) {
-  const std::optional<double> sum = engine_total(m, names);
-  return sum ? std::optional(*sum / static_cast<double>(engine_samples(m, names).size())) : std::nullopt;
+  const std::map<Labels, double> engines = engine_samples(m, names);
+  return engines.empty() ? std::nullopt : std::optional(sum_of(engines) / static_cast<double>(engines.size()));
 }
 
 // A counter summed over engines, each once; a histogram's count of observations (one per iteration
