@@ -51,27 +51,39 @@ __attribute__((always_inline)) inline __m256 run_sum8(const float* r) {
   else return _mm256_add_ps(run_sum8<L / 2>(r), run_sum8<L / 2>(r + L / 2));
 }
 
+// Where prepare writes one token: step q's eight floats at step_stride q, then span s's sums from
+// `sums`, each run's sum_copies times at sum_stride (kMins s + j).
+struct PreparedLayout {
+  int64_t step_stride, sums, sum_stride;
+  int sum_copies;
+};
+
+// The layout run_tokens and run_converted read: steps one after another, then one float per sum.
+constexpr PreparedLayout plain_layout(int64_t n) { return {kStepCodes, n, 1, 1}; }
+
 // One token's activations as a prepared format reads them. Span s is two runs of S / 2 elements, at
-// lo = F::run_start(s) and hi = lo + F::kHiOffset: xs[S s + 8 c + e] = x[lo + 4c + e] (e < 4) or
+// lo = F::run_start(s) and hi = lo + F::kHiOffset: step S s / 8 + c holds x[lo + 4c + e] (e < 4) or
 // x[hi + 4c + e - 4] times the lane's scale F::kLaneScale[e] (a power of two: exact); then, after n
 // of those, the span's sums in a fixed order: of both runs (one min per span) or of each run.
 template <class F>
-void prepare(const float* x, int64_t n, float* xs) {
+void prepare(const float* x, int64_t n, float* xs, const PreparedLayout& at) {
   constexpr int S = kSpanElems<F>, kRun = S / 2;
   const __m256 scale = _mm256_load_ps(F::kLaneScale);
-  float* xsum = xs + n;
+  const auto put_sum = [&](int64_t j, float sum) {
+    for (int k = 0; k < at.sum_copies; ++k) xs[at.sums + at.sum_stride * j + k] = sum;
+  };
   for (int64_t s = 0; s < n / S; ++s) {
     const float* lo = x + F::run_start(s);
     const float* hi = lo + F::kHiOffset;
     for (int c = 0; c < S / kStepCodes; ++c) {
       const __m256 v = _mm256_set_m128(_mm_loadu_ps(hi + 4 * c), _mm_loadu_ps(lo + 4 * c));
-      _mm256_storeu_ps(xs + s * S + kStepCodes * c, _mm256_mul_ps(v, scale));
+      _mm256_storeu_ps(xs + at.step_stride * (s * S / kStepCodes + c), _mm256_mul_ps(v, scale));
     }
     if constexpr (F::kMins == 1) {
-      xsum[s] = hsum(_mm256_add_ps(run_sum8<kRun>(lo), run_sum8<kRun>(hi)));
+      put_sum(s, hsum(_mm256_add_ps(run_sum8<kRun>(lo), run_sum8<kRun>(hi))));
     } else {
-      xsum[2 * s] = hsum(run_sum8<kRun>(lo));
-      xsum[2 * s + 1] = hsum(run_sum8<kRun>(hi));
+      put_sum(2 * s, hsum(run_sum8<kRun>(lo)));
+      put_sum(2 * s + 1, hsum(run_sum8<kRun>(hi)));
     }
   }
 }
@@ -227,18 +239,19 @@ constexpr int64_t pair_floats(int64_t n) {
   return 2 * n + n / kSpanElems<F> * F::kMins * kPairLanes;
 }
 
-// Tokens t and t + 1 (their activations as run_converted reads them, xs_stride floats apart) interleaved.
+// Tokens t and t + 1 from their activations x0 and x1 as they come, side by side: each prepared (Q8_0:
+// copied) into its half of every sixteen floats, its sums (eight copies each) in its half after 2 n.
 template <class F>
-void interleave_pair(const float* x0, const float* x1, int64_t n, float* out) {
-  for (int64_t q = 0; q < n / kStepCodes; ++q) {
-    _mm256_storeu_ps(out + kPairLanes * q, _mm256_loadu_ps(x0 + kStepCodes * q));
-    _mm256_storeu_ps(out + kPairLanes * q + kStepCodes, _mm256_loadu_ps(x1 + kStepCodes * q));
-  }
-  if constexpr (F::kMins > 0) {
-    float* sums = out + 2 * n;
-    for (int64_t j = 0; j < n / kSpanElems<F> * F::kMins; ++j) {
-      _mm256_storeu_ps(sums + kPairLanes * j, _mm256_set1_ps(x0[n + j]));
-      _mm256_storeu_ps(sums + kPairLanes * j + kStepCodes, _mm256_set1_ps(x1[n + j]));
+void pair_up(const float* x0, const float* x1, int64_t n, float* out) {
+  const float* const x[2] = {x0, x1};
+  for (int h = 0; h < 2; ++h) {
+    float* half = out + h * kStepCodes;
+    if constexpr (F::kPrepared) {
+      prepare<F>(x[h], n, half, PreparedLayout{kPairLanes, 2 * n, kPairLanes, kStepCodes});
+    } else {
+      for (int64_t q = 0; q < n / kStepCodes; ++q) {
+        _mm256_storeu_ps(half + kPairLanes * q, _mm256_loadu_ps(x[h] + kStepCodes * q));
+      }
     }
   }
 }
@@ -471,75 +484,113 @@ void with_token_count(int count, Run&& run) {
   }
 }
 
-// Packed groups x n_tok tokens of n columns whose activations (as run_tokens reads them, then, for the
-// prepared formats, the sums their mins meet) are xs_stride floats apart: up to kRegisterTokens run each
-// group in registers, more run each group's converted codes token after token.
+// Packed group g of a matrix whose groups lie group_stride bytes apart.
 template <class F>
-void run_groups(const void* w, size_t group_stride, int64_t n_groups, const float* xs, int64_t xs_stride,
-                int64_t n_tok, int64_t n, float* out, int64_t out_stride) {
-  const auto group = [&](int64_t g) {
-    return reinterpret_cast<const typename F::Packed*>(static_cast<const uint8_t*>(w) + g * group_stride);
-  };
-  const int64_t n_spans = n / kSpanElems<F>;
-  const auto xsum_of = [&](int64_t t) { return F::kMins > 0 ? xs + t * xs_stride + n : nullptr; };
-  if (n_tok <= kRegisterTokens) {
-    // Few tokens: each group's codes converted in registers, several tokens at a time.
-#if defined(__AVX512F__)
-    // on 512-bit vectors, kPairedTokens at a time, from activations in pair_order
-    float* paired = pairs_scratch.get(static_cast<size_t>(n_tok * n));
-    for (int64_t t = 0; t < n_tok; ++t) pair_order(xs + t * xs_stride, n, paired + t * n);
-    const float* x_at = paired;
-    const int64_t x_stride = n;
-    constexpr int kAtOnce = kPairedTokens;
-#else
-    // two at a time, and a last one alone
-    const float* x_at = xs;
-    const int64_t x_stride = xs_stride;
-    constexpr int kAtOnce = 2;
-#endif
-    const auto run = [&]<int T>(std::integral_constant<int, T>, int64_t g, int64_t t) {
-      const float* x[T];
-      const float* sums[T];
-      float* o[T];
-      for (int i = 0; i < T; ++i) {
-        x[i] = x_at + (t + i) * x_stride;
-        sums[i] = xsum_of(t + i);
-        o[i] = out + (t + i) * out_stride + g * kPackedRows;
-      }
-#if defined(__AVX512F__)
-      run_tokens_paired<F, T>(group(g), n_spans, x, sums, o);
-#else
-      run_tokens<F, T>(group(g), n_spans, x, sums, o);
-#endif
-    };
-    for (int64_t g = 0; g < n_groups; ++g) {
-      for (int64_t t = 0; t < n_tok;) {
-        const int left = static_cast<int>(n_tok - t < kAtOnce ? n_tok - t : kAtOnce);
-        with_token_count<kAtOnce>(left, [&](auto count) { run(count, g, t); });
-        t += left;
-      }
-    }
-    return;
+const typename F::Packed* packed_group(const void* w, size_t group_stride, int64_t g) {
+  return reinterpret_cast<const typename F::Packed*>(static_cast<const uint8_t*>(w) + g * group_stride);
+}
+
+// Floats of one token's activations as prepare lays them out (plain_layout): its steps, then its sums.
+template <class F>
+constexpr int64_t prepared_floats(int64_t n) {
+  return F::kPrepared ? n + n / kSpanElems<F> * F::kMins : n;
+}
+
+// Tokens as run_tokens and run_converted read them: at `at`, `stride` floats apart.
+struct PlainTokens {
+  const float* at;
+  int64_t stride;
+};
+
+// count tokens of x (x_stride floats apart) prepared into the thread's scratch, or, for a format read
+// as it comes (Q8_0), x itself.
+template <class F>
+PlainTokens plain_tokens(const float* x, int64_t x_stride, int64_t count, int64_t n) {
+  if constexpr (F::kPrepared) {
+    const int64_t per_token = prepared_floats<F>(n);
+    float* prepared = prepared_scratch.get(static_cast<size_t>(count * per_token));
+    for (int64_t t = 0; t < count; ++t) prepare<F>(x + t * x_stride, n, prepared + t * per_token, plain_layout(n));
+    return {prepared, per_token};
+  } else {
+    return {x, x_stride};
   }
+}
+
+// The packed groups' outputs for n_tok <= kRegisterTokens tokens of n columns as they come (x, x_stride
+// floats apart): prepared, then each group's codes converted in registers, several tokens at a time.
+template <class F>
+void run_in_registers(const void* w, size_t group_stride, int64_t n_groups, const float* x, int64_t x_stride,
+                      int64_t n_tok, int64_t n, float* out, int64_t out_stride) {
+  const int64_t n_spans = n / kSpanElems<F>;
+  const auto [xs, xs_stride] = plain_tokens<F>(x, x_stride, n_tok, n);
+  const auto xsum_of = [&](int64_t t) { return F::kMins > 0 ? xs + t * xs_stride + n : nullptr; };
+#if defined(__AVX512F__)
+  // on 512-bit vectors, kPairedTokens at a time, from activations in pair_order
+  float* paired = pairs_scratch.get(static_cast<size_t>(n_tok * n));
+  for (int64_t t = 0; t < n_tok; ++t) pair_order(xs + t * xs_stride, n, paired + t * n);
+  const float* x_at = paired;
+  const int64_t x_at_stride = n;
+  constexpr int kAtOnce = kPairedTokens;
+#else
+  // two at a time, and a last one alone
+  const float* x_at = xs;
+  const int64_t x_at_stride = xs_stride;
+  constexpr int kAtOnce = 2;
+#endif
+  const auto run = [&]<int T>(std::integral_constant<int, T>, int64_t g, int64_t t) {
+    const float* xt[T];
+    const float* sums[T];
+    float* o[T];
+    for (int i = 0; i < T; ++i) {
+      xt[i] = x_at + (t + i) * x_at_stride;
+      sums[i] = xsum_of(t + i);
+      o[i] = out + (t + i) * out_stride + g * kPackedRows;
+    }
+#if defined(__AVX512F__)
+    run_tokens_paired<F, T>(packed_group<F>(w, group_stride, g), n_spans, xt, sums, o);
+#else
+    run_tokens<F, T>(packed_group<F>(w, group_stride, g), n_spans, xt, sums, o);
+#endif
+  };
+  for (int64_t g = 0; g < n_groups; ++g) {
+    for (int64_t t = 0; t < n_tok;) {
+      const int left = static_cast<int>(n_tok - t < kAtOnce ? n_tok - t : kAtOnce);
+      with_token_count<kAtOnce>(left, [&](auto count) { run(count, g, t); });
+      t += left;
+    }
+  }
+}
+
+// The packed groups' outputs for more tokens (x, x_stride floats apart, as they come): each chunk of a
+// group's spans converted once (convert_group), then every token over it. The AVX-512 build prepares
+// the tokens straight into pairs (pair_up) and runs them on 512-bit vectors, a last odd one alone.
+template <class F>
+void run_over_converted(const void* w, size_t group_stride, int64_t n_groups, const float* x, int64_t x_stride,
+                        int64_t n_tok, int64_t n, float* out, int64_t out_stride) {
+  const int64_t n_spans = n / kSpanElems<F>;
+#if defined(__AVX512F__)
+  const int64_t n_pairs = n_tok / 2;
+  const int64_t per_pair = pair_floats<F>(n);
+  float* pairs = pairs_scratch.get(static_cast<size_t>(n_pairs * per_pair));
+  for (int64_t q = 0; q < n_pairs; ++q) {
+    pair_up<F>(x + 2 * q * x_stride, x + (2 * q + 1) * x_stride, n, pairs + q * per_pair);
+  }
+#else
+  const int64_t n_pairs = 0;
+#endif
+  // the tokens that run alone, as run_converted reads them
+  const int64_t first_alone = 2 * n_pairs, n_alone = n_tok - first_alone;
+  const auto [alone, alone_stride] = plain_tokens<F>(x + first_alone * x_stride, x_stride, n_alone, n);
   constexpr int64_t kChunk = kConvertedElems / kSpanElems<F>;  // spans converted at once
   static_assert(kChunk % F::kSpans == 0, "a chunk holds whole packed blocks");
   float* converted = codes_scratch.get(static_cast<size_t>(kChunk * kConvertedFloats<F> + n_tok * kAccFloats));
   float* acc = converted + kChunk * kConvertedFloats<F>;
-#if defined(__AVX512F__)
-  // Tokens in pairs through the 512-bit path (their accumulators side by side), a last odd one alone.
-  const int64_t n_pairs = n_tok / 2;
-  const int64_t per_pair = pair_floats<F>(n);
-  float* pairs = pairs_scratch.get(static_cast<size_t>(n_pairs * per_pair));
-  for (int64_t q = 0; q < n_pairs; ++q) interleave_pair<F>(xs + 2 * q * xs_stride, xs + (2 * q + 1) * xs_stride, n, pairs + q * per_pair);
-#else
-  const int64_t n_pairs = 0;
-#endif
   for (int64_t g = 0; g < n_groups; ++g) {
-    for (int64_t i = 0; i < n_tok * kAccFloats; ++i) acc[i] = 0.0f;
+    std::memset(acc, 0, sizeof(float) * static_cast<size_t>(n_tok * kAccFloats));
     // a chunk of spans converted, then every token over it, its accumulators carried to the next
     for (int64_t s0 = 0; s0 < n_spans; s0 += kChunk) {
       const int64_t ns = n_spans - s0 < kChunk ? n_spans - s0 : kChunk;
-      convert_group<F>(group(g), s0, ns, converted);
+      convert_group<F>(packed_group<F>(w, group_stride, g), s0, ns, converted);
 #if defined(__AVX512F__)
       const auto run = [&]<int P>(std::integral_constant<int, P>, int64_t q0) {
         const float* xp[P];
@@ -557,10 +608,10 @@ void run_groups(const void* w, size_t group_stride, int64_t n_groups, const floa
       for (; q + kPairsAtOnce<F> <= n_pairs; q += kPairsAtOnce<F>) run(std::integral_constant<int, kPairsAtOnce<F>>{}, q);
       for (; q < n_pairs; ++q) run(std::integral_constant<int, 1>{}, q);
 #endif
-      for (int64_t t = 2 * n_pairs; t < n_tok; ++t) {
-        const float* xt = xs + t * xs_stride;
+      for (int64_t t = 0; t < n_alone; ++t) {
+        const float* xt = alone + t * alone_stride;
         const float* xsum = F::kMins > 0 ? xt + n + s0 * F::kMins : nullptr;
-        run_converted<F>(converted, ns, xt + s0 * kSpanElems<F>, xsum, acc + t * kAccFloats);
+        run_converted<F>(converted, ns, xt + s0 * kSpanElems<F>, xsum, acc + (first_alone + t) * kAccFloats);
       }
     }
 #if defined(__AVX512F__)
@@ -569,31 +620,48 @@ void run_groups(const void* w, size_t group_stride, int64_t n_groups, const floa
                             out + (2 * q + 1) * out_stride + g * kPackedRows);
     }
 #endif
-    for (int64_t t = 2 * n_pairs; t < n_tok; ++t) {
+    for (int64_t t = first_alone; t < n_tok; ++t) {
       finish_converted(acc + t * kAccFloats, out + t * out_stride + g * kPackedRows);
     }
   }
 }
 
-// PackedGemmFn. The tokens go in strips of as many as kPreparedBytes holds: the prepared formats
-// prepare each strip's activations, Q8_0 reads them as they are.
+// Floats one token takes while its strip runs: prepared (or, in the AVX-512 build, in its pair).
+template <class F>
+constexpr int64_t strip_floats(int64_t n) {
+#if defined(__AVX512F__)
+  return pair_floats<F>(n) / 2;
+#else
+  return prepared_floats<F>(n);
+#endif
+}
+
+// PackedGemmFn. The tokens go in strips of as many as kPreparedBytes holds (in the AVX-512 build an
+// even number, so that only the last strip may leave a token out of the pairs).
 template <class F>
 void gemm_packed(const void* w, size_t group_stride, int64_t n_groups, const void* a, size_t a_stride, int64_t n_tok,
                  int64_t n, float* out, int64_t out_stride) {
   const auto* x = static_cast<const float*>(a);
   const int64_t x_stride = static_cast<int64_t>(a_stride / sizeof(float));
-  const int64_t per_token = F::kPrepared ? n + n / kSpanElems<F> * F::kMins : n;  // prepared floats: xs, then xsum
-  const int64_t fit = static_cast<int64_t>(kPreparedBytes / (sizeof(float) * per_token));
-  const int64_t strip = fit < 1 ? 1 : fit < n_tok ? fit : n_tok;
-  float* prepared = F::kPrepared ? prepared_scratch.get(static_cast<size_t>(strip * per_token)) : nullptr;
+  if (n_tok <= kRegisterTokens) {
+    run_in_registers<F>(w, group_stride, n_groups, x, x_stride, n_tok, n, out, out_stride);
+    return;
+  }
+  const int64_t fit = static_cast<int64_t>(kPreparedBytes / (sizeof(float) * strip_floats<F>(n)));
+#if defined(__AVX512F__)
+  const int64_t fit_even = fit < 2 ? 2 : fit - fit % 2;
+#else
+  const int64_t fit_even = fit < 1 ? 1 : fit;
+#endif
+  const int64_t strip = fit_even < n_tok ? fit_even : n_tok;
   for (int64_t t0 = 0; t0 < n_tok; t0 += strip) {
     const int64_t nt = n_tok - t0 < strip ? n_tok - t0 : strip;
+    const float* xt = x + t0 * x_stride;
     float* strip_out = out + t0 * out_stride;
-    if constexpr (F::kPrepared) {
-      for (int64_t t = 0; t < nt; ++t) prepare<F>(x + (t0 + t) * x_stride, n, prepared + t * per_token);
-      run_groups<F>(w, group_stride, n_groups, prepared, per_token, nt, n, strip_out, out_stride);
+    if (nt <= kRegisterTokens) {
+      run_in_registers<F>(w, group_stride, n_groups, xt, x_stride, nt, n, strip_out, out_stride);
     } else {
-      run_groups<F>(w, group_stride, n_groups, x + t0 * x_stride, x_stride, nt, n, strip_out, out_stride);
+      run_over_converted<F>(w, group_stride, n_groups, xt, x_stride, nt, n, strip_out, out_stride);
     }
   }
 }
