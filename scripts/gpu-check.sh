@@ -13,7 +13,7 @@
 #                   GEMM's TFLOP/s, paged decode attention GB/s, flash vs naive prefill
 #   5. models       prefill and decode tok/s on --device cuda, small to large: the demo model when it
 #                   is here (models/, not carried), then random-weight models written by
-#                   write-synthetic-model: SmolLM2-135M-shaped (q4_1, as the demo; decode with and
+#                   write-synthetic-model on every core: SmolLM2-135M-shaped (q4_1, as the demo; decode with and
 #                   without CUDA graphs), Llama-3.2-1B-shaped (f16), and with --with-7b Llama-2-7B-shaped
 # The tests run with INFERSCOPE_REQUIRE_CUDA=1, so a test that finds no usable device fails, saying why,
 # instead of skipping. What comes back is three files in $OUT (default gpu-check-out/), rewritten after

@@ -181,8 +181,13 @@ TEST(Cli, InspectAndGenerateAQwen3File) {
   const CliRun text = cli("inspect --model " + path);
   EXPECT_NE(text.out.find("differs from Llama: RMSNorm of every Q and K head before RoPE"), std::string::npos) << text.out;
   const auto g = nlohmann::json::parse(stdout_only("generate --model " + path + " --prompt '' -n 6 --json"));
-  EXPECT_EQ(g["tokens"].size(), 6u);
-  EXPECT_EQ(g["finish_reason"], "length");
+  // a random model may draw </s> before the sixth token
+  if (g["finish_reason"] == "length") {
+    EXPECT_EQ(g["tokens"].size(), 6u);
+  } else {
+    EXPECT_EQ(g["finish_reason"], "stop");
+    EXPECT_LT(g["tokens"].size(), 6u);
+  }
 }
 
 TEST(Cli, InspectDemoModel) {

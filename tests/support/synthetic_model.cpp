@@ -4,8 +4,9 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
-#include <random>
+#include <functional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -14,54 +15,109 @@
 #include "core/model/llama_model.h"
 #include "core/tokenizer/vocab.h"
 #include "kernels/cpu/quantize.h"
+#include "kernels/cpu/thread_pool.h"
 
 namespace inferscope::test {
 namespace {
 
-// Uniform values in [-scale, scale]; random, so no bug can hide behind zeros or symmetry.
-std::vector<float> random_values(std::mt19937& rng, size_t n, float scale) {
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
+// One draw of random values (a matrix, a norm's weights): value i is a hash of (the draw's key, i),
+// so any run of them can be drawn on any thread, the same on any number of threads.
+struct Draw {
+  uint64_t key;
+  float scale;
 
-// A (rows, cols) matrix of `values` in the spec's weight type, each row quantized on its own as the
-// loader expects.
-void add_matrix_values(GgufWriter& w, const std::string& name, DType type, int64_t rows, int64_t cols,
-                       const std::vector<float>& values) {
+  // splitmix64's finaliser: every input bit moves every output bit
+  static uint64_t mix(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // values first .. first + n - 1, uniform in [-scale, scale): 24 random bits each
+  void fill(uint64_t first, float* out, size_t n) const {
+    for (size_t i = 0; i < n; ++i) {
+      const float u = static_cast<float>(mix(key + (first + i) * 0x9E3779B97F4A7C15ull) >> 40) * 0x1p-24f;
+      out[i] = scale * (2.0f * u - 1.0f);
+    }
+  }
+};
+
+// The draws of one model, numbered in the order they are made, and the threads that make them.
+class Draws {
+ public:
+  Draws(uint32_t seed, int threads) : seed_(seed), pool_(threads) {}
+
+  // The next draw, uniform in [-scale, scale]; random, so no bug can hide behind zeros or symmetry.
+  Draw next(float scale) { return {Draw::mix(uint64_t{seed_} << 32 | next_draw_++), scale}; }
+
+  // The next draw's first n values.
+  std::vector<float> uniform(size_t n, float scale) {
+    const Draw draw = next(scale);
+    std::vector<float> v(n);
+    for_runs(static_cast<int64_t>(n), kRun, [&](int64_t begin, int64_t end) {
+      draw.fill(static_cast<uint64_t>(begin), v.data() + begin, static_cast<size_t>(end - begin));
+    });
+    return v;
+  }
+
+  // fn(begin, end) over [0, n) in runs of at least `grain`, on every thread.
+  void for_runs(int64_t n, int64_t grain, const std::function<void(int64_t begin, int64_t end)>& fn) {
+    pool_.parallel_for(n, grain, fn);
+  }
+
+ private:
+  static constexpr int64_t kRun = 1 << 16;
+  uint32_t seed_;
+  uint32_t next_draw_ = 0;
+  ThreadPool pool_;
+};
+
+// Matrices of the same width stacked row-wise into one tensor in the spec's weight type (phi3's
+// attn_qkv and ffn_up; one part for any other matrix), each part a draw of its own scale, each row
+// quantized on its own as the loader expects.
+void add_matrix_parts(GgufWriter& w, const std::string& name, DType type, const std::vector<std::pair<int64_t, float>>& parts,
+                      int64_t cols, Draws& draws) {
+  std::vector<Draw> part_draws;
+  std::vector<int64_t> part_end;  // the row after each part
+  int64_t rows = 0;
+  for (const auto& [part_rows, scale] : parts) {
+    part_draws.push_back(draws.next(scale));
+    part_end.push_back(rows += part_rows);
+  }
+  // row r's values, from its part's draw
+  const auto draw_row = [&](int64_t r, float* out) {
+    size_t p = 0;
+    while (r >= part_end[p]) ++p;
+    const int64_t first_row = p == 0 ? 0 : part_end[p - 1];
+    part_draws[p].fill(static_cast<uint64_t>((r - first_row) * cols), out, static_cast<size_t>(cols));
+  };
   if (type == DType::F32) {
+    std::vector<float> values(static_cast<size_t>(rows * cols));
+    draws.for_runs(rows, 16, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) draw_row(r, values.data() + r * cols);
+    });
     w.add_tensor_f32(name, {cols, rows}, values);
     return;
   }
   const size_t stride = row_bytes(type, cols);  // throws unless cols is a whole number of blocks
   std::vector<uint8_t> bytes(stride * static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r) quantize_row(type, values.data() + r * cols, bytes.data() + r * stride, cols);
+  draws.for_runs(rows, 16, [&](int64_t begin, int64_t end) {
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t r = begin; r < end; ++r) {
+      draw_row(r, row.data());
+      quantize_row(type, row.data(), bytes.data() + r * stride, cols);
+    }
+  });
   w.add_tensor(name, type, {cols, rows}, std::move(bytes));
 }
 
 void add_matrix(GgufWriter& w, const std::string& name, DType type, int64_t rows, int64_t cols, float scale,
-                std::mt19937& rng) {
-  add_matrix_values(w, name, type, rows, cols, random_values(rng, static_cast<size_t>(rows * cols), scale));
-}
-
-// Matrices of the same width stacked row-wise into one tensor (phi3's attn_qkv and ffn_up), each
-// part's values drawn as add_matrix draws them.
-void add_fused_matrix(GgufWriter& w, const std::string& name, DType type, const std::vector<std::pair<int64_t, float>>& parts,
-                      int64_t cols, std::mt19937& rng) {
-  std::vector<float> values;
-  int64_t rows = 0;
-  for (const auto& [part_rows, scale] : parts) {
-    const std::vector<float> part = random_values(rng, static_cast<size_t>(part_rows * cols), scale);
-    values.insert(values.end(), part.begin(), part.end());
-    rows += part_rows;
-  }
-  add_matrix_values(w, name, type, rows, cols, values);
+                Draws& draws) {
+  add_matrix_parts(w, name, type, {{rows, scale}}, cols, draws);
 }
 
 // Norm weights around 1 (never 0), so every channel contributes.
-std::vector<float> norm_values(std::mt19937& rng, int64_t n) {
-  std::vector<float> v = random_values(rng, static_cast<size_t>(n), 0.5f);
+std::vector<float> norm_values(Draws& draws, int64_t n) {
+  std::vector<float> v = draws.uniform(static_cast<size_t>(n), 0.5f);
   for (float& x : v) x += 1.0f;
   return v;
 }
@@ -134,55 +190,55 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
   }
   add_vocabulary(w, s.vocab);
 
-  std::mt19937 rng(s.seed);
+  Draws draws(s.seed, s.writer_threads);
   const int64_t q_dim = int64_t{s.n_heads} * s.head_dim(), kv_dim = int64_t{s.n_kv_heads} * s.head_dim();
   // Projections scaled by 1/sqrt(fan-in) keep activations near unit size through every layer;
   // q and k a little larger so attention is peaked and positions (RoPE) matter.
   const float in_dim = 1.0f / std::sqrt(static_cast<float>(s.dim));
   const float in_q = 1.0f / std::sqrt(static_cast<float>(q_dim));
   const float in_ffn = 1.0f / std::sqrt(static_cast<float>(s.ffn_dim));
-  add_matrix(w, "token_embd.weight", s.weight_dtype, s.vocab, s.dim, 1.0f, rng);
+  add_matrix(w, "token_embd.weight", s.weight_dtype, s.vocab, s.dim, 1.0f, draws);
   for (int32_t l = 0; l < s.n_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
-    w.add_tensor_f32(p + "attn_norm.weight", {s.dim}, norm_values(rng, s.dim));
+    w.add_tensor_f32(p + "attn_norm.weight", {s.dim}, norm_values(draws, s.dim));
     if (s.architecture == "phi3") {
-      add_fused_matrix(w, p + "attn_qkv.weight", s.weight_dtype,
-                       {{q_dim, 3.0f * in_dim}, {kv_dim, 3.0f * in_dim}, {kv_dim, 1.7f * in_dim}}, s.dim, rng);
+      add_matrix_parts(w, p + "attn_qkv.weight", s.weight_dtype,
+                       {{q_dim, 3.0f * in_dim}, {kv_dim, 3.0f * in_dim}, {kv_dim, 1.7f * in_dim}}, s.dim, draws);
     } else {
-      add_matrix(w, p + "attn_q.weight", s.weight_dtype, q_dim, s.dim, 3.0f * in_dim, rng);
-      add_matrix(w, p + "attn_k.weight", s.weight_dtype, kv_dim, s.dim, 3.0f * in_dim, rng);
-      add_matrix(w, p + "attn_v.weight", s.weight_dtype, kv_dim, s.dim, 1.7f * in_dim, rng);
+      add_matrix(w, p + "attn_q.weight", s.weight_dtype, q_dim, s.dim, 3.0f * in_dim, draws);
+      add_matrix(w, p + "attn_k.weight", s.weight_dtype, kv_dim, s.dim, 3.0f * in_dim, draws);
+      add_matrix(w, p + "attn_v.weight", s.weight_dtype, kv_dim, s.dim, 1.7f * in_dim, draws);
     }
-    add_matrix(w, p + "attn_output.weight", s.weight_dtype, s.dim, q_dim, 1.7f * in_q, rng);
-    w.add_tensor_f32(p + "ffn_norm.weight", {s.dim}, norm_values(rng, s.dim));
+    add_matrix(w, p + "attn_output.weight", s.weight_dtype, s.dim, q_dim, 1.7f * in_q, draws);
+    w.add_tensor_f32(p + "ffn_norm.weight", {s.dim}, norm_values(draws, s.dim));
     if (s.architecture == "phi3") {
-      add_fused_matrix(w, p + "ffn_up.weight", s.weight_dtype, {{s.ffn_dim, 1.7f * in_dim}, {s.ffn_dim, 1.7f * in_dim}},
-                       s.dim, rng);
+      add_matrix_parts(w, p + "ffn_up.weight", s.weight_dtype, {{s.ffn_dim, 1.7f * in_dim}, {s.ffn_dim, 1.7f * in_dim}},
+                       s.dim, draws);
     } else {
-      add_matrix(w, p + "ffn_gate.weight", s.weight_dtype, s.ffn_dim, s.dim, 1.7f * in_dim, rng);
-      add_matrix(w, p + "ffn_up.weight", s.weight_dtype, s.ffn_dim, s.dim, 1.7f * in_dim, rng);
+      add_matrix(w, p + "ffn_gate.weight", s.weight_dtype, s.ffn_dim, s.dim, 1.7f * in_dim, draws);
+      add_matrix(w, p + "ffn_up.weight", s.weight_dtype, s.ffn_dim, s.dim, 1.7f * in_dim, draws);
     }
-    add_matrix(w, p + "ffn_down.weight", s.weight_dtype, s.dim, s.ffn_dim, 1.7f * in_ffn, rng);
+    add_matrix(w, p + "ffn_down.weight", s.weight_dtype, s.dim, s.ffn_dim, 1.7f * in_ffn, draws);
     // The architectures' own tensors come last, so a llama file's values do not depend on them.
     if (s.architecture == "qwen2") {
-      w.add_tensor_f32(p + "attn_q.bias", {q_dim}, random_values(rng, static_cast<size_t>(q_dim), 0.5f));
-      w.add_tensor_f32(p + "attn_k.bias", {kv_dim}, random_values(rng, static_cast<size_t>(kv_dim), 0.5f));
-      w.add_tensor_f32(p + "attn_v.bias", {kv_dim}, random_values(rng, static_cast<size_t>(kv_dim), 0.5f));
+      w.add_tensor_f32(p + "attn_q.bias", {q_dim}, draws.uniform(static_cast<size_t>(q_dim), 0.5f));
+      w.add_tensor_f32(p + "attn_k.bias", {kv_dim}, draws.uniform(static_cast<size_t>(kv_dim), 0.5f));
+      w.add_tensor_f32(p + "attn_v.bias", {kv_dim}, draws.uniform(static_cast<size_t>(kv_dim), 0.5f));
     }
     if (s.architecture == "qwen3" || s.architecture == "gemma3") {
-      w.add_tensor_f32(p + "attn_q_norm.weight", {s.head_dim()}, norm_values(rng, s.head_dim()));
-      w.add_tensor_f32(p + "attn_k_norm.weight", {s.head_dim()}, norm_values(rng, s.head_dim()));
+      w.add_tensor_f32(p + "attn_q_norm.weight", {s.head_dim()}, norm_values(draws, s.head_dim()));
+      w.add_tensor_f32(p + "attn_k_norm.weight", {s.head_dim()}, norm_values(draws, s.head_dim()));
     }
     if (s.architecture == "gemma3") {
-      w.add_tensor_f32(p + "post_attention_norm.weight", {s.dim}, norm_values(rng, s.dim));
-      w.add_tensor_f32(p + "post_ffw_norm.weight", {s.dim}, norm_values(rng, s.dim));
+      w.add_tensor_f32(p + "post_attention_norm.weight", {s.dim}, norm_values(draws, s.dim));
+      w.add_tensor_f32(p + "post_ffw_norm.weight", {s.dim}, norm_values(draws, s.dim));
     }
   }
-  w.add_tensor_f32("output_norm.weight", {s.dim}, norm_values(rng, s.dim));
-  if (!s.tied_output) add_matrix(w, "output.weight", s.weight_dtype, s.vocab, s.dim, 1.7f * in_dim, rng);
+  w.add_tensor_f32("output_norm.weight", {s.dim}, norm_values(draws, s.dim));
+  if (!s.tied_output) add_matrix(w, "output.weight", s.weight_dtype, s.vocab, s.dim, 1.7f * in_dim, draws);
   if (s.rope_freq_factors) {
     // Llama 3.1's factors run from 1 (fast pairs) to 8 (slow pairs); random ones catch any mix-up.
-    std::vector<float> factors = random_values(rng, static_cast<size_t>(s.effective_rope_dim() / 2), 3.5f);
+    std::vector<float> factors = draws.uniform(static_cast<size_t>(s.effective_rope_dim() / 2), 3.5f);
     for (float& f : factors) f += 4.5f;
     w.add_tensor_f32("rope_freqs.weight", {s.effective_rope_dim() / 2}, factors);
   }

@@ -40,6 +40,8 @@ struct SyntheticModelSpec {
   bool tied_output = false;         // true: no output.weight, logits reuse token_embd.weight
   DType weight_dtype = DType::F32;  // every 2-D matrix (norm vectors stay f32)
   uint32_t seed = 1;
+  int writer_threads = 0;           // threads that draw and quantize the values (0: every core); the
+                                    // file is the same for any count
 
   int32_t head_dim() const { return key_length > 0 ? key_length : dim / n_heads; }
   int32_t effective_rope_dim() const { return rope_dim > 0 ? rope_dim : head_dim(); }

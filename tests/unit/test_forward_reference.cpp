@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <span>
 #include <string>
@@ -268,6 +271,34 @@ TEST(SyntheticModel, ConfigMatchesSpec) {
   EXPECT_TRUE(c.tied_output);
   EXPECT_EQ(model->tokenizer().vocab().bos, 1);
   EXPECT_TRUE(c.differences().empty());
+}
+
+// The values are drawn and quantized on every core, and the file is the same on any number of them.
+TEST(SyntheticModel, TheSameFileOnAnyNumberOfThreads) {
+  SyntheticModelSpec spec = gqa2_partial_rope_shape();
+  spec.vocab = 4096;  // a token_embd of 4096 x 64: four chunks of draws, many runs of rows
+  spec.weight_dtype = DType::Q8_0;
+  std::string files[3];
+  for (int threads = 1; threads <= 3; ++threads) {
+    spec.writer_threads = threads;
+    const std::string path = ::testing::TempDir() + "/synthetic-threads-" + std::to_string(threads) + ".gguf";
+    write_synthetic_model(spec, path);
+    std::ifstream in(path, std::ios::binary);
+    files[threads - 1].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    std::filesystem::remove(path);
+  }
+  ASSERT_GT(files[0].size(), 4096u * 64u);
+  EXPECT_TRUE(files[0] == files[1]) << "1 and 2 threads wrote different files";
+  EXPECT_TRUE(files[0] == files[2]) << "1 and 3 threads wrote different files";
+  // a different seed draws different values
+  spec.seed += 1;
+  const std::string path = ::testing::TempDir() + "/synthetic-other-seed.gguf";
+  write_synthetic_model(spec, path);
+  std::ifstream in(path, std::ios::binary);
+  const std::string other{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::filesystem::remove(path);
+  EXPECT_EQ(other.size(), files[0].size());
+  EXPECT_FALSE(other == files[0]);
 }
 
 // Qwen3's head size comes from attention.key_length (4 heads of 32 over a 64-wide model), and the
