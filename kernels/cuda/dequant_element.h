@@ -7,10 +7,19 @@
 #include "kernels/format/quant_blocks.h"
 #include "kernels/cuda/host_device.h"
 
+#ifdef __CUDA_ARCH__
+#include <cuda_fp16.h>
+#endif
+
 namespace inferscope::gpu {
 
 // IEEE half to f32 (exact; a NaN keeps its payload and comes back quiet), as fp16_to_f32.
 INFERSCOPE_HD inline float f16_to_f32(f16_bits h) {
+#ifdef __CUDA_ARCH__
+  // on the device one conversion instruction, exact for every finite value and infinity; a NaN takes
+  // the path below, which keeps its payload
+  if (((h >> 10) & 0x1fu) != 0x1fu) return __half2float(__ushort_as_half(h));
+#endif
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t exp = (h >> 10) & 0x1fu;
   const uint32_t mant = h & 0x3ffu;
