@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 #include "kernels/format/dtype.h"
 #include "kernels/cpu/quantize.h"
@@ -25,7 +26,9 @@ namespace {
 using gpu::DeviceBuffer;
 
 constexpr size_t kCopyBytes = size_t{1} << 30;
-constexpr int64_t kGemvRows = 16384, kGemvCols = 16384;  // 151 MiB at Q4_0, 1 GiB at F32: beyond any L2
+// GEMV shapes: square, and few rows (fewer than the warp-rows kernel needs blocks to fill an H100's 132
+// SMs), both beyond any L2: 151 / 75 MiB at Q4_0, 1 GiB / 512 MiB at F32
+constexpr int64_t kGemvShapes[][2] = {{16384, 16384}, {1024, 131072}};
 constexpr int32_t kHeads = 32, kKvHeads = 8, kHeadDim = 128, kBlockSize = 16, kSequences = 8;
 constexpr int32_t kPrefillTokens = 2048;
 constexpr int64_t kGemmTokens = 512, kGemmRows = 8192, kGemmCols = 2048;  // a 1B model's FFN up, one prompt
@@ -85,15 +88,21 @@ double copy_bandwidth(int32_t reps) {
 
 std::vector<GemvBenchRow> gemv_rows(int32_t reps, std::mt19937& rng) {
   std::vector<GemvBenchRow> rows;
-  for (DType type : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_1}) {
-    const std::vector<uint8_t> host = tiled_matrix(type, kGemvRows, kGemvCols, rng);
-    const DeviceBuffer<uint8_t> weights{std::span<const uint8_t>(host)};
-    const gpu::DeviceMatrix w{type, weights.get(), kGemvRows, kGemvCols, row_bytes(type, kGemvCols)};
-    for (int32_t tokens : {int32_t{1}, static_cast<int32_t>(gpu::kGemvMaxTokens)}) {
-      const DeviceBuffer<float> x{std::span<const float>(random_floats(static_cast<size_t>(tokens * kGemvCols), rng))};
-      DeviceBuffer<float> y(static_cast<size_t>(tokens * kGemvRows));
-      const double s = median_seconds(reps, [&] { gpu::gemv(w, x.get(), tokens, y.get(), nullptr); });
-      rows.push_back({std::string(dtype_name(type)), tokens, host.size(), s});
+  const std::pair<gpu::GemvKernel, const char*> kernels[] = {{gpu::GemvKernel::WarpRows, "warp-rows"},
+                                                             {gpu::GemvKernel::SplitK, "split-k"}};
+  for (const auto& [n_rows, n_cols] : kGemvShapes) {
+    for (DType type : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_1}) {
+      const std::vector<uint8_t> host = tiled_matrix(type, n_rows, n_cols, rng);
+      const DeviceBuffer<uint8_t> weights{std::span<const uint8_t>(host)};
+      const gpu::DeviceMatrix w{type, weights.get(), n_rows, n_cols, row_bytes(type, n_cols)};
+      for (int32_t tokens : {int32_t{1}, static_cast<int32_t>(gpu::kGemvMaxTokens)}) {
+        const DeviceBuffer<float> x{std::span<const float>(random_floats(static_cast<size_t>(tokens * n_cols), rng))};
+        DeviceBuffer<float> y(static_cast<size_t>(tokens * n_rows));
+        for (const auto& [kernel, name] : kernels) {
+          const double s = median_seconds(reps, [&] { gpu::gemv(w, x.get(), tokens, y.get(), nullptr, kernel); });
+          rows.push_back({std::string(dtype_name(type)), name, n_rows, n_cols, tokens, host.size(), s});
+        }
+      }
     }
   }
   return rows;
@@ -205,8 +214,9 @@ nlohmann::json cuda_kernel_bench_json(const CudaKernelBench& b) {
   nlohmann::json gemv = nlohmann::json::array(), gemm = nlohmann::json::array(), decode = nlohmann::json::array();
   for (const GemvBenchRow& r : b.gemv) {
     const double bw = static_cast<double>(r.weight_bytes) / r.seconds;
-    gemv.push_back({{"type", r.type}, {"tokens", r.tokens}, {"weight_bytes", r.weight_bytes}, {"seconds", r.seconds},
-                    {"bytes_per_s", bw}, {"of_copy", fraction(bw)}});
+    gemv.push_back({{"type", r.type}, {"kernel", r.kernel}, {"rows", r.rows}, {"cols", r.cols}, {"tokens", r.tokens},
+                    {"weight_bytes", r.weight_bytes}, {"seconds", r.seconds}, {"bytes_per_s", bw},
+                    {"of_copy", fraction(bw)}});
   }
   for (const GemmBenchRow& r : b.gemm) {
     gemm.push_back({{"type", r.type}, {"tokens", r.tokens}, {"rows", r.rows}, {"cols", r.cols}, {"seconds", r.seconds},
@@ -233,10 +243,11 @@ std::string cuda_kernel_bench_markdown(const CudaKernelBench& b) {
   out.precision(1);
   const auto gb_s = [](double bytes_per_s) { return bytes_per_s / 1e9; };
   out << "device: " << b.device << "; device-to-device copy " << gb_s(b.copy_bytes_per_s) << " GB/s (read + write)\n\n";
-  out << "| GEMV weights | tokens | GB/s | of copy |\n| --- | ---: | ---: | ---: |\n";
+  out << "| GEMV weights | matrix | kernel | tokens | GB/s | of copy |\n| --- | ---: | --- | ---: | ---: | ---: |\n";
   for (const GemvBenchRow& r : b.gemv) {
     const double bw = static_cast<double>(r.weight_bytes) / r.seconds;
-    out << "| " << r.type << " | " << r.tokens << " | " << gb_s(bw) << " | " << 100 * bw / b.copy_bytes_per_s << " % |\n";
+    out << "| " << r.type << " | " << r.rows << " x " << r.cols << " | " << r.kernel << " | " << r.tokens << " | "
+        << gb_s(bw) << " | " << 100 * bw / b.copy_bytes_per_s << " % |\n";
   }
   out << "\n| prefill GEMM (cuBLAS) weights | tokens | matrix | TFLOP/s |\n| --- | ---: | ---: | ---: |\n";
   for (const GemmBenchRow& r : b.gemm) {

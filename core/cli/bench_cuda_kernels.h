@@ -1,6 +1,7 @@
 // inferscope-cli bench --cuda-kernels: the CUDA kernels' speed on device 0 against what the device can
 // do, on random data (no model): a device-to-device copy's bandwidth (read + write), each GEMV weight
-// type's weight-read bandwidth and its fraction of the copy's, each weight type's prefill GEMM
+// type's weight-read bandwidth and its fraction of the copy's (both GEMV kernels, on a square matrix
+// and on one of few rows), each weight type's prefill GEMM
 // (cuBLAS, its dequantization to f16 included) in TFLOP/s at 512 tokens of a 2048 -> 8192 matrix, paged decode attention's K/V read
 // bandwidth at contexts 1k, 4k and 16k, and flash against naive attention (time and scratch) for
 // one 2048-token prefill. Each figure is the median of `reps` runs after a warm-up, timed with CUDA
@@ -16,7 +17,9 @@
 namespace inferscope {
 
 struct GemvBenchRow {
-  std::string type;  // "f16", "q4_0", ...
+  std::string type;    // "f16", "q4_0", ...
+  std::string kernel;  // "warp-rows" (the engine's) or "split-k" (gpu::GemvKernel)
+  int64_t rows = 0, cols = 0;
   int32_t tokens = 0;
   size_t weight_bytes = 0;
   double seconds = 0;

@@ -191,8 +191,9 @@ int cmd_bench(int argc, char** argv) {
        "thread (md or json)"},
       {"--cuda-kernels", "", false,
        "instead, without a model: the CUDA kernels' bandwidth on device 0 against a device-to-device copy (GEMV "
-       "per weight type, paged decode attention at 1k/4k/16k), the cuBLAS prefill GEMM's TFLOP/s per weight type "
-       "and flash vs naive prefill attention (md or json)"},
+       "per weight type, warp-rows and split-k, on a square matrix and one of few rows; paged decode attention at "
+       "1k/4k/16k), the cuBLAS prefill GEMM's TFLOP/s per weight type and flash vs naive prefill attention (md or "
+       "json)"},
       {"--compare-llama-bench", "", true,
        "PATH of llama.cpp's llama-bench: run it on the same file and threads after each of our repetitions "
        "(alternating, one repetition per call) and print both with the ratio"},

@@ -58,10 +58,18 @@ void swiglu(float* gate, const float* up, int64_t n, cudaStream_t stream);
 // The most tokens one gemv call takes (a decode step or a speculative verify batch).
 constexpr int64_t kGemvMaxTokens = 8;
 
+// How gemv spreads a matrix over the device:
+// - WarpRows: each warp owns two rows and walks all their columns (a block of four warps, eight rows);
+// - SplitK: each block owns two rows and its four warps split their columns, so a matrix of few rows
+//   still fills the device (four times the blocks), the warps' sums added in warp order.
+enum class GemvKernel { WarpRows, SplitK };
+
 // Y[t][r] = sum_c W[r][c] * X[t][c] for 1 <= n_tok <= kGemvMaxTokens: X is n_tok rows of w.cols floats,
 // Y n_tok rows of w.rows. The weights are read once for all tokens, and every output is one dot
-// product in a fixed order that does not depend on n_tok (batch invariant, bit for bit).
-void gemv(const DeviceMatrix& w, const float* x, int64_t n_tok, float* y, cudaStream_t stream);
+// product in a fixed order (each kernel its own) that does not depend on n_tok (batch invariant, bit
+// for bit).
+void gemv(const DeviceMatrix& w, const float* x, int64_t n_tok, float* y, cudaStream_t stream,
+          GemvKernel kernel = GemvKernel::WarpRows);
 
 // out (w.rows x w.cols IEEE halves, row-major, no padding) = every weight decoded as the GEMV decodes
 // it (weight_formats.cuh), rounded to the nearest half: the cuBLAS GEMM's weights (gemm.h).

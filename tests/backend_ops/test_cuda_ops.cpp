@@ -90,8 +90,14 @@ std::string describe(DType type, int64_t rows, int64_t cols, int64_t n_tok) {
          std::to_string(n_tok);
 }
 
+// Both GEMV kernels: the engine's (warp rows) and the split-K one.
+constexpr gpu::GemvKernel kGemvKernels[] = {gpu::GemvKernel::WarpRows, gpu::GemvKernel::SplitK};
+
+std::string describe(gpu::GemvKernel kernel) { return kernel == gpu::GemvKernel::SplitK ? " split-k" : " warp-rows"; }
+
 TEST(CudaOps, GemvMatchesCpuReference) {
   INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  for (gpu::GemvKernel kernel : kGemvKernels)
   for (DType type : kWeightTypes) {
     for (int64_t rows : {1, 7, 64, 257}) {
       for (int64_t cols : cols_for(type)) {
@@ -103,9 +109,9 @@ TEST(CudaOps, GemvMatchesCpuReference) {
           std::vector<float> want(static_cast<size_t>(n_tok * rows));
           matmul_reference(w.ref(), x.data(), n_tok, want.data());
           DeviceBuffer<float> y_dev(want.size());
-          gpu::gemv(w.on(w_dev), x_dev.get(), n_tok, y_dev.get(), nullptr);
+          gpu::gemv(w.on(w_dev), x_dev.get(), n_tok, y_dev.get(), nullptr, kernel);
           // f32 sums of up to 4096 products in another order than the double reference
-          EXPECT_LE(nmse(y_dev.download(), want), 5e-4) << describe(type, rows, cols, n_tok);
+          EXPECT_LE(nmse(y_dev.download(), want), 5e-4) << describe(type, rows, cols, n_tok) << describe(kernel);
         }
       }
     }
@@ -116,6 +122,7 @@ TEST(CudaOps, GemvMatchesCpuReference) {
 TEST(CudaOps, GemvIsBatchInvariant) {
   INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
   constexpr int64_t kRows = 257;
+  for (gpu::GemvKernel kernel : kGemvKernels)
   for (DType type : kWeightTypes) {
     const int64_t cols = dtype_info(type).block_size == 1 ? 1001 : 4096;
     const HostMatrix w = random_matrix(type, kRows, cols, 200);
@@ -123,18 +130,18 @@ TEST(CudaOps, GemvIsBatchInvariant) {
     const std::vector<float> x = test::gaussian_row(gpu::kGemvMaxTokens * cols, 9);
     const DeviceBuffer<float> x_dev(x);
     DeviceBuffer<float> batch_dev(gpu::kGemvMaxTokens * kRows);
-    gpu::gemv(w.on(w_dev), x_dev.get(), gpu::kGemvMaxTokens, batch_dev.get(), nullptr);
+    gpu::gemv(w.on(w_dev), x_dev.get(), gpu::kGemvMaxTokens, batch_dev.get(), nullptr, kernel);
     const std::vector<float> batch = batch_dev.download();
     for (int64_t t = 0; t < gpu::kGemvMaxTokens; ++t) {
       DeviceBuffer<float> one_dev(kRows);
-      gpu::gemv(w.on(w_dev), x_dev.get() + t * cols, 1, one_dev.get(), nullptr);
+      gpu::gemv(w.on(w_dev), x_dev.get() + t * cols, 1, one_dev.get(), nullptr, kernel);
       expect_bitwise(one_dev.download(), std::vector<float>(batch.begin() + t * kRows, batch.begin() + (t + 1) * kRows),
-                     describe(type, kRows, cols, 1) + " token " + std::to_string(t));
+                     describe(type, kRows, cols, 1) + describe(kernel) + " token " + std::to_string(t));
     }
     DeviceBuffer<float> three_dev(3 * kRows);
-    gpu::gemv(w.on(w_dev), x_dev.get() + 2 * cols, 3, three_dev.get(), nullptr);
+    gpu::gemv(w.on(w_dev), x_dev.get() + 2 * cols, 3, three_dev.get(), nullptr, kernel);
     expect_bitwise(three_dev.download(), std::vector<float>(batch.begin() + 2 * kRows, batch.begin() + 5 * kRows),
-                   describe(type, kRows, cols, 3) + " from token 2");
+                   describe(type, kRows, cols, 3) + describe(kernel) + " from token 2");
   }
 }
 
