@@ -10,7 +10,6 @@
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
-#include <utility>
 
 #include "kernels/format/dtype.h"
 #include "kernels/cpu/quantize.h"
@@ -88,8 +87,6 @@ double copy_bandwidth(int32_t reps) {
 
 std::vector<GemvBenchRow> gemv_rows(int32_t reps, std::mt19937& rng) {
   std::vector<GemvBenchRow> rows;
-  const std::pair<gpu::GemvKernel, const char*> kernels[] = {{gpu::GemvKernel::WarpRows, "warp-rows"},
-                                                             {gpu::GemvKernel::SplitK, "split-k"}};
   for (const auto& [n_rows, n_cols] : kGemvShapes) {
     for (DType type : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_0, DType::Q4_1}) {
       const std::vector<uint8_t> host = tiled_matrix(type, n_rows, n_cols, rng);
@@ -98,9 +95,10 @@ std::vector<GemvBenchRow> gemv_rows(int32_t reps, std::mt19937& rng) {
       for (int32_t tokens : {int32_t{1}, static_cast<int32_t>(gpu::kGemvMaxTokens)}) {
         const DeviceBuffer<float> x{std::span<const float>(random_floats(static_cast<size_t>(tokens * n_cols), rng))};
         DeviceBuffer<float> y(static_cast<size_t>(tokens * n_rows));
-        for (const auto& [kernel, name] : kernels) {
+        for (gpu::GemvKernel kernel : gpu::kGemvKernels) {
           const double s = median_seconds(reps, [&] { gpu::gemv(w, x.get(), tokens, y.get(), nullptr, kernel); });
-          rows.push_back({std::string(dtype_name(type)), name, n_rows, n_cols, tokens, host.size(), s});
+          rows.push_back({std::string(dtype_name(type)), gpu::gemv_kernel_name(kernel), n_rows, n_cols, tokens,
+                          host.size(), s});
         }
       }
     }

@@ -64,6 +64,10 @@ constexpr int64_t kGemvMaxTokens = 8;
 //   still fills the device (four times the blocks), the warps' sums added in warp order.
 enum class GemvKernel { WarpRows, SplitK };
 
+// Every GemvKernel, and each one's name (bench --cuda-kernels, test messages).
+constexpr GemvKernel kGemvKernels[] = {GemvKernel::WarpRows, GemvKernel::SplitK};
+constexpr const char* gemv_kernel_name(GemvKernel kernel) { return kernel == GemvKernel::SplitK ? "split-k" : "warp-rows"; }
+
 // Y[t][r] = sum_c W[r][c] * X[t][c] for 1 <= n_tok <= kGemvMaxTokens: X is n_tok rows of w.cols floats,
 // Y n_tok rows of w.rows. The weights are read once for all tokens, and every output is one dot
 // product in a fixed order (each kernel its own) that does not depend on n_tok (batch invariant, bit

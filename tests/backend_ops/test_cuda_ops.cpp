@@ -90,14 +90,11 @@ std::string describe(DType type, int64_t rows, int64_t cols, int64_t n_tok) {
          std::to_string(n_tok);
 }
 
-// Both GEMV kernels: the engine's (warp rows) and the split-K one.
-constexpr gpu::GemvKernel kGemvKernels[] = {gpu::GemvKernel::WarpRows, gpu::GemvKernel::SplitK};
-
-std::string describe(gpu::GemvKernel kernel) { return kernel == gpu::GemvKernel::SplitK ? " split-k" : " warp-rows"; }
+std::string describe(gpu::GemvKernel kernel) { return std::string(" ") + gpu::gemv_kernel_name(kernel); }
 
 TEST(CudaOps, GemvMatchesCpuReference) {
   INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
-  for (gpu::GemvKernel kernel : kGemvKernels)
+  for (gpu::GemvKernel kernel : gpu::kGemvKernels)
   for (DType type : kWeightTypes) {
     for (int64_t rows : {1, 7, 64, 257}) {
       for (int64_t cols : cols_for(type)) {
@@ -122,7 +119,7 @@ TEST(CudaOps, GemvMatchesCpuReference) {
 TEST(CudaOps, GemvIsBatchInvariant) {
   INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
   constexpr int64_t kRows = 257;
-  for (gpu::GemvKernel kernel : kGemvKernels)
+  for (gpu::GemvKernel kernel : gpu::kGemvKernels)
   for (DType type : kWeightTypes) {
     const int64_t cols = dtype_info(type).block_size == 1 ? 1001 : 4096;
     const HostMatrix w = random_matrix(type, kRows, cols, 200);

@@ -278,25 +278,26 @@ TEST(SyntheticModel, TheSameFileOnAnyNumberOfThreads) {
   SyntheticModelSpec spec = gqa2_partial_rope_shape();
   spec.vocab = 4096;  // a token_embd of 4096 x 64: four chunks of draws, many runs of rows
   spec.weight_dtype = DType::Q8_0;
+  // the bytes of the file the spec writes
+  const auto written = [&spec] {
+    const std::string path = ::testing::TempDir() + "/synthetic-threads.gguf";
+    write_synthetic_model(spec, path);
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::filesystem::remove(path);
+    return bytes;
+  };
   std::string files[3];
   for (int threads = 1; threads <= 3; ++threads) {
     spec.writer_threads = threads;
-    const std::string path = ::testing::TempDir() + "/synthetic-threads-" + std::to_string(threads) + ".gguf";
-    write_synthetic_model(spec, path);
-    std::ifstream in(path, std::ios::binary);
-    files[threads - 1].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    std::filesystem::remove(path);
+    files[threads - 1] = written();
   }
   ASSERT_GT(files[0].size(), 4096u * 64u);
   EXPECT_TRUE(files[0] == files[1]) << "1 and 2 threads wrote different files";
   EXPECT_TRUE(files[0] == files[2]) << "1 and 3 threads wrote different files";
   // a different seed draws different values
   spec.seed += 1;
-  const std::string path = ::testing::TempDir() + "/synthetic-other-seed.gguf";
-  write_synthetic_model(spec, path);
-  std::ifstream in(path, std::ios::binary);
-  const std::string other{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  std::filesystem::remove(path);
+  const std::string other = written();
   EXPECT_EQ(other.size(), files[0].size());
   EXPECT_FALSE(other == files[0]);
 }
