@@ -18,6 +18,7 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/gemm.h"
 #include "kernels/cuda/ops.h"
+#include "kernels/cuda/q8_dot_element.h"
 
 namespace inferscope {
 namespace {
@@ -30,6 +31,7 @@ constexpr size_t kCopyBytes = size_t{1} << 30;
 constexpr int64_t kGemvShapes[][2] = {{16384, 16384}, {1024, 131072}};
 constexpr int32_t kHeads = 32, kKvHeads = 8, kHeadDim = 128, kBlockSize = 16, kSequences = 8;
 constexpr int32_t kPrefillTokens = 2048;
+constexpr const char* kDp4aKernel = "dp4a (q8 activations)";  // gpu::gemv_q8, quantization included
 constexpr int64_t kGemmTokens = 512, kGemmRows = 8192, kGemmCols = 2048;  // a 1B model's FFN up, one prompt
 
 // The median of `reps` timings (seconds) of `run` on the default stream, after one warm-up call.
@@ -99,6 +101,15 @@ std::vector<GemvBenchRow> gemv_rows(int32_t reps, std::mt19937& rng) {
           const double s = median_seconds(reps, [&] { gpu::gemv(w, x.get(), tokens, y.get(), nullptr, kernel); });
           rows.push_back({std::string(dtype_name(type)), gpu::gemv_kernel_name(kernel), n_rows, n_cols, tokens,
                           host.size(), s});
+        }
+        if (gpu::gemv_q8_supported(type)) {
+          // int8 activations: their quantization timed with the product, as a step pays both
+          DeviceBuffer<uint8_t> xq(gpu::q8_activation_bytes(tokens, n_cols));
+          const double s = median_seconds(reps, [&] {
+            gpu::quantize_q8_activations(x.get(), tokens, n_cols, xq.get(), nullptr);
+            gpu::gemv_q8(w, xq.get(), tokens, y.get(), nullptr);
+          });
+          rows.push_back({std::string(dtype_name(type)), kDp4aKernel, n_rows, n_cols, tokens, host.size(), s});
         }
       }
     }
@@ -194,8 +205,11 @@ CudaKernelBench run_cuda_kernel_bench(int32_t reps) {
   for (int32_t context : {1024, 4096, 16384}) {
     const PagedBatch batch(context, 1, rng);
     const size_t kv_bytes = 2 * batch.k.bytes();  // every block of the pool belongs to some sequence
-    const auto [s, scratch] = time_attention(reps, batch.seqs, gpu::decode_attention, gpu::decode_attention_scratch_bytes);
-    bench.decode_attention.push_back({context, kSequences, kv_bytes, s});
+    const std::pair<const char*, AttentionFn> kernels[] = {{"tiles", gpu::decode_attention}, {"wide", gpu::decode_attention_wide}};
+    for (const auto& [kernel, run] : kernels) {
+      const auto [s, scratch] = time_attention(reps, batch.seqs, run, gpu::decode_attention_scratch_bytes);
+      bench.decode_attention.push_back({context, kSequences, kernel, kv_bytes, s});
+    }
   }
   const PagedBatch prefill(kPrefillTokens, kPrefillTokens, rng);
   const std::span<const gpu::DeviceAttentionSeq> one(prefill.seqs.data(), 1);
@@ -222,7 +236,8 @@ nlohmann::json cuda_kernel_bench_json(const CudaKernelBench& b) {
   }
   for (const DecodeAttentionBenchRow& r : b.decode_attention) {
     const double bw = static_cast<double>(r.kv_bytes) / r.seconds;
-    decode.push_back({{"context", r.context}, {"sequences", r.sequences}, {"kv_bytes", r.kv_bytes}, {"seconds", r.seconds},
+    decode.push_back({{"context", r.context}, {"sequences", r.sequences}, {"kernel", r.kernel}, {"kv_bytes", r.kv_bytes},
+                      {"seconds", r.seconds},
                       {"bytes_per_s", bw}, {"of_copy", fraction(bw)}});
   }
   return {{"device", b.device},
@@ -252,11 +267,11 @@ std::string cuda_kernel_bench_markdown(const CudaKernelBench& b) {
     out << "| " << r.type << " | " << r.tokens << " | " << r.cols << " -> " << r.rows << " | " << gemm_flops_per_s(r) / 1e12
         << " |\n";
   }
-  out << "\n| paged decode attention | sequences | GB/s (K/V read) | of copy |\n| --- | ---: | ---: | ---: |\n";
+  out << "\n| paged decode attention | kernel | sequences | GB/s (K/V read) | of copy |\n| --- | --- | ---: | ---: | ---: |\n";
   for (const DecodeAttentionBenchRow& r : b.decode_attention) {
     const double bw = static_cast<double>(r.kv_bytes) / r.seconds;
-    out << "| context " << r.context << " | " << r.sequences << " | " << gb_s(bw) << " | " << 100 * bw / b.copy_bytes_per_s
-        << " % |\n";
+    out << "| context " << r.context << " | " << r.kernel << " | " << r.sequences << " | " << gb_s(bw) << " | "
+        << 100 * bw / b.copy_bytes_per_s << " % |\n";
   }
   out << "\n| prefill attention, " << b.prefill_tokens << " tokens | ms | scratch MiB |\n| --- | ---: | ---: |\n";
   out << "| flash | " << b.flash_seconds * 1e3 << " | " << static_cast<double>(b.flash_scratch_bytes) / (1 << 20) << " |\n";

@@ -18,7 +18,7 @@ namespace inferscope {
 
 struct GemvBenchRow {
   std::string type;    // "f16", "q4_0", ...
-  std::string kernel;  // "warp-rows" (the engine's) or "split-k" (gpu::GemvKernel)
+  std::string kernel;  // "warp-rows" (the engine's), "split-k" (gpu::GemvKernel), or the dp4a kernel (gpu::gemv_q8)
   int64_t rows = 0, cols = 0;
   int32_t tokens = 0;
   size_t weight_bytes = 0;
@@ -35,6 +35,7 @@ struct GemmBenchRow {
 struct DecodeAttentionBenchRow {
   int32_t context = 0;    // tokens per sequence
   int32_t sequences = 0;
+  std::string kernel;     // "tiles" (gpu::decode_attention, the engine's) or "wide" (gpu::decode_attention_wide)
   size_t kv_bytes = 0;    // K and V read by one call
   double seconds = 0;
 };

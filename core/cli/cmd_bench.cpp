@@ -191,7 +191,8 @@ int cmd_bench(int argc, char** argv) {
        "thread (md or json)"},
       {"--cuda-kernels", "", false,
        "instead, without a model: the CUDA kernels' bandwidth on device 0 against a device-to-device copy (GEMV "
-       "per weight type, warp-rows and split-k, on a square matrix and one of few rows; paged decode attention at "
+       "per weight type, warp-rows and split-k, and dp4a with int8 activations for Q8_0/Q4_0/Q4_1, on a square "
+       "matrix and one of few rows; paged decode attention at "
        "1k/4k/16k), the cuBLAS prefill GEMM's TFLOP/s per weight type and flash vs naive prefill attention (md or "
        "json)"},
       {"--compare-llama-bench", "", true,

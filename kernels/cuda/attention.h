@@ -12,6 +12,10 @@
 //                       alone, each chunk's partial softmax state merged in chunk order by a second
 //                       kernel. A row's output is bitwise the same whatever else is in the batch and
 //                       however many queries came with it.
+//   decode_attention_wide - the same plan and arithmetic, so the same bits as decode_attention; its
+//                       tiles look each key row up once and read it in 16-byte loads, and its rows
+//                       are dealt out to every warp (the engine runs decode_attention; bench
+//                       --cuda-kernels measures both).
 // Supported: KV in f16 or f32 (q8_0 is refused by name), head_dim 8, 64, 128 or 256, GQA, sliding
 // window. Unsupported shapes throw std::invalid_argument; CUDA failures throw CudaError.
 #pragma once
@@ -73,6 +77,9 @@ void flash_attention(std::span<const DeviceAttentionSeq> seqs, const DeviceAtten
 size_t decode_attention_scratch_bytes(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape);
 void decode_attention(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape, void* scratch,
                       size_t scratch_bytes, Stream stream);
+// Scratch: decode_attention_scratch_bytes.
+void decode_attention_wide(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape, void* scratch,
+                           size_t scratch_bytes, Stream stream);
 
 // The calls above in two halves, for a caller that places the parts itself (CudaForward uploads every
 // layer's plans before a step, so that the step's launches can be captured in a CUDA graph and
@@ -80,7 +87,7 @@ void decode_attention(std::span<const DeviceAttentionSeq> seqs, const DeviceAtte
 // launches (no copy, no allocation), reading a device copy of plan.header at `header` (256-byte
 // aligned) and plan.data_bytes of scratch at `data`. Its launch parameters are the plan's counts and
 // those two addresses, nothing else of the plan: each call above is plan, header copy, launch.
-enum class AttentionSchedule { Naive, Flash, Decode };
+enum class AttentionSchedule { Naive, Flash, Decode, DecodeWide };
 
 struct AttentionPlan {
   AttentionSchedule schedule = AttentionSchedule::Flash;

@@ -4,6 +4,11 @@
 // finishes each row into the output; decode writes each split chunk's partial state and a second
 // kernel merges the chunks in chunk order. A row's arithmetic depends only on its position, the keys
 // it sees and the fixed 32-key tiles and 512-key chunks they fall in: never on its neighbours.
+// The wide decode (kWide) runs the same arithmetic and differs only in how a tile is staged and who
+// computes which row: it looks each key row up in the block table once and reads it in 16-byte loads
+// (today's tile reads every element through the table, two bytes at a time), and it deals the rows out
+// to the warps in turn, so that the few rows of a decode step (the group's query heads) keep every
+// warp busy (today's gives each warp four consecutive rows: one warp of four at GQA 4 and one query).
 #include <mutex>
 #include <set>
 
@@ -40,7 +45,65 @@ constexpr size_t tile_shared_bytes() {
   return sizeof(float) * (kTileRows * D + kTileKeys * (D + 1) + kTileKeys * D);
 }
 
+// Keys j0 .. j1-1 of the tile from t0 into shared memory, each element through the block table.
 template <int D, typename KvT>
+__device__ void stage_elements(const DeviceAttentionSeq& s, int32_t kv_head, int32_t t0, int32_t j0, int32_t j1,
+                               float* k_tile, float* v_tile) {
+  for (int i = threadIdx.x; i < (j1 - j0) * D; i += kThreads) {
+    const int32_t j = j0 + i / D, d = i % D;
+    k_tile[j * (D + 1) + d] = kv_element<KvT>(s.kv, s.kv.k_base, kv_head, t0 + j, d, D);
+    v_tile[j * D + d] = kv_element<KvT>(s.kv, s.kv.v_base, kv_head, t0 + j, d, D);
+  }
+}
+
+// The same keys, each row looked up once (by one thread, into `rows`) and read in 16-byte loads where
+// both its K and V rows are 16-byte aligned (element by element where not).
+template <int D, typename KvT>
+__device__ void stage_rows(const DeviceAttentionSeq& s, int32_t kv_head, int32_t t0, int32_t j0, int32_t j1,
+                           float* k_tile, float* v_tile, const uint8_t* (&rows)[2][kTileKeys]) {
+  constexpr int kPerLoad = 16 / sizeof(KvT);  // elements per 16-byte load
+  constexpr int kLoads = D / kPerLoad;        // loads per row
+  static_assert(D % kPerLoad == 0, "a row is whole 16-byte loads");
+  const KvDeviceView& kv = s.kv;
+  if (threadIdx.x < j1 - j0) {
+    const int32_t j = j0 + threadIdx.x, t = t0 + j;
+    const size_t at = static_cast<size_t>(kv.block_table[t / kv.block_size]) * kv.block_stride + kv_head * kv.head_stride +
+                      static_cast<size_t>(t % kv.block_size) * D * sizeof(KvT);
+    rows[0][j] = kv.k_base + at;
+    rows[1][j] = kv.v_base + at;
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < (j1 - j0) * kLoads; i += kThreads) {
+    const int32_t j = j0 + i / kLoads, d0 = i % kLoads * kPerLoad;
+    const uint8_t* const k_row = rows[0][j];
+    const uint8_t* const v_row = rows[1][j];
+    float k[kPerLoad], v[kPerLoad];
+    if (((reinterpret_cast<uintptr_t>(k_row) | reinterpret_cast<uintptr_t>(v_row)) & 15) == 0) {
+      const uint4 kw = __ldg(reinterpret_cast<const uint4*>(k_row) + d0 / kPerLoad);
+      const uint4 vw = __ldg(reinterpret_cast<const uint4*>(v_row) + d0 / kPerLoad);
+      const auto* kx = reinterpret_cast<const KvT*>(&kw);
+      const auto* vx = reinterpret_cast<const KvT*>(&vw);
+#pragma unroll
+      for (int e = 0; e < kPerLoad; ++e) {
+        k[e] = to_float(kx[e]);
+        v[e] = to_float(vx[e]);
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < kPerLoad; ++e) {
+        k[e] = to_float(reinterpret_cast<const KvT*>(k_row)[d0 + e]);
+        v[e] = to_float(reinterpret_cast<const KvT*>(v_row)[d0 + e]);
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < kPerLoad; ++e) {
+      k_tile[j * (D + 1) + d0 + e] = k[e];
+      v_tile[j * D + d0 + e] = v[e];
+    }
+  }
+}
+
+template <int D, typename KvT, bool kWide>
 __global__ void __launch_bounds__(kThreads) flash_tile_kernel(const DeviceAttentionSeq* seqs, const TileTask* tasks,
                                                                 float* partials, DeviceAttentionShape shape) {
   constexpr int kPerLane = (D + 31) / 32;  // accumulator elements per lane: d = lane + 32 * i
@@ -48,10 +111,13 @@ __global__ void __launch_bounds__(kThreads) flash_tile_kernel(const DeviceAttent
   float* q_tile = shared;
   float* k_tile = q_tile + kTileRows * D;
   float* v_tile = k_tile + kTileKeys * (D + 1);
+  __shared__ const uint8_t* rows[2][kTileKeys];  // the wide stage's K and V row addresses
   const TileTask task = tasks[blockIdx.x];
   const DeviceAttentionSeq& s = seqs[task.seq];
   const int32_t group = shape.n_heads / shape.n_kv_heads;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  // a warp's i-th row: dealt out in turn (wide), or the warp's own run of kRowsPerWarp
+  const auto row_of = [](int w, int i) { return kWide ? i * kWarps + w : w * kRowsPerWarp + i; };
 
   // Q rows: row r is token (row0 + r) / group, query head kv_head * group + (row0 + r) % group
   const float q_scale = kLog2e * rsqrtf(static_cast<float>(D));
@@ -66,14 +132,11 @@ __global__ void __launch_bounds__(kThreads) flash_tile_kernel(const DeviceAttent
     __syncthreads();  // the previous tile is no longer read (and, the first time, Q is written)
     // K/V of the tile's keys in the task's range; the rest of the tile stays unread
     const int32_t lo = max(t0, task.key0), hi = min(t0 + kTileKeys, task.key_end);
-    for (int i = threadIdx.x; i < (hi - lo) * D; i += kThreads) {
-      const int32_t j = lo - t0 + i / D, d = i % D;
-      k_tile[j * (D + 1) + d] = kv_element<KvT>(s.kv, s.kv.k_base, task.kv_head, t0 + j, d, D);
-      v_tile[j * D + d] = kv_element<KvT>(s.kv, s.kv.v_base, task.kv_head, t0 + j, d, D);
-    }
+    if constexpr (kWide) stage_rows<D, KvT>(s, task.kv_head, t0, lo - t0, hi - t0, k_tile, v_tile, rows);
+    else stage_elements<D, KvT>(s, task.kv_head, t0, lo - t0, hi - t0, k_tile, v_tile);
     __syncthreads();
     for (int i = 0; i < kRowsPerWarp; ++i) {
-      const int r = warp * kRowsPerWarp + i;
+      const int r = row_of(warp, i);
       if (r >= task.n_rows) break;
       // the keys this row sees in this tile: its window's start .. its own position, within the task's range
       const int32_t pos = s.pos0 + (task.row0 + r) / group;
@@ -100,7 +163,7 @@ __global__ void __launch_bounds__(kThreads) flash_tile_kernel(const DeviceAttent
   }
 
   for (int i = 0; i < kRowsPerWarp; ++i) {
-    const int r = warp * kRowsPerWarp + i;
+    const int r = row_of(warp, i);
     if (r >= task.n_rows) break;
     if (task.partial < 0) {
       // prefill: output = O / l
@@ -146,7 +209,7 @@ __global__ void merge_splits_kernel(const DeviceAttentionSeq* seqs, const MergeT
 
 // Above 48 KiB a kernel's dynamic shared memory must be opted into, once per device (the attribute is
 // the device's), not at every launch.
-template <int D, typename KvT>
+template <int D, typename KvT, bool kWide>
 void opt_into_shared_memory(size_t bytes) {
   static std::mutex mu;
   static std::set<int> devices;  // those opted in
@@ -154,41 +217,48 @@ void opt_into_shared_memory(size_t bytes) {
   INFERSCOPE_CUDA_CHECK(cudaGetDevice(&device));
   std::lock_guard lock(mu);
   if (devices.count(device) != 0) return;
-  INFERSCOPE_CUDA_CHECK(cudaFuncSetAttribute(flash_tile_kernel<D, KvT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  INFERSCOPE_CUDA_CHECK(cudaFuncSetAttribute(flash_tile_kernel<D, KvT, kWide>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(bytes)));
   devices.insert(device);
 }
 
-template <int D, typename KvT>
+template <int D, typename KvT, bool kWide>
 void launch_tiles(const AttentionPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape,
                   cudaStream_t stream) {
   constexpr size_t bytes = tile_shared_bytes<D>();
-  opt_into_shared_memory<D, KvT>(bytes);
-  flash_tile_kernel<D, KvT><<<plan.n_tasks, kThreads, bytes, stream>>>(at.seqs, static_cast<const TileTask*>(at.tasks),
-                                                                      at.data, shape);
+  opt_into_shared_memory<D, KvT, kWide>(bytes);
+  flash_tile_kernel<D, KvT, kWide><<<plan.n_tasks, kThreads, bytes, stream>>>(
+      at.seqs, static_cast<const TileTask*>(at.tasks), at.data, shape);
   INFERSCOPE_CUDA_CHECK_LAUNCH("flash_tile_kernel");
 }
 
-}  // namespace
-
 // The tile kernel instantiated for the shape's head_dim and KV dtype (attention_plan checked both).
-void launch_flash(const AttentionPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape,
-                  Stream stream) {
+template <bool kWide>
+void launch_tiles_for_shape(const AttentionPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape,
+                            Stream stream) {
   if (plan.n_tasks == 0) return;
   const auto cu_stream = static_cast<cudaStream_t>(stream);
   with_kv_type(shape.kv_dtype, [&]<typename KvT>() {
     switch (shape.head_dim) {
-      case 8: launch_tiles<8, KvT>(plan, at, shape, cu_stream); break;
-      case 64: launch_tiles<64, KvT>(plan, at, shape, cu_stream); break;
-      case 128: launch_tiles<128, KvT>(plan, at, shape, cu_stream); break;
-      default: launch_tiles<256, KvT>(plan, at, shape, cu_stream); break;
+      case 8: launch_tiles<8, KvT, kWide>(plan, at, shape, cu_stream); break;
+      case 64: launch_tiles<64, KvT, kWide>(plan, at, shape, cu_stream); break;
+      case 128: launch_tiles<128, KvT, kWide>(plan, at, shape, cu_stream); break;
+      default: launch_tiles<256, KvT, kWide>(plan, at, shape, cu_stream); break;
     }
   });
 }
 
+}  // namespace
+
+void launch_flash(const AttentionPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape,
+                  Stream stream) {
+  launch_tiles_for_shape<false>(plan, at, shape, stream);
+}
+
 void launch_decode(const AttentionPlan& plan, const DeviceSections& at, const DeviceAttentionShape& shape,
                    Stream stream) {
-  launch_flash(plan, at, shape, stream);
+  if (plan.schedule == AttentionSchedule::DecodeWide) launch_tiles_for_shape<true>(plan, at, shape, stream);
+  else launch_tiles_for_shape<false>(plan, at, shape, stream);
   if (plan.n_merges == 0) return;
   merge_splits_kernel<<<plan.n_merges, 256, 0, static_cast<cudaStream_t>(stream)>>>(at.seqs, at.merges, at.data, shape);
   INFERSCOPE_CUDA_CHECK_LAUNCH("merge_splits_kernel");

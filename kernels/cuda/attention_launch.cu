@@ -30,7 +30,8 @@ AttentionPlan plan_attention(AttentionSchedule schedule, std::span<const DeviceA
   switch (schedule) {
     case AttentionSchedule::Naive: return plan_naive(seqs, shape);
     case AttentionSchedule::Flash: return plan_flash(seqs, shape);
-    case AttentionSchedule::Decode: return plan_decode(seqs, shape);
+    case AttentionSchedule::Decode:
+    case AttentionSchedule::DecodeWide: return plan_decode(seqs, shape, schedule);
   }
   throw std::invalid_argument("CUDA attention: unknown schedule");
 }
@@ -41,7 +42,8 @@ void launch_attention(const AttentionPlan& plan, const void* header, void* data,
   switch (plan.schedule) {
     case AttentionSchedule::Naive: return launch_naive(plan, at, shape, stream);
     case AttentionSchedule::Flash: return launch_flash(plan, at, shape, stream);
-    case AttentionSchedule::Decode: return launch_decode(plan, at, shape, stream);
+    case AttentionSchedule::Decode:
+    case AttentionSchedule::DecodeWide: return launch_decode(plan, at, shape, stream);
   }
 }
 
@@ -67,6 +69,11 @@ size_t decode_attention_scratch_bytes(std::span<const DeviceAttentionSeq> seqs, 
 void decode_attention(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape, void* scratch,
                       size_t scratch_bytes, Stream stream) {
   run_in_scratch(AttentionSchedule::Decode, seqs, shape, scratch, scratch_bytes, stream);
+}
+
+void decode_attention_wide(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape, void* scratch,
+                           size_t scratch_bytes, Stream stream) {
+  run_in_scratch(AttentionSchedule::DecodeWide, seqs, shape, scratch, scratch_bytes, stream);
 }
 
 }  // namespace inferscope::gpu

@@ -110,7 +110,8 @@ AttentionPlan plan_flash(std::span<const DeviceAttentionSeq> seqs, const DeviceA
   return assemble(AttentionSchedule::Flash, seqs, {}, tiles, {}, 0);
 }
 
-AttentionPlan plan_decode(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape) {
+AttentionPlan plan_decode(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape,
+                          AttentionSchedule schedule) {
   for (size_t si = 0; si < seqs.size(); ++si) {
     if (seqs[si].n_q < 1 || seqs[si].n_q > kMaxDecodeQueries) {
       throw std::invalid_argument("CUDA decode attention: sequence " + std::to_string(si) + " has " +
@@ -134,7 +135,7 @@ AttentionPlan plan_decode(std::span<const DeviceAttentionSeq> seqs, const Device
       floats += partial_floats(tile.n_rows, shape.head_dim);
     }
   });
-  return assemble(AttentionSchedule::Decode, seqs, {}, tiles, merges, floats);
+  return assemble(schedule, seqs, {}, tiles, merges, floats);
 }
 
 }  // namespace inferscope::gpu

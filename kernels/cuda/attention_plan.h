@@ -52,6 +52,8 @@ size_t scratch_bytes(const AttentionPlan& plan);
 // longer than the cache).
 AttentionPlan plan_naive(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape);
 AttentionPlan plan_flash(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape);
-AttentionPlan plan_decode(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape);
+// Decode and DecodeWide share one work list; `schedule` names the kernel that runs it.
+AttentionPlan plan_decode(std::span<const DeviceAttentionSeq> seqs, const DeviceAttentionShape& shape,
+                          AttentionSchedule schedule = AttentionSchedule::Decode);
 
 }  // namespace inferscope::gpu

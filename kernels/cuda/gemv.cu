@@ -88,14 +88,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarpSize)
   float acc[kLoadRows][N] = {};
   // lane l takes groups l, l + 32, ..., and element l of a partial group
   add_products<Format, N>(w, row_stride, row0, n_rows, cols, x, lane, kWarpSize, lane, acc);
-#pragma unroll
-  for (int r = 0; r < kLoadRows; ++r) {
-#pragma unroll
-    for (int t = 0; t < N; ++t) {
-      const float sum = warp_sum(acc[r][t]);
-      if (lane == 0 && r < n_rows) y[t * rows + row0 + r] = sum;
-    }
-  }
+  store_warp_sums(acc, lane, n_rows, rows, row0, y);
 }
 
 template <typename Format, int N>

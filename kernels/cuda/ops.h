@@ -75,6 +75,19 @@ constexpr const char* gemv_kernel_name(GemvKernel kernel) { return kernel == Gem
 void gemv(const DeviceMatrix& w, const float* x, int64_t n_tok, float* y, cudaStream_t stream,
           GemvKernel kernel = GemvKernel::WarpRows);
 
+// The GEMV with int8 activations (gemv_q8.cu, q8_dot_element.h) reads Q8_0, Q4_0 and Q4_1 weights.
+bool gemv_q8_supported(DType type);
+
+// xq (q8_activation_bytes(n_tok, cols), 16-byte aligned) = n_tok rows of cols floats (cols a multiple
+// of 32, 1 <= n_tok <= kGemvMaxTokens) quantized per 32 elements as kernels/cpu quantizes Q8_1: the
+// same codes and half d, with the codes' sum kept as an integer.
+void quantize_q8_activations(const float* x, int64_t n_tok, int64_t cols, void* xq, cudaStream_t stream);
+
+// gemv's Y from activations quantized by quantize_q8_activations: each weight block meets each
+// activation block in integer dot products (dp4a), then in one float product; every output is one
+// sum in block order and a fixed butterfly, the same for any n_tok.
+void gemv_q8(const DeviceMatrix& w, const void* xq, int64_t n_tok, float* y, cudaStream_t stream);
+
 // out (w.rows x w.cols IEEE halves, row-major, no padding) = every weight decoded as the GEMV decodes
 // it (weight_formats.cuh), rounded to the nearest half: the cuBLAS GEMM's weights (gemm.h).
 void dequantize_f16(const DeviceMatrix& w, uint16_t* out, cudaStream_t stream);

@@ -29,11 +29,19 @@ namespace {
 
 constexpr double kMaxNmse = 5e-4;
 
-enum class Kernel { Naive, Flash, Decode };
+enum class Kernel { Naive, Flash, Decode, DecodeWide };
 
 const char* kernel_name(Kernel kernel) {
-  return kernel == Kernel::Naive ? "naive" : kernel == Kernel::Flash ? "flash" : "decode";
+  switch (kernel) {
+    case Kernel::Naive: return "naive";
+    case Kernel::Flash: return "flash";
+    case Kernel::Decode: return "decode";
+    case Kernel::DecodeWide: return "decode-wide";
+  }
+  return "?";
 }
+
+bool is_decode(Kernel kernel) { return kernel == Kernel::Decode || kernel == Kernel::DecodeWide; }
 
 struct SeqSpec {
   int32_t n_q = 0, pos0 = 0;
@@ -101,7 +109,10 @@ void run_cuda(Kernel kernel, const std::vector<const Seq*>& seqs, const Attentio
   const Scratch scratch_bytes = kernel == Kernel::Naive   ? gpu::naive_attention_scratch_bytes
                                 : kernel == Kernel::Flash ? gpu::flash_attention_scratch_bytes
                                                           : gpu::decode_attention_scratch_bytes;
-  const Run run = kernel == Kernel::Naive ? gpu::naive_attention : kernel == Kernel::Flash ? gpu::flash_attention : gpu::decode_attention;
+  const Run run = kernel == Kernel::Naive    ? gpu::naive_attention
+                  : kernel == Kernel::Flash  ? gpu::flash_attention
+                  : kernel == Kernel::Decode ? gpu::decode_attention
+                                             : gpu::decode_attention_wide;
   const size_t bytes = scratch_bytes(batch, dshape);
   test::DeviceBuffer<uint8_t> scratch(bytes);
   run(batch, dshape, scratch.get(), bytes, nullptr);
@@ -140,10 +151,18 @@ void expect_matches_cpu(const AttentionShape& shape, DType dtype, int32_t block_
     seqs.push_back(owned.back().get());
     decodable = decodable && spec.n_q >= 1 && spec.n_q <= gpu::kMaxDecodeQueries;
   }
-  for (Kernel kernel : {Kernel::Naive, Kernel::Flash, Kernel::Decode}) {
-    if (kernel == Kernel::Decode && !decodable) continue;
+  std::vector<std::vector<float>> decoded;  // each sequence's decode output, which the wide decode repeats
+  for (Kernel kernel : {Kernel::Naive, Kernel::Flash, Kernel::Decode, Kernel::DecodeWide}) {
+    if (is_decode(kernel) && !decodable) continue;
     run_cuda(kernel, seqs, shape, dtype);
-    for (const Seq* s : seqs) {
+    for (size_t i = 0; i < seqs.size(); ++i) {
+      const Seq* s = seqs[i];
+      if (kernel == Kernel::Decode) decoded.push_back(s->out());
+      if (kernel == Kernel::DecodeWide) {
+        EXPECT_TRUE(same_bits(s->out().data(), decoded[i].data(), decoded[i].size()))
+            << "decode-wide differs from decode: head_dim " << shape.head_dim << " GQA " << shape.n_heads / shape.n_kv_heads
+            << " " << dtype_name(dtype) << " block " << block_size << " n_q " << s->spec.n_q << " pos0 " << s->spec.pos0;
+      }
       EXPECT_LE(nmse(s->out(), cpu_reference(*s, shape)), kMaxNmse)
           << kernel_name(kernel) << " head_dim " << shape.head_dim << " heads " << shape.n_heads << "/" << shape.n_kv_heads
           << " window " << shape.window << " " << dtype_name(dtype) << " block " << block_size << " n_q " << s->spec.n_q
@@ -195,13 +214,13 @@ TEST(CudaAttention, SlidingWindowMatchesCpu) {
 // Decode: the same sequence alone and third in a batch of four, and its 8 query tokens at once against
 // each of them alone: bitwise equal rows. The 8 tokens straddle the split boundary at 2048; at GQA 1
 // they share one row tile (the early rows get an empty last split), at GQA 4 they fill two.
-void expect_decode_rows_independent(const AttentionShape& shape, std::mt19937& rng) {
+void expect_decode_rows_independent(const AttentionShape& shape, Kernel kernel, std::mt19937& rng) {
   const DType dtype = DType::F16;
   const SeqSpec verify{8, 2044};
   const size_t kv_floats = static_cast<size_t>(verify.ctx()) * shape.n_kv_heads * shape.head_dim;
   const std::vector<float> k = Seq::random_values(kv_floats, rng), v = Seq::random_values(kv_floats, rng);
   const Seq eight(shape, dtype, 16, verify, rng, k, v);
-  run_cuda(Kernel::Decode, {&eight}, shape, dtype);
+  run_cuda(kernel, {&eight}, shape, dtype);
   const std::vector<float> eight_out = eight.out();
   const size_t row = static_cast<size_t>(shape.n_heads) * shape.head_dim;
   std::unique_ptr<Seq> others[3] = {make_seq(shape, dtype, 8, {1, 9000}, rng), make_seq(shape, dtype, 32, {5, 30}, rng),
@@ -209,20 +228,51 @@ void expect_decode_rows_independent(const AttentionShape& shape, std::mt19937& r
   for (int32_t i = 0; i < verify.n_q; ++i) {
     // token i alone, its cache up to its own position, in other (shuffled) blocks
     const Seq one(shape, dtype, 16, {1, verify.pos0 + i}, rng, k, v);
-    run_cuda(Kernel::Decode, {&one}, shape, dtype);
+    run_cuda(kernel, {&one}, shape, dtype);
     const std::vector<float> alone = one.out();
     EXPECT_TRUE(same_bits(alone.data(), eight_out.data() + i * row, row))
-        << "GQA " << shape.n_heads / shape.n_kv_heads << " token " << i << ": 1 vs 8 queries";
-    run_cuda(Kernel::Decode, {others[0].get(), others[1].get(), &one, others[2].get()}, shape, dtype);
+        << kernel_name(kernel) << " GQA " << shape.n_heads / shape.n_kv_heads << " token " << i << ": 1 vs 8 queries";
+    run_cuda(kernel, {others[0].get(), others[1].get(), &one, others[2].get()}, shape, dtype);
     EXPECT_TRUE(same_bits(alone.data(), one.out().data(), row))
-        << "GQA " << shape.n_heads / shape.n_kv_heads << " token " << i << ": alone vs in a batch of 4";
+        << kernel_name(kernel) << " GQA " << shape.n_heads / shape.n_kv_heads << " token " << i << ": alone vs in a batch of 4";
   }
 }
 
 TEST(CudaAttention, DecodeRowsAreBitwiseIndependentOfBatchAndQueryCount) {
   INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
   std::mt19937 rng(14);
-  for (int32_t gqa : {1, 4}) expect_decode_rows_independent(gqa_shape(gqa, 128), rng);
+  for (Kernel kernel : {Kernel::Decode, Kernel::DecodeWide}) {
+    for (int32_t gqa : {1, 4}) expect_decode_rows_independent(gqa_shape(gqa, 128), kernel, rng);
+  }
+}
+
+// K/V rows that are not 16-byte aligned (the pools two bytes into their allocations): the wide decode
+// reads them element by element and still gives decode's bits.
+TEST(CudaAttention, WideDecodeReadsUnalignedRowsAsDecodeDoes) {
+  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  std::mt19937 rng(15);
+  const AttentionShape shape = gqa_shape(4, 64);
+  const DType dtype = DType::F16;
+  const std::unique_ptr<Seq> seq = make_seq(shape, dtype, 16, {3, 700}, rng);
+  run_cuda(Kernel::Decode, {seq.get()}, shape, dtype);
+  const std::vector<float> want = seq->out();
+  const auto shifted = [](std::span<const uint8_t> storage) {
+    std::vector<uint8_t> bytes(storage.size() + 2);
+    std::copy(storage.begin(), storage.end(), bytes.begin() + 2);
+    return bytes;
+  };
+  const test::DeviceBuffer<uint8_t> k_dev(shifted(seq->kv.k_storage())), v_dev(shifted(seq->kv.v_storage()));
+  gpu::DeviceAttentionSeq unaligned = seq->device();
+  unaligned.kv.k_base = k_dev.get() + 2;
+  unaligned.kv.v_base = v_dev.get() + 2;
+  const gpu::DeviceAttentionShape dshape = device_shape(shape, dtype);
+  const std::vector<gpu::DeviceAttentionSeq> batch = {unaligned};
+  const size_t bytes = gpu::decode_attention_scratch_bytes(batch, dshape);
+  test::DeviceBuffer<uint8_t> scratch(bytes);
+  INFERSCOPE_CUDA_CHECK(cudaMemset(seq->out_dev.get(), 0, want.size() * sizeof(float)));
+  gpu::decode_attention_wide(batch, dshape, scratch.get(), bytes, nullptr);
+  INFERSCOPE_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(same_bits(seq->out().data(), want.data(), want.size()));
 }
 
 // Planning runs on the host, so what is refused and how much scratch is needed are checked everywhere.

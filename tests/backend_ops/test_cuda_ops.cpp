@@ -23,6 +23,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/gemm.h"
 #include "tests/support/cuda_device.h"
+#include "tests/support/gemv_q8_reference.h"
 #include "tests/support/quant_error.h"
 
 namespace inferscope {
@@ -140,6 +141,59 @@ TEST(CudaOps, GemvIsBatchInvariant) {
     expect_bitwise(three_dev.download(), std::vector<float>(batch.begin() + 2 * kRows, batch.begin() + 5 * kRows),
                    describe(type, kRows, cols, 3) + describe(kernel) + " from token 2");
   }
+}
+
+const DType kQ8WeightTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1};
+
+// The int8 activations are the CPU's Q8_1 codes and half scales, with the codes' sums, byte for byte.
+TEST(CudaOps, QuantizeQ8ActivationsEqualsCpuQ8_1) {
+  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  for (int64_t cols : {32, 96, 4096}) {
+    std::vector<float> x = test::gaussian_row(gpu::kGemvMaxTokens * cols, 13);
+    std::fill_n(x.begin(), gpu::kQ8Block, 0.0f);  // a block of zeros: d = 0, every code 0
+    const DeviceBuffer<float> x_dev(x);
+    for (int64_t n_tok = 1; n_tok <= gpu::kGemvMaxTokens; ++n_tok) {
+      DeviceBuffer<uint8_t> xq_dev(gpu::q8_activation_bytes(n_tok, cols));
+      gpu::quantize_q8_activations(x_dev.get(), n_tok, cols, xq_dev.get(), nullptr);
+      EXPECT_EQ(xq_dev.download(), test::quantize_q8_rows(x.data(), n_tok, cols).bytes())
+          << cols << " columns, " << n_tok << " tokens";
+    }
+  }
+}
+
+// The dp4a GEMV equals its plain C++ statement (tests/support/gemv_q8_reference.h) bit for bit, for
+// every token count: so each token's outputs never depend on the batch.
+TEST(CudaOps, GemvQ8EqualsItsReferenceBitForBit) {
+  INFERSCOPE_SKIP_WITHOUT_CUDA_DEVICE();
+  for (DType type : kQ8WeightTypes) {
+    for (int64_t rows : {1, 7, 64, 257}) {
+      for (int64_t cols : {32, 96, 4096}) {
+        const HostMatrix w = random_matrix(type, rows, cols, 150);
+        const DeviceBuffer<uint8_t> w_dev(w.bytes);
+        const std::vector<float> x = test::gaussian_row(gpu::kGemvMaxTokens * cols, 17);
+        for (int64_t n_tok = 1; n_tok <= gpu::kGemvMaxTokens; ++n_tok) {
+          const test::Q8Rows xq = test::quantize_q8_rows(x.data(), n_tok, cols);
+          const DeviceBuffer<uint8_t> xq_dev(xq.bytes());
+          DeviceBuffer<float> y_dev(std::vector<float>(static_cast<size_t>(n_tok * rows), std::numeric_limits<float>::quiet_NaN()));
+          gpu::gemv_q8(w.on(w_dev), xq_dev.get(), n_tok, y_dev.get(), nullptr);
+          expect_bitwise(y_dev.download(), test::gemv_q8_reference(w.ref(), xq), describe(type, rows, cols, n_tok) + " dp4a");
+        }
+      }
+    }
+  }
+}
+
+// Refused before any launch, device or not: weights it does not read, token counts and widths it
+// does not take.
+TEST(CudaOps, GemvQ8RefusesWhatItCannotRead) {
+  const gpu::DeviceMatrix f16{DType::F16, nullptr, 4, 64, row_bytes(DType::F16, 64)};
+  EXPECT_THROW(gpu::gemv_q8(f16, nullptr, 1, nullptr, nullptr), std::invalid_argument);
+  const gpu::DeviceMatrix q4{DType::Q4_0, nullptr, 4, 64, row_bytes(DType::Q4_0, 64)};
+  EXPECT_THROW(gpu::gemv_q8(q4, nullptr, 0, nullptr, nullptr), std::invalid_argument);
+  EXPECT_THROW(gpu::gemv_q8(q4, nullptr, gpu::kGemvMaxTokens + 1, nullptr, nullptr), std::invalid_argument);
+  EXPECT_THROW(gpu::quantize_q8_activations(nullptr, 1, 48, nullptr, nullptr), std::invalid_argument);
+  EXPECT_FALSE(gpu::gemv_q8_supported(DType::F32));
+  for (DType type : kQ8WeightTypes) EXPECT_TRUE(gpu::gemv_q8_supported(type)) << dtype_name(type);
 }
 
 // Every weight decoded as the CPU dequantizes it, then rounded to the nearest half as the CPU rounds.

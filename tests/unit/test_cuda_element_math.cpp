@@ -4,7 +4,9 @@
 // tests/backend_ops/test_cuda_ops.cpp checks the GPU side where a device exists).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -21,6 +23,9 @@
 #include "kernels/cuda/dequant_element.h"
 #include "kernels/cuda/kv_store_element.h"
 #include "kernels/cuda/ops_element.h"
+#include "kernels/cuda/q8_dot_element.h"
+#include "tests/support/gemv_q8_reference.h"
+#include "tests/support/quant_error.h"
 
 namespace inferscope {
 namespace {
@@ -225,6 +230,103 @@ TEST(CudaElementMath, ArgmaxOrderMatchesSamplerInAnyReductionOrder) {
     EXPECT_EQ(fold_sequential(row), want);
     EXPECT_EQ(fold_tree(row, 0, static_cast<int64_t>(row.size())), want);
     EXPECT_EQ(fold_reversed(row), want);
+  }
+}
+
+// The int8-activation GEMV's codes are the CPU's Q8_1 codes: a block's scale is amax / 127 (its half
+// the CPU's), each code round(x / d), for gaussian blocks, a block of zeros and blocks of ties.
+TEST(CudaElementMath, Q8CodesAreTheCpuQ8_1Codes) {
+  std::vector<float> x = test::gaussian_row(64 * gpu::kQ8Block, 31);
+  std::fill_n(x.begin(), gpu::kQ8Block, 0.0f);
+  for (int j = 0; j < gpu::kQ8Block; ++j) x[gpu::kQ8Block + j] = static_cast<float>(j - 16) * 0.5f;  // x / d hits .5
+  std::vector<BlockQ8_1> want(x.size() / gpu::kQ8Block);
+  quantize_row(DType::Q8_1, x.data(), want.data(), static_cast<int64_t>(x.size()));
+  for (size_t b = 0; b < want.size(); ++b) {
+    float amax = 0.0f;
+    for (int j = 0; j < gpu::kQ8Block; ++j) amax = std::fmax(amax, std::fabs(x[b * gpu::kQ8Block + j]));
+    const float d = amax / 127.0f;
+    ASSERT_EQ(gpu::f32_to_f16(bits_of(d)), want[b].d) << "block " << b;
+    for (int j = 0; j < gpu::kQ8Block; ++j) {
+      ASSERT_EQ(gpu::q8_code(x[b * gpu::kQ8Block + j], d != 0.0f ? 1.0f / d : 0.0f), want[b].qs[j])
+          << "block " << b << " element " << j;
+    }
+  }
+}
+
+// A weight block meets an activation block in exact integers: the code words' dot products equal the
+// codes' products summed one by one, and the float product is within rounding of the dequantized dot.
+TEST(CudaElementMath, Q8BlockDotsAreExact) {
+  constexpr int64_t kBlocks = 64, kCols = kBlocks * gpu::kQ8Block;
+  const std::vector<float> xf = test::gaussian_row(kCols, 41);
+  const test::Q8Rows xq = test::quantize_q8_rows(xf.data(), 1, kCols);
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1}) {
+    const std::vector<float> wf = test::gaussian_row(kCols, 43);
+    std::vector<uint8_t> row(row_bytes(type, kCols));
+    quantize_row(type, wf.data(), row.data(), kCols);
+    std::vector<float> w(kCols);
+    dequantize_row(type, row.data(), w.data(), kCols);
+    for (int64_t b = 0; b < kBlocks; ++b) {
+      const float dx = gpu::f16_to_f32(xq.scales[b].d);
+      // Q4_1's two terms (codes, offset) can cancel: each is within sum (|w| + 2 |m|) |dx q| of zero
+      const double m = type == DType::Q4_1 ? gpu::f16_to_f32(reinterpret_cast<const BlockQ4_1*>(row.data())[b].m) : 0.0;
+      double want = 0.0, magnitude = 0.0;
+      for (int j = 0; j < gpu::kQ8Block; ++j) {
+        const double wj = w[b * gpu::kQ8Block + j], xj = static_cast<double>(dx) * xq.codes[b * gpu::kQ8Block + j];
+        want += wj * xj;
+        magnitude += (std::fabs(wj) + 2 * std::fabs(m)) * std::fabs(xj);
+      }
+      const float got = test::q8_block_product(type, row.data(), xq, 0, b);
+      // at most four roundings, each within 2^-24 of the magnitude
+      EXPECT_LE(std::fabs(got - want), 4 * 0x1p-24 * magnitude) << dtype_name(type) << " block " << b;
+    }
+  }
+  // the words: nibble k of the low and high halves in the activations' element order
+  uint32_t packed[4] = {0x76543210u, 0xfedcba98u, 0x0f1e2d3cu, 0x4b5a6978u};
+  int32_t codes[gpu::kQ8Words];
+  gpu::q4_code_words(packed, codes);
+  uint8_t bytes[16];
+  std::memcpy(bytes, packed, sizeof bytes);
+  int32_t ones[gpu::kQ8Words];
+  for (int32_t& v : ones) v = 0x01010101;
+  int plain = 0;
+  for (int i = 0; i < QK4_0; ++i) plain += gpu::q4_nibble(bytes, i);
+  EXPECT_EQ(gpu::block_dot(codes, ones), plain);
+  for (int i = 0; i < QK4_0; ++i) {
+    int32_t one_hot[gpu::kQ8Words] = {};
+    one_hot[i / 4] = static_cast<int32_t>(1u << (8 * (i % 4)));
+    EXPECT_EQ(gpu::block_dot(codes, one_hot), gpu::q4_nibble(bytes, i)) << "element " << i;
+  }
+  // signed bytes: -128 x 127 four times
+  int32_t lows[gpu::kQ8Words] = {}, highs[gpu::kQ8Words] = {};
+  lows[0] = static_cast<int32_t>(0x80808080u);
+  highs[0] = 0x7f7f7f7f;
+  EXPECT_EQ(gpu::block_dot(lows, highs), -4 * 128 * 127);
+}
+
+// The kernel's order in plain C++ lands within int8 activations' error of the exact product.
+TEST(CudaElementMath, Q8GemvReferenceIsCloseToTheExactProduct) {
+  constexpr int64_t kRows = 37, kCols = 4096, kTokens = 3;
+  const std::vector<float> x = test::gaussian_row(kTokens * kCols, 53);
+  const test::Q8Rows xq = test::quantize_q8_rows(x.data(), kTokens, kCols);
+  for (DType type : {DType::Q8_0, DType::Q4_0, DType::Q4_1}) {
+    const size_t stride = row_bytes(type, kCols);
+    std::vector<uint8_t> bytes(stride * kRows);
+    for (int64_t r = 0; r < kRows; ++r) {
+      const std::vector<float> values = test::gaussian_row(kCols, 60 + static_cast<uint32_t>(r));
+      quantize_row(type, values.data(), bytes.data() + r * stride, kCols);
+    }
+    const MatrixRef w{type, bytes.data(), kRows, kCols, stride};
+    std::vector<float> want(kTokens * kRows);
+    matmul_reference(w, x.data(), kTokens, want.data());
+    const std::vector<float> got = test::gemv_q8_reference(w, xq);
+    double err = 0.0, ref = 0.0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      err += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
+      ref += static_cast<double>(want[i]) * want[i];
+    }
+    // int8 activations: a relative rounding of about 1/254 per element, averaging out over a dot
+    EXPECT_LE(err / ref, 1e-4) << dtype_name(type);
+    EXPECT_GT(err / ref, 0.0) << dtype_name(type) << ": the activations were not quantized";
   }
 }
 
