@@ -183,14 +183,26 @@ void convert_group(const typename F::Packed* w, int64_t s0, int64_t n_spans, flo
   }
 }
 
+// The eight outputs of one token from its accumulators: each row's lanes summed by tree8, plus the mins.
+__attribute__((always_inline)) inline void finish_outputs(const __m256 (&a)[kPackedRows], __m256 mins, float* out) {
+  _mm256_storeu_ps(out, _mm256_add_ps(lane_tree8(a), mins));
+}
+
+// Where a chunk's run takes its accumulators from (zeros, for a group's first chunk, or acc) and where
+// it leaves them (acc, or, after the group's last chunk, the outputs).
+struct ChunkEnds {
+  bool first, last;
+};
+
 // Several tokens, code e in lane e: one token over n_spans converted spans (convert_group), its
 // activations at xs and the sums its mins meet at xsum, carrying its accumulators in acc (a_0..7, then
-// mins, eight floats each).
+// mins, eight floats each) from chunk to chunk, its eight outputs to out after the last.
 template <class F>
-void run_converted(const float* converted, int64_t n_spans, const float* xs, const float* xsum, float* acc) {
-  __m256 a[kPackedRows], mins = _mm256_load_ps(acc + kPackedRows * kPackedRows);
+void run_converted(const float* converted, int64_t n_spans, const float* xs, const float* xsum, float* acc,
+                   ChunkEnds ends, float* out) {
+  __m256 a[kPackedRows], mins = ends.first ? _mm256_setzero_ps() : _mm256_load_ps(acc + kPackedRows * kPackedRows);
 #pragma GCC unroll 8
-  for (int i = 0; i < kPackedRows; ++i) a[i] = _mm256_load_ps(acc + i * kPackedRows);
+  for (int i = 0; i < kPackedRows; ++i) a[i] = ends.first ? _mm256_setzero_ps() : _mm256_load_ps(acc + i * kPackedRows);
   for (int64_t s = 0; s < n_spans; ++s) {
     const float* xb = xs + s * kSpanElems<F>;
     const float* cs = converted + s * kConvertedFloats<F>;
@@ -211,20 +223,13 @@ void run_converted(const float* converted, int64_t n_spans, const float* xs, con
       mins = _mm256_fmadd_ps(_mm256_load_ps(scales + kPackedRows * kStepCodes + j * kPackedRows),
                              _mm256_broadcast_ss(xsum + s * F::kMins + j), mins);
   }
+  if (ends.last) return finish_outputs(a, mins, out);
 #pragma GCC unroll 8
   for (int i = 0; i < kPackedRows; ++i) _mm256_store_ps(acc + i * kPackedRows, a[i]);
   _mm256_store_ps(acc + kPackedRows * kPackedRows, mins);
 }
 
 constexpr int kAccFloats = (kPackedRows + 1) * kPackedRows;  // one token's accumulators: a_0..7, mins
-
-// The eight outputs of one token from its accumulators.
-void finish_converted(const float* acc, float* out) {
-  __m256 a[kPackedRows];
-#pragma GCC unroll 8
-  for (int i = 0; i < kPackedRows; ++i) a[i] = _mm256_load_ps(acc + i * kPackedRows);
-  _mm256_storeu_ps(out, _mm256_add_ps(lane_tree8(a), _mm256_load_ps(acc + kPackedRows * kPackedRows)));
-}
 
 #if defined(__AVX512F__)
 // Two tokens side by side in 512-bit vectors (the AVX-512 build): token t in the low eight lanes, token
@@ -265,19 +270,20 @@ __attribute__((always_inline)) inline __m512 both_halves(const float* p) {
 
 // run_converted for P token pairs at once, each code and scale load serving all of them: pair q's
 // interleaved activations at xp[q] and sums at xsum[q] (from span 0 of the chunk), its accumulators at
-// acc[q] (a_0..7, then mins, sixteen floats each: t's eight, then t + 1's). R rows run side by side:
+// acc[q] (a_0..7, then mins, sixteen floats each: t's eight, then t + 1's), its tokens' outputs at
+// out[q][0] and out[q][1] after the group's last chunk. R rows run side by side:
 // one pair's eight rows (eight chains of products fill the FMA pipes; one row at a time, the K-quants'
 // eight-step chains left half of them idle: 1B Q4_K pp512 73-77 t/s against 83-88 on a Xeon), or two
 // pairs' rows one at a time (two chains a row; two rows at once measured the same).
 template <class F, int P, int R = (P == 1 ? kPackedRows : 1)>
 void run_converted_pairs(const float* converted, int64_t n_spans, const float* const (&xp)[P], const float* const (&xsum)[P],
-                         float* const (&acc)[P]) {
+                         float* const (&acc)[P], ChunkEnds ends, float* const (&out)[P][2]) {
   __m512 a[P][kPackedRows], mins[P];
 #pragma GCC unroll 2
   for (int q = 0; q < P; ++q) {
-    mins[q] = _mm512_loadu_ps(acc[q] + kPackedRows * kPairLanes);
+    mins[q] = ends.first ? _mm512_setzero_ps() : _mm512_loadu_ps(acc[q] + kPackedRows * kPairLanes);
 #pragma GCC unroll 8
-    for (int i = 0; i < kPackedRows; ++i) a[q][i] = _mm512_loadu_ps(acc[q] + i * kPairLanes);
+    for (int i = 0; i < kPackedRows; ++i) a[q][i] = ends.first ? _mm512_setzero_ps() : _mm512_loadu_ps(acc[q] + i * kPairLanes);
   }
   for (int64_t s = 0; s < n_spans; ++s) {
     const float* cs = converted + s * kConvertedFloats<F>;
@@ -321,6 +327,18 @@ void run_converted_pairs(const float* converted, int64_t n_spans, const float* c
   }
 #pragma GCC unroll 2
   for (int q = 0; q < P; ++q) {
+    if (ends.last) {
+      // each token's half through finish_outputs, as run_converted finishes it
+      __m256 lo[kPackedRows], hi[kPackedRows];
+#pragma GCC unroll 8
+      for (int i = 0; i < kPackedRows; ++i) {
+        lo[i] = _mm512_castps512_ps256(a[q][i]);
+        hi[i] = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a[q][i]), 1));
+      }
+      finish_outputs(lo, _mm512_castps512_ps256(mins[q]), out[q][0]);
+      finish_outputs(hi, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(mins[q]), 1)), out[q][1]);
+      continue;
+    }
 #pragma GCC unroll 8
     for (int i = 0; i < kPackedRows; ++i) _mm512_storeu_ps(acc[q] + i * kPairLanes, a[q][i]);
     _mm512_storeu_ps(acc[q] + kPackedRows * kPairLanes, mins[q]);
@@ -419,16 +437,6 @@ void run_tokens_paired(const typename F::Packed* w, int64_t n_spans, const float
 template <class F>
 constexpr int kPairsAtOnce = F::kSteps <= 4 ? 2 : 1;
 
-// The eight outputs of each token of a pair from its accumulators, as finish_converted gives them.
-void finish_converted_pair(const float* acc, float* out0, float* out1) {
-  float* const out[2] = {out0, out1};
-  for (int h = 0; h < 2; ++h) {
-    alignas(32) float one[kAccFloats];
-    for (int v = 0; v <= kPackedRows; ++v)
-      _mm256_store_ps(one + v * kPackedRows, _mm256_loadu_ps(acc + v * kPairLanes + h * kStepCodes));
-    finish_converted(one, out[h]);
-  }
-}
 #endif
 
 // Elements of a group converted at once: their codes (16 KiB) stay in L1 while every token passes
@@ -595,23 +603,28 @@ void run_over_converted(const void* w, size_t group_stride, int64_t n_groups, co
   float* converted = codes_scratch.get(static_cast<size_t>(kChunk * kConvertedFloats<F> + n_tok * kAccFloats));
   float* acc = converted + kChunk * kConvertedFloats<F>;
   for (int64_t g = 0; g < n_groups; ++g) {
-    std::memset(acc, 0, sizeof(float) * static_cast<size_t>(n_tok * kAccFloats));
-    // a chunk of spans converted, then every token over it, its accumulators carried to the next
+    const auto out_of = [&](int64_t t) { return out + t * out_stride + g * kPackedRows; };
+    // a chunk of spans converted, then every token over it, its accumulators carried to the next and
+    // its outputs written after the last
     for (int64_t s0 = 0; s0 < n_spans; s0 += kChunk) {
       const int64_t ns = n_spans - s0 < kChunk ? n_spans - s0 : kChunk;
+      const ChunkEnds ends{s0 == 0, s0 + ns == n_spans};
       convert_group<F>(packed_group<F>(w, group_stride, g), s0, ns, converted);
 #if defined(__AVX512F__)
       const auto run = [&]<int P>(std::integral_constant<int, P>, int64_t q0) {
         const float* xp[P];
         const float* xsum[P];
         float* pair_acc[P];
+        float* pair_out[P][2];
         for (int q = 0; q < P; ++q) {
           const float* pair = pairs + (q0 + q) * per_pair;
           xp[q] = pair + s0 * 2 * kSpanElems<F>;
           xsum[q] = F::kMins > 0 ? pair + 2 * n + s0 * F::kMins * kPairLanes : nullptr;
           pair_acc[q] = acc + 2 * (q0 + q) * kAccFloats;
+          pair_out[q][0] = out_of(2 * (q0 + q));
+          pair_out[q][1] = out_of(2 * (q0 + q) + 1);
         }
-        run_converted_pairs<F, P>(converted, ns, xp, xsum, pair_acc);
+        run_converted_pairs<F, P>(converted, ns, xp, xsum, pair_acc, ends, pair_out);
       };
       int64_t q = 0;
       for (; q + kPairsAtOnce<F> <= n_pairs; q += kPairsAtOnce<F>) run(std::integral_constant<int, kPairsAtOnce<F>>{}, q);
@@ -620,17 +633,9 @@ void run_over_converted(const void* w, size_t group_stride, int64_t n_groups, co
       for (int64_t t = 0; t < n_alone; ++t) {
         const float* xt = alone + t * alone_stride;
         const float* xsum = F::kMins > 0 ? xt + n + s0 * F::kMins : nullptr;
-        run_converted<F>(converted, ns, xt + s0 * kSpanElems<F>, xsum, acc + (first_alone + t) * kAccFloats);
+        run_converted<F>(converted, ns, xt + s0 * kSpanElems<F>, xsum, acc + (first_alone + t) * kAccFloats, ends,
+                         out_of(first_alone + t));
       }
-    }
-#if defined(__AVX512F__)
-    for (int64_t q = 0; q < n_pairs; ++q) {
-      finish_converted_pair(acc + 2 * q * kAccFloats, out + 2 * q * out_stride + g * kPackedRows,
-                            out + (2 * q + 1) * out_stride + g * kPackedRows);
-    }
-#endif
-    for (int64_t t = first_alone; t < n_tok; ++t) {
-      finish_converted(acc + t * kAccFloats, out + t * out_stride + g * kPackedRows);
     }
   }
 }
@@ -645,8 +650,10 @@ constexpr int64_t strip_floats(int64_t n) {
 #endif
 }
 
-// PackedGemmFn. The tokens go in strips of as many as kPreparedBytes holds (in the AVX-512 build an
-// even number, so that only the last strip may leave a token out of the pairs).
+// PackedGemmFn. The tokens go in strips of about as many as kPreparedBytes holds, all of one size
+// within a unit (a lone strip of a few tokens left over would run the register path, slower per
+// token than the converted one). The unit is a token pair in the AVX-512 build, so that only the last
+// strip may leave a token out of the pairs.
 template <class F>
 void gemm_packed(const void* w, size_t group_stride, int64_t n_groups, const void* a, size_t a_stride, int64_t n_tok,
                  int64_t n, float* out, int64_t out_stride) {
@@ -656,15 +663,18 @@ void gemm_packed(const void* w, size_t group_stride, int64_t n_groups, const voi
     run_in_registers<F>(w, group_stride, n_groups, x, x_stride, n_tok, n, out, out_stride);
     return;
   }
-  const int64_t fit = static_cast<int64_t>(kPreparedBytes / (sizeof(float) * strip_floats<F>(n)));
 #if defined(__AVX512F__)
-  const int64_t fit_even = fit < 2 ? 2 : fit - fit % 2;
+  constexpr int64_t kUnit = 2;
 #else
-  const int64_t fit_even = fit < 1 ? 1 : fit;
+  constexpr int64_t kUnit = 1;
 #endif
-  const int64_t strip = fit_even < n_tok ? fit_even : n_tok;
-  for (int64_t t0 = 0; t0 < n_tok; t0 += strip) {
-    const int64_t nt = n_tok - t0 < strip ? n_tok - t0 : strip;
+  const int64_t fit = static_cast<int64_t>(kPreparedBytes / (sizeof(float) * strip_floats<F>(n))) / kUnit;
+  const int64_t units = n_tok / kUnit, per_strip = fit < 1 ? 1 : fit;
+  const int64_t n_strips = (units + per_strip - 1) / per_strip;
+  // strip i starts at unit i units / n_strips; the last one also takes an odd token
+  const auto strip_start = [&](int64_t i) { return i == n_strips ? n_tok : kUnit * (i * units / n_strips); };
+  for (int64_t i = 0; i < n_strips; ++i) {
+    const int64_t t0 = strip_start(i), nt = strip_start(i + 1) - t0;
     const float* xt = x + t0 * x_stride;
     float* strip_out = out + t0 * out_stride;
     if (nt <= kRegisterTokens) {
