@@ -3,6 +3,7 @@
 // codes as eight words of byte codes, each token's activation block in two 16-byte loads and one
 // 4-byte scale, multiplies them with eight dp4a, and adds the block's one float product to its sum in
 // block order; a fixed butterfly over the warp gives each output. No output depends on the token count.
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -157,6 +158,11 @@ void gemv_q8(const DeviceMatrix& w, const void* xq, int64_t n_tok, float* y, cud
   if (!gemv_q8_supported(w.type))
     throw std::invalid_argument("gemv_q8: int8 activations meet Q8_0, Q4_0 and Q4_1 weights, not " +
                                 std::string(dtype_name(w.type)));
+  // the 16-byte activation loads, and Q4_1's 4-byte code loads (its 20-byte blocks), need their alignment
+  if (reinterpret_cast<uintptr_t>(xq) % 16 != 0)
+    throw std::invalid_argument("gemv_q8: the quantized activations must be 16-byte aligned");
+  if (w.type == DType::Q4_1 && (reinterpret_cast<uintptr_t>(w.data) | w.row_stride) % 4 != 0)
+    throw std::invalid_argument("gemv_q8: Q4_1 weights and their row stride must be 4-byte aligned");
   if (w.rows == 0) return;
   const auto* codes = static_cast<const int8_t*>(xq);
   const auto* scales = reinterpret_cast<const Q8BlockScale*>(codes + n_tok * w.cols);

@@ -83,7 +83,8 @@ bool gemv_q8_supported(DType type);
 // same codes and half d, with the codes' sum kept as an integer.
 void quantize_q8_activations(const float* x, int64_t n_tok, int64_t cols, void* xq, cudaStream_t stream);
 
-// gemv's Y from activations quantized by quantize_q8_activations: each weight block meets each
+// gemv's Y from activations quantized by quantize_q8_activations (xq 16-byte aligned; Q4_1 weights
+// and their row stride 4-byte aligned, or it throws): each weight block meets each
 // activation block in integer dot products (dp4a), then in one float product; every output is one
 // sum in block order and a fixed butterfly, the same for any n_tok.
 void gemv_q8(const DeviceMatrix& w, const void* xq, int64_t n_tok, float* y, cudaStream_t stream);

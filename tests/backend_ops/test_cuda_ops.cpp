@@ -192,6 +192,12 @@ TEST(CudaOps, GemvQ8RefusesWhatItCannotRead) {
   EXPECT_THROW(gpu::gemv_q8(q4, nullptr, 0, nullptr, nullptr), std::invalid_argument);
   EXPECT_THROW(gpu::gemv_q8(q4, nullptr, gpu::kGemvMaxTokens + 1, nullptr, nullptr), std::invalid_argument);
   EXPECT_THROW(gpu::quantize_q8_activations(nullptr, 1, 48, nullptr, nullptr), std::invalid_argument);
+  // misaligned: activations off 16 bytes, Q4_1 blocks off 4 (addresses never read: refused first)
+  const auto* at = reinterpret_cast<const void*>(uintptr_t{0x1000});
+  const auto* off = reinterpret_cast<const void*>(uintptr_t{0x1002});
+  EXPECT_THROW(gpu::gemv_q8(q4, off, 1, nullptr, nullptr), std::invalid_argument);
+  const gpu::DeviceMatrix q4_1{DType::Q4_1, off, 4, 64, row_bytes(DType::Q4_1, 64)};
+  EXPECT_THROW(gpu::gemv_q8(q4_1, at, 1, nullptr, nullptr), std::invalid_argument);
   EXPECT_FALSE(gpu::gemv_q8_supported(DType::F32));
   for (DType type : kQ8WeightTypes) EXPECT_TRUE(gpu::gemv_q8_supported(type)) << dtype_name(type);
 }
