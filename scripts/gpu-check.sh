@@ -5,13 +5,16 @@
 # phases go in order of value; a phase that would start past the deadline is listed as not run, and
 # one that starts is cut at it:
 #   1. devices      what the CLI sees (name, compute capability, memory, driver and runtime)
-#   2. conformance  the test_cuda_* programs of tests/backend_ops and tests/unit: each kernel against
-#                   the CPU reference
+#   2. conformance  tests/backend_ops' test_cuda_* programs: each kernel on the GPU against the CPU
+#                   reference
 #   3. end-to-end   tests/e2e's test_cuda_forward: the forward pass and the engine on the GPU against
 #                   the CPU
-#   4. kernels      bench --cuda-kernels: GEMV GB/s per weight type against a device copy, the prefill
+#   4. host side    tests/unit's test_cuda_* programs, which need no device (the GPU's element maths
+#                   as plain C++, the CUDA error classes): run against the device's own CUDA runtime,
+#                   and not counted among the tests that ran on the GPU
+#   5. kernels      bench --cuda-kernels: GEMV GB/s per weight type against a device copy, the prefill
 #                   GEMM's TFLOP/s, paged decode attention GB/s, flash vs naive prefill
-#   5. models       prefill and decode tok/s on --device cuda, small to large: the demo model when it
+#   6. models       prefill and decode tok/s on --device cuda, small to large: the demo model when it
 #                   is here (models/, not carried), then random-weight models written by
 #                   write-synthetic-model on every core: SmolLM2-135M-shaped (q4_1, as the demo; decode with and
 #                   without CUDA graphs), Llama-3.2-1B-shaped (f16), and with --with-7b Llama-2-7B-shaped
@@ -67,13 +70,13 @@ rows=()    # the same as table rows
 # summarize: rewrites the three files from what the phases left so far.
 summarize() {
   local tests=0 failed=0 skipped=0 f
-  for f in "$logs"/*.gtest.json; do
+  for f in "$logs"/*.gpu.json; do
     [[ -s $f ]] || continue
     tests=$((tests + $(grep -c '"result": ' "$f")))
     skipped=$((skipped + $(grep -c '"result": "SKIPPED"' "$f")))
     failed=$((failed + $(grep -c '"failures": \[' "$f")))
   done
-  local verdict="$tests CUDA tests ran: $failed failed, $skipped skipped"
+  local verdict="$tests CUDA tests ran on the GPU: $failed failed, $skipped skipped"
   (( tests > 0 && skipped < tests )) || verdict="NOTHING WAS TESTED ON A GPU ($verdict)"
   local decode="" m
   for m in demo smollm2-shape; do
@@ -129,11 +132,12 @@ phase() {
 # tg_ts FILE: a bench JSON's decode tokens/s (its tg test's avg_ts: the keys come sorted, avg_ts first).
 tg_ts() { awk '/"avg_ts"/ {gsub(/[^0-9.e+-]/, "", $2); ts = $2} /"test": "tg/ {print ts; exit}' "$1" 2>/dev/null; }
 
-# gtest_phase NAME: one test_cuda_* program, its results as JSON beside its log.
+# gtest_phase NAME LIMIT_S [KIND]: one test_cuda_* program, its results as JSON beside its log: NAME.gpu.json
+# (counted in the summary's first line) or, with KIND host, NAME.host.json.
 demo=models/SmolLM2-135M-Instruct.Q4_1.gguf
 filter=()
 gtest_phase() {
-  phase "$1" "$2" "$bin/$1" "${filter[@]}" --gtest_output="json:$logs/$1.gtest.json"
+  phase "$1" "$2" "$bin/$1" "${filter[@]}" --gtest_output="json:$logs/$1.${3:-gpu}.json"
 }
 # bench_model NAME FILE [VAR=VALUE]: prefill 512 and decode 128 tokens on the GPU, as JSON, with
 # VAR=VALUE in the environment.
@@ -146,8 +150,9 @@ phase devices 30 "$bin/inferscope-cli" devices
 [[ -f $demo ]] || { echo "gpu-check: $demo is not here: its tests are left out"; filter=(--gtest_filter=-*DemoModel*); }
 gtest_phase test_cuda_ops 120
 gtest_phase test_cuda_attention 120
-gtest_phase test_cuda_element_math 60
 gtest_phase test_cuda_forward 180
+gtest_phase test_cuda_element_math 30 host
+gtest_phase test_cuda_error_class 30 host
 phase kernels 90 "$bin/inferscope-cli" bench --cuda-kernels -r 5
 phase kernels-json 90 sh -c "'$bin/inferscope-cli' bench --cuda-kernels -r 5 -o json > '$logs/kernels.json'"
 # decode from CUDA graphs (the default) against the same steps launched one kernel at a time

@@ -21,12 +21,16 @@ tail -n 1 "$tmp/stdout" | grep -q '^| model-1b-shape | ok | [0-9]* |$' || fail "
 grep -q '"dry_run": true' "$tmp/out/summary.json" || fail "summary.json: $(cat "$tmp/out/summary.json")"
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out/summary.json" || fail "summary.json is no JSON"
 archived=$(tar -tzf "$tmp/out/gpu-check-logs.tar.gz" | sort | tr '\n' ' ')
-for log in devices test_cuda_ops test_cuda_attention test_cuda_element_math test_cuda_forward kernels kernels-json \
+for log in devices test_cuda_ops test_cuda_attention test_cuda_forward test_cuda_element_math test_cuda_error_class \
+           kernels kernels-json \
            write-smollm2-shape model-smollm2-shape model-smollm2-shape-no-graphs write-1b-shape model-1b-shape; do
   [[ $archived == *"./$log.log "* ]] || fail "$log.log is not in the archive: $archived"
 done
-grep -q "dry run: .*test_cuda_ops .*--gtest_output=json:" <(tar -xzOf "$tmp/out/gpu-check-logs.tar.gz" ./test_cuda_ops.log) ||
-  fail "the conformance phase does not write its gtest JSON"
+grep -q "dry run: .*test_cuda_ops .*--gtest_output=json:.*test_cuda_ops\.gpu\.json" \
+  <(tar -xzOf "$tmp/out/gpu-check-logs.tar.gz" ./test_cuda_ops.log) || fail "the conformance phase does not write its gtest JSON"
+# The host-side programs need no device: their JSON is kept apart from the count of tests run on the GPU.
+grep -q "dry run: .*test_cuda_element_math .*--gtest_output=json:.*test_cuda_element_math\.host\.json" \
+  <(tar -xzOf "$tmp/out/gpu-check-logs.tar.gz" ./test_cuda_element_math.log) || fail "a host-side program's JSON is counted as the GPU's"
 
 # No time left: nothing runs, every phase says so, and the files still come back.
 GPU_CHECK_DEADLINE_S=0 OUT=$tmp/late bash "$src/scripts/gpu-check.sh" --dry-run >"$tmp/late.stdout"
