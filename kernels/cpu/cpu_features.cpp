@@ -31,6 +31,7 @@ CpuFeatures detect() {
   f.f16c = __builtin_cpu_supports("f16c");
   f.avx512f = __builtin_cpu_supports("avx512f");  // libgcc also checks that the OS saves the state
   f.avx512vl = __builtin_cpu_supports("avx512vl");
+  f.avx512bw = __builtin_cpu_supports("avx512bw");
   f.avx512vnni = __builtin_cpu_supports("avx512vnni");
 #endif
   const unsigned threads = std::thread::hardware_concurrency();

@@ -10,6 +10,7 @@ struct CpuFeatures {
   bool f16c = false;
   bool avx512f = false;
   bool avx512vl = false;
+  bool avx512bw = false;
   bool avx512vnni = false;
   int hardware_threads = 1;
   std::string model_name;  // from /proc/cpuinfo when available
@@ -17,8 +18,8 @@ struct CpuFeatures {
   // What each kernel build needs: AVX2 + FMA + F16C, and for the AVX-512VL builds AVX-512F/VL too.
   bool runs_avx2_kernels() const { return avx2 && fma && f16c; }
   bool runs_avx512vl_kernels() const { return runs_avx2_kernels() && avx512f && avx512vl; }
-  // The int8 packed-row kernels' AVX-512 build also needs VNNI (vpdpbusd).
-  bool runs_avx512vnni_kernels() const { return runs_avx512vl_kernels() && avx512vnni; }
+  // The int8 packed-row kernels' AVX-512 build also needs VNNI (vpdpbusd) and BW (512-bit byte operations).
+  bool runs_avx512vnni_kernels() const { return runs_avx512vl_kernels() && avx512bw && avx512vnni; }
 };
 
 const CpuFeatures& cpu_features();

@@ -134,6 +134,83 @@ struct Block32Tile {
     for (int t = 0; t < T; ++t)
       _mm256_storeu_ps(out + t * out_stride, kMins ? _mm256_add_ps(acc[t], mins[t]) : acc[t]);
   }
+
+#if defined(__AVX512VNNI__)
+  static constexpr bool kGroupPairs = true;
+
+  // run<T> over two neighbouring groups at once on 512-bit vectors: lanes 0-7 are group g0's rows and
+  // lanes 8-15 group g1's, whose outputs follow g0's. Each lane's integers and float operations are
+  // run<T>'s (the Q8_0 pair sums summed four at a time by vpdpbusd: the same exact int32), so are its bits.
+  template <int T>
+  static void run_group_pair(const uint8_t* g0, const uint8_t* g1, const uint8_t* a, size_t a_stride, int64_t nb,
+                             const int32_t* prepared, float* out, int64_t out_stride) {
+    const auto* w0 = reinterpret_cast<const Block*>(g0);
+    const auto* w1 = reinterpret_cast<const Block*>(g1);
+    const Act* act[T];
+    for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const Act*>(a + t * a_stride);
+    // 32 bytes of each group side by side
+    const auto both = [](const void* p0, const void* p1) {
+      return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(static_cast<const __m256i*>(p0))),
+                                _mm256_loadu_si256(static_cast<const __m256i*>(p1)), 1);
+    };
+    // each group's eight halves as floats
+    const auto halves16 = [](const f16_bits* h0, const f16_bits* h1) {
+      return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h0))),
+                                                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(h1)), 1));
+    };
+    const auto piece16 = [](const int8_t* qs, int c) {
+      int32_t v;
+      std::memcpy(&v, qs + 4 * c, sizeof v);
+      return _mm512_set1_epi32(v);
+    };
+    __m512 acc[T], mins[T];
+    for (int t = 0; t < T; ++t) acc[t] = mins[t] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const Block& wb0 = w0[b];
+      const Block& wb1 = w1[b];
+      prefetch_ahead(wb0);
+      prefetch_ahead(wb1);
+      __m512i isum[T];
+      for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
+      if constexpr (sizeof(wb0.qs) == kPackedRows * 16) {
+        // 4-bit codes: the low nibbles' products, and 16 x the high nibbles' (divided by 16 after)
+        const __m512i low4 = _mm512_set1_epi8(0x0F), high4 = _mm512_set1_epi8(static_cast<char>(0xF0));
+        __m512i s_hi16[T];
+        for (int t = 0; t < T; ++t) s_hi16[t] = _mm512_setzero_si512();
+        for (int c = 0; c < 4; ++c) {
+          const __m512i bytes = both(wb0.qs + 32 * c, wb1.qs + 32 * c);
+          const __m512i lo = _mm512_and_si512(bytes, low4), hi = _mm512_and_si512(bytes, high4);
+          for (int t = 0; t < T; ++t) {
+            isum[t] = _mm512_dpbusd_epi32(isum[t], lo, piece16(act[t][b].qs, c));
+            s_hi16[t] = _mm512_dpbusd_epi32(s_hi16[t], hi, piece16(act[t][b].qs, 4 + c));
+          }
+        }
+        for (int t = 0; t < T; ++t) isum[t] = _mm512_add_epi32(isum[t], _mm512_srai_epi32(s_hi16[t], 4));
+      } else {
+        // signed x signed as |w| x (a with w's sign)
+        for (int c = 0; c < 8; ++c) {
+          const __m512i codes = both(wb0.qs + 32 * c, wb1.qs + 32 * c);
+          const __m512i abs = _mm512_abs_epi8(codes);
+          const __mmask64 negative = _mm512_movepi8_mask(codes);
+          for (int t = 0; t < T; ++t) {
+            const __m512i a_c = piece16(act[t][b].qs, c);
+            isum[t] = _mm512_dpbusd_epi32(isum[t], abs, _mm512_mask_sub_epi8(a_c, negative, _mm512_setzero_si512(), a_c));
+          }
+        }
+      }
+      const __m512 dw = halves16(wb0.d, wb1.d);
+      for (int t = 0; t < T; ++t) {
+        if constexpr (kOffset) isum[t] = _mm512_sub_epi32(isum[t], _mm512_set1_epi32(prepared[t * nb + b]));
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_mul_ps(dw, _mm512_set1_ps(f16(act[t][b].d))), acc[t]);
+        if constexpr (kMins) mins[t] = _mm512_fmadd_ps(halves16(wb0.m, wb1.m), _mm512_set1_ps(f16(act[t][b].s)), mins[t]);
+      }
+    }
+    for (int t = 0; t < T; ++t)
+      _mm512_storeu_ps(out + t * out_stride, kMins ? _mm512_add_ps(acc[t], mins[t]) : acc[t]);
+  }
+#else
+  static constexpr bool kGroupPairs = false;
+#endif
 };
 
 using Q4_0Tile = Block32Tile<PackedQ4_0x8, BlockQ8_0, true, false>;
@@ -145,6 +222,7 @@ using Q8_0Tile = Block32Tile<PackedQ8_0x8, BlockQ8_0, false, false>;
 struct Q4_KTile {
   static constexpr int kBlock = QK_K;
   static constexpr bool kPrepared = false;
+  static constexpr bool kGroupPairs = false;
   static int32_t prepare(const uint8_t*, int64_t) { return 0; }
 
   // Eight bytes, one per row, as int16 lanes 2i and 2i + 1 = byte i (madd's row-lane pairs).
@@ -215,6 +293,7 @@ struct Q4_KTile {
 struct Q6_KTile {
   static constexpr int kBlock = QK_K;
   static constexpr bool kPrepared = false;
+  static constexpr bool kGroupPairs = false;
   static int32_t prepare(const uint8_t*, int64_t) { return 0; }
 
   // Sub-block j's and j2's scales (eight bytes each, one per row) as int16 lanes 2i (j) and 2i + 1 (j2).
@@ -326,7 +405,24 @@ void gemm_packed(const void* w, size_t group_stride, int64_t n_groups, const voi
     if constexpr (Tile::kPrepared)
       for (int64_t t = 0; t < nt; ++t)
         for (int64_t b = 0; b < nb; ++b) prepared[t * nb + b] = Tile::prepare(at + t * a_stride, b);
-    for (int64_t g = 0; g < n_groups; ++g) {
+    int64_t g = 0;
+#if defined(__AVX512VNNI__)
+    // two groups at a time on 512-bit vectors, where the tile has that path
+    if constexpr (Tile::kGroupPairs)
+      for (; g + 1 < n_groups; g += 2) {
+        const uint8_t* wg = static_cast<const uint8_t*>(w) + g * group_stride;
+        float* og = out + t0 * out_stride + g * kPackedRows;
+        switch (nt) {
+          case 1: Tile::template run_group_pair<1>(wg, wg + group_stride, at, a_stride, nb, prepared, og, out_stride); break;
+          case 2: Tile::template run_group_pair<2>(wg, wg + group_stride, at, a_stride, nb, prepared, og, out_stride); break;
+          case 3: Tile::template run_group_pair<3>(wg, wg + group_stride, at, a_stride, nb, prepared, og, out_stride); break;
+          default:
+            Tile::template run_group_pair<kTileTokens>(wg, wg + group_stride, at, a_stride, nb, prepared, og, out_stride);
+            break;
+        }
+      }
+#endif
+    for (; g < n_groups; ++g) {
       const uint8_t* wg = static_cast<const uint8_t*>(w) + g * group_stride;
       float* og = out + t0 * out_stride + g * kPackedRows;
       switch (nt) {
