@@ -13,8 +13,9 @@
 //
 // Internal to gemm_rows8_q8act_avx2.cpp and gemm_rows8_q8act_avx512vnni.cpp, which compile it for AVX2 and for
 // AVX-512VL with VNNI (the same integers: where VNNI is there, the K-quants sum four code products
-// into int32 with vpdpbusd instead of pairs into int16, and multiply by the scale in int32; so the
-// same bits): everything here has internal linkage, so neither build's code can stand in for the
+// into int32 with vpdpbusd instead of pairs into int16, and multiply by the scale in int32, and every
+// tile but Q6_K's runs two groups side by side on 512-bit vectors, run_group_pair; so the same bits):
+// everything here has internal linkage, so neither build's code can stand in for the
 // other's at link time.
 #pragma once
 #include <cstring>
@@ -57,6 +58,26 @@ void nibble_dots(const uint8_t* bytes32, __m256i a_lo, __m256i a_hi, __m256i& s_
   const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bytes32));
   s_lo = _mm256_add_epi16(s_lo, _mm256_maddubs_epi16(_mm256_and_si256(bytes, low4), a_lo));
   s_hi = _mm256_add_epi16(s_hi, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4), a_hi));
+}
+#endif
+
+#if defined(__AVX512VNNI__)
+// The run_group_pair helpers: group g0's bytes in the low half, g1's in the high half.
+__m512i side_by_side32(const void* p0, const void* p1) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(static_cast<const __m256i*>(p0))),
+                            _mm256_loadu_si256(static_cast<const __m256i*>(p1)), 1);
+}
+__m256i side_by_side16(const void* p0, const void* p1) {
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(static_cast<const __m128i*>(p0))),
+                                 _mm_loadu_si128(static_cast<const __m128i*>(p1)), 1);
+}
+// Each group's eight halves (one per row) as floats.
+__m512 halves16(const f16_bits* h0, const f16_bits* h1) { return _mm512_cvtph_ps(side_by_side16(h0, h1)); }
+// Four activation codes (elements 4c..4c+3 from qs) in every 32-bit lane.
+__m512i piece16(const int8_t* qs, int c) {
+  int32_t v;
+  std::memcpy(&v, qs + 4 * c, sizeof v);
+  return _mm512_set1_epi32(v);
 }
 #endif
 
@@ -148,21 +169,6 @@ struct Block32Tile {
     const auto* w1 = reinterpret_cast<const Block*>(g1);
     const Act* act[T];
     for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const Act*>(a + t * a_stride);
-    // 32 bytes of each group side by side
-    const auto both = [](const void* p0, const void* p1) {
-      return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(static_cast<const __m256i*>(p0))),
-                                _mm256_loadu_si256(static_cast<const __m256i*>(p1)), 1);
-    };
-    // each group's eight halves as floats
-    const auto halves16 = [](const f16_bits* h0, const f16_bits* h1) {
-      return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h0))),
-                                                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(h1)), 1));
-    };
-    const auto piece16 = [](const int8_t* qs, int c) {
-      int32_t v;
-      std::memcpy(&v, qs + 4 * c, sizeof v);
-      return _mm512_set1_epi32(v);
-    };
     __m512 acc[T], mins[T];
     for (int t = 0; t < T; ++t) acc[t] = mins[t] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
@@ -178,7 +184,7 @@ struct Block32Tile {
         __m512i s_hi16[T];
         for (int t = 0; t < T; ++t) s_hi16[t] = _mm512_setzero_si512();
         for (int c = 0; c < 4; ++c) {
-          const __m512i bytes = both(wb0.qs + 32 * c, wb1.qs + 32 * c);
+          const __m512i bytes = side_by_side32(wb0.qs + 32 * c, wb1.qs + 32 * c);
           const __m512i lo = _mm512_and_si512(bytes, low4), hi = _mm512_and_si512(bytes, high4);
           for (int t = 0; t < T; ++t) {
             isum[t] = _mm512_dpbusd_epi32(isum[t], lo, piece16(act[t][b].qs, c));
@@ -189,7 +195,7 @@ struct Block32Tile {
       } else {
         // signed x signed as |w| x (a with w's sign)
         for (int c = 0; c < 8; ++c) {
-          const __m512i codes = both(wb0.qs + 32 * c, wb1.qs + 32 * c);
+          const __m512i codes = side_by_side32(wb0.qs + 32 * c, wb1.qs + 32 * c);
           const __m512i abs = _mm512_abs_epi8(codes);
           const __mmask64 negative = _mm512_movepi8_mask(codes);
           for (int t = 0; t < T; ++t) {
@@ -222,7 +228,11 @@ using Q8_0Tile = Block32Tile<PackedQ8_0x8, BlockQ8_0, false, false>;
 struct Q4_KTile {
   static constexpr int kBlock = QK_K;
   static constexpr bool kPrepared = false;
+#if defined(__AVX512VNNI__)
+  static constexpr bool kGroupPairs = true;
+#else
   static constexpr bool kGroupPairs = false;
+#endif
   static int32_t prepare(const uint8_t*, int64_t) { return 0; }
 
   // Eight bytes, one per row, as int16 lanes 2i and 2i + 1 = byte i (madd's row-lane pairs).
@@ -285,6 +295,68 @@ struct Q4_KTile {
     }
     for (int t = 0; t < T; ++t) _mm256_storeu_ps(out + t * out_stride, _mm256_sub_ps(acc[t], mins[t]));
   }
+
+#if defined(__AVX512VNNI__)
+  // run<T> over two neighbouring groups at once on 512-bit vectors (lanes 0-7 group g0's rows, 8-15
+  // g1's), each lane's integers and float operations run<T>'s, so its bits.
+  template <int T>
+  static void run_group_pair(const uint8_t* g0, const uint8_t* g1, const uint8_t* a, size_t a_stride, int64_t nb,
+                             const int32_t*, float* out, int64_t out_stride) {
+    const auto* w0 = reinterpret_cast<const PackedQ4_Kx8*>(g0);
+    const auto* w1 = reinterpret_cast<const PackedQ4_Kx8*>(g1);
+    const BlockQ8_K* act[T];
+    for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const BlockQ8_K*>(a + t * a_stride);
+    const __m512i low4 = _mm512_set1_epi8(0x0F), high4 = _mm512_set1_epi8(static_cast<char>(0xF0));
+    // eight bytes of each group (one per row) side by side
+    const auto bytes8x2 = [](const uint8_t* p0, const uint8_t* p1) {
+      return _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p0)),
+                                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p1)));
+    };
+    __m512 acc[T], mins[T];
+    for (int t = 0; t < T; ++t) acc[t] = mins[t] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const PackedQ4_Kx8& wb0 = w0[b];
+      const PackedQ4_Kx8& wb1 = w1[b];
+      prefetch_ahead(wb0);
+      prefetch_ahead(wb1);
+      __m512i isum[T], msum[T];
+      for (int t = 0; t < T; ++t) isum[t] = msum[t] = _mm512_setzero_si512();
+      for (int k = 0; k < QK_K / 64; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high nibbles)
+        __m512i s_lo[T], s_hi[T];
+        for (int t = 0; t < T; ++t) s_lo[t] = s_hi[t] = _mm512_setzero_si512();
+        for (int c = 0; c < 8; ++c) {
+          const int64_t off = 32 * (8 * k + c);
+          const __m512i bytes = side_by_side32(wb0.qs + off, wb1.qs + off);
+          const __m512i lo = _mm512_and_si512(bytes, low4), hi = _mm512_and_si512(bytes, high4);
+          for (int t = 0; t < T; ++t) {
+            const int8_t* q = act[t][b].qs + 64 * k;
+            s_lo[t] = _mm512_dpbusd_epi32(s_lo[t], lo, piece16(q, c));
+            s_hi[t] = _mm512_dpbusd_epi32(s_hi[t], hi, piece16(q + 32, c));
+          }
+        }
+        const __m512i sc_lo = _mm512_cvtepu8_epi32(bytes8x2(wb0.scales[2 * k], wb1.scales[2 * k]));
+        const __m512i sc_hi = _mm512_cvtepu8_epi32(bytes8x2(wb0.scales[2 * k + 1], wb1.scales[2 * k + 1]));
+        // row i's mins of sub-blocks 2k, 2k + 1 in int16 lanes 2i, 2i + 1
+        const __m512i mn = _mm512_cvtepu8_epi16(side_by_side16(wb0.mins[k], wb1.mins[k]));
+        for (int t = 0; t < T; ++t) {
+          isum[t] = _mm512_add_epi32(isum[t], _mm512_add_epi32(_mm512_mullo_epi32(s_lo[t], sc_lo),
+                                                                _mm512_mullo_epi32(_mm512_srai_epi32(s_hi[t], 4), sc_hi)));
+          const int16_t* bs = act[t][b].bsums + 4 * k;
+          const int pair = static_cast<int>((static_cast<uint32_t>(static_cast<uint16_t>(bs[2] + bs[3])) << 16) |
+                                            static_cast<uint16_t>(bs[0] + bs[1]));
+          msum[t] = _mm512_add_epi32(msum[t], _mm512_madd_epi16(mn, _mm512_set1_epi32(pair)));
+        }
+      }
+      const __m512 dw = halves16(wb0.d, wb1.d), dmin = halves16(wb0.dmin, wb1.dmin);
+      for (int t = 0; t < T; ++t) {
+        const __m512 da = _mm512_set1_ps(act[t][b].d);
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_mul_ps(dw, da), acc[t]);
+        mins[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(msum[t]), _mm512_mul_ps(dmin, da), mins[t]);
+      }
+    }
+    for (int t = 0; t < T; ++t) _mm512_storeu_ps(out + t * out_stride, _mm512_sub_ps(acc[t], mins[t]));
+  }
+#endif
 };
 
 // ---- Q6_K x Q8_K: super-blocks of 256, sixteen sub-blocks of 16 with int8 scales, codes of 6 bits
