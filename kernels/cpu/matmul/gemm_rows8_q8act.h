@@ -14,7 +14,7 @@
 // Internal to gemm_rows8_q8act_avx2.cpp and gemm_rows8_q8act_avx512vnni.cpp, which compile it for AVX2 and for
 // AVX-512VL with VNNI (the same integers: where VNNI is there, the K-quants sum four code products
 // into int32 with vpdpbusd instead of pairs into int16, and multiply by the scale in int32, and every
-// tile but Q6_K's runs two groups side by side on 512-bit vectors, run_group_pair; so the same bits):
+// tile runs two groups side by side on 512-bit vectors, run_group_pair; so the same bits):
 // everything here has internal linkage, so neither build's code can stand in for the
 // other's at link time.
 #pragma once
@@ -34,11 +34,13 @@ __m256i piece(const int8_t* qs, int c) {
   return _mm256_set1_epi32(v);
 }
 
-// (lo, hi) as an int16 pair in every 32-bit lane.
-__m256i int16_pair(int lo, int hi) {
-  return _mm256_set1_epi32(static_cast<int>((static_cast<uint32_t>(static_cast<uint16_t>(hi)) << 16) |
-                                            static_cast<uint16_t>(lo)));
+// (lo, hi) as an int16 pair in one 32-bit word.
+int int16_pair_bits(int lo, int hi) {
+  return static_cast<int>((static_cast<uint32_t>(static_cast<uint16_t>(hi)) << 16) | static_cast<uint16_t>(lo));
 }
+
+// (lo, hi) as an int16 pair in every 32-bit lane.
+__m256i int16_pair(int lo, int hi) { return _mm256_set1_epi32(int16_pair_bits(lo, hi)); }
 
 #if defined(__AVX512VNNI__)
 // Each row's products of 4-bit codes x the four activation codes its lane meets, summed in its int32
@@ -66,6 +68,9 @@ void nibble_dots(const uint8_t* bytes32, __m256i a_lo, __m256i a_hi, __m256i& s_
 __m512i side_by_side32(const void* p0, const void* p1) {
   return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(static_cast<const __m256i*>(p0))),
                             _mm256_loadu_si256(static_cast<const __m256i*>(p1)), 1);
+}
+__m128i side_by_side8(const void* p0, const void* p1) {
+  return _mm_unpacklo_epi64(_mm_loadl_epi64(static_cast<const __m128i*>(p0)), _mm_loadl_epi64(static_cast<const __m128i*>(p1)));
 }
 __m256i side_by_side16(const void* p0, const void* p1) {
   return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(static_cast<const __m128i*>(p0))),
@@ -307,11 +312,6 @@ struct Q4_KTile {
     const BlockQ8_K* act[T];
     for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const BlockQ8_K*>(a + t * a_stride);
     const __m512i low4 = _mm512_set1_epi8(0x0F), high4 = _mm512_set1_epi8(static_cast<char>(0xF0));
-    // eight bytes of each group (one per row) side by side
-    const auto bytes8x2 = [](const uint8_t* p0, const uint8_t* p1) {
-      return _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p0)),
-                                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p1)));
-    };
     __m512 acc[T], mins[T];
     for (int t = 0; t < T; ++t) acc[t] = mins[t] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
@@ -334,17 +334,15 @@ struct Q4_KTile {
             s_hi[t] = _mm512_dpbusd_epi32(s_hi[t], hi, piece16(q + 32, c));
           }
         }
-        const __m512i sc_lo = _mm512_cvtepu8_epi32(bytes8x2(wb0.scales[2 * k], wb1.scales[2 * k]));
-        const __m512i sc_hi = _mm512_cvtepu8_epi32(bytes8x2(wb0.scales[2 * k + 1], wb1.scales[2 * k + 1]));
+        const __m512i sc_lo = _mm512_cvtepu8_epi32(side_by_side8(wb0.scales[2 * k], wb1.scales[2 * k]));
+        const __m512i sc_hi = _mm512_cvtepu8_epi32(side_by_side8(wb0.scales[2 * k + 1], wb1.scales[2 * k + 1]));
         // row i's mins of sub-blocks 2k, 2k + 1 in int16 lanes 2i, 2i + 1
         const __m512i mn = _mm512_cvtepu8_epi16(side_by_side16(wb0.mins[k], wb1.mins[k]));
         for (int t = 0; t < T; ++t) {
           isum[t] = _mm512_add_epi32(isum[t], _mm512_add_epi32(_mm512_mullo_epi32(s_lo[t], sc_lo),
                                                                 _mm512_mullo_epi32(_mm512_srai_epi32(s_hi[t], 4), sc_hi)));
           const int16_t* bs = act[t][b].bsums + 4 * k;
-          const int pair = static_cast<int>((static_cast<uint32_t>(static_cast<uint16_t>(bs[2] + bs[3])) << 16) |
-                                            static_cast<uint16_t>(bs[0] + bs[1]));
-          msum[t] = _mm512_add_epi32(msum[t], _mm512_madd_epi16(mn, _mm512_set1_epi32(pair)));
+          msum[t] = _mm512_add_epi32(msum[t], _mm512_madd_epi16(mn, _mm512_set1_epi32(int16_pair_bits(bs[0] + bs[1], bs[2] + bs[3]))));
         }
       }
       const __m512 dw = halves16(wb0.d, wb1.d), dmin = halves16(wb0.dmin, wb1.dmin);
@@ -365,7 +363,6 @@ struct Q4_KTile {
 struct Q6_KTile {
   static constexpr int kBlock = QK_K;
   static constexpr bool kPrepared = false;
-  static constexpr bool kGroupPairs = false;
   static int32_t prepare(const uint8_t*, int64_t) { return 0; }
 
   // Sub-block j's and j2's scales (eight bytes each, one per row) as int16 lanes 2i (j) and 2i + 1 (j2).
@@ -456,6 +453,86 @@ struct Q6_KTile {
     }
     for (int t = 0; t < T; ++t) _mm256_storeu_ps(out + t * out_stride, acc[t]);
   }
+
+#if defined(__AVX512VNNI__)
+  static constexpr bool kGroupPairs = true;
+
+  // Both groups' sub-block j and j2 scales as int16 lanes 2i (j) and 2i + 1 (j2), group g1's rows in 8-15.
+  static __m512i scale_pairs16(const PackedQ6_Kx8& wb0, const PackedQ6_Kx8& wb1, int j, int j2) {
+    const auto pairs = [&](const PackedQ6_Kx8& wb) {
+      return _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(wb.scales[j])),
+                               _mm_loadl_epi64(reinterpret_cast<const __m128i*>(wb.scales[j2])));
+    };
+    return _mm512_cvtepi8_epi16(_mm256_inserti128_si256(_mm256_castsi128_si256(pairs(wb0)), pairs(wb1), 1));
+  }
+
+  // run<T>'s VNNI path over two neighbouring groups at once on 512-bit vectors (lanes 0-7 group g0's
+  // rows, 8-15 g1's), each lane's integers and float operations run<T>'s, so its bits.
+  template <int T>
+  static void run_group_pair(const uint8_t* g0, const uint8_t* g1, const uint8_t* a, size_t a_stride, int64_t nb,
+                             const int32_t*, float* out, int64_t out_stride) {
+    const auto* w0 = reinterpret_cast<const PackedQ6_Kx8*>(g0);
+    const auto* w1 = reinterpret_cast<const PackedQ6_Kx8*>(g1);
+    const BlockQ8_K* act[T];
+    for (int t = 0; t < T; ++t) act[t] = reinterpret_cast<const BlockQ8_K*>(a + t * a_stride);
+    const __m512i low4 = _mm512_set1_epi8(0x0F), bits45 = _mm512_set1_epi8(0x30);
+    __m512 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const PackedQ6_Kx8& wb0 = w0[b];
+      const PackedQ6_Kx8& wb1 = w1[b];
+      prefetch_ahead(wb0);
+      prefetch_ahead(wb1);
+      __m512i isum[T];
+      for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
+      // run<T>'s codes_of, both groups' pieces side by side
+      const auto codes_of = [&](int h, int c, __m512i (&codes)[4]) {
+        const int64_t trio = 3 * 32 * (8 * h + c);
+        const __m512i ql0 = side_by_side32(wb0.codes + trio, wb1.codes + trio);
+        const __m512i ql1 = side_by_side32(wb0.codes + trio + 32, wb1.codes + trio + 32);
+        const __m512i qh = side_by_side32(wb0.codes + trio + 64, wb1.codes + trio + 64);
+        const __m512i low[4] = {ql0, ql1, _mm512_srli_epi16(ql0, 4), _mm512_srli_epi16(ql1, 4)};
+        for (int k = 0; k < 4; ++k) {
+          const __m512i moved = k < 2 ? _mm512_slli_epi16(qh, 4 - 2 * k) : k == 2 ? qh : _mm512_srli_epi16(qh, 2);
+          codes[k] = _mm512_or_si512(_mm512_and_si512(low[k], low4), _mm512_and_si512(moved, bits45));
+        }
+      };
+      for (int h = 0; h < 2; ++h)
+        for (int c0 = 0; c0 < 8; c0 += 4) {  // pieces c0..c0 + 3 share each sub-block's scale
+          __m512i s_k[4][T];
+          for (int k = 0; k < 4; ++k)
+            for (int t = 0; t < T; ++t) s_k[k][t] = _mm512_setzero_si512();
+          for (int c = c0; c < c0 + 4; ++c) {
+            __m512i codes[4];
+            codes_of(h, c, codes);
+            for (int k = 0; k < 4; ++k)
+              for (int t = 0; t < T; ++t)
+                s_k[k][t] = _mm512_dpbusd_epi32(s_k[k][t], codes[k], piece16(act[t][b].qs + 128 * h + 32 * k, c));
+          }
+          for (int k = 0; k < 4; ++k) {
+            const int j = 8 * h + 2 * k + c0 / 4;
+            const __m512i sc = _mm512_cvtepi8_epi32(side_by_side8(wb0.scales[j], wb1.scales[j]));
+            for (int t = 0; t < T; ++t) isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(s_k[k][t], sc));
+          }
+        }
+      const __m512 dw = halves16(wb0.d, wb1.d);
+      __m512i scales_2j[QK_K / 32];
+      for (int j = 0; j < QK_K / 32; ++j) scales_2j[j] = scale_pairs16(wb0, wb1, 2 * j, 2 * j + 1);
+      for (int t = 0; t < T; ++t) {
+        // the codes' + 32: subtract 32 * sum over sub-blocks of scale_j * (sum of its activation codes)
+        __m512i offset = _mm512_setzero_si512();
+        const int16_t* bs = act[t][b].bsums;
+        for (int j = 0; j < QK_K / 32; ++j)
+          offset = _mm512_add_epi32(offset, _mm512_madd_epi16(scales_2j[j], _mm512_set1_epi32(int16_pair_bits(bs[2 * j], bs[2 * j + 1]))));
+        isum[t] = _mm512_sub_epi32(isum[t], _mm512_slli_epi32(offset, 5));
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_mul_ps(dw, _mm512_set1_ps(act[t][b].d)), acc[t]);
+      }
+    }
+    for (int t = 0; t < T; ++t) _mm512_storeu_ps(out + t * out_stride, acc[t]);
+  }
+#else
+  static constexpr bool kGroupPairs = false;
+#endif
 };
 
 // ---- The driver: token strips x packed groups (unpacked rows: gemm_rows8_driver.h).

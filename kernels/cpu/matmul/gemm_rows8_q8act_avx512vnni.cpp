@@ -1,6 +1,6 @@
 // The int8-activation packed-row kernels (gemm_rows8_q8act.h) compiled for AVX-512F/VL/BW with VNNI
-// besides AVX2: Q4_0, Q4_1, Q8_0 and Q4_K run two groups of eight rows side by side on 512-bit
-// vectors, Q6_K stays on 256-bit vectors (32 registers instead of 16), and four-code products
+// besides AVX2: every type runs two groups of eight rows side by side on 512-bit vectors, and
+// four-code products
 // are summed into each row's int32 lane by one instruction (vpdpbusd) instead of a multiply-add to
 // int16 and an add. The integers are the AVX2 build's, so are the outputs, bit for bit.
 // GCC 12's avx512fintrin.h makes a 512-bit intrinsic's undefined lanes from a vector initialised from
