@@ -19,6 +19,7 @@
 // other's at link time.
 #pragma once
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/cpu/avx2_common.h"
 #include "kernels/cpu/matmul/packed_rows.h"
@@ -162,8 +163,6 @@ struct Block32Tile {
   }
 
 #if defined(__AVX512VNNI__)
-  static constexpr bool kGroupPairs = true;
-
   // run<T> over two neighbouring groups at once on 512-bit vectors: lanes 0-7 are group g0's rows and
   // lanes 8-15 group g1's, whose outputs follow g0's. Each lane's integers and float operations are
   // run<T>'s (the Q8_0 pair sums summed four at a time by vpdpbusd: the same exact int32), so are its bits.
@@ -219,8 +218,6 @@ struct Block32Tile {
     for (int t = 0; t < T; ++t)
       _mm512_storeu_ps(out + t * out_stride, kMins ? _mm512_add_ps(acc[t], mins[t]) : acc[t]);
   }
-#else
-  static constexpr bool kGroupPairs = false;
 #endif
 };
 
@@ -233,11 +230,6 @@ using Q8_0Tile = Block32Tile<PackedQ8_0x8, BlockQ8_0, false, false>;
 struct Q4_KTile {
   static constexpr int kBlock = QK_K;
   static constexpr bool kPrepared = false;
-#if defined(__AVX512VNNI__)
-  static constexpr bool kGroupPairs = true;
-#else
-  static constexpr bool kGroupPairs = false;
-#endif
   static int32_t prepare(const uint8_t*, int64_t) { return 0; }
 
   // Eight bytes, one per row, as int16 lanes 2i and 2i + 1 = byte i (madd's row-lane pairs).
@@ -366,10 +358,11 @@ struct Q6_KTile {
   static int32_t prepare(const uint8_t*, int64_t) { return 0; }
 
   // Sub-block j's and j2's scales (eight bytes each, one per row) as int16 lanes 2i (j) and 2i + 1 (j2).
-  static __m256i scale_pairs(const int8_t* j8, const int8_t* j2_8) {
-    const __m128i a = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(j8));
-    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(j2_8));
-    return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b));
+  static __m256i scale_pairs(const int8_t* j8, const int8_t* j2_8) { return _mm256_cvtepi8_epi16(scale_bytes(j8, j2_8)); }
+  // The same sixteen scales as bytes: row i's j in byte 2i, its j2 in byte 2i + 1.
+  static __m128i scale_bytes(const int8_t* j8, const int8_t* j2_8) {
+    return _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(j8)),
+                             _mm_loadl_epi64(reinterpret_cast<const __m128i*>(j2_8)));
   }
 
   template <int T>
@@ -455,15 +448,10 @@ struct Q6_KTile {
   }
 
 #if defined(__AVX512VNNI__)
-  static constexpr bool kGroupPairs = true;
-
   // Both groups' sub-block j and j2 scales as int16 lanes 2i (j) and 2i + 1 (j2), group g1's rows in 8-15.
   static __m512i scale_pairs16(const PackedQ6_Kx8& wb0, const PackedQ6_Kx8& wb1, int j, int j2) {
-    const auto pairs = [&](const PackedQ6_Kx8& wb) {
-      return _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(wb.scales[j])),
-                               _mm_loadl_epi64(reinterpret_cast<const __m128i*>(wb.scales[j2])));
-    };
-    return _mm512_cvtepi8_epi16(_mm256_inserti128_si256(_mm256_castsi128_si256(pairs(wb0)), pairs(wb1), 1));
+    return _mm512_cvtepi8_epi16(_mm256_inserti128_si256(_mm256_castsi128_si256(scale_bytes(wb0.scales[j], wb0.scales[j2])),
+                                                        scale_bytes(wb1.scales[j], wb1.scales[j2]), 1));
   }
 
   // run<T>'s VNNI path over two neighbouring groups at once on 512-bit vectors (lanes 0-7 group g0's
@@ -530,8 +518,6 @@ struct Q6_KTile {
     }
     for (int t = 0; t < T; ++t) _mm512_storeu_ps(out + t * out_stride, acc[t]);
   }
-#else
-  static constexpr bool kGroupPairs = false;
 #endif
 };
 
@@ -554,32 +540,23 @@ void gemm_packed(const void* w, size_t group_stride, int64_t n_groups, const voi
     if constexpr (Tile::kPrepared)
       for (int64_t t = 0; t < nt; ++t)
         for (int64_t b = 0; b < nb; ++b) prepared[t * nb + b] = Tile::prepare(at + t * a_stride, b);
-    int64_t g = 0;
+    const auto group = [&](int64_t g) { return static_cast<const uint8_t*>(w) + g * group_stride; };
+    // every group over the strip's T tokens
+    const auto run_groups = [&]<int T>(std::integral_constant<int, T>) {
+      float* og = out + t0 * out_stride;
+      int64_t g = 0;
 #if defined(__AVX512VNNI__)
-    // two groups at a time on 512-bit vectors, where the tile has that path
-    if constexpr (Tile::kGroupPairs)
-      for (; g + 1 < n_groups; g += 2) {
-        const uint8_t* wg = static_cast<const uint8_t*>(w) + g * group_stride;
-        float* og = out + t0 * out_stride + g * kPackedRows;
-        switch (nt) {
-          case 1: Tile::template run_group_pair<1>(wg, wg + group_stride, at, a_stride, nb, prepared, og, out_stride); break;
-          case 2: Tile::template run_group_pair<2>(wg, wg + group_stride, at, a_stride, nb, prepared, og, out_stride); break;
-          case 3: Tile::template run_group_pair<3>(wg, wg + group_stride, at, a_stride, nb, prepared, og, out_stride); break;
-          default:
-            Tile::template run_group_pair<kTileTokens>(wg, wg + group_stride, at, a_stride, nb, prepared, og, out_stride);
-            break;
-        }
-      }
+      // two groups at a time on 512-bit vectors
+      for (; g + 1 < n_groups; g += 2)
+        Tile::template run_group_pair<T>(group(g), group(g + 1), at, a_stride, nb, prepared, og + g * kPackedRows, out_stride);
 #endif
-    for (; g < n_groups; ++g) {
-      const uint8_t* wg = static_cast<const uint8_t*>(w) + g * group_stride;
-      float* og = out + t0 * out_stride + g * kPackedRows;
-      switch (nt) {
-        case 1: Tile::template run<1>(wg, at, a_stride, nb, prepared, og, out_stride); break;
-        case 2: Tile::template run<2>(wg, at, a_stride, nb, prepared, og, out_stride); break;
-        case 3: Tile::template run<3>(wg, at, a_stride, nb, prepared, og, out_stride); break;
-        default: Tile::template run<kTileTokens>(wg, at, a_stride, nb, prepared, og, out_stride); break;
-      }
+      for (; g < n_groups; ++g) Tile::template run<T>(group(g), at, a_stride, nb, prepared, og + g * kPackedRows, out_stride);
+    };
+    switch (nt) {
+      case 1: run_groups(std::integral_constant<int, 1>{}); break;
+      case 2: run_groups(std::integral_constant<int, 2>{}); break;
+      case 3: run_groups(std::integral_constant<int, 3>{}); break;
+      default: run_groups(std::integral_constant<int, kTileTokens>{}); break;
     }
   }
 }
