@@ -12,13 +12,18 @@ namespace inferscope::gpu {
 __device__ inline float to_float(float x) { return x; }
 __device__ inline float to_float(__half x) { return __half2float(x); }
 
-// Element d of token t's row of KV head `head`, in f32, from K or V storage at `base` (KvDeviceView's layout).
+// Token t's row of KV head `head` in K or V storage at `base` (KvDeviceView's layout).
+template <typename KvT>
+__device__ inline const KvT* kv_row(const KvDeviceView& kv, const uint8_t* base, int32_t head, int32_t t, int32_t head_dim) {
+  const uint8_t* block = base + static_cast<size_t>(kv.block_table[t / kv.block_size]) * kv.block_stride;
+  return reinterpret_cast<const KvT*>(block + head * kv.head_stride) + static_cast<size_t>(t % kv.block_size) * head_dim;
+}
+
+// Element d of that row, in f32.
 template <typename KvT>
 __device__ inline float kv_element(const KvDeviceView& kv, const uint8_t* base, int32_t head, int32_t t, int32_t d,
                                    int32_t head_dim) {
-  const uint8_t* block = base + static_cast<size_t>(kv.block_table[t / kv.block_size]) * kv.block_stride;
-  const KvT* row = reinterpret_cast<const KvT*>(block + head * kv.head_stride) + static_cast<size_t>(t % kv.block_size) * head_dim;
-  return to_float(row[d]);
+  return to_float(kv_row<KvT>(kv, base, head, t, head_dim)[d]);
 }
 
 // Float offset of (token, query head) in q and out, (n_q, n_heads * head_dim).

@@ -56,27 +56,25 @@ __device__ void stage_elements(const DeviceAttentionSeq& s, int32_t kv_head, int
   }
 }
 
-// The same keys, each row looked up once (by one thread, into `rows`) and read in 16-byte loads where
-// both its K and V rows are 16-byte aligned (element by element where not).
+// The same keys, each row's K and V addresses found once (by one thread, into `rows`) and read in
+// 16-byte loads where both are 16-byte aligned (element by element where not).
 template <int D, typename KvT>
 __device__ void stage_rows(const DeviceAttentionSeq& s, int32_t kv_head, int32_t t0, int32_t j0, int32_t j1,
-                           float* k_tile, float* v_tile, const uint8_t* (&rows)[2][kTileKeys]) {
+                           float* k_tile, float* v_tile, const KvT* (&rows)[2][kTileKeys]) {
   constexpr int kPerLoad = 16 / sizeof(KvT);  // elements per 16-byte load
   constexpr int kLoads = D / kPerLoad;        // loads per row
   static_assert(D % kPerLoad == 0, "a row is whole 16-byte loads");
   const KvDeviceView& kv = s.kv;
   if (threadIdx.x < j1 - j0) {
     const int32_t j = j0 + threadIdx.x, t = t0 + j;
-    const size_t at = static_cast<size_t>(kv.block_table[t / kv.block_size]) * kv.block_stride + kv_head * kv.head_stride +
-                      static_cast<size_t>(t % kv.block_size) * D * sizeof(KvT);
-    rows[0][j] = kv.k_base + at;
-    rows[1][j] = kv.v_base + at;
+    rows[0][j] = kv_row<KvT>(kv, kv.k_base, kv_head, t, D);
+    rows[1][j] = kv_row<KvT>(kv, kv.v_base, kv_head, t, D);
   }
   __syncthreads();
   for (int i = threadIdx.x; i < (j1 - j0) * kLoads; i += kThreads) {
     const int32_t j = j0 + i / kLoads, d0 = i % kLoads * kPerLoad;
-    const uint8_t* const k_row = rows[0][j];
-    const uint8_t* const v_row = rows[1][j];
+    const KvT* const k_row = rows[0][j];
+    const KvT* const v_row = rows[1][j];
     float k[kPerLoad], v[kPerLoad];
     if (((reinterpret_cast<uintptr_t>(k_row) | reinterpret_cast<uintptr_t>(v_row)) & 15) == 0) {
       const uint4 kw = __ldg(reinterpret_cast<const uint4*>(k_row) + d0 / kPerLoad);
@@ -91,8 +89,8 @@ __device__ void stage_rows(const DeviceAttentionSeq& s, int32_t kv_head, int32_t
     } else {
 #pragma unroll
       for (int e = 0; e < kPerLoad; ++e) {
-        k[e] = to_float(reinterpret_cast<const KvT*>(k_row)[d0 + e]);
-        v[e] = to_float(reinterpret_cast<const KvT*>(v_row)[d0 + e]);
+        k[e] = to_float(k_row[d0 + e]);
+        v[e] = to_float(v_row[d0 + e]);
       }
     }
 #pragma unroll
@@ -111,7 +109,7 @@ __global__ void __launch_bounds__(kThreads) flash_tile_kernel(const DeviceAttent
   float* q_tile = shared;
   float* k_tile = q_tile + kTileRows * D;
   float* v_tile = k_tile + kTileKeys * (D + 1);
-  __shared__ const uint8_t* rows[2][kTileKeys];  // the wide stage's K and V row addresses
+  __shared__ const KvT* rows[2][kTileKeys];  // the wide stage's K and V rows
   const TileTask task = tasks[blockIdx.x];
   const DeviceAttentionSeq& s = seqs[task.seq];
   const int32_t group = shape.n_heads / shape.n_kv_heads;
